@@ -1,0 +1,207 @@
+/*
+ * libprofd: the client stub linked into every training worker.
+ *
+ * A worker opens one client, then marks steps, phases and sub-steps from its
+ * training thread. A background thread registers with the node daemon and
+ * receives the plan; the training thread starts and stops the profiler
+ * backend exactly at the step, phase or sub-step boundary the plan names.
+ *
+ * Guarantees to the host process:
+ *  - profd_step_begin/end, profd_phase_begin/end and profd_substep make no
+ *    system call, take no lock and allocate nothing when no capture is due;
+ *  - a missing, slow or restarting daemon turns every call into a cheap
+ *    no-op and the client reconnects by itself (fail-open);
+ *  - the library never aborts, exits or prints; diagnostics go to the log
+ *    hook of profd_options_t when one is set.
+ *
+ * Threading: one client belongs to one training thread; every call except
+ * profd_open/profd_close/profd_stats must come from that thread.
+ */
+#ifndef PROFD_CLIENT_H
+#define PROFD_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROFD_VERSION_STRING "0.1.0"
+
+/* Value of an integer option meaning "take it from the environment". */
+#define PROFD_FROM_ENV (-2)
+/* replica_rank value for a rank that is not part of an inference replica. */
+#define PROFD_NO_REPLICA (-1)
+
+typedef struct profd_client profd_client_t;
+
+typedef enum profd_log_level {
+    PROFD_LOG_ERROR = 0,
+    PROFD_LOG_WARN = 1,
+    PROFD_LOG_INFO = 2,
+    PROFD_LOG_DEBUG = 3,
+} profd_log_level_t;
+
+typedef void (*profd_log_fn)(void *arg, int level, const char *msg);
+
+/*
+ * Options of profd_open(). Initialise with profd_options_init(), which sets
+ * every field to "from the environment":
+ *   url          PROFD_URL, else ipc://<run dir>/worker.sock where the run dir
+ *                is PROFD_RUN_DIR, else /run/profd when it exists, else
+ *                /tmp/profd-<uid>
+ *   job          PROFD_JOB, else "default"
+ *   role         PROFD_ROLE, else "worker"
+ *   rank         RANK, else 0;  local_rank LOCAL_RANK;  world_size WORLD_SIZE
+ *   replica_rank PROFD_REPLICA_RANK, else none
+ *   host         PROFD_HOST, else gethostname()
+ */
+typedef struct profd_options {
+    const char *url;
+    const char *job;
+    const char *role;
+    int64_t rank;
+    int64_t local_rank;
+    int64_t world_size;
+    int64_t replica_rank;
+    const char *host;
+    /* How often the background thread flushes step events (ms; default 50). */
+    int flush_ms;
+    /* Optional log hook; called from either thread, never while a lock of
+     * the training thread is held. */
+    profd_log_fn log;
+    void *log_arg;
+    int log_level;
+} profd_options_t;
+
+/* Fill `o` with the defaults described above. */
+PROFD_API void profd_options_init(profd_options_t *o);
+
+/* torch.profiler schedule in sub-steps; active == 0 means "no schedule". */
+typedef struct profd_schedule {
+    int64_t skip_first;
+    int64_t wait;
+    int64_t warmup;
+    int64_t active;
+    int64_t repeat;
+} profd_schedule_t;
+
+/*
+ * What a backend is asked to capture. Valid only during the callback; copy
+ * what you keep. `dir` exists and is empty when start() is first called for
+ * a capture; write every output file below it.
+ */
+typedef struct profd_capture {
+    int64_t window_id;
+    const char *window;        /* "w3-step2" */
+    const char *job;
+    const char *role;          /* "e2e" for end-to-end captures */
+    const char *phase;         /* NULL for end-to-end captures */
+    int64_t rank;
+    int64_t replica_rank;      /* PROFD_NO_REPLICA when none */
+    int64_t first_step;        /* planned, inclusive */
+    int64_t last_step;         /* planned, inclusive; -1: until stopped */
+    int64_t step;              /* the step at which this call happens */
+    int64_t substep;           /* sub-step index in the phase, 0-based */
+    int64_t part;              /* recorded span number (schedule cycle) */
+    const char *tool;          /* "torch", "npu", "nsys", "sim", ... */
+    const char *mode;          /* "e2e" or "discrete" */
+    const char *settings_json; /* tool settings, a JSON object ("{}" if none) */
+    const char *dir;           /* absolute output folder */
+    profd_schedule_t schedule;
+} profd_capture_t;
+
+/* Backend flags. */
+#define PROFD_BACKEND_NATIVE_SCHEDULE 1u /* backend walks the schedule itself:
+                                            start/stop once per capture and
+                                            substep() on every sub-step */
+
+/*
+ * A profiler backend: a table of callbacks run on the training thread.
+ * start/stop return 0, or a negative profd error with a one-line reason
+ * written into `reason`; the capture is then marked failed with that reason
+ * and no further call is made for it.
+ *
+ * Without PROFD_BACKEND_NATIVE_SCHEDULE, start() and stop() bracket every
+ * recorded span: once per capture, or once per active cycle of a schedule.
+ */
+typedef struct profd_backend {
+    const char *name;
+    unsigned flags;
+    int (*start)(const profd_capture_t *cap, void *user, char *reason, size_t reason_len);
+    int (*stop)(const profd_capture_t *cap, void *user, char *reason, size_t reason_len);
+    int (*substep)(const profd_capture_t *cap, void *user, char *reason, size_t reason_len);
+} profd_backend_t;
+
+/*
+ * Open a client: copies the options, starts the background thread and
+ * returns at once, whether or not a daemon is running (registration happens
+ * in the background). NULL opts: everything from the environment.
+ * Returns 0 and *out, or PROFD_EINVAL (bad option such as an invalid role
+ * name), PROFD_ENOMEM; *out is untouched on failure.
+ */
+PROFD_API int profd_open(profd_client_t **out, const profd_options_t *opts);
+
+/* Close: ends running captures (marked truncated), reports what it can within
+ * a short bounded time, stops the thread and frees the client. NULL is a
+ * no-op. */
+PROFD_API void profd_close(profd_client_t *c);
+
+/* Step boundaries. Steps count from 1 and increase. Returns 0, or
+ * PROFD_EINVAL for a NULL client. Never blocks. */
+PROFD_API int profd_step_begin(profd_client_t *c, int64_t step);
+PROFD_API int profd_step_end(profd_client_t *c, int64_t step);
+
+/* Phases inside a step: "generate", "compute_log_prob", "update_actor"...
+ * The name must be an identifier ([A-Za-z0-9_-], at most 64 chars):
+ * PROFD_EINVAL otherwise. Phases do not nest. */
+PROFD_API int profd_phase_begin(profd_client_t *c, const char *phase);
+PROFD_API int profd_phase_end(profd_client_t *c, const char *phase);
+
+/* One sub-step inside the current phase (a decode step, a micro-batch):
+ * drives the window's schedule. Call it after the sub-step's work. */
+PROFD_API int profd_substep(profd_client_t *c);
+
+/*
+ * Register a backend for captures whose tool equals b->name; the first
+ * backend set is also used for any tool without its own backend ("*" as a
+ * name makes a backend the default explicitly). The table must outlive the
+ * client. Returns 0, PROFD_EINVAL, or PROFD_ELIMIT (more than 8 backends).
+ * Call it from the training thread, before or between steps.
+ */
+PROFD_API int profd_set_backend(profd_client_t *c, const profd_backend_t *b, void *user);
+
+/* Built-in backends (DESIGN.md 3.1). */
+/* sim: writes a synthetic Chrome-trace JSON of settings "bytes" (default
+ * 64 KiB) per recorded span: trace-<step>[-<part>].json. */
+PROFD_API const profd_backend_t *profd_backend_sim(void);
+/* exec: runs the commands in settings "start_cmd" / "stop_cmd" with /bin/sh
+ * and PROFD_* variables (PROFD_DIR, PROFD_RANK, PROFD_ROLE, PROFD_PHASE,
+ * PROFD_STEP, PROFD_FIRST_STEP, PROFD_LAST_STEP, PROFD_WINDOW, PROFD_TOOL,
+ * PROFD_PID); waits for each command (settings "timeout_ms", default 10 s). */
+PROFD_API const profd_backend_t *profd_backend_exec(void);
+/* cuda: cudaProfilerStart/Stop from a dlopen'ed CUDA runtime, for
+ * `nsys profile --capture-range=cudaProfilerApi`. */
+PROFD_API const profd_backend_t *profd_backend_cuda(void);
+
+/* Counters for tests, benchmarks and status displays. */
+typedef struct profd_stats {
+    bool connected;       /* registered with a daemon right now */
+    int64_t client_id;    /* id the daemon gave, 0 when not registered */
+    int64_t plan_gen;     /* plan generation adopted by the training thread */
+    int64_t windows;      /* windows in the adopted plan */
+    int64_t captures;     /* captures started */
+    int64_t events_sent;  /* step events delivered */
+    int64_t events_dropped;
+    int64_t reconnects;
+} profd_stats_t;
+PROFD_API int profd_stats(profd_client_t *c, profd_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,66 @@
+/*
+ * Daemon settings: built-in defaults, then `profd --config FILE` (YAML), then
+ * command-line flags. The result is immutable once the daemon runs.
+ * Every key is listed once in the key table of config.c and documented in
+ * deploy/profd.yaml.
+ */
+#ifndef PD_CONFIG_H
+#define PD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PD_PATH_MAX 1024
+
+typedef struct pd_config {
+    /* where */
+    char run_dir[PD_PATH_MAX];      /* sockets; see pd_config_defaults() */
+    char worker_url[PD_PATH_MAX];   /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
+    char control_url[PD_PATH_MAX];  /* control endpoint; "" = ipc://<run_dir>/control.sock */
+    char save_path[PD_PATH_MAX];    /* gathered tree; default "outputs/profile" */
+    char spool_dir[PD_PATH_MAX];    /* "" = <save_path>/.spool (same file system) */
+    char node_name[256];            /* "" = hostname */
+
+    /* limits */
+    int64_t max_msg_bytes;          /* largest accepted message */
+    int64_t max_clients;            /* registered ranks */
+    int64_t max_windows;            /* windows not yet finished */
+    int64_t window_byte_budget;     /* bytes per window; 0 = unlimited */
+    int64_t min_free_bytes;         /* free-disk floor on save_path; 0 = none */
+    int64_t client_timeout_ms;      /* silence after which a rank is lost */
+    int64_t watch_hold_ms;          /* longest a plan long-poll is held */
+    int64_t align_margin_ms;        /* extra margin of on-demand windows */
+    char checksum[16];              /* "xxh64" or "none" */
+
+    /* security */
+    int64_t socket_mode;            /* ipc socket permissions (octal 0660) */
+    char socket_group[64];          /* group owning the sockets; "" = unchanged */
+    int64_t allow_uids[16];         /* mutating control requests; own uid and root always */
+    size_t n_allow_uids;
+    int64_t allow_gids[16];
+    size_t n_allow_gids;
+
+    /* logging */
+    int log_level;                  /* PD_LOG_* */
+
+    /* a profiling config (verl / MindSpeed YAML) applied at start, "" = none */
+    char profile_config[PD_PATH_MAX];
+} pd_config_t;
+
+/* Built-in defaults. run_dir: $PROFD_RUN_DIR, else /run/profd when that folder
+ * exists and is writable, else /tmp/profd-<uid>. */
+void pd_config_defaults(pd_config_t *cfg);
+
+/*
+ * Read a YAML file over `cfg` (which holds defaults). Unknown keys, wrong
+ * types and out-of-range values are errors; `err` receives
+ * "FILE:LINE:COLUMN: key 'KEY': expected ..., found ...".
+ * Returns 0 or PROFD_ECONFIG / PROFD_EIO; cfg is unchanged on error.
+ */
+int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* Fill derived values (worker/control URLs, spool) after flags are applied. */
+void pd_config_finish(pd_config_t *cfg);
+
+#endif

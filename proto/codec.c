@@ -1,0 +1,775 @@
+/*
+ * The one codec: JSON <-> the C records of messages.def, driven by the field
+ * descriptors generated below. This is the only file that reads or writes
+ * message JSON; no cJSON type leaves it.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "profd/proto.h"
+
+/* ---- descriptors ---- */
+
+#define PP_FD_I64(T, n, fl, s) {#n, PP_K_I64, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_BOOL(T, n, fl, s) {#n, PP_K_BOOL, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_F64(T, n, fl, s) {#n, PP_K_F64, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_STR(T, n, fl, s) {#n, PP_K_STR, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_JSON(T, n, fl, s) {#n, PP_K_JSON, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_I64S(T, n, fl, s) {#n, PP_K_I64S, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
+#define PP_FD_STRS(T, n, fl, s) {#n, PP_K_STRS, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
+#define PP_FD_ARR(T, n, fl, s) {#n, PP_K_ARR, fl, offsetof(T, n), offsetof(T, n##_n), &pp_desc_##s},
+#define PP_FD_OBJ(T, n, fl, s) {#n, PP_K_OBJ, fl, offsetof(T, n), 0, &pp_desc_##s},
+#define PP_FD(T, kind, name, flags, sub) PP_FD_##kind(T, name, flags, sub)
+
+#define PP_DEF_DESC(id)                                                                            \
+    static const pp_field_t pp_fields_##id[] = {PP_FIELDS_##id(PP_FD, pp_##id##_t)};               \
+    const pp_desc_t pp_desc_##id = {#id, sizeof(pp_##id##_t), pp_fields_##id,                     \
+                                    sizeof(pp_fields_##id) / sizeof(pp_fields_##id[0])};
+PP_RECORDS(PP_DEF_DESC)
+#undef PP_DEF_DESC
+
+/* ---- message table ---- */
+
+typedef struct msg_info {
+    pp_type_t type;
+    const char *name;
+    const pp_desc_t *desc;
+    pp_access_t access;
+} msg_info_t;
+
+static const msg_info_t msg_table[] = {
+#define PP_MSG_ROW(id, name, body, acc) {PP_T_##name, #name, &pp_desc_##body, acc},
+    PP_MSGS(PP_MSG_ROW)
+#undef PP_MSG_ROW
+};
+#define MSG_COUNT (sizeof(msg_table) / sizeof(msg_table[0]))
+
+static const msg_info_t *msg_find(pp_type_t t)
+{
+    for (size_t i = 0; i < MSG_COUNT; i++) {
+        if (msg_table[i].type == t) {
+            return &msg_table[i];
+        }
+    }
+    return NULL;
+}
+
+const char *pp_type_name(pp_type_t t)
+{
+    const msg_info_t *mi = msg_find(t);
+    return mi ? mi->name : NULL;
+}
+
+pp_type_t pp_type_from_name(const char *name)
+{
+    for (size_t i = 0; name && i < MSG_COUNT; i++) {
+        if (strcmp(msg_table[i].name, name) == 0) {
+            return msg_table[i].type;
+        }
+    }
+    return PP_T_NONE;
+}
+
+pp_access_t pp_type_access(pp_type_t t)
+{
+    const msg_info_t *mi = msg_find(t);
+    return mi ? mi->access : PP_ACC_REPLY;
+}
+
+const pp_desc_t *pp_type_desc(pp_type_t t)
+{
+    const msg_info_t *mi = msg_find(t);
+    return mi ? mi->desc : NULL;
+}
+
+/* ---- record memory ---- */
+
+#define FIELD_PTR(rec, f) ((void *)((char *)(rec) + (f)->off))
+#define FIELD_CPTR(rec, f) ((const void *)((const char *)(rec) + (f)->off))
+#define FIELD_N(rec, f) ((size_t *)((char *)(rec) + (f)->off_n))
+#define FIELD_CN(rec, f) (*(const size_t *)((const char *)(rec) + (f)->off_n))
+
+void pp_record_init(const pp_desc_t *d, void *rec)
+{
+    memset(rec, 0, d->size);
+    for (size_t i = 0; i < d->nfields; i++) {
+        const pp_field_t *f = &d->fields[i];
+        if (f->kind == PP_K_I64 && (f->flags & PP_NUL)) {
+            *(int64_t *)FIELD_PTR(rec, f) = PP_NONE;
+        } else if (f->kind == PP_K_OBJ) {
+            pp_record_init(f->sub, FIELD_PTR(rec, f));
+        }
+    }
+}
+
+void pp_record_free(const pp_desc_t *d, void *rec)
+{
+    if (rec == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < d->nfields; i++) {
+        const pp_field_t *f = &d->fields[i];
+        void *p = FIELD_PTR(rec, f);
+        switch (f->kind) {
+        case PP_K_STR:
+        case PP_K_JSON:
+        case PP_K_I64S:
+            free(*(void **)p);
+            break;
+        case PP_K_STRS: {
+            char **v = *(char ***)p;
+            for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
+                free(v[j]);
+            }
+            free(v);
+            break;
+        }
+        case PP_K_ARR: {
+            char *v = *(char **)p;
+            for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
+                pp_record_free(f->sub, v + j * f->sub->size);
+            }
+            free(v);
+            break;
+        }
+        case PP_K_OBJ:
+            pp_record_free(f->sub, p);
+            break;
+        default:
+            break;
+        }
+    }
+    pp_record_init(d, rec);
+}
+
+static char *dup_str(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int pp_record_copy(const pp_desc_t *d, void *dst, const void *src)
+{
+    pp_record_init(d, dst);
+    for (size_t i = 0; i < d->nfields; i++) {
+        const pp_field_t *f = &d->fields[i];
+        void *dp = FIELD_PTR(dst, f);
+        const void *sp = FIELD_CPTR(src, f);
+        size_t n = 0;
+        switch (f->kind) {
+        case PP_K_I64:
+            *(int64_t *)dp = *(const int64_t *)sp;
+            break;
+        case PP_K_BOOL:
+            *(bool *)dp = *(const bool *)sp;
+            break;
+        case PP_K_F64:
+            *(double *)dp = *(const double *)sp;
+            break;
+        case PP_K_STR:
+        case PP_K_JSON:
+            if (*(char *const *)sp) {
+                if ((*(char **)dp = dup_str(*(char *const *)sp)) == NULL) {
+                    goto nomem;
+                }
+            }
+            break;
+        case PP_K_I64S:
+            n = FIELD_CN(src, f);
+            if (n) {
+                int64_t *v = malloc(n * sizeof(*v));
+                if (v == NULL) {
+                    goto nomem;
+                }
+                memcpy(v, *(int64_t *const *)sp, n * sizeof(*v));
+                *(int64_t **)dp = v;
+                *FIELD_N(dst, f) = n;
+            }
+            break;
+        case PP_K_STRS:
+            n = FIELD_CN(src, f);
+            if (n) {
+                char **v = calloc(n, sizeof(*v));
+                if (v == NULL) {
+                    goto nomem;
+                }
+                *(char ***)dp = v;
+                *FIELD_N(dst, f) = n;
+                for (size_t j = 0; j < n; j++) {
+                    if ((v[j] = dup_str((*(char **const *)sp)[j])) == NULL) {
+                        goto nomem;
+                    }
+                }
+            }
+            break;
+        case PP_K_ARR:
+            n = FIELD_CN(src, f);
+            if (n) {
+                char *v = calloc(n, f->sub->size);
+                if (v == NULL) {
+                    goto nomem;
+                }
+                *(char **)dp = v;
+                *FIELD_N(dst, f) = n;
+                for (size_t j = 0; j < n; j++) {
+                    pp_record_init(f->sub, v + j * f->sub->size);
+                }
+                for (size_t j = 0; j < n; j++) {
+                    const char *sv = *(char *const *)sp;
+                    if (pp_record_copy(f->sub, v + j * f->sub->size, sv + j * f->sub->size)) {
+                        goto nomem;
+                    }
+                }
+            }
+            break;
+        case PP_K_OBJ:
+            if (pp_record_copy(f->sub, dp, sp)) {
+                goto nomem;
+            }
+            break;
+        }
+    }
+    return 0;
+nomem:
+    pp_record_free(d, dst);
+    return PROFD_ENOMEM;
+}
+
+/* ---- decoding ---- */
+
+typedef struct dctx {
+    char *err;
+    size_t errlen;
+    char path[256];
+} dctx_t;
+
+static int fail(dctx_t *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(dctx_t *c, int code, const char *fmt, ...)
+{
+    if (c->err && c->errlen) {
+        char msg[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (c->path[0]) {
+            snprintf(c->err, c->errlen, "field '%s': %s", c->path, msg);
+        } else {
+            snprintf(c->err, c->errlen, "%s", msg);
+        }
+    }
+    return code;
+}
+
+static const char *json_kind(const cJSON *j)
+{
+    if (cJSON_IsNull(j)) {
+        return "null";
+    }
+    if (cJSON_IsBool(j)) {
+        return "boolean";
+    }
+    if (cJSON_IsNumber(j)) {
+        return "number";
+    }
+    if (cJSON_IsString(j)) {
+        return "string";
+    }
+    if (cJSON_IsArray(j)) {
+        return "array";
+    }
+    if (cJSON_IsObject(j)) {
+        return "object";
+    }
+    return "invalid value";
+}
+
+static bool json_i64(const cJSON *j, int64_t *out)
+{
+    if (!cJSON_IsNumber(j)) {
+        return false;
+    }
+    double v = j->valuedouble;
+    if (!isfinite(v) || v != floor(v) || v < -9.2e18 || v > 9.2e18) {
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t *c);
+
+static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *c)
+{
+    void *p = FIELD_PTR(rec, f);
+    int n, rv;
+
+    if (cJSON_IsNull(j)) {
+        if (f->flags & PP_REQ) {
+            return fail(c, PROFD_EPROTO, "must not be null");
+        }
+        return 0; /* null == absent: the init value stays */
+    }
+    switch (f->kind) {
+    case PP_K_I64:
+        if (!json_i64(j, (int64_t *)p)) {
+            return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(j));
+        }
+        return 0;
+    case PP_K_BOOL:
+        if (!cJSON_IsBool(j)) {
+            return fail(c, PROFD_EPROTO, "expected boolean, found %s", json_kind(j));
+        }
+        *(bool *)p = cJSON_IsTrue(j);
+        return 0;
+    case PP_K_F64:
+        if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble)) {
+            return fail(c, PROFD_EPROTO, "expected number, found %s", json_kind(j));
+        }
+        *(double *)p = j->valuedouble;
+        return 0;
+    case PP_K_STR:
+        if (!cJSON_IsString(j)) {
+            return fail(c, PROFD_EPROTO, "expected string, found %s", json_kind(j));
+        }
+        if (strlen(j->valuestring) > PP_MAX_STR) {
+            return fail(c, PROFD_ETOOBIG, "string longer than %d bytes", PP_MAX_STR);
+        }
+        if ((*(char **)p = strdup(j->valuestring)) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        return 0;
+    case PP_K_JSON:
+        if ((*(char **)p = cJSON_PrintUnformatted(j)) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        return 0;
+    case PP_K_OBJ:
+        if (!cJSON_IsObject(j)) {
+            return fail(c, PROFD_EPROTO, "expected object, found %s", json_kind(j));
+        }
+        return decode_fields(f->sub, j, p, c);
+    default:
+        break;
+    }
+
+    /* arrays */
+    if (!cJSON_IsArray(j)) {
+        return fail(c, PROFD_EPROTO, "expected array, found %s", json_kind(j));
+    }
+    n = cJSON_GetArraySize(j);
+    if (n > PP_MAX_ARR) {
+        return fail(c, PROFD_ETOOBIG, "more than %d elements", PP_MAX_ARR);
+    }
+    if (n == 0) {
+        return 0;
+    }
+    size_t esz = f->kind == PP_K_I64S ? sizeof(int64_t)
+                 : f->kind == PP_K_STRS ? sizeof(char *)
+                                        : f->sub->size;
+    char *v = calloc((size_t)n, esz);
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    *(char **)p = v;
+    if (f->kind == PP_K_ARR) {
+        for (int i = 0; i < n; i++) {
+            pp_record_init(f->sub, v + (size_t)i * esz);
+        }
+    }
+    *FIELD_N(rec, f) = (size_t)n;
+
+    size_t plen = strlen(c->path);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, j)
+    {
+        snprintf(c->path + plen, sizeof(c->path) - plen, "[%d]", i);
+        if (f->kind == PP_K_I64S) {
+            if (!json_i64(e, (int64_t *)(void *)(v + (size_t)i * esz))) {
+                return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(e));
+            }
+        } else if (f->kind == PP_K_STRS) {
+            if (!cJSON_IsString(e)) {
+                return fail(c, PROFD_EPROTO, "expected string, found %s", json_kind(e));
+            }
+            if (strlen(e->valuestring) > PP_MAX_STR) {
+                return fail(c, PROFD_ETOOBIG, "string longer than %d bytes", PP_MAX_STR);
+            }
+            if ((((char **)(void *)v)[i] = strdup(e->valuestring)) == NULL) {
+                return PROFD_ENOMEM;
+            }
+        } else {
+            if (!cJSON_IsObject(e)) {
+                return fail(c, PROFD_EPROTO, "expected object, found %s", json_kind(e));
+            }
+            if ((rv = decode_fields(f->sub, e, v + (size_t)i * esz, c)) != 0) {
+                return rv;
+            }
+        }
+        i++;
+    }
+    c->path[plen] = '\0';
+    return 0;
+}
+
+static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t *c)
+{
+    size_t plen = strlen(c->path);
+    for (size_t i = 0; i < d->nfields; i++) {
+        const pp_field_t *f = &d->fields[i];
+        const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, f->name);
+        snprintf(c->path + plen, sizeof(c->path) - plen, "%s%s", plen ? "." : "", f->name);
+        if (j == NULL) {
+            if (f->flags & PP_REQ) {
+                return fail(c, PROFD_EPROTO, "missing");
+            }
+            continue;
+        }
+        int rv = decode_field(f, j, rec, c);
+        if (rv != 0) {
+            return rv;
+        }
+    }
+    c->path[plen] = '\0';
+    return 0;
+}
+
+static int parse_doc(const void *buf, size_t len, size_t max, cJSON **out, dctx_t *c)
+{
+    if (buf == NULL || out == NULL) {
+        return fail(c, PROFD_EINVAL, "no input");
+    }
+    if (max && len > max) {
+        return fail(c, PROFD_ETOOBIG, "message of %zu bytes exceeds the limit of %zu", len, max);
+    }
+    cJSON *root = cJSON_ParseWithLength(buf, len);
+    if (root == NULL) {
+        return fail(c, PROFD_EPROTO, "not valid JSON");
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fail(c, PROFD_EPROTO, "expected a JSON object");
+    }
+    *out = root;
+    return 0;
+}
+
+int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out, char *err,
+                     size_t errlen)
+{
+    dctx_t c = {err, errlen, ""};
+    cJSON *root = NULL;
+    pp_record_init(d, out);
+    int rv = parse_doc(buf, len, 0, &root, &c);
+    if (rv == 0) {
+        rv = decode_fields(d, root, out, &c);
+        cJSON_Delete(root);
+        if (rv != 0) {
+            pp_record_free(d, out);
+        }
+    }
+    return rv;
+}
+
+void pp_msg_init(pp_msg_t *m, pp_type_t t)
+{
+    memset(m, 0, sizeof(*m));
+    const pp_desc_t *d = pp_type_desc(t);
+    if (d) {
+        m->type = t;
+        pp_record_init(d, &m->u);
+    }
+}
+
+void pp_msg_free(pp_msg_t *m)
+{
+    const pp_desc_t *d = pp_type_desc(m->type);
+    if (d) {
+        pp_record_free(d, &m->u);
+    }
+    memset(m, 0, sizeof(*m));
+}
+
+int pp_msg_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, char *err,
+                  size_t errlen)
+{
+    dctx_t c = {err, errlen, ""};
+    cJSON *root = NULL;
+    int64_t v;
+    int rv;
+
+    memset(out, 0, sizeof(*out));
+    if ((rv = parse_doc(buf, len, max_msg ? max_msg : PP_MAX_MSG_DEFAULT, &root, &c)) != 0) {
+        return rv;
+    }
+    const cJSON *jv = cJSON_GetObjectItemCaseSensitive(root, "v");
+    const cJSON *jt = cJSON_GetObjectItemCaseSensitive(root, "type");
+    if (jv == NULL || !json_i64(jv, &v)) {
+        rv = fail(&c, PROFD_EPROTO, "missing or non-integer field 'v' (protocol version)");
+    } else if (v != PP_VERSION) {
+        rv = fail(&c, PROFD_EVERSION, "protocol version %lld not supported (this is %d)",
+                  (long long)v, PP_VERSION);
+    } else if (jt == NULL || !cJSON_IsString(jt)) {
+        rv = fail(&c, PROFD_EPROTO, "missing or non-string field 'type'");
+    } else {
+        pp_type_t t = pp_type_from_name(jt->valuestring);
+        if (t == PP_T_NONE) {
+            rv = fail(&c, PROFD_ETYPE, "unknown message type '%.64s'", jt->valuestring);
+        } else {
+            pp_msg_init(out, t);
+            rv = decode_fields(pp_type_desc(t), root, &out->u, &c);
+            if (rv != 0) {
+                pp_msg_free(out);
+            }
+        }
+    }
+    cJSON_Delete(root);
+    return rv;
+}
+
+/* ---- encoding ---- */
+
+static bool field_empty(const pp_field_t *f, const void *rec);
+
+static bool record_empty(const pp_desc_t *d, const void *rec)
+{
+    for (size_t i = 0; i < d->nfields; i++) {
+        if (!field_empty(&d->fields[i], rec)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool field_empty(const pp_field_t *f, const void *rec)
+{
+    const void *p = FIELD_CPTR(rec, f);
+    switch (f->kind) {
+    case PP_K_I64:
+        return *(const int64_t *)p == 0 || *(const int64_t *)p == PP_NONE;
+    case PP_K_BOOL:
+        return !*(const bool *)p;
+    case PP_K_F64:
+        return *(const double *)p == 0.0;
+    case PP_K_STR:
+    case PP_K_JSON:
+        return *(char *const *)p == NULL;
+    case PP_K_OBJ:
+        return record_empty(f->sub, p);
+    default:
+        return FIELD_CN(rec, f) == 0;
+    }
+}
+
+static cJSON *encode_record(const pp_desc_t *d, const void *rec);
+
+static cJSON *encode_field(const pp_field_t *f, const void *rec)
+{
+    const void *p = FIELD_CPTR(rec, f);
+    size_t n;
+    cJSON *a;
+
+    switch (f->kind) {
+    case PP_K_I64: {
+        int64_t v = *(const int64_t *)p;
+        if (v == PP_NONE) {
+            return cJSON_CreateNull();
+        }
+        return cJSON_CreateNumber((double)v);
+    }
+    case PP_K_BOOL:
+        return cJSON_CreateBool(*(const bool *)p);
+    case PP_K_F64:
+        return cJSON_CreateNumber(*(const double *)p);
+    case PP_K_STR: {
+        const char *s = *(char *const *)p;
+        return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+    }
+    case PP_K_JSON: {
+        const char *s = *(char *const *)p;
+        if (s == NULL) {
+            return cJSON_CreateNull();
+        }
+        cJSON *j = cJSON_Parse(s);
+        return j ? j : cJSON_CreateString(s); /* not JSON: keep it, as text */
+    }
+    case PP_K_OBJ:
+        return encode_record(f->sub, p);
+    default:
+        break;
+    }
+    n = FIELD_CN(rec, f);
+    if ((a = cJSON_CreateArray()) == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cJSON *e = NULL;
+        if (f->kind == PP_K_I64S) {
+            e = cJSON_CreateNumber((double)(*(int64_t *const *)p)[i]);
+        } else if (f->kind == PP_K_STRS) {
+            const char *s = (*(char **const *)p)[i];
+            e = s ? cJSON_CreateString(s) : cJSON_CreateNull();
+        } else {
+            e = encode_record(f->sub, *(const char *const *)p + i * f->sub->size);
+        }
+        if (e == NULL || !cJSON_AddItemToArray(a, e)) {
+            cJSON_Delete(e);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+static bool encode_into(cJSON *obj, const pp_desc_t *d, const void *rec)
+{
+    for (size_t i = 0; i < d->nfields; i++) {
+        const pp_field_t *f = &d->fields[i];
+        if ((f->flags & PP_OMIT) && field_empty(f, rec)) {
+            continue;
+        }
+        if (f->kind == PP_K_STR && !(f->flags & PP_NUL) && *(char *const *)FIELD_CPTR(rec, f) == NULL) {
+            continue; /* absent optional string */
+        }
+        cJSON *j = encode_field(f, rec);
+        if (j == NULL || !cJSON_AddItemToObject(obj, f->name, j)) {
+            cJSON_Delete(j);
+            return false;
+        }
+    }
+    return true;
+}
+
+static cJSON *encode_record(const pp_desc_t *d, const void *rec)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o && !encode_into(o, d, rec)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int print_doc(cJSON *root, bool pretty, char **out, size_t *len)
+{
+    char *s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (s == NULL) {
+        return PROFD_ENOMEM;
+    }
+    *out = s;
+    if (len) {
+        *len = strlen(s);
+    }
+    return 0;
+}
+
+int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **out, size_t *len)
+{
+    if (d == NULL || rec == NULL || out == NULL) {
+        return PROFD_EINVAL;
+    }
+    cJSON *root = encode_record(d, rec);
+    if (root == NULL) {
+        return PROFD_ENOMEM;
+    }
+    return print_doc(root, pretty, out, len);
+}
+
+int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len)
+{
+    const msg_info_t *mi = m ? msg_find(m->type) : NULL;
+    if (mi == NULL || out == NULL) {
+        return PROFD_EINVAL;
+    }
+    cJSON *root = cJSON_CreateObject();
+    if (root == NULL || !cJSON_AddNumberToObject(root, "v", PP_VERSION) ||
+        !cJSON_AddStringToObject(root, "type", mi->name) || !encode_into(root, mi->desc, &m->u)) {
+        cJSON_Delete(root);
+        return PROFD_ENOMEM;
+    }
+    return print_doc(root, false, out, len);
+}
+
+int pp_error_encode(int code, const char *message, char **out, size_t *len)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_error);
+    m.u.error.code = code;
+    m.u.error.name = (char *)profd_errname(code);
+    m.u.error.message = (char *)(message ? message : profd_strerror(code));
+    int rv = pp_msg_encode(&m, out, len);
+    /* the strings above are borrowed: do not pp_msg_free */
+    return rv;
+}
+
+/* ---- JSON settings helpers ---- */
+
+static cJSON *settings_member(const char *json, const char *key, cJSON **root)
+{
+    *root = json ? cJSON_Parse(json) : NULL;
+    if (*root == NULL || !cJSON_IsObject(*root)) {
+        return NULL;
+    }
+    return cJSON_GetObjectItemCaseSensitive(*root, key);
+}
+
+int64_t pp_json_get_i64(const char *json, const char *key, int64_t def)
+{
+    cJSON *root;
+    const cJSON *j = settings_member(json, key, &root);
+    int64_t v = def;
+    if (j && !json_i64(j, &v)) {
+        v = def;
+    }
+    cJSON_Delete(root);
+    return v;
+}
+
+bool pp_json_get_bool(const char *json, const char *key, bool def)
+{
+    cJSON *root;
+    const cJSON *j = settings_member(json, key, &root);
+    bool v = cJSON_IsBool(j) ? cJSON_IsTrue(j) : def;
+    cJSON_Delete(root);
+    return v;
+}
+
+bool pp_json_get_str(const char *json, const char *key, char *buf, size_t len, const char *def)
+{
+    cJSON *root;
+    const cJSON *j = settings_member(json, key, &root);
+    bool found = cJSON_IsString(j);
+    snprintf(buf, len, "%s", found ? j->valuestring : (def ? def : ""));
+    cJSON_Delete(root);
+    return found;
+}
+
+int pp_json_get_strs(const char *json, const char *key, char out[][PP_MAX_NAME], int max)
+{
+    cJSON *root;
+    const cJSON *j = settings_member(json, key, &root);
+    int n = -1;
+    if (cJSON_IsArray(j)) {
+        const cJSON *e;
+        n = 0;
+        cJSON_ArrayForEach(e, j)
+        {
+            if (!cJSON_IsString(e)) {
+                n = -1;
+                break;
+            }
+            if (n < max) {
+                snprintf(out[n], PP_MAX_NAME, "%s", e->valuestring);
+                n++;
+            }
+        }
+    }
+    cJSON_Delete(root);
+    return n;
+}

@@ -1,0 +1,202 @@
+/*
+ * profd wire format (private to the project; linked by daemon, client and
+ * profctl). The records and messages are defined once in messages.def; this
+ * header turns them into C structs and declares the one codec.
+ *
+ * Ownership: decoded records own every string and array they point to;
+ * pp_record_free() / pp_msg_free() release them. Encoders never take
+ * ownership of their input.
+ */
+#ifndef PROFD_PROTO_H
+#define PROFD_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_VERSION 1
+
+/* Limits. Messages larger than pp_limits.max_msg are refused with
+ * PROFD_ETOOBIG before parsing. */
+#define PP_MAX_MSG_DEFAULT (1024 * 1024)
+#define PP_MAX_STR 65536
+#define PP_MAX_ARR (1 << 20)
+#define PP_MAX_NAME 64
+#define PP_MAX_PATH 1024
+
+/* "null" for nullable integer fields. */
+#define PP_NONE INT64_MIN
+
+/* field flags */
+#define PP_REQ 1u
+#define PP_NUL 2u
+#define PP_OMIT 4u
+
+typedef enum pp_access {
+    PP_ACC_REPLY,
+    PP_ACC_WORKER,
+    PP_ACC_READ,
+    PP_ACC_WRITE,
+} pp_access_t;
+
+/* ---- the structs, generated from messages.def ---- */
+#include "../../messages.def"
+
+#define PP_DECL_I64(n, s) int64_t n;
+#define PP_DECL_BOOL(n, s) bool n;
+#define PP_DECL_F64(n, s) double n;
+#define PP_DECL_STR(n, s) char *n;
+#define PP_DECL_JSON(n, s) char *n;
+#define PP_DECL_I64S(n, s)                                                                         \
+    int64_t *n;                                                                                    \
+    size_t n##_n;
+#define PP_DECL_STRS(n, s)                                                                         \
+    char **n;                                                                                      \
+    size_t n##_n;
+#define PP_DECL_ARR(n, s)                                                                          \
+    struct pp_##s *n;                                                                              \
+    size_t n##_n;
+#define PP_DECL_OBJ(n, s) struct pp_##s n;
+#define PP_DECL(T, kind, name, flags, sub) PP_DECL_##kind(name, sub)
+
+#define PP_DECL_RECORD(id)                                                                         \
+    typedef struct pp_##id {                                                                       \
+        PP_FIELDS_##id(PP_DECL, _)                                                                 \
+    } pp_##id##_t;
+PP_RECORDS(PP_DECL_RECORD)
+#undef PP_DECL_RECORD
+
+typedef enum pp_type {
+    PP_T_NONE = 0,
+#define PP_TYPE_ENUM(id, name, body, acc) PP_T_##name = id,
+    PP_MSGS(PP_TYPE_ENUM)
+#undef PP_TYPE_ENUM
+} pp_type_t;
+
+/* A decoded message: the type selects the union member of the same name. */
+typedef struct pp_msg {
+    pp_type_t type;
+    union {
+#define PP_UNION_MEMBER(id, name, body, acc) pp_##body##_t name;
+        PP_MSGS(PP_UNION_MEMBER)
+#undef PP_UNION_MEMBER
+    } u;
+} pp_msg_t;
+
+/* ---- record descriptors (reflection used by the codec) ---- */
+
+typedef enum pp_kind {
+    PP_K_I64,
+    PP_K_BOOL,
+    PP_K_F64,
+    PP_K_STR,
+    PP_K_JSON,
+    PP_K_I64S,
+    PP_K_STRS,
+    PP_K_ARR,
+    PP_K_OBJ,
+} pp_kind_t;
+
+struct pp_desc;
+typedef struct pp_field {
+    const char *name;
+    pp_kind_t kind;
+    unsigned flags;
+    size_t off;   /* the value, or the array pointer */
+    size_t off_n; /* array count (I64S, STRS, ARR) */
+    const struct pp_desc *sub;
+} pp_field_t;
+
+typedef struct pp_desc {
+    const char *name;
+    size_t size;
+    const pp_field_t *fields;
+    size_t nfields;
+} pp_desc_t;
+
+#define PP_DESC_EXTERN(id) extern const pp_desc_t pp_desc_##id;
+PP_RECORDS(PP_DESC_EXTERN)
+#undef PP_DESC_EXTERN
+
+/* ---- messages ---- */
+
+/* Name ("hello") of a message type, or NULL. */
+const char *pp_type_name(pp_type_t t);
+/* Type for a name, PP_T_NONE when unknown. */
+pp_type_t pp_type_from_name(const char *name);
+/* Access class of a type (PP_ACC_REPLY for unknown types). */
+pp_access_t pp_type_access(pp_type_t t);
+/* Record descriptor of a message's body. */
+const pp_desc_t *pp_type_desc(pp_type_t t);
+
+/*
+ * Decode one message of `len` bytes (not necessarily NUL-terminated).
+ * Checks, in order: size <= max_msg (PROFD_ETOOBIG), JSON syntax and a
+ * top-level object (PROFD_EPROTO), "v" == PP_VERSION (PROFD_EVERSION), a
+ * known "type" (PROFD_ETYPE), then the body schema (PROFD_EPROTO). On error
+ * `err` (if not NULL) receives a one-line reason and *out is left zeroed.
+ * On success the caller owns *out and frees it with pp_msg_free().
+ */
+int pp_msg_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, char *err,
+                  size_t errlen);
+
+/* Encode a message as compact JSON; *out is malloc'ed and NUL-terminated,
+ * *len excludes the NUL. Returns 0 or PROFD_ENOMEM / PROFD_EINVAL. */
+int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len);
+
+/* Initialise an empty message of a type (every nullable field null). */
+void pp_msg_init(pp_msg_t *m, pp_type_t t);
+void pp_msg_free(pp_msg_t *m);
+
+/* Build and encode an error reply in one call. */
+int pp_error_encode(int code, const char *message, char **out, size_t *len);
+
+/* ---- records (documents such as manifest.json) ---- */
+
+/* Set a record to its empty state: zero, PP_NONE for nullable integers. */
+void pp_record_init(const pp_desc_t *d, void *rec);
+void pp_record_free(const pp_desc_t *d, void *rec);
+/* Deep copy; returns 0 or PROFD_ENOMEM (dst left empty). */
+int pp_record_copy(const pp_desc_t *d, void *dst, const void *src);
+/* Decode a JSON document into a record. Same error rules as pp_msg_decode. */
+int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out, char *err,
+                     size_t errlen);
+/* Encode a record; pretty = indented for humans (manifest.json). */
+int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **out, size_t *len);
+
+/* ---- small helpers shared by every part ---- */
+
+/* Identifier for roles, phases, jobs and tools: [A-Za-z0-9_-], 1..64 chars. */
+bool pp_ident_ok(const char *s);
+/* Host names: identifier characters plus '.', not starting with '.'. */
+bool pp_host_ok(const char *s);
+
+/* "w3-step2", "w4-steps5-9", "w5-from5" (open end: last_step PP_NONE). */
+int pp_window_name(char *buf, size_t len, int64_t id, int64_t first_step, int64_t last_step);
+
+/* Capture folder below the window folder:
+ *   <role>[.<phase>]/rank<R>[-replica<P>]-<host>
+ * phase NULL for end-to-end captures, replica PP_NONE when not a replica. */
+int pp_capture_dir(char *buf, size_t len, const char *role, const char *phase, int64_t rank,
+                   int64_t replica, const char *host);
+
+/* Read an integer / string / bool member of a JSON object text (tool
+ * settings). Missing member or wrong type gives `def`. */
+int64_t pp_json_get_i64(const char *json, const char *key, int64_t def);
+bool pp_json_get_bool(const char *json, const char *key, bool def);
+/* Copies into buf; returns false (buf = def) when missing. */
+bool pp_json_get_str(const char *json, const char *key, char *buf, size_t len, const char *def);
+/* Names in a JSON array member (e.g. "contents"); returns the count written
+ * (at most max), -1 when the member is missing or not an array of strings. */
+int pp_json_get_strs(const char *json, const char *key, char out[][PP_MAX_NAME], int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

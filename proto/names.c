@@ -1,0 +1,118 @@
+/*
+ * The error table and the naming rules shared by every part: identifiers,
+ * window names and capture folders. One place, so the client that writes a
+ * capture and the daemon that gathers it cannot disagree.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "profd/proto.h"
+
+const char *profd_strerror(int err)
+{
+    switch (err) {
+    case PROFD_OK:
+        return "success";
+#define PROFD_ERR_MSG(name, val, msg)                                                              \
+    case PROFD_##name:                                                                             \
+        return msg;
+        PROFD_ERRNO_MAP(PROFD_ERR_MSG)
+#undef PROFD_ERR_MSG
+    default:
+        return "unknown error";
+    }
+}
+
+const char *profd_errname(int err)
+{
+    switch (err) {
+    case PROFD_OK:
+        return "OK";
+#define PROFD_ERR_NAME(name, val, msg)                                                             \
+    case PROFD_##name:                                                                             \
+        return #name;
+        PROFD_ERRNO_MAP(PROFD_ERR_NAME)
+#undef PROFD_ERR_NAME
+    default:
+        return "EUNKNOWN";
+    }
+}
+
+int profd_errcode(const char *name)
+{
+#define PROFD_ERR_CODE(n, val, msg)                                                                \
+    if (name && strcmp(name, #n) == 0) {                                                           \
+        return val;                                                                                \
+    }
+    PROFD_ERRNO_MAP(PROFD_ERR_CODE)
+#undef PROFD_ERR_CODE
+    return 0;
+}
+
+static bool ident_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_' || ch == '-';
+}
+
+bool pp_ident_ok(const char *s)
+{
+    size_t n = 0;
+    if (s == NULL || *s == '\0') {
+        return false;
+    }
+    for (; s[n]; n++) {
+        if (n >= PP_MAX_NAME || !ident_char(s[n])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool pp_host_ok(const char *s)
+{
+    size_t n = 0;
+    if (s == NULL || *s == '\0' || *s == '.') {
+        return false;
+    }
+    for (; s[n]; n++) {
+        if (n >= PP_MAX_NAME || !(ident_char(s[n]) || s[n] == '.')) {
+            return false;
+        }
+    }
+    return strstr(s, "..") == NULL;
+}
+
+static int fit(int n, size_t len)
+{
+    return (n < 0 || (size_t)n >= len) ? PROFD_EINVAL : 0;
+}
+
+int pp_window_name(char *buf, size_t len, int64_t id, int64_t first, int64_t last)
+{
+    int n;
+    if (last == PP_NONE) {
+        n = snprintf(buf, len, "w%lld-from%lld", (long long)id, (long long)first);
+    } else if (last == first) {
+        n = snprintf(buf, len, "w%lld-step%lld", (long long)id, (long long)first);
+    } else {
+        n = snprintf(buf, len, "w%lld-steps%lld-%lld", (long long)id, (long long)first,
+                     (long long)last);
+    }
+    return fit(n, len);
+}
+
+int pp_capture_dir(char *buf, size_t len, const char *role, const char *phase, int64_t rank,
+                   int64_t replica, const char *host)
+{
+    char rep[32] = "";
+    if (!pp_ident_ok(role) || (phase && !pp_ident_ok(phase)) || !pp_host_ok(host) || rank < 0) {
+        return PROFD_EINVAL;
+    }
+    if (replica != PP_NONE) {
+        snprintf(rep, sizeof(rep), "-replica%lld", (long long)replica);
+    }
+    int n = snprintf(buf, len, "%s%s%s/rank%lld%s-%s", role, phase ? "." : "", phase ? phase : "",
+                     (long long)rank, rep, host);
+    return fit(n, len);
+}

@@ -1,0 +1,290 @@
+/* Codec: round trips of every kind of field, and exact rejections. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "profd/proto.h"
+
+static int decode(const char *json, pp_msg_t *m, char *err)
+{
+    return pp_msg_decode(json, strlen(json), 0, m, err, 256);
+}
+
+static void test_codec_hello_roundtrip(void **state)
+{
+    pp_msg_t m, back;
+    char *buf;
+    size_t len;
+    char err[256];
+
+    pp_msg_init(&m, PP_T_hello);
+    assert_int_equal(m.u.hello.replica_rank, PP_NONE);
+    m.u.hello.job = strdup("run-42");
+    m.u.hello.role = strdup("rollout");
+    m.u.hello.rank = 5;
+    m.u.hello.replica_rank = 1;
+    m.u.hello.host = strdup("node1");
+    m.u.hello.pid = 4242;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+    assert_int_equal(len, strlen(buf));
+    assert_non_null(strstr(buf, "\"v\":1,\"type\":\"hello\""));
+
+    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
+    assert_int_equal(back.type, PP_T_hello);
+    assert_string_equal(back.u.hello.job, "run-42");
+    assert_string_equal(back.u.hello.role, "rollout");
+    assert_int_equal(back.u.hello.rank, 5);
+    assert_int_equal(back.u.hello.replica_rank, 1);
+    assert_int_equal(back.u.hello.pid, 4242);
+    assert_null(back.u.hello.backend);
+    free(buf);
+    pp_msg_free(&m);
+    pp_msg_free(&back);
+}
+
+static void test_codec_nested_roundtrip(void **state)
+{
+    pp_msg_t m, back;
+    char *buf;
+    size_t len;
+    char err[256];
+    int64_t steps[] = {1, 2, 5};
+    int64_t ranks[] = {0, 3};
+    char *phases[] = {"generate"};
+    pp_selector_t sel[2];
+
+    pp_msg_init(&m, PP_T_start);
+    pp_record_init(&pp_desc_selector, &sel[0]);
+    pp_record_init(&pp_desc_selector, &sel[1]);
+    sel[0].role = "actor";
+    sel[0].ranks = ranks;
+    sel[0].ranks_n = 2;
+    sel[1].role = "rollout";
+    sel[1].replica_ranks = ranks;
+    sel[1].replica_ranks_n = 1;
+    sel[1].phases = phases;
+    sel[1].phases_n = 1;
+    sel[1].schedule.wait = 1;
+    sel[1].schedule.active = 3;
+    m.u.start.steps = steps;
+    m.u.start.steps_n = 3;
+    m.u.start.tool = "torch";
+    m.u.start.settings = "{\"contents\":[\"cpu\"],\"level\":\"level1\"}";
+    m.u.start.selectors = sel;
+    m.u.start.selectors_n = 2;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+
+    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
+    pp_window_spec_t *s = &back.u.start;
+    assert_int_equal(s->steps_n, 3);
+    assert_int_equal(s->steps[2], 5);
+    assert_int_equal(s->start, PP_NONE);
+    assert_int_equal(s->end, PP_NONE);
+    assert_string_equal(s->settings, "{\"contents\":[\"cpu\"],\"level\":\"level1\"}");
+    assert_int_equal(s->selectors_n, 2);
+    assert_string_equal(s->selectors[0].role, "actor");
+    assert_int_equal(s->selectors[0].ranks_n, 2);
+    assert_int_equal(s->selectors[0].ranks[1], 3);
+    assert_int_equal(s->selectors[0].schedule.active, 0);
+    assert_string_equal(s->selectors[1].phases[0], "generate");
+    assert_int_equal(s->selectors[1].replica_ranks[0], 0);
+    assert_int_equal(s->selectors[1].schedule.wait, 1);
+    assert_int_equal(s->selectors[1].schedule.active, 3);
+    free(buf);
+    pp_msg_free(&back);
+}
+
+static void test_codec_copy_is_deep(void **state)
+{
+    pp_capture_t a, b;
+    pp_file_t f = {.path = "trace.json", .bytes = 10, .checksum = "xxh64:00"};
+    pp_record_init(&pp_desc_capture, &a);
+    a.role = "actor";
+    a.status = "complete";
+    a.files = &f;
+    a.files_n = 1;
+    assert_int_equal(pp_record_copy(&pp_desc_capture, &b, &a), 0);
+    assert_ptr_not_equal(b.files, a.files);
+    assert_ptr_not_equal(b.files[0].path, f.path);
+    assert_string_equal(b.files[0].path, "trace.json");
+    assert_int_equal(b.files[0].bytes, 10);
+    assert_int_equal(b.replica_rank, PP_NONE);
+    pp_record_free(&pp_desc_capture, &b);
+}
+
+static void test_codec_manifest_nulls(void **state)
+{
+    pp_manifest_t man;
+    pp_capture_t cap;
+    char *buf;
+    int64_t steps[] = {5, 10};
+    pp_record_init(&pp_desc_manifest, &man);
+    pp_record_init(&pp_desc_capture, &cap);
+    man.version = 1;
+    man.job = "run-42";
+    man.window.id = 4;
+    man.window.name = "w4-steps5-9";
+    man.window.steps = steps;
+    man.window.steps_n = 2;
+    man.window.settings = "{}";
+    cap.role = "actor";
+    cap.status = "complete";
+    cap.first_step = 5;
+    cap.last_step = 9;
+    man.captures = &cap;
+    man.captures_n = 1;
+    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, false, &buf, NULL), 0);
+    assert_non_null(strstr(buf, "\"phase\":null"));
+    assert_non_null(strstr(buf, "\"replica_rank\":null"));
+    assert_non_null(strstr(buf, "\"reason\":null"));
+    assert_non_null(strstr(buf, "\"steps\":[5,10]"));
+    assert_non_null(strstr(buf, "\"settings\":{}"));
+    assert_non_null(strstr(buf, "\"files\":[]"));
+    assert_null(strstr(buf, "substeps"));
+    free(buf);
+}
+
+static void test_codec_rejects(void **state)
+{
+    pp_msg_t m;
+    char err[256];
+    char big[300];
+
+    assert_int_equal(decode("not json", &m, err), PROFD_EPROTO);
+    assert_string_equal(err, "not valid JSON");
+    assert_int_equal(decode("[1,2]", &m, err), PROFD_EPROTO);
+    assert_string_equal(err, "expected a JSON object");
+    assert_int_equal(decode("{\"type\":\"status\"}", &m, err), PROFD_EPROTO);
+    assert_int_equal(decode("{\"v\":2,\"type\":\"status\"}", &m, err), PROFD_EVERSION);
+    assert_string_equal(err, "protocol version 2 not supported (this is 1)");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"explode\"}", &m, err), PROFD_ETYPE);
+    assert_string_equal(err, "unknown message type 'explode'");
+    assert_int_equal(decode("{\"v\":1}", &m, err), PROFD_EPROTO);
+    assert_int_equal(decode("{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"a\","
+                            "\"rank\":\"zero\",\"host\":\"h\",\"pid\":1}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'rank': expected integer, found string");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"a\","
+                            "\"rank\":1.5,\"host\":\"h\",\"pid\":1}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_int_equal(decode("{\"v\":1,\"type\":\"hello\",\"role\":\"a\",\"rank\":1,"
+                            "\"host\":\"h\",\"pid\":1}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'job': missing");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"selectors\":[{\"ranks\":[0,\"x\"]}]}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'selectors[0].ranks[1]': expected integer, found string");
+    assert_int_equal(m.type, PP_T_NONE);
+
+    memset(big, ' ', sizeof(big));
+    memcpy(big, "{\"v\":1,\"type\":\"status\"}", 23);
+    assert_int_equal(pp_msg_decode(big, sizeof(big), 100, &m, err, sizeof(err)), PROFD_ETOOBIG);
+    assert_string_equal(err, "message of 300 bytes exceeds the limit of 100");
+    /* within the limit the padding is just whitespace */
+    assert_int_equal(pp_msg_decode(big, sizeof(big), 1000, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.type, PP_T_status);
+    pp_msg_free(&m);
+}
+
+static void test_codec_unknown_fields_ignored(void **state)
+{
+    pp_msg_t m;
+    char err[256];
+    assert_int_equal(decode("{\"v\":1,\"type\":\"stop\",\"id\":3,\"future\":{\"x\":1}}", &m, err),
+                     0);
+    assert_int_equal(m.u.stop.id, 3);
+    assert_null(m.u.stop.job);
+    pp_msg_free(&m);
+}
+
+static void test_codec_error_encode(void **state)
+{
+    char *buf;
+    size_t len;
+    pp_msg_t m;
+    char err[256];
+    assert_int_equal(pp_error_encode(PROFD_EPERM, "start needs a permitted uid", &buf, &len), 0);
+    assert_int_equal(pp_msg_decode(buf, len, 0, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.type, PP_T_error);
+    assert_int_equal(m.u.error.code, PROFD_EPERM);
+    assert_string_equal(m.u.error.name, "EPERM");
+    assert_string_equal(m.u.error.message, "start needs a permitted uid");
+    pp_msg_free(&m);
+    free(buf);
+}
+
+static void test_codec_names(void **state)
+{
+    char buf[128];
+    assert_int_equal(pp_window_name(buf, sizeof(buf), 3, 2, 2), 0);
+    assert_string_equal(buf, "w3-step2");
+    assert_int_equal(pp_window_name(buf, sizeof(buf), 4, 5, 9), 0);
+    assert_string_equal(buf, "w4-steps5-9");
+    assert_int_equal(pp_window_name(buf, sizeof(buf), 5, 7, PP_NONE), 0);
+    assert_string_equal(buf, "w5-from7");
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "update_actor", 0, PP_NONE, "node1"),
+                     0);
+    assert_string_equal(buf, "actor.update_actor/rank0-node1");
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "rollout", NULL, 4, 1, "n2.local"), 0);
+    assert_string_equal(buf, "rollout/rank4-replica1-n2.local");
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "ac/tor", NULL, 0, PP_NONE, "h"),
+                     PROFD_EINVAL);
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "..", 0, PP_NONE, "h"),
+                     PROFD_EINVAL);
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", NULL, 0, PP_NONE, "../etc"),
+                     PROFD_EINVAL);
+    assert_int_equal(pp_capture_dir(buf, 8, "actor", NULL, 0, PP_NONE, "node1"), PROFD_EINVAL);
+    assert_true(pp_ident_ok("update_actor"));
+    assert_false(pp_ident_ok(""));
+    assert_false(pp_ident_ok("a.b"));
+    assert_false(pp_host_ok(".hidden"));
+    assert_string_equal(profd_strerror(PROFD_EPERM), "permission denied");
+    assert_string_equal(profd_errname(PROFD_ETOOBIG), "ETOOBIG");
+    assert_int_equal(profd_errcode("EVERSION"), PROFD_EVERSION);
+    assert_int_equal(profd_errcode("nope"), 0);
+    assert_string_equal(profd_strerror(-999), "unknown error");
+}
+
+static void test_codec_settings_helpers(void **state)
+{
+    const char *s = "{\"bytes\":4096,\"analysis\":false,\"level\":\"level1\","
+                    "\"contents\":[\"cpu\",\"npu\"]}";
+    char buf[32];
+    char names[4][PP_MAX_NAME];
+    assert_int_equal(pp_json_get_i64(s, "bytes", 7), 4096);
+    assert_int_equal(pp_json_get_i64(s, "level", 7), 7);
+    assert_int_equal(pp_json_get_i64(NULL, "bytes", 7), 7);
+    assert_false(pp_json_get_bool(s, "analysis", true));
+    assert_true(pp_json_get_str(s, "level", buf, sizeof(buf), "x"));
+    assert_string_equal(buf, "level1");
+    assert_false(pp_json_get_str(s, "export_type", buf, sizeof(buf), "text"));
+    assert_string_equal(buf, "text");
+    assert_int_equal(pp_json_get_strs(s, "contents", names, 4), 2);
+    assert_string_equal(names[1], "npu");
+    assert_int_equal(pp_json_get_strs(s, "level", names, 4), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_hello_roundtrip),
+        cmocka_unit_test(test_codec_nested_roundtrip),
+        cmocka_unit_test(test_codec_copy_is_deep),
+        cmocka_unit_test(test_codec_manifest_nulls),
+        cmocka_unit_test(test_codec_rejects),
+        cmocka_unit_test(test_codec_unknown_fields_ignored),
+        cmocka_unit_test(test_codec_error_encode),
+        cmocka_unit_test(test_codec_names),
+        cmocka_unit_test(test_codec_settings_helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
