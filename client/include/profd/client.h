@@ -106,7 +106,8 @@ typedef struct profd_capture {
     int64_t first_step;        /* planned, inclusive */
     int64_t last_step;         /* planned, inclusive; -1: until stopped */
     int64_t step;              /* the step at which this call happens */
-    int64_t substep;           /* sub-step index in the phase, 0-based */
+    int64_t substep;           /* start: first sub-step recorded (0-based);
+                                  stop: one past the last one recorded */
     int64_t part;              /* recorded span number (schedule cycle) */
     const char *tool;          /* "torch", "npu", "nsys", "sim", ... */
     const char *mode;          /* "e2e" or "discrete" */

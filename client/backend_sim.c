@@ -1,0 +1,149 @@
+/*
+ * The `sim` backend: writes a synthetic Chrome-trace JSON file per recorded
+ * span, of the size asked in settings "bytes" (default 64 KiB), for tests,
+ * the demo and benchmarks. Stateless: start() writes the file's header into
+ * trace-p<part>.json.part (which records where the span began), stop() reads
+ * it back, appends one event per step and sub-step covered plus padding
+ * events up to the size, and renames the file to trace-p<part>.json.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "profd/client.h"
+#include "profd/proto.h"
+
+#define SIM_DEFAULT_BYTES (64 * 1024)
+#define SIM_MAX_BYTES (64LL << 30)
+
+static int64_t wall_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+}
+
+static int part_path(const profd_capture_t *cap, char *buf, size_t len, bool part)
+{
+    int n = snprintf(buf, len, "%s/trace-p%" PRId64 ".json%s", cap->dir, cap->part,
+                     part ? ".part" : "");
+    return (n < 0 || (size_t)n >= len) ? PROFD_EINVAL : 0;
+}
+
+static int fail(char *reason, size_t len, const char *what, const char *path)
+{
+    snprintf(reason, len, "sim: %s %s: %s", what, path, strerror(errno));
+    return PROFD_EBACKEND;
+}
+
+static int sim_start(const profd_capture_t *cap, void *user, char *reason, size_t reason_len)
+{
+    char path[PP_MAX_PATH];
+    if (part_path(cap, path, sizeof(path), true) != 0) {
+        snprintf(reason, reason_len, "sim: output path too long");
+        return PROFD_EINVAL;
+    }
+    FILE *f = fopen(path, "wx");
+    if (f == NULL) {
+        return fail(reason, reason_len, "cannot create", path);
+    }
+    /* the first line is read back by stop(): keep its layout */
+    fprintf(f,
+            "{\"otherData\":{\"profd_sim\":1,\"start_step\":%" PRId64 ",\"start_substep\":%" PRId64
+            ",\"start_us\":%" PRId64 "},\n\"traceEvents\":[\n",
+            cap->step, cap->substep, wall_us());
+    if (fclose(f) != 0) {
+        return fail(reason, reason_len, "cannot write", path);
+    }
+    return 0;
+}
+
+static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t reason_len)
+{
+    char path[PP_MAX_PATH], final[PP_MAX_PATH], head[256] = "";
+    long long s0 = 0, k0 = 0, t0 = 0;
+
+    if (part_path(cap, path, sizeof(path), true) != 0 ||
+        part_path(cap, final, sizeof(final), false) != 0) {
+        snprintf(reason, reason_len, "sim: output path too long");
+        return PROFD_EINVAL;
+    }
+    FILE *f = fopen(path, "r+");
+    if (f == NULL) {
+        return fail(reason, reason_len, "cannot open", path);
+    }
+    if (fgets(head, sizeof(head), f) == NULL ||
+        sscanf(head, "{\"otherData\":{\"profd_sim\":1,\"start_step\":%lld,\"start_substep\":%lld,"
+                     "\"start_us\":%lld}",
+               &s0, &k0, &t0) != 3) {
+        fclose(f);
+        snprintf(reason, reason_len, "sim: %s has no valid header", path);
+        return PROFD_EBACKEND;
+    }
+    fseek(f, 0, SEEK_END);
+
+    int64_t bytes = pp_json_get_i64(cap->settings_json, "bytes", SIM_DEFAULT_BYTES);
+    if (bytes < 0 || bytes > SIM_MAX_BYTES) {
+        bytes = SIM_DEFAULT_BYTES;
+    }
+    int64_t t1 = wall_us();
+    int64_t pid = (int64_t)getpid();
+    const char *phase = cap->phase ? cap->phase : "step";
+    long written = ftell(f);
+    bool first = true;
+    int64_t ts = t0;
+
+    /* what was covered: steps s0..step, sub-steps k0..substep-1 */
+    for (int64_t s = s0; s <= cap->step; s++) {
+        written += fprintf(f,
+                           "%s{\"name\":\"profd_step\",\"ph\":\"X\",\"ts\":%" PRId64
+                           ",\"dur\":1,\"pid\":%" PRId64 ",\"tid\":%" PRId64
+                           ",\"args\":{\"step\":%" PRId64 ",\"phase\":\"%s\"}}",
+                           first ? "" : ",\n", ts++, pid, cap->rank, s, phase);
+        first = false;
+    }
+    if (cap->schedule.active > 0) {
+        for (int64_t k = k0; k < cap->substep; k++) {
+            written += fprintf(f,
+                               ",\n{\"name\":\"profd_substep\",\"ph\":\"X\",\"ts\":%" PRId64
+                               ",\"dur\":1,\"pid\":%" PRId64 ",\"tid\":%" PRId64
+                               ",\"args\":{\"step\":%" PRId64 ",\"substep\":%" PRId64 "}}",
+                               ts++, pid, cap->rank, cap->step, k);
+        }
+    }
+    /* padding: synthetic operator events up to the requested size */
+    int64_t i = 0;
+    while (written + 40 < bytes) {
+        written += fprintf(f,
+                           ",\n{\"name\":\"sim_op_%" PRId64 "\",\"ph\":\"X\",\"ts\":%" PRId64
+                           ",\"dur\":%" PRId64 ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 "}",
+                           i % 97, ts + i, (i % 13) + 1, pid, cap->rank);
+        i++;
+    }
+    written += fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"profd_end_us\":%" PRId64 "}\n", t1);
+    if (ferror(f) || fclose(f) != 0) {
+        return fail(reason, reason_len, "cannot write", path);
+    }
+    if (rename(path, final) != 0) {
+        return fail(reason, reason_len, "cannot rename", path);
+    }
+    return 0;
+}
+
+static const profd_backend_t sim_backend = {
+    .name = "sim",
+    .flags = 0,
+    .start = sim_start,
+    .stop = sim_stop,
+    .substep = NULL,
+};
+
+const profd_backend_t *profd_backend_sim(void)
+{
+    return &sim_backend;
+}

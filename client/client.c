@@ -1,0 +1,384 @@
+/*
+ * libprofd public API: options, open/close and the training-thread calls.
+ * The step calls are the hot path: with no capture due they do one atomic
+ * load, one ring push and two compares (see engine.h); no syscall (the clock
+ * is the vDSO), no lock, no allocation.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int64_t cl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t cl_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void cl_log(profd_client_t *c, int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    if (c->log == NULL || level > c->log_level) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    c->log(c->log_arg, level, msg);
+}
+
+int cl_mkdirs(const char *path, void *arg)
+{
+    char buf[PP_MAX_PATH];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(buf)) {
+        return PROFD_EINVAL;
+    }
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                return PROFD_EIO;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        return PROFD_EIO;
+    }
+    return 0;
+}
+
+/* ---- options ---- */
+
+void profd_options_init(profd_options_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->rank = PROFD_FROM_ENV;
+    o->local_rank = PROFD_FROM_ENV;
+    o->world_size = PROFD_FROM_ENV;
+    o->replica_rank = PROFD_FROM_ENV;
+    o->flush_ms = 50;
+    o->log_level = PROFD_LOG_WARN;
+}
+
+static int64_t env_i64(const char *name, int64_t def, bool *bad)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (s == NULL || *s == '\0') {
+        return def;
+    }
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end != '\0') {
+        *bad = true;
+        return def;
+    }
+    return v;
+}
+
+static const char *env_str(const char *name, const char *def)
+{
+    const char *s = getenv(name);
+    return (s && *s) ? s : def;
+}
+
+/* Host names become folder names: keep identifier characters and dots. */
+static void sanitize_host(char *dst, size_t len, const char *src)
+{
+    size_t j = 0;
+    for (size_t i = 0; src[i] && j + 1 < len; i++) {
+        char ch = src[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.';
+        dst[j++] = ok ? ch : '-';
+    }
+    dst[j] = '\0';
+    while (dst[0] == '.') {
+        dst[0] = '-';
+    }
+    for (char *p = strstr(dst, ".."); p; p = strstr(dst, "..")) {
+        p[1] = '-';
+    }
+    if (dst[0] == '\0') {
+        snprintf(dst, len, "localhost");
+    }
+}
+
+static void default_url(char *buf, size_t len)
+{
+    const char *dir = getenv("PROFD_RUN_DIR");
+    struct stat st;
+    if (dir && *dir) {
+        snprintf(buf, len, "ipc://%s/worker.sock", dir);
+    } else if (stat("/run/profd/worker.sock", &st) == 0) {
+        snprintf(buf, len, "ipc:///run/profd/worker.sock");
+    } else {
+        snprintf(buf, len, "ipc:///tmp/profd-%u/worker.sock", (unsigned)getuid());
+    }
+}
+
+static int resolve(profd_client_t *c, const profd_options_t *o, ce_identity_t *id)
+{
+    bool bad = false;
+    char host[256];
+    const char *s;
+
+    s = o->url ? o->url : env_str("PROFD_URL", NULL);
+    if (s) {
+        if (strlen(s) >= sizeof(c->url)) {
+            return PROFD_EINVAL;
+        }
+        snprintf(c->url, sizeof(c->url), "%s", s);
+    } else {
+        default_url(c->url, sizeof(c->url));
+    }
+    s = o->job ? o->job : env_str("PROFD_JOB", "default");
+    if (!pp_ident_ok(s)) {
+        return PROFD_EINVAL;
+    }
+    snprintf(id->job, sizeof(id->job), "%s", s);
+    s = o->role ? o->role : env_str("PROFD_ROLE", "worker");
+    if (!pp_ident_ok(s)) {
+        return PROFD_EINVAL;
+    }
+    snprintf(id->role, sizeof(id->role), "%s", s);
+    s = o->host ? o->host : env_str("PROFD_HOST", NULL);
+    if (s == NULL) {
+        if (gethostname(host, sizeof(host)) != 0) {
+            snprintf(host, sizeof(host), "localhost");
+        }
+        host[sizeof(host) - 1] = '\0';
+        s = host;
+    }
+    sanitize_host(id->host, sizeof(id->host), s);
+
+    id->rank = o->rank != PROFD_FROM_ENV ? o->rank : env_i64("RANK", 0, &bad);
+    c->local_rank = o->local_rank != PROFD_FROM_ENV ? o->local_rank : env_i64("LOCAL_RANK", 0, &bad);
+    c->world_size = o->world_size != PROFD_FROM_ENV ? o->world_size : env_i64("WORLD_SIZE", 1, &bad);
+    int64_t rep = o->replica_rank != PROFD_FROM_ENV
+                      ? o->replica_rank
+                      : env_i64("PROFD_REPLICA_RANK", PROFD_NO_REPLICA, &bad);
+    id->replica_rank = rep < 0 ? PP_NONE : rep;
+    id->pid = (int64_t)getpid();
+    if (bad || id->rank < 0 || c->local_rank < 0 || c->world_size < 1) {
+        return PROFD_EINVAL;
+    }
+    c->flush_ms = o->flush_ms > 0 ? o->flush_ms : 50;
+    c->log = o->log;
+    c->log_arg = o->log_arg;
+    c->log_level = o->log_level;
+    return 0;
+}
+
+/* ---- results: engine -> outbox ---- */
+
+static void emit_result(pp_result_t *res, void *arg)
+{
+    profd_client_t *c = arg;
+    cl_result_t *node = malloc(sizeof(*node));
+    if (node == NULL) {
+        pp_record_free(&pp_desc_result, res);
+        free(res);
+        return;
+    }
+    node->res = res;
+    node->next = atomic_load_explicit(&c->outbox, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&c->outbox, &node->next, node,
+                                                  memory_order_release, memory_order_relaxed)) {
+    }
+}
+
+/* ---- open / close ---- */
+
+int profd_open(profd_client_t **out, const profd_options_t *opts)
+{
+    profd_options_t defaults;
+    ce_identity_t id;
+    profd_client_t *c;
+    int rv;
+
+    if (out == NULL) {
+        return PROFD_EINVAL;
+    }
+    if (opts == NULL) {
+        profd_options_init(&defaults);
+        opts = &defaults;
+    }
+    if ((c = calloc(1, sizeof(*c))) == NULL) {
+        return PROFD_ENOMEM;
+    }
+    memset(&id, 0, sizeof(id));
+    if ((rv = resolve(c, opts, &id)) != 0) {
+        free(c);
+        return rv;
+    }
+    if ((c->ring = malloc(sizeof(*c->ring))) == NULL) {
+        free(c);
+        return PROFD_ENOMEM;
+    }
+    cl_ring_init(c->ring);
+    atomic_init(&c->pending, NULL);
+    atomic_init(&c->adopted_seq, 0);
+    atomic_init(&c->outbox, NULL);
+    ce_hooks_t hooks = {cl_mkdirs, emit_result, c};
+    ce_init(&c->eng, &id, &hooks);
+    if ((rv = cl_io_start(c)) != 0) {
+        free(c->ring);
+        free(c);
+        return rv;
+    }
+    *out = c;
+    return 0;
+}
+
+static inline void adopt_pending(profd_client_t *c)
+{
+    cl_plan_t *p = atomic_load_explicit(&c->pending, memory_order_acquire);
+    if (__builtin_expect(p != c->plan, 0)) {
+        ce_set_spool(&c->eng, p->spool);
+        ce_adopt(&c->eng, &p->p);
+        c->plan = p;
+        atomic_store_explicit(&c->adopted_seq, p->seq, memory_order_release);
+        atomic_store_explicit(&c->st_plan_gen, p->p.gen, memory_order_relaxed);
+        atomic_store_explicit(&c->st_windows, (int64_t)p->p.entries_n, memory_order_relaxed);
+    }
+}
+
+void profd_close(profd_client_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    adopt_pending(c);
+    ce_fini(&c->eng); /* ends captures on the calling (training) thread */
+    cl_io_stop(c);    /* delivers results, says bye, frees plans */
+    cl_result_t *r = atomic_exchange(&c->outbox, NULL);
+    while (r) {
+        cl_result_t *next = r->next;
+        pp_record_free(&pp_desc_result, r->res);
+        free(r->res);
+        free(r);
+        r = next;
+    }
+    free(c->ring);
+    free(c);
+}
+
+/* ---- the training thread's calls ---- */
+
+int profd_step_begin(profd_client_t *c, int64_t step)
+{
+    if (__builtin_expect(c == NULL, 0)) {
+        return PROFD_EINVAL;
+    }
+    adopt_pending(c);
+    cl_ring_push(c->ring, CL_EV_STEP_BEGIN, step, cl_now_us());
+    ce_on_step_begin(&c->eng, step);
+    return 0;
+}
+
+int profd_step_end(profd_client_t *c, int64_t step)
+{
+    if (__builtin_expect(c == NULL, 0)) {
+        return PROFD_EINVAL;
+    }
+    adopt_pending(c);
+    cl_ring_push(c->ring, CL_EV_STEP_END, step, cl_now_us());
+    ce_on_step_end(&c->eng, step);
+    if (__builtin_expect(c->eng.captures_started != c->captures_seen, 0)) {
+        c->captures_seen = c->eng.captures_started;
+        atomic_store_explicit(&c->st_captures, c->captures_seen, memory_order_relaxed);
+    }
+    return 0;
+}
+
+static size_t phase_len(const char *phase)
+{
+    size_t n = 0;
+    if (phase == NULL) {
+        return 0;
+    }
+    for (; phase[n]; n++) {
+        char ch = phase[n];
+        if (n >= PP_MAX_NAME || !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '-')) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+int profd_phase_begin(profd_client_t *c, const char *phase)
+{
+    size_t n = phase_len(phase);
+    if (c == NULL || n == 0) {
+        return PROFD_EINVAL;
+    }
+    adopt_pending(c);
+    ce_on_phase_begin(&c->eng, phase, n);
+    return 0;
+}
+
+int profd_phase_end(profd_client_t *c, const char *phase)
+{
+    if (c == NULL || (phase && phase_len(phase) == 0)) {
+        return PROFD_EINVAL;
+    }
+    if (!c->eng.in_phase) {
+        return PROFD_ESTATE;
+    }
+    ce_on_phase_end(&c->eng);
+    return 0;
+}
+
+int profd_substep(profd_client_t *c)
+{
+    if (c == NULL) {
+        return PROFD_EINVAL;
+    }
+    ce_on_substep(&c->eng);
+    return 0;
+}
+
+int profd_set_backend(profd_client_t *c, const profd_backend_t *b, void *user)
+{
+    if (c == NULL) {
+        return PROFD_EINVAL;
+    }
+    return ce_add_backend(&c->eng, b, user);
+}
+
+int profd_stats(profd_client_t *c, profd_stats_t *out)
+{
+    if (c == NULL || out == NULL) {
+        return PROFD_EINVAL;
+    }
+    memset(out, 0, sizeof(*out));
+    out->connected = atomic_load(&c->st_connected) != 0;
+    out->client_id = atomic_load(&c->st_client_id);
+    out->plan_gen = atomic_load(&c->st_plan_gen);
+    out->windows = atomic_load(&c->st_windows);
+    out->captures = atomic_load(&c->st_captures);
+    out->events_sent = atomic_load(&c->st_events_sent);
+    out->events_dropped = (int64_t)cl_ring_dropped(c->ring);
+    out->reconnects = atomic_load(&c->st_reconnects);
+    return 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * libprofd internals shared by client.c (training thread) and io.c
+ * (background thread). Not installed.
+ *
+ * Hand-offs between the two threads, all lock-free on the training side:
+ *  - step events: the SPSC ring (ring.h);
+ *  - plans: io publishes an immutable cl_plan_t through `pending`; the
+ *    training thread adopts it and acknowledges with `adopted_seq`, after
+ *    which io may free every older plan;
+ *  - results: the training thread pushes onto the `outbox` stack (one CAS);
+ *    io takes the whole stack at once.
+ */
+#ifndef PROFD_CLIENT_INTERNAL_H
+#define PROFD_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <nng/nng.h>
+
+#include "engine.h"
+#include "profd/client.h"
+#include "ring.h"
+
+typedef struct cl_plan {
+    pp_plan_t p;
+    char spool[PP_MAX_PATH]; /* spool root of the daemon that sent it */
+    uint64_t seq;
+    struct cl_plan *next; /* io's list of published plans */
+} cl_plan_t;
+
+typedef struct cl_result {
+    pp_result_t *res;
+    struct cl_result *next;
+} cl_result_t;
+
+typedef struct cl_io {
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;       /* under mu */
+    bool watch_done; /* under mu */
+    int watch_state; /* under mu */
+
+    nng_socket sock;
+    nng_ctx rpc_ctx, watch_ctx;
+    nng_aio *rpc_aio, *watch_aio;
+    bool sock_open;
+
+    bool registered;
+    bool watching;
+    int64_t client_id;
+    char instance[64];
+    char spool[PP_MAX_PATH];
+    int64_t gen;       /* plan generation last received */
+    int backoff_ms;
+    int64_t next_try_ms;
+    int64_t last_sent_ms;
+
+    cl_plan_t *plans; /* published, newest first */
+    uint64_t pub_seq;
+    cl_result_t *results; /* not yet delivered, oldest first */
+    uint64_t dropped_reported;
+    int64_t *evbuf; /* flattened (kind, step, t_us) triples */
+} cl_io_t;
+
+struct profd_client {
+    /* ---- training thread ---- */
+    ce_t eng;
+    cl_plan_t *plan; /* adopted */
+    int64_t captures_seen;
+
+    /* ---- shared ---- */
+    cl_ring_t *ring;
+    _Atomic(cl_plan_t *) pending;
+    _Atomic uint64_t adopted_seq;
+    _Atomic(cl_result_t *) outbox;
+    _Atomic int64_t st_connected, st_client_id, st_plan_gen, st_windows, st_captures,
+        st_events_sent, st_reconnects;
+
+    /* ---- options (immutable after open) ---- */
+    char url[PP_MAX_PATH];
+    int flush_ms;
+    profd_log_fn log;
+    void *log_arg;
+    int log_level;
+    int64_t local_rank, world_size;
+
+    /* ---- background thread ---- */
+    cl_io_t io;
+};
+
+/* Log through the user's hook, if any (never prints otherwise). */
+void cl_log(profd_client_t *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Monotonic milliseconds / microseconds. */
+int64_t cl_now_ms(void);
+int64_t cl_now_us(void);
+
+/* Background thread (io.c). */
+int cl_io_start(profd_client_t *c);
+/* Asks the thread to deliver what is pending (bounded) and exit; joins it. */
+void cl_io_stop(profd_client_t *c);
+
+/* Create a folder and its parents (mode 0777 & ~umask). 0 or PROFD_EIO. */
+int cl_mkdirs(const char *path, void *arg);
+
+#endif

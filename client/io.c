@@ -1,0 +1,572 @@
+/*
+ * libprofd background thread: registers with the node daemon, keeps a plan
+ * long-poll open, flushes step events and delivers capture results.
+ *
+ * One REQ socket with two contexts: `rpc` for synchronous request/reply
+ * (hello, events, result, bye) and `watch` for the long poll, driven by an
+ * aio callback that only flips state under the mutex and signals. Every wait
+ * is bounded; a missing daemon costs a timed-out request and a backoff, never
+ * anything on the training thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "internal.h"
+
+#define RPC_TIMEOUT_MS 2000
+#define CLOSE_TIMEOUT_MS 500
+#define HEARTBEAT_MS 2000
+#define WATCH_HOLD_MS 25000
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+#define EV_BATCH 2048
+
+enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
+
+static int map_nng(int rv)
+{
+    switch (rv) {
+    case 0:
+        return 0;
+    case NNG_ETIMEDOUT:
+        return PROFD_ETIMEDOUT;
+    case NNG_ENOMEM:
+        return PROFD_ENOMEM;
+    case NNG_EMSGSIZE:
+        return PROFD_ETOOBIG;
+    case NNG_ECLOSED:
+    case NNG_ECANCELED:
+        return PROFD_ECLOSED;
+    case NNG_EADDRINVAL:
+    case NNG_ENOTSUP:
+        return PROFD_EINVAL;
+    default:
+        return PROFD_ENODAEMON;
+    }
+}
+
+static bool transport_error(int rv)
+{
+    return rv == PROFD_ETIMEDOUT || rv == PROFD_ECLOSED || rv == PROFD_ENODAEMON;
+}
+
+static int msg_from(const pp_msg_t *m, nng_msg **out)
+{
+    char *buf;
+    size_t len;
+    nng_msg *nm;
+    int rv = pp_msg_encode(m, &buf, &len);
+    if (rv != 0) {
+        return rv;
+    }
+    if (nng_msg_alloc(&nm, 0) != 0 || nng_msg_append(nm, buf, len) != 0) {
+        free(buf);
+        return PROFD_ENOMEM;
+    }
+    free(buf);
+    *out = nm;
+    return 0;
+}
+
+/* Decode a reply; an error message becomes its code. */
+static int msg_to(profd_client_t *c, nng_msg *nm, pp_msg_t *out)
+{
+    char err[256];
+    int rv = pp_msg_decode(nng_msg_body(nm), nng_msg_len(nm), 0, out, err, sizeof(err));
+    nng_msg_free(nm);
+    if (rv != 0) {
+        cl_log(c, PROFD_LOG_WARN, "profd: bad reply from daemon: %s", err);
+        return rv;
+    }
+    if (out->type == PP_T_error) {
+        rv = (int)out->u.error.code;
+        cl_log(c, PROFD_LOG_DEBUG, "profd: daemon refused: %s", out->u.error.message);
+        pp_msg_free(out);
+        return rv < 0 ? rv : PROFD_EPROTO;
+    }
+    return 0;
+}
+
+static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeout_ms)
+{
+    cl_io_t *io = &c->io;
+    nng_msg *nm;
+    int rv;
+
+    if ((rv = msg_from(req, &nm)) != 0) {
+        return rv;
+    }
+    nng_aio_set_msg(io->rpc_aio, nm);
+    nng_aio_set_timeout(io->rpc_aio, timeout_ms);
+    nng_ctx_send(io->rpc_ctx, io->rpc_aio);
+    nng_aio_wait(io->rpc_aio);
+    if ((rv = nng_aio_result(io->rpc_aio)) != 0) {
+        nng_msg_free(nng_aio_get_msg(io->rpc_aio));
+        nng_aio_set_msg(io->rpc_aio, NULL);
+        return map_nng(rv);
+    }
+    nng_aio_set_timeout(io->rpc_aio, timeout_ms);
+    nng_ctx_recv(io->rpc_ctx, io->rpc_aio);
+    nng_aio_wait(io->rpc_aio);
+    if ((rv = nng_aio_result(io->rpc_aio)) != 0) {
+        return map_nng(rv);
+    }
+    return msg_to(c, nng_aio_get_msg(io->rpc_aio), rep);
+}
+
+static void set_disconnected(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    if (io->registered) {
+        cl_log(c, PROFD_LOG_INFO, "profd: lost the daemon at %s; will reconnect", c->url);
+    }
+    io->registered = false;
+    atomic_store(&c->st_connected, 0);
+    atomic_store(&c->st_client_id, 0);
+    if (io->watching) {
+        nng_aio_cancel(io->watch_aio); /* the callback reports it */
+    }
+}
+
+/* ---- registration ---- */
+
+static int do_hello(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    const ce_identity_t *id = &c->eng.id; /* immutable after open */
+    pp_msg_t req, rep;
+    int rv;
+
+    pp_msg_init(&req, PP_T_hello);
+    req.u.hello.job = (char *)id->job;
+    req.u.hello.role = (char *)id->role;
+    req.u.hello.rank = id->rank;
+    req.u.hello.local_rank = c->local_rank;
+    req.u.hello.world_size = c->world_size;
+    req.u.hello.replica_rank = id->replica_rank;
+    req.u.hello.host = (char *)id->host;
+    req.u.hello.pid = id->pid;
+    req.u.hello.version = PROFD_VERSION_STRING;
+    rv = rpc(c, &req, &rep, RPC_TIMEOUT_MS); /* req strings are borrowed */
+    if (rv != 0) {
+        return rv;
+    }
+    if (rep.type != PP_T_welcome) {
+        pp_msg_free(&rep);
+        return PROFD_EPROTO;
+    }
+    if (io->client_id != 0) {
+        atomic_fetch_add(&c->st_reconnects, 1);
+    }
+    io->client_id = rep.u.welcome.client;
+    snprintf(io->instance, sizeof(io->instance), "%s", rep.u.welcome.instance);
+    snprintf(io->spool, sizeof(io->spool), "%s", rep.u.welcome.spool);
+    io->gen = -1; /* whatever the daemon has is news */
+    io->registered = true;
+    atomic_store(&c->st_connected, 1);
+    atomic_store(&c->st_client_id, io->client_id);
+    cl_log(c, PROFD_LOG_INFO, "profd: registered with %s as client %lld", c->url,
+           (long long)io->client_id);
+    pp_msg_free(&rep);
+    return 0;
+}
+
+/* ---- plans ---- */
+
+static void publish(profd_client_t *c, pp_plan_t *plan)
+{
+    cl_io_t *io = &c->io;
+    cl_plan_t *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        pp_record_free(&pp_desc_plan, plan);
+        return;
+    }
+    p->p = *plan; /* moved */
+    pp_record_init(&pp_desc_plan, plan);
+    snprintf(p->spool, sizeof(p->spool), "%s", io->spool);
+    p->seq = ++io->pub_seq;
+    p->next = io->plans;
+    io->plans = p;
+    atomic_store_explicit(&c->pending, p, memory_order_release);
+}
+
+/* Free every plan older than the one the training thread adopted. */
+static void retire(profd_client_t *c)
+{
+    uint64_t adopted = atomic_load_explicit(&c->adopted_seq, memory_order_acquire);
+    for (cl_plan_t **pp = &c->io.plans; *pp;) {
+        cl_plan_t *p = *pp;
+        if (p->seq < adopted) {
+            *pp = p->next;
+            pp_record_free(&pp_desc_plan, &p->p);
+            free(p);
+        } else {
+            pp = &p->next;
+        }
+    }
+}
+
+static void watch_cb(void *arg)
+{
+    profd_client_t *c = arg;
+    cl_io_t *io = &c->io;
+    int rv = nng_aio_result(io->watch_aio);
+
+    pthread_mutex_lock(&io->mu);
+    if (io->watch_state == W_SENDING && rv == 0 && !io->stop) {
+        io->watch_state = W_RECVING;
+        pthread_mutex_unlock(&io->mu);
+        nng_aio_set_timeout(io->watch_aio, WATCH_HOLD_MS + 5000);
+        nng_ctx_recv(io->watch_ctx, io->watch_aio);
+        return;
+    }
+    if (io->watch_state == W_SENDING) {
+        nng_msg_free(nng_aio_get_msg(io->watch_aio));
+        nng_aio_set_msg(io->watch_aio, NULL);
+    }
+    io->watch_state = W_DONE;
+    io->watch_done = true;
+    pthread_cond_signal(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+}
+
+static void watch_start(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    pp_msg_t req;
+    nng_msg *nm;
+
+    pp_msg_init(&req, PP_T_watch);
+    req.u.watch.client = io->client_id;
+    req.u.watch.gen = io->gen;
+    req.u.watch.hold_ms = WATCH_HOLD_MS;
+    if (msg_from(&req, &nm) != 0) {
+        return;
+    }
+    pthread_mutex_lock(&io->mu);
+    io->watch_state = W_SENDING;
+    io->watch_done = false;
+    pthread_mutex_unlock(&io->mu);
+    io->watching = true;
+    nng_aio_set_msg(io->watch_aio, nm);
+    nng_aio_set_timeout(io->watch_aio, RPC_TIMEOUT_MS);
+    nng_ctx_send(io->watch_ctx, io->watch_aio);
+}
+
+static void watch_handle(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    pp_msg_t rep;
+    int rv;
+
+    pthread_mutex_lock(&io->mu);
+    io->watch_state = W_IDLE;
+    io->watch_done = false;
+    pthread_mutex_unlock(&io->mu);
+    io->watching = false;
+
+    if ((rv = nng_aio_result(io->watch_aio)) != 0) {
+        if (rv != NNG_ETIMEDOUT && rv != NNG_ECANCELED && io->registered) {
+            set_disconnected(c);
+        }
+        return;
+    }
+    rv = msg_to(c, nng_aio_get_msg(io->watch_aio), &rep);
+    nng_aio_set_msg(io->watch_aio, NULL);
+    if (rv == PROFD_ECLIENT) {
+        set_disconnected(c); /* the daemon restarted: register again */
+        return;
+    }
+    if (rv != 0 || rep.type != PP_T_plan) {
+        if (rv == 0) {
+            pp_msg_free(&rep);
+        }
+        return;
+    }
+    if (!rep.u.plan.unchanged && rep.u.plan.gen != io->gen) {
+        io->gen = rep.u.plan.gen;
+        cl_log(c, PROFD_LOG_DEBUG, "profd: plan %lld with %zu window(s)", (long long)io->gen,
+               rep.u.plan.entries_n);
+        publish(c, &rep.u.plan);
+    }
+    pp_msg_free(&rep);
+}
+
+/* ---- events and results ---- */
+
+static void flush_events(profd_client_t *c, int timeout_ms, bool force)
+{
+    cl_io_t *io = &c->io;
+    cl_event_t evs[64];
+    size_t n = 0;
+    unsigned k;
+
+    while (n < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
+        for (unsigned i = 0; i < k; i++, n++) {
+            io->evbuf[3 * n] = evs[i].kind;
+            io->evbuf[3 * n + 1] = evs[i].step;
+            io->evbuf[3 * n + 2] = evs[i].t_us;
+        }
+        if (n + 64 > EV_BATCH) {
+            break;
+        }
+    }
+    uint64_t dropped = cl_ring_dropped(c->ring);
+    int64_t now = cl_now_ms();
+    if (n == 0 && !force && now - io->last_sent_ms < HEARTBEAT_MS &&
+        dropped == io->dropped_reported) {
+        return;
+    }
+    pp_msg_t req, rep;
+    pp_msg_init(&req, PP_T_events);
+    req.u.events.client = io->client_id;
+    req.u.events.gen = io->gen;
+    req.u.events.ev = io->evbuf;
+    req.u.events.ev_n = 3 * n;
+    req.u.events.dropped = (int64_t)(dropped - io->dropped_reported);
+    int rv = rpc(c, &req, &rep, timeout_ms);
+    io->last_sent_ms = now;
+    if (rv == 0) {
+        atomic_fetch_add(&c->st_events_sent, (int64_t)n);
+        io->dropped_reported = dropped;
+        pp_msg_free(&rep);
+    } else if (rv == PROFD_ECLIENT || transport_error(rv)) {
+        set_disconnected(c);
+    }
+}
+
+static void take_outbox(profd_client_t *c)
+{
+    cl_result_t *r = atomic_exchange_explicit(&c->outbox, NULL, memory_order_acquire);
+    cl_result_t *rev = NULL;
+    while (r) { /* the stack is newest first: reverse it */
+        cl_result_t *next = r->next;
+        r->next = rev;
+        rev = r;
+        r = next;
+    }
+    cl_result_t **tail = &c->io.results;
+    while (*tail) {
+        tail = &(*tail)->next;
+    }
+    *tail = rev;
+}
+
+static void flush_results(profd_client_t *c, int timeout_ms)
+{
+    cl_io_t *io = &c->io;
+    take_outbox(c);
+    while (io->results && io->registered) {
+        cl_result_t *r = io->results;
+        pp_msg_t req, rep;
+        pp_msg_init(&req, PP_T_result);
+        req.u.result = *r->res; /* borrowed */
+        req.u.result.client = io->client_id;
+        int rv = rpc(c, &req, &rep, timeout_ms);
+        if (rv == PROFD_ECLIENT || transport_error(rv)) {
+            set_disconnected(c); /* keep it; retried after registering again */
+            return;
+        }
+        if (rv == 0) {
+            pp_msg_free(&rep);
+        } else {
+            cl_log(c, PROFD_LOG_WARN, "profd: result for window %lld refused: %s",
+                   (long long)r->res->window, profd_strerror(rv));
+        }
+        io->results = r->next;
+        pp_record_free(&pp_desc_result, r->res);
+        free(r->res);
+        free(r);
+    }
+}
+
+static void say_bye(profd_client_t *c)
+{
+    pp_msg_t req, rep;
+    pp_msg_init(&req, PP_T_bye);
+    req.u.bye.client = c->io.client_id;
+    if (rpc(c, &req, &rep, CLOSE_TIMEOUT_MS) == 0) {
+        pp_msg_free(&rep);
+    }
+}
+
+/* ---- the thread ---- */
+
+static void wait_until(cl_io_t *io, int64_t deadline_ms, bool *stop, bool *watch_done)
+{
+    pthread_mutex_lock(&io->mu);
+    while (!io->stop && !io->watch_done) {
+        int64_t now = cl_now_ms();
+        if (now >= deadline_ms) {
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + (deadline_ms - now) * 1000000;
+        ts.tv_sec += ns / 1000000000;
+        ts.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
+    *stop = io->stop;
+    *watch_done = io->watch_done;
+    pthread_mutex_unlock(&io->mu);
+}
+
+static void *io_main(void *arg)
+{
+    profd_client_t *c = arg;
+    cl_io_t *io = &c->io;
+    bool stop, watch_done;
+
+    io->backoff_ms = BACKOFF_MIN_MS;
+    for (;;) {
+        int64_t now = cl_now_ms();
+        int64_t deadline = now + c->flush_ms;
+        if (!io->registered && io->next_try_ms > deadline) {
+            deadline = io->next_try_ms;
+        }
+        wait_until(io, deadline, &stop, &watch_done);
+        if (stop) {
+            break;
+        }
+        if (watch_done) {
+            watch_handle(c);
+        }
+        if (!io->registered) {
+            if (io->watching || cl_now_ms() < io->next_try_ms) {
+                continue; /* wait for the cancelled watch to come back first */
+            }
+            if (do_hello(c) != 0) {
+                io->next_try_ms = cl_now_ms() + io->backoff_ms;
+                io->backoff_ms = io->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+                                                                     : io->backoff_ms * 2;
+                continue;
+            }
+            io->backoff_ms = BACKOFF_MIN_MS;
+        }
+        if (!io->watching) {
+            watch_start(c);
+        }
+        flush_results(c, RPC_TIMEOUT_MS);
+        if (io->registered) {
+            flush_events(c, RPC_TIMEOUT_MS, false);
+        }
+        retire(c);
+    }
+
+    /* closing: deliver what is owed, within a bounded time */
+    if (io->registered) {
+        flush_results(c, CLOSE_TIMEOUT_MS);
+    }
+    if (io->registered) {
+        flush_events(c, CLOSE_TIMEOUT_MS, true);
+    }
+    if (io->registered) {
+        say_bye(c);
+    }
+    return NULL;
+}
+
+int cl_io_start(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    int rv;
+
+    memset(io, 0, sizeof(*io));
+    if ((io->evbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL) {
+        return PROFD_ENOMEM;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&io->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&io->mu, NULL);
+
+    if ((rv = nng_req0_open(&io->sock)) != 0) {
+        goto fail;
+    }
+    io->sock_open = true;
+    nng_socket_set_ms(io->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+    nng_socket_set_ms(io->sock, NNG_OPT_RECONNMINT, 50);
+    nng_socket_set_ms(io->sock, NNG_OPT_RECONNMAXT, 1000);
+    nng_socket_set_size(io->sock, NNG_OPT_RECVMAXSZ, 16u << 20);
+    if ((rv = nng_ctx_open(&io->rpc_ctx, io->sock)) != 0 ||
+        (rv = nng_ctx_open(&io->watch_ctx, io->sock)) != 0 ||
+        (rv = nng_aio_alloc(&io->rpc_aio, NULL, NULL)) != 0 ||
+        (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
+        goto fail;
+    }
+    if ((rv = nng_dial(io->sock, c->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+        goto fail;
+    }
+    if (pthread_create(&io->thread, NULL, io_main, c) != 0) {
+        rv = NNG_ENOMEM;
+        goto fail;
+    }
+    io->started = true;
+    return 0;
+
+fail:
+    if (io->watch_aio) {
+        nng_aio_free(io->watch_aio);
+    }
+    if (io->rpc_aio) {
+        nng_aio_free(io->rpc_aio);
+    }
+    if (io->sock_open) {
+        nng_close(io->sock);
+    }
+    pthread_cond_destroy(&io->cv);
+    pthread_mutex_destroy(&io->mu);
+    free(io->evbuf);
+    return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
+}
+
+void cl_io_stop(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    if (!io->started) {
+        return;
+    }
+    take_outbox(c);
+    pthread_mutex_lock(&io->mu);
+    io->stop = true;
+    pthread_cond_signal(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+    pthread_join(io->thread, NULL);
+
+    nng_aio_stop(io->watch_aio);
+    nng_aio_stop(io->rpc_aio);
+    nng_msg *m = nng_aio_get_msg(io->watch_aio);
+    if (m && io->watch_state == W_DONE && nng_aio_result(io->watch_aio) == 0) {
+        nng_msg_free(m);
+    }
+    nng_close(io->sock);
+    nng_aio_free(io->watch_aio);
+    nng_aio_free(io->rpc_aio);
+
+    while (io->plans) {
+        cl_plan_t *p = io->plans;
+        io->plans = p->next;
+        pp_record_free(&pp_desc_plan, &p->p);
+        free(p);
+    }
+    while (io->results) {
+        cl_result_t *r = io->results;
+        io->results = r->next;
+        pp_record_free(&pp_desc_result, r->res);
+        free(r->res);
+        free(r);
+    }
+    free(io->evbuf);
+    pthread_cond_destroy(&io->cv);
+    pthread_mutex_destroy(&io->mu);
+    io->started = false;
+}

@@ -1,0 +1,391 @@
+/*
+ * profd-sim: a simulated multi-rank RL job built on libprofd. Spawns one
+ * worker process per rank with a role layout (actor, rollout in inference
+ * replicas, ref, critic, ...), steps at a given rate through the phases of
+ * its role with sub-steps, and writes synthetic Chrome traces of a chosen
+ * size through the `sim` backend when a window selects it. Drives the demo,
+ * the system tests and the benchmarks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profd/client.h"
+#include "profd/proto.h"
+
+#define MAX_GROUPS 16
+#define MAX_RANKS 4096
+
+typedef struct group {
+    char role[PP_MAX_NAME + 1];
+    int count;
+    int replicas; /* 0: not replicas */
+} group_t;
+
+typedef struct sim {
+    const char *url, *job, *host;
+    group_t groups[MAX_GROUPS];
+    int ngroups, nranks;
+    int64_t steps, start_step;
+    double rate;
+    int substeps;
+    int64_t trace_bytes;
+    char phases_override[512];
+    bool verbose;
+    int rank_offset;
+} sim_t;
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: profd-sim --layout ROLE:N[@R][,ROLE:N...] [options]\n"
+            "\n"
+            "Simulates a multi-rank RL training job on libprofd: one process per rank.\n"
+            "  --layout L        e.g. actor:4,rollout:4@2,ref:2 (rollout: 4 ranks in 2 replicas);\n"
+            "                    global ranks are numbered in layout order\n"
+            "  --steps N         steps per worker (default 20)\n"
+            "  --start-step S    first step (default 1)\n"
+            "  --rate R          steps per second (default 10)\n"
+            "  --substeps K      sub-steps per phase: decode steps, micro-batches (default 4)\n"
+            "  --phases P,Q      phases of every role (default: by role: rollout generate;\n"
+            "                    actor compute_log_prob,update_actor; ref ref_compute_log_prob;\n"
+            "                    critic compute_values,update_critic; reward compute_rm_score)\n"
+            "  --trace-bytes B   synthetic trace size per capture unless the window's settings\n"
+            "                    say \"bytes\" (default 65536)\n"
+            "  --job J           job name (default $PROFD_JOB, else default)\n"
+            "  --url URL         worker endpoint (default: as libprofd)\n"
+            "  --host H          host name reported (default: this host)\n"
+            "  --rank-offset N   first global rank (several sims, one job)\n"
+            "  --verbose         print the client library's log\n"
+            "  --help\n");
+}
+
+static int parse_layout(sim_t *s, const char *spec)
+{
+    char *copy = strdup(spec), *save = NULL;
+    s->ngroups = 0;
+    s->nranks = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        group_t *g = &s->groups[s->ngroups];
+        char *colon = strchr(tok, ':');
+        if (s->ngroups == MAX_GROUPS || colon == NULL) {
+            free(copy);
+            return -1;
+        }
+        *colon = '\0';
+        if (!pp_ident_ok(tok)) {
+            free(copy);
+            return -1;
+        }
+        snprintf(g->role, sizeof(g->role), "%s", tok);
+        char *at = strchr(colon + 1, '@');
+        g->count = atoi(colon + 1);
+        g->replicas = at ? atoi(at + 1) : 0;
+        if (g->count < 1 || (at && (g->replicas < 1 || g->count % g->replicas != 0))) {
+            free(copy);
+            return -1;
+        }
+        s->nranks += g->count;
+        s->ngroups++;
+    }
+    free(copy);
+    return s->ngroups > 0 && s->nranks <= MAX_RANKS ? 0 : -1;
+}
+
+static int role_phases(const sim_t *s, const char *role, const char *out[8])
+{
+    static char buf[512];
+    int n = 0;
+    if (s->phases_override[0]) {
+        snprintf(buf, sizeof(buf), "%s", s->phases_override);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save)) {
+            out[n++] = t;
+        }
+        return n;
+    }
+    if (strcmp(role, "rollout") == 0) {
+        out[n++] = "generate";
+    } else if (strcmp(role, "actor") == 0) {
+        out[n++] = "compute_log_prob";
+        out[n++] = "update_actor";
+    } else if (strcmp(role, "ref") == 0) {
+        out[n++] = "ref_compute_log_prob";
+    } else if (strcmp(role, "critic") == 0) {
+        out[n++] = "compute_values";
+        out[n++] = "update_critic";
+    } else if (strcmp(role, "reward") == 0) {
+        out[n++] = "compute_rm_score";
+    } else {
+        out[n++] = "work";
+    }
+    return n;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double t)
+{
+    double d = t - now_s();
+    if (d > 0) {
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_flag) {
+        }
+    }
+}
+
+/* ---- the sim backend with the default size of this run ---- */
+
+typedef struct sim_user {
+    int64_t bytes;
+} sim_user_t;
+
+static int with_size(const profd_capture_t *cap, void *user, char *reason, size_t len,
+                     int (*fn)(const profd_capture_t *, void *, char *, size_t))
+{
+    sim_user_t *u = user;
+    char settings[64];
+    if (pp_json_get_i64(cap->settings_json, "bytes", -1) >= 0) {
+        return fn(cap, NULL, reason, len);
+    }
+    profd_capture_t c = *cap;
+    snprintf(settings, sizeof(settings), "{\"bytes\":%lld}", (long long)u->bytes);
+    c.settings_json = settings;
+    return fn(&c, NULL, reason, len);
+}
+
+static int sized_start(const profd_capture_t *cap, void *user, char *reason, size_t len)
+{
+    return with_size(cap, user, reason, len, profd_backend_sim()->start);
+}
+
+static int sized_stop(const profd_capture_t *cap, void *user, char *reason, size_t len)
+{
+    return with_size(cap, user, reason, len, profd_backend_sim()->stop);
+}
+
+static const profd_backend_t sized_sim = {"*", 0, sized_start, sized_stop, NULL};
+
+static void log_hook(void *arg, int level, const char *msg)
+{
+    fprintf(stderr, "[rank %d] %s\n", *(int *)arg, msg);
+}
+
+/* ---- one worker ---- */
+
+static int worker(const sim_t *s, const char *role, int rank, int local, int replica)
+{
+    profd_options_t o;
+    profd_client_t *c;
+    sim_user_t user = {s->trace_bytes};
+    const char *phases[8];
+    int nph = role_phases(s, role, phases);
+
+    profd_options_init(&o);
+    o.url = s->url;
+    o.job = s->job;
+    o.role = role;
+    o.host = s->host;
+    o.rank = rank;
+    o.local_rank = local;
+    o.world_size = s->nranks + s->rank_offset;
+    o.replica_rank = replica;
+    if (s->verbose) {
+        o.log = log_hook;
+        o.log_arg = &rank;
+        o.log_level = PROFD_LOG_DEBUG;
+    }
+    int rv = profd_open(&c, &o);
+    if (rv != 0) {
+        fprintf(stderr, "profd-sim: rank %d: profd_open: %s\n", rank, profd_strerror(rv));
+        return 1;
+    }
+    profd_set_backend(c, profd_backend_exec(), NULL);
+    profd_set_backend(c, &sized_sim, &user);
+
+    double period = s->rate > 0 ? 1.0 / s->rate : 0;
+    double slice = nph && s->substeps ? period / (nph * s->substeps) : period;
+    double t = now_s();
+    for (int64_t step = s->start_step; step < s->start_step + s->steps && !stop_flag; step++) {
+        double t0 = t;
+        profd_step_begin(c, step);
+        for (int p = 0; p < nph; p++) {
+            profd_phase_begin(c, phases[p]);
+            for (int k = 0; k < s->substeps; k++) {
+                t += slice;
+                sleep_until(t);
+                profd_substep(c);
+            }
+            profd_phase_end(c, phases[p]);
+        }
+        t = t0 + period;
+        sleep_until(t);
+        profd_step_end(c, step);
+    }
+    profd_close(c);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_LAYOUT = 1, O_STEPS, O_START, O_RATE, O_SUB, O_PHASES, O_BYTES, O_JOB, O_URL, O_HOST,
+           O_OFFSET, O_VERBOSE, O_HELP };
+    static const struct option opts[] = {
+        {"layout", required_argument, NULL, O_LAYOUT},
+        {"steps", required_argument, NULL, O_STEPS},
+        {"start-step", required_argument, NULL, O_START},
+        {"rate", required_argument, NULL, O_RATE},
+        {"substeps", required_argument, NULL, O_SUB},
+        {"phases", required_argument, NULL, O_PHASES},
+        {"trace-bytes", required_argument, NULL, O_BYTES},
+        {"job", required_argument, NULL, O_JOB},
+        {"url", required_argument, NULL, O_URL},
+        {"host", required_argument, NULL, O_HOST},
+        {"rank-offset", required_argument, NULL, O_OFFSET},
+        {"verbose", no_argument, NULL, O_VERBOSE},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    sim_t s;
+    int ch;
+    bool have_layout = false;
+
+    memset(&s, 0, sizeof(s));
+    s.steps = 20;
+    s.start_step = 1;
+    s.rate = 10;
+    s.substeps = 4;
+    s.trace_bytes = 65536;
+    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_LAYOUT:
+            if (parse_layout(&s, optarg) != 0) {
+                fprintf(stderr, "profd-sim: --layout: expected ROLE:N[@REPLICAS],... with N a "
+                                "multiple of REPLICAS, found '%s'\n",
+                        optarg);
+                return 2;
+            }
+            have_layout = true;
+            break;
+        case O_STEPS:
+            s.steps = atoll(optarg);
+            break;
+        case O_START:
+            s.start_step = atoll(optarg);
+            break;
+        case O_RATE:
+            s.rate = atof(optarg);
+            break;
+        case O_SUB:
+            s.substeps = atoi(optarg);
+            break;
+        case O_PHASES:
+            snprintf(s.phases_override, sizeof(s.phases_override), "%s", optarg);
+            break;
+        case O_BYTES:
+            s.trace_bytes = atoll(optarg);
+            break;
+        case O_JOB:
+            s.job = optarg;
+            break;
+        case O_URL:
+            s.url = optarg;
+            break;
+        case O_HOST:
+            s.host = optarg;
+            break;
+        case O_OFFSET:
+            s.rank_offset = atoi(optarg);
+            break;
+        case O_VERBOSE:
+            s.verbose = true;
+            break;
+        case O_HELP:
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!have_layout || optind < argc || s.steps < 1 || s.start_step < 0 || s.rate < 0 ||
+        s.substeps < 0 || s.trace_bytes < 0 || s.rank_offset < 0) {
+        fprintf(stderr, "profd-sim: %s\n",
+                !have_layout ? "--layout is required" : "invalid arguments");
+        usage(stderr);
+        return 2;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    pid_t *pids = calloc((size_t)s.nranks, sizeof(*pids));
+    int rank = s.rank_offset, spawned = 0;
+    for (int g = 0; g < s.ngroups; g++) {
+        const group_t *gr = &s.groups[g];
+        for (int i = 0; i < gr->count; i++, rank++) {
+            int replica = gr->replicas ? i / (gr->count / gr->replicas) : PROFD_NO_REPLICA;
+            pid_t pid = fork();
+            if (pid == 0) {
+                free(pids);
+                _exit(worker(&s, gr->role, rank, rank - s.rank_offset, replica));
+            }
+            if (pid < 0) {
+                fprintf(stderr, "profd-sim: fork: %s\n", strerror(errno));
+                stop_flag = 1;
+                break;
+            }
+            pids[spawned++] = pid;
+        }
+    }
+    printf("profd-sim: %d worker(s), %lld step(s) from %lld at %.3g/s\n", spawned,
+           (long long)s.steps, (long long)s.start_step, s.rate);
+    fflush(stdout);
+    int failed = 0;
+    for (int i = 0; i < spawned; i++) {
+        int st;
+        while (waitpid(pids[i], &st, 0) < 0) {
+            if (errno != EINTR) {
+                break;
+            }
+            if (stop_flag) { /* pass the stop on to every worker */
+                for (int k = 0; k < spawned; k++) {
+                    kill(pids[k], SIGTERM);
+                }
+            }
+        }
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            failed++;
+        }
+    }
+    free(pids);
+    if (failed) {
+        fprintf(stderr, "profd-sim: %d worker(s) failed\n", failed);
+        return 1;
+    }
+    printf("profd-sim: %d worker(s) finished\n", spawned);
+    return 0;
+}

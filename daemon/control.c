@@ -1,0 +1,297 @@
+/* The control endpoint (see control.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "profcfg.h"
+#include "profd/client.h"
+
+typedef void (*handler_fn)(pd_daemon_t *d, pd_req_t *req, pp_msg_t *m);
+
+bool pd_control_permitted(const pd_daemon_t *d, const pd_peer_t *peer)
+{
+    if (peer->uid < 0) {
+        return false; /* not an ipc peer: no credentials to check */
+    }
+    if (peer->uid == 0 || peer->uid == d->uid) {
+        return true;
+    }
+    for (size_t i = 0; i < d->cfg.n_allow_uids; i++) {
+        if (d->cfg.allow_uids[i] == peer->uid) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < d->cfg.n_allow_gids; i++) {
+        if (d->cfg.allow_gids[i] == peer->gid) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void reply_started(pd_daemon_t *d, pd_req_t *req, const int64_t *ids, size_t n,
+                          char **warnings, size_t nwarnings)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_started);
+    pp_window_t *v = n ? calloc(n, sizeof(*v)) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; v && i < n; i++) {
+        pd_window_t *w = pd_windows_get(&d->win, ids[i]);
+        if (w) {
+            pd_windows_info(w, false, &v[k++]);
+        }
+    }
+    m.u.started.windows = v;
+    m.u.started.windows_n = k;
+    m.u.started.warnings = warnings;
+    m.u.started.warnings_n = nwarnings;
+    pd_req_reply_msg(req, &m);
+    for (size_t i = 0; i < k; i++) {
+        pd_windows_info_free(&v[i]);
+    }
+    free(v);
+}
+
+static void on_status(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
+{
+    pp_msg_t m;
+    int64_t now = pd_now_ms();
+    size_t n = 0;
+    pp_msg_init(&m, PP_T_status_reply);
+    for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); k; k = pd_registry_next(&d->reg, k)) {
+        n++;
+    }
+    pp_rank_t *rows = n ? calloc(n, sizeof(*rows)) : NULL;
+    size_t i = 0;
+    for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); rows && k;
+         k = pd_registry_next(&d->reg, k)) {
+        if (in->u.status.job == NULL || strcmp(in->u.status.job, k->job) == 0) {
+            pd_registry_row(k, now, &rows[i++]);
+        }
+    }
+    m.u.status_reply.node = d->node;
+    m.u.status_reply.instance = d->instance;
+    m.u.status_reply.version = PROFD_VERSION_STRING;
+    m.u.status_reply.save_path = d->save_path;
+    m.u.status_reply.windows = (int64_t)pd_windows_live(&d->win);
+    m.u.status_reply.ranks = rows;
+    m.u.status_reply.ranks_n = i;
+    m.u.status_reply.bad_requests = d->bad_requests;
+    pd_req_reply_msg(req, &m);
+    free(rows);
+}
+
+static void on_windows(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
+{
+    const pp_query_t *q = &in->u.windows;
+    pp_msg_t m;
+    size_t n = 0;
+    pp_msg_init(&m, PP_T_windows_reply);
+    if (q->id != PP_NONE && pd_windows_get(&d->win, q->id) == NULL) {
+        pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)q->id);
+        return;
+    }
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        n++;
+    }
+    pp_window_t *v = n ? calloc(n, sizeof(*v)) : NULL;
+    size_t k = 0;
+    for (pd_window_t *w = d->win.head; v && w; w = w->next) {
+        if ((q->id != PP_NONE && w->id != q->id) || (q->job && strcmp(q->job, w->job) != 0)) {
+            continue;
+        }
+        pd_windows_info(w, q->id != PP_NONE, &v[k++]);
+    }
+    m.u.windows_reply.windows = v;
+    m.u.windows_reply.windows_n = k;
+    pd_req_reply_msg(req, &m);
+    for (size_t i = 0; i < k; i++) {
+        pd_windows_info_free(&v[i]);
+    }
+    free(v);
+}
+
+static void on_start(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
+{
+    char err[256];
+    int64_t *ids;
+    size_t n;
+    int rv = pd_windows_create(d, &in->u.start, &ids, &n, err, sizeof(err));
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
+    reply_started(d, req, ids, n, NULL, 0);
+    free(ids);
+}
+
+static void on_stop(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
+{
+    char err[256];
+    const pp_stop_t *s = &in->u.stop;
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    if (s->id != PP_NONE) {
+        int rv = pd_windows_stop(d, s->id, err, sizeof(err));
+        if (rv != 0) {
+            pd_req_reply_error(req, rv, "%s", err);
+            return;
+        }
+        reply_started(d, req, &s->id, 1, NULL, 0);
+        return;
+    }
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if ((w->state != PD_W_PENDING && w->state != PD_W_ACTIVE) ||
+            (s->job && strcmp(s->job, w->job) != 0)) {
+            continue;
+        }
+        if (pd_windows_stop(d, w->id, err, sizeof(err)) == 0) {
+            if (n == cap) {
+                cap = cap ? 2 * cap : 8;
+                int64_t *v = realloc(ids, cap * sizeof(*v));
+                if (v == NULL) {
+                    break;
+                }
+                ids = v;
+            }
+            ids[n++] = w->id;
+        }
+    }
+    reply_started(d, req, ids, n, NULL, 0);
+    free(ids);
+}
+
+int pd_control_apply_text(pd_daemon_t *d, const char *file, const char *text, size_t len,
+                          char *const *overrides, size_t n_overrides, const char *job,
+                          int64_t **ids, size_t *nids, char ***warnings, size_t *nwarnings,
+                          char *err, size_t errlen)
+{
+    pd_profcfg_t cfg;
+    int rv = pd_profcfg_load(file ? file : "<apply>", text, len, overrides, n_overrides, &cfg, err,
+                             errlen);
+    *ids = NULL;
+    *nids = 0;
+    *warnings = NULL;
+    *nwarnings = 0;
+    if (rv != 0) {
+        return rv;
+    }
+    for (size_t i = 0; i < cfg.n_specs && rv == 0; i++) {
+        int64_t *v;
+        size_t n;
+        pp_window_spec_t *spec = &cfg.specs[i];
+        if (job && spec->job == NULL) {
+            spec->job = strdup(job);
+        }
+        rv = pd_windows_create(d, spec, &v, &n, err, errlen);
+        if (rv == 0) {
+            int64_t *all = realloc(*ids, (*nids + n) * sizeof(*all));
+            if (all) {
+                memcpy(all + *nids, v, n * sizeof(*v));
+                *ids = all;
+                *nids += n;
+            }
+            free(v);
+        }
+    }
+    /* hand over the file-level warnings */
+    *warnings = cfg.warnings;
+    *nwarnings = cfg.n_warnings;
+    cfg.warnings = NULL;
+    cfg.n_warnings = 0;
+    pd_profcfg_free(&cfg);
+    return rv;
+}
+
+static void on_apply(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
+{
+    char err[512];
+    const pp_apply_t *a = &in->u.apply;
+    int64_t *ids;
+    size_t n, nw;
+    char **warnings;
+    int rv = pd_control_apply_text(d, a->file, a->yaml, strlen(a->yaml), a->overrides,
+                                   a->overrides_n, a->job, &ids, &n, &warnings, &nw, err,
+                                   sizeof(err));
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+    } else {
+        PD_LOG(&d->log, PD_LOG_INFO, "control", "applied %s: %zu window(s)",
+               a->file ? a->file : "config", n);
+        reply_started(d, req, ids, n, warnings, nw);
+    }
+    for (size_t i = 0; i < nw; i++) {
+        free(warnings[i]);
+    }
+    free(warnings);
+    free(ids);
+}
+
+static const struct {
+    pp_type_t type;
+    handler_fn fn;
+} handlers[] = {
+    {PP_T_status, on_status}, {PP_T_windows, on_windows}, {PP_T_start, on_start},
+    {PP_T_stop, on_stop},     {PP_T_apply, on_apply},
+};
+
+static void on_request(pd_req_t *req, void *arg)
+{
+    pd_daemon_t *d = arg;
+    pp_msg_t m;
+    char err[256];
+    size_t len;
+    const void *body = pd_req_body(req, &len);
+    int rv = pp_msg_decode(body, len, (size_t)d->cfg.max_msg_bytes, &m, err, sizeof(err));
+    if (rv != 0) {
+        d->bad_requests++;
+        PD_LOG(&d->log, PD_LOG_DEBUG, "control", "bad request: %s", err);
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
+    pp_access_t acc = pp_type_access(m.type);
+    if (acc != PP_ACC_READ && acc != PP_ACC_WRITE) {
+        d->bad_requests++;
+        pd_req_reply_error(req, PROFD_ETYPE, "'%s' is not a control request",
+                           pp_type_name(m.type));
+    } else if (acc == PP_ACC_WRITE && !pd_control_permitted(d, pd_req_peer(req))) {
+        const pd_peer_t *p = pd_req_peer(req);
+        PD_LOG(&d->log, PD_LOG_WARN, "control", "refused '%s' from uid %lld pid %lld",
+               pp_type_name(m.type), (long long)p->uid, (long long)p->pid);
+        pd_req_reply_error(req, PROFD_EPERM,
+                           "'%s' is not permitted for uid %lld (see security.allow_uids)",
+                           pp_type_name(m.type), (long long)p->uid);
+    } else {
+        for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+            if (handlers[i].type == m.type) {
+                handlers[i].fn(d, req, &m);
+                break;
+            }
+        }
+    }
+    pp_msg_free(&m);
+}
+
+int pd_control_init(pd_daemon_t *d, char *err, size_t errlen)
+{
+    pd_rep_opts_t o = {
+        .url = d->cfg.control_url,
+        .max_msg = (size_t)d->cfg.max_msg_bytes,
+        .socket_mode = (int)d->cfg.socket_mode,
+        .initial = 2,
+        .max_contexts = 16,
+        .handler = on_request,
+        .pipe_gone = NULL,
+        .arg = d,
+    };
+    return pd_rep_open(&d->control_ep, &d->loop, &o, err, errlen);
+}
+
+void pd_control_fini(pd_daemon_t *d)
+{
+    pd_rep_close(d->control_ep);
+    d->control_ep = NULL;
+}

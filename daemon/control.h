@@ -1,0 +1,33 @@
+/*
+ * The control endpoint: profctl and any nng peer speaking the control JSON.
+ * Every request is checked in order: size, JSON, version, known type, schema
+ * (the codec), then access: read-only requests (status, windows) for any peer
+ * that can connect; mutating ones (start, stop, apply) only for permitted
+ * peers (root, the daemon's own uid, security.allow_uids / allow_gids), by the
+ * credentials of the ipc:// connection. Dispatch is by a table.
+ */
+#ifndef PD_CONTROL_H
+#define PD_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct pd_daemon;
+struct pd_peer;
+
+int pd_control_init(struct pd_daemon *d, char *err, size_t errlen);
+void pd_control_fini(struct pd_daemon *d);
+
+/* May this peer run mutating requests? */
+bool pd_control_permitted(const struct pd_daemon *d, const struct pd_peer *peer);
+
+/* Load a profiling config text (verl / MindSpeed / Megatron YAML) and create
+ * its windows; used by `apply` and at start / SIGHUP for cfg.profile_config.
+ * Returns 0 with the created window ids, or PROFD_ECONFIG / PROFD_EINVAL with
+ * the reason in err. */
+int pd_control_apply_text(struct pd_daemon *d, const char *file, const char *text, size_t len,
+                          char *const *overrides, size_t n_overrides, const char *job,
+                          int64_t **ids, size_t *nids, char ***warnings, size_t *nwarnings,
+                          char *err, size_t errlen);
+
+#endif
