@@ -454,7 +454,7 @@ static int cmd_status(ctl_t *c, int argc, char **argv)
     pp_msg_t req, rep;
     int ch;
     pp_msg_init(&req, PP_T_status);
-    while ((ch = getopt_long(argc, argv, "+j:", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "j:", o, NULL)) != -1) {
         if (ch != 'j') {
             return bad_usage("status: unknown option");
         }
@@ -491,7 +491,7 @@ static int cmd_windows(ctl_t *c, int argc, char **argv)
     int64_t id = PP_NONE;
     pp_msg_t rep;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+j:", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "j:", o, NULL)) != -1) {
         if (ch != 'j') {
             return bad_usage("windows: unknown option");
         }
@@ -556,7 +556,7 @@ static int cmd_start(ctl_t *c, int argc, char **argv)
     s = &req.u.start;
     pp_record_init(&pp_desc_selector, &base);
     base.all_ranks = true;
-    while ((ch = getopt_long(argc, argv, "+", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "", o, NULL)) != -1) {
         char *colon;
         switch (ch) {
         case O_STEPS:
@@ -757,7 +757,7 @@ static int cmd_stop(ctl_t *c, int argc, char **argv)
     pp_msg_t req, rep;
     int ch;
     pp_msg_init(&req, PP_T_stop);
-    while ((ch = getopt_long(argc, argv, "+j:", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "j:", o, NULL)) != -1) {
         if (ch != 'j') {
             return bad_usage("stop: unknown option");
         }
@@ -794,7 +794,7 @@ static int cmd_wait(ctl_t *c, int argc, char **argv)
     int64_t id, timeout_s = 600;
     int ch;
     bool tty = isatty(STDERR_FILENO);
-    while ((ch = getopt_long(argc, argv, "+t:", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "t:", o, NULL)) != -1) {
         if (ch != 't' || parse_i64(optarg, &timeout_s) != 0 || timeout_s < 0) {
             return bad_usage("wait: --timeout expects seconds");
         }
@@ -921,7 +921,7 @@ static int cmd_apply(ctl_t *c, int argc, char **argv)
     size_t len;
     int ch;
     pp_msg_init(&req, PP_T_apply);
-    while ((ch = getopt_long(argc, argv, "+j:", o, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "j:", o, NULL)) != -1) {
         if (ch != 'j') {
             return bad_usage("apply: unknown option");
         }
@@ -1002,7 +1002,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[optind];
     int sub_argc = argc - optind;
     char **sub_argv = argv + optind;
-    optind = 1; /* each command parses its own options */
+    optind = 0; /* each command parses its own options (0: full reset in glibc) */
     if (strcmp(cmd, "status") == 0) {
         rv = cmd_status(&c, sub_argc, sub_argv);
     } else if (strcmp(cmd, "windows") == 0) {

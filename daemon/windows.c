@@ -344,6 +344,26 @@ static void manifest_done(pd_job_t *j)
     pd_job_free(j);
 }
 
+/* Manifest order: role, phase, rank, replica, first step. */
+static int cmp_capture(const void *a, const void *b)
+{
+    const pp_capture_t *x = a, *y = b;
+    int c = strcmp(x->role, y->role);
+    if (c == 0) {
+        c = strcmp(x->phase ? x->phase : "", y->phase ? y->phase : "");
+    }
+    if (c == 0) {
+        c = (x->rank > y->rank) - (x->rank < y->rank);
+    }
+    if (c == 0) {
+        c = (x->replica_rank > y->replica_rank) - (x->replica_rank < y->replica_rank);
+    }
+    if (c == 0) {
+        c = (x->first_step > y->first_step) - (x->first_step < y->first_step);
+    }
+    return c;
+}
+
 static void write_manifest(pd_daemon_t *d, pd_window_t *w)
 {
     pp_manifest_t man;
@@ -371,6 +391,7 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
             k++;
         }
     }
+    qsort(caps, k, sizeof(*caps), cmp_capture);
     man.window.steps = steps;
     man.window.steps_n = 2;
     man.window.roles = window_roles(w, &nroles);

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install the Debian packages profd needs to build and test, when missing.
+# Usage: deploy/deps.sh [extra-package ...]
+set -euo pipefail
+
+packages=(
+  cmake make gcc pkg-config
+  libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev
+  python3 iproute2 procps
+)
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deploy/deps.sh: missing packages: ${missing[*]} (run as root, or install them)" >&2
+  exit 1
+fi
+echo "deploy/deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
+  apt-get update -qq
+  apt-get install -y --no-install-recommends "${missing[@]}"
+fi
