@@ -391,7 +391,9 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
             k++;
         }
     }
-    qsort(caps, k, sizeof(*caps), cmp_capture);
+    if (k > 1) {
+        qsort(caps, k, sizeof(*caps), cmp_capture);
+    }
     man.window.steps = steps;
     man.window.steps_n = 2;
     man.window.roles = window_roles(w, &nroles);
