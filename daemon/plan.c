@@ -98,6 +98,9 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     int forms = (spec->steps_n > 0) + (spec->start != PP_NONE) + (spec->next != 0);
     int rv;
 
+    if (spec->start == PP_NONE && spec->end != PP_NONE) {
+        return bad(err, errlen, "end given without start");
+    }
     if (forms == 0) {
         return bad(err, errlen, "no steps: give steps, start/end or next");
     }
@@ -117,8 +120,6 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
             return bad(err, errlen, "end (%lld) must be greater than start (%lld), or -1",
                        (long long)spec->end, (long long)spec->start);
         }
-    } else if (spec->end != PP_NONE) {
-        return bad(err, errlen, "end given without start");
     }
     if (spec->next < 0) {
         return bad(err, errlen, "next must be >= 1, found %lld", (long long)spec->next);
