@@ -61,7 +61,9 @@ int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_u
     if (elapsed < 0) {
         elapsed = 0;
     }
-    return r->step + (elapsed + ahead_us) / r->step_us;
+    /* steps shorter than the floor are measurement noise, not training */
+    int64_t per = r->step_us < PD_PLAN_MIN_STEP_US ? PD_PLAN_MIN_STEP_US : r->step_us;
+    return r->step + (elapsed + ahead_us) / per;
 }
 
 int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_params_t *p)

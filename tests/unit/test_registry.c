@@ -123,11 +123,19 @@ static void test_registry_events_step_time(void **state)
     assert_int_equal(k->events, 3);
     assert_int_equal(k->last_seen_ms, 50);
 
-    /* two steps in 400 ms: 200 ms each, smoothed 0.7 * 100 + 0.3 * 200 */
+    /* two steps in 400 ms: 200 ms each; the median of {100, 200} ms is
+     * the upper one */
     int64_t ev2[] = {2, 2, 1150000, 1, 4, 1500000};
     assert_int_equal(pd_registry_events(k, ev2, 6, 60), 0);
     assert_int_equal(k->step, 4);
-    assert_int_equal(k->step_us, 130000);
+    assert_int_equal(k->step_us, 200000);
+    /* one very slow step does not swing the median of {100, 200, 5000} */
+    int64_t slow[] = {2, 4, 1600000, 1, 5, 6500000};
+    assert_int_equal(pd_registry_events(k, slow, 6, 60), 0);
+    assert_int_equal(k->nrecent, 3);
+    assert_int_equal(k->step_us, 200000);
+    k->step = 4; /* rewind for the checks below */
+    k->step_began_us = 1500000;
 
     int64_t ev3[] = {2, 4, 1600000};
     assert_int_equal(pd_registry_events(k, ev3, 3, 70), 0);
