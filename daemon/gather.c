@@ -355,7 +355,7 @@ void pd_gather_run(pd_job_t *j)
         j->renamed = true;
         for (size_t i = 0; j->checksum && i < j->nfiles; i++) {
             char p[PATH_MAX];
-            XXH64_hash_t h;
+            XXH64_hash_t h = 0;
             if (pd_path_join(p, sizeof(p), j->dst, "/", j->files[i].path) != 0) {
                 job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
                 return;
