@@ -31,6 +31,7 @@ typedef struct pd_rank {
     char role[PP_MAX_NAME + 1];
     char host[PP_MAX_NAME + 1];
     char node[PP_MAX_NAME + 1]; /* the daemon it is registered with */
+    int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
     int64_t rank, local_rank, world_size, replica_rank, pid;
     uint32_t pipe;
     pd_rank_state_t state;
