@@ -40,6 +40,7 @@ typedef struct sim {
     char phases_override[512];
     bool verbose;
     int rank_offset;
+    int replica_offset;
 } sim_t;
 
 static volatile sig_atomic_t stop_flag;
@@ -71,6 +72,7 @@ static void usage(FILE *out)
             "  --url URL         worker endpoint (default: as libprofd)\n"
             "  --host H          host name reported (default: this host)\n"
             "  --rank-offset N   first global rank (several sims, one job)\n"
+            "  --replica-offset N  first replica index (replicas spanning several sims)\n"
             "  --verbose         print the client library's log\n"
             "  --help\n");
 }
@@ -249,7 +251,7 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
 int main(int argc, char **argv)
 {
     enum { O_LAYOUT = 1, O_STEPS, O_START, O_RATE, O_SUB, O_PHASES, O_BYTES, O_JOB, O_URL, O_HOST,
-           O_OFFSET, O_VERBOSE, O_HELP };
+           O_OFFSET, O_REPLICA_OFFSET, O_VERBOSE, O_HELP };
     static const struct option opts[] = {
         {"layout", required_argument, NULL, O_LAYOUT},
         {"steps", required_argument, NULL, O_STEPS},
@@ -262,6 +264,7 @@ int main(int argc, char **argv)
         {"url", required_argument, NULL, O_URL},
         {"host", required_argument, NULL, O_HOST},
         {"rank-offset", required_argument, NULL, O_OFFSET},
+        {"replica-offset", required_argument, NULL, O_REPLICA_OFFSET},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -317,6 +320,9 @@ int main(int argc, char **argv)
         case O_OFFSET:
             s.rank_offset = atoi(optarg);
             break;
+        case O_REPLICA_OFFSET:
+            s.replica_offset = atoi(optarg);
+            break;
         case O_VERBOSE:
             s.verbose = true;
             break;
@@ -329,7 +335,7 @@ int main(int argc, char **argv)
         }
     }
     if (!have_layout || optind < argc || s.steps < 1 || s.start_step < 0 || s.rate < 0 ||
-        s.substeps < 0 || s.trace_bytes < 0 || s.rank_offset < 0) {
+        s.substeps < 0 || s.trace_bytes < 0 || s.rank_offset < 0 || s.replica_offset < 0) {
         fprintf(stderr, "profd-sim: %s\n",
                 !have_layout ? "--layout is required" : "invalid arguments");
         usage(stderr);
@@ -347,7 +353,8 @@ int main(int argc, char **argv)
     for (int g = 0; g < s.ngroups; g++) {
         const group_t *gr = &s.groups[g];
         for (int i = 0; i < gr->count; i++, rank++) {
-            int replica = gr->replicas ? i / (gr->count / gr->replicas) : PROFD_NO_REPLICA;
+            int replica = gr->replicas ? s.replica_offset + i / (gr->count / gr->replicas)
+                                       : PROFD_NO_REPLICA;
             pid_t pid = fork();
             if (pid == 0) {
                 free(pids);

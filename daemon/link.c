@@ -34,7 +34,8 @@ enum { X_HELD, X_IDLE, X_READING, X_SENDING, X_WAIT };
 
 typedef struct xfer {
     pd_link_t *l;
-    int64_t window;
+    int64_t window; /* local id */
+    int64_t remote; /* the coordinator's id */
     int64_t client;
     char path[512]; /* relative to the window folder */
     char src[PD_PATH_MAX];
@@ -140,6 +141,7 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     }
     if (l->coord[0] && strcmp(l->coord, m.u.node_welcome.instance) != 0) {
         PD_LOG(&l->d->log, PD_LOG_INFO, "link", "the coordinator restarted");
+        pd_mirror_reset(l->d); /* its windows are gone with it */
     }
     snprintf(l->coord, sizeof(l->coord), "%s", m.u.node_welcome.instance);
     pp_msg_free(&m);
@@ -376,7 +378,7 @@ static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
     pp_msg_init(&msg, PP_T_node_result);
     msg.u.node_result.node = l->d->node;
     msg.u.node_result.instance = l->d->instance;
-    msg.u.node_result.window = w->id;
+    msg.u.node_result.window = w->remote_id;
     msg.u.node_result.client = m->client;
     msg.u.node_result.captures = m->caps;
     msg.u.node_result.captures_n = m->ncaps;
@@ -488,7 +490,7 @@ static void on_read(uv_fs_t *req)
     pp_msg_t m;
     pp_msg_init(&m, PP_T_chunk);
     m.u.chunk.node = l->d->node;
-    m.u.chunk.window = x->window;
+    m.u.chunk.window = x->remote;
     m.u.chunk.path = x->path;
     m.u.chunk.offset = x->offset;
     m.u.chunk.len = n;
@@ -536,6 +538,7 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
     x->fd = -1;
     x->len = (size_t)l->d->cfg.chunk_bytes;
     x->window = w->id;
+    x->remote = w->remote_id;
     x->client = client;
     x->state = X_HELD;
     x->size = f->bytes;

@@ -64,7 +64,9 @@ static pd_window_t *mirror_new(pd_daemon_t *d, const pp_plan_entry_t *e)
     }
     pp_record_init(&pp_desc_window_spec, &w->spec);
     w->spec.source = strdup("coordinator");
-    w->id = e->window;
+    /* a local id: the coordinator's ids start again when it restarts */
+    w->id = ++d->win.next_id;
+    w->remote_id = e->window;
     snprintf(w->name, sizeof(w->name), "%s", e->name);
     snprintf(w->job, sizeof(w->job), "%s", e->job);
     w->first = e->first_step;
@@ -78,21 +80,49 @@ static pd_window_t *mirror_new(pd_daemon_t *d, const pp_plan_entry_t *e)
     return w;
 }
 
+static pd_window_t *mirror_find(pd_daemon_t *d, int64_t remote_id)
+{
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if (w->mirror && w->remote_id == remote_id) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+void pd_mirror_reset(pd_daemon_t *d)
+{
+    bool changed = false;
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if (!w->mirror) {
+            continue;
+        }
+        if (w->state == PD_W_PENDING || w->state == PD_W_ACTIVE) {
+            w->state = PD_W_CANCELLED;
+            w->done_ms = pd_now_ms();
+            snprintf(w->reason, sizeof(w->reason), "the coordinator restarted");
+            changed = true;
+        }
+        w->remote_id = -1;
+    }
+    if (changed) {
+        pd_daemon_plans_changed(d);
+    }
+}
+
 void pd_mirror_apply(pd_daemon_t *d, const pp_node_plan_t *plan)
 {
     bool changed = false;
     for (size_t i = 0; i < plan->entries_n; i++) {
         const pp_node_entry_t *ne = &plan->entries[i];
         const pp_plan_entry_t *e = &ne->entry;
-        pd_window_t *w = pd_windows_get(&d->win, e->window);
+        pd_window_t *w = mirror_find(d, e->window);
         if (w == NULL) {
             if (!pp_ident_ok(e->job) || strlen(e->name) > PP_MAX_NAME ||
                 (w = mirror_new(d, e)) == NULL) {
                 continue;
             }
             changed = true;
-        } else if (!w->mirror) {
-            continue;
         }
         if (w->state != PD_W_PENDING && w->state != PD_W_ACTIVE) {
             continue;
@@ -116,7 +146,7 @@ void pd_mirror_apply(pd_daemon_t *d, const pp_node_plan_t *plan)
         }
         bool listed = false;
         for (size_t i = 0; i < plan->entries_n && !listed; i++) {
-            listed = plan->entries[i].entry.window == w->id;
+            listed = plan->entries[i].entry.window == w->remote_id;
         }
         if (!listed) {
             w->state = PD_W_CANCELLED;

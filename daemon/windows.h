@@ -72,6 +72,7 @@ typedef struct pd_window {
     int64_t bytes;
     int pending; /* gather / manifest jobs and incoming files outstanding */
     bool mirror; /* node daemon: a window the coordinator planned */
+    int64_t remote_id; /* mirror: the coordinator's id (-1: that coordinator is gone) */
     bool forwarded; /* node daemon: results sent to the coordinator */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# System test, many nodes: a coordinator and three node daemons in their own
+# network namespaces (veth links, real TCP), 24 profd-sim ranks with actor,
+# rollout and ref roles and a rollout replica spanning two nodes. Checks: a
+# window a late-joining node is added to, an aligned on-demand window, a link
+# cut while files stream (then restored: the tree ends complete), a node that
+# disappears mid-window (its captures fail, the window completes), and a
+# coordinator restart under running training. Gathered files are verified
+# against the checksums the nodes computed on their spool originals.
+# Needs root (namespaces): exits 77 (skipped) otherwise.
+# Usage: test_multinode.sh BUILD_DIR
+set -euo pipefail
+build=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
+profd=$build/daemon/profd
+profctl_bin=$build/client/profctl
+sim=$build/client/profd-sim
+check="/usr/bin/python3 $here/check_manifest.py"
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add pdt-probe-$$ 2>/dev/null; then
+  echo "SKIP: network namespaces need root (ip netns add failed)"
+  exit 77
+fi
+ip netns del pdt-probe-$$
+
+tag=$$
+C=pdc-$tag
+N=(pdn1-$tag pdn2-$tag pdn3-$tag)
+tmp=$(mktemp -d /tmp/profd-mn-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for ns in "$C" "${N[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$tmp"/*.log; do echo "--- $f" >&2; tail -15 "$f" >&2; done
+  exit 1
+}
+
+# --- the network: a star of veth links around the coordinator's namespace
+ip netns add "$C"
+ip -n "$C" link set lo up
+for i in 1 2 3; do
+  ns=${N[$((i - 1))]}
+  ip netns add "$ns"
+  ip -n "$ns" link set lo up
+  ip link add "pdc$i-$tag" type veth peer name "pdn$i-$tag"
+  ip link set "pdc$i-$tag" netns "$C"
+  ip link set "pdn$i-$tag" netns "$ns"
+  ip -n "$C" addr add "10.88.$i.1/24" dev "pdc$i-$tag"
+  ip -n "$ns" addr add "10.88.$i.2/24" dev "pdn$i-$tag"
+  ip -n "$C" link set "pdc$i-$tag" up
+  ip -n "$ns" link set "pdn$i-$tag" up
+done
+
+ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+ranks() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "lost")'; }
+step_now() { ctl --json status | json 'max((r["step"] or 0) for r in d["ranks"])'; }
+wid() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
+wname() { sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' | head -1; }
+
+start_coordinator() {
+  mkdir -p "$tmp/c"
+  ip netns exec "$C" "$profd" --coordinator-listen tcp://0.0.0.0:7710 --node coordinator \
+    --run-dir "$tmp/c/run" --save-path "$tmp/c/out" 2>>"$tmp/coordinator.log" &
+  coord_pid=$!
+  pids+=($coord_pid)
+  for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
+  fail "coordinator did not start"
+}
+node_pid=()
+start_node() { # i
+  local i=$1 ns=${N[$(($1 - 1))]}
+  mkdir -p "$tmp/n$i"
+  ip netns exec "$ns" "$profd" --coordinator-url "tcp://10.88.$i.1:7710" --node "node$i" \
+    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/out" 2>>"$tmp/node$i.log" &
+  node_pid[$i]=$!
+  pids+=(${node_pid[$i]})
+}
+sim_pid=()
+start_sim() { # i layout rank-offset replica-offset start-step
+  local i=$1 ns=${N[$(($1 - 1))]}
+  ip netns exec "$ns" env PROFD_RUN_DIR="$tmp/n$i/run" "$sim" --layout "$2" \
+    --rank-offset "$3" --replica-offset "$4" --start-step "$5" --steps 100000 --rate 10 \
+    --substeps 2 --trace-bytes 8192 --host "host$i" >>"$tmp/sim$i.log" 2>&1 &
+  sim_pid[$i]=$!
+  pids+=(${sim_pid[$i]})
+}
+wait_ranks() { # n
+  for _ in $(seq 200); do [ "$(ranks)" = "$1" ] && return 0; sleep 0.05; done
+  fail "expected $1 ranks at the coordinator, have $(ranks)"
+}
+
+start_coordinator
+start_node 1
+start_node 2
+# node1: actor 0-3, rollout 4-7 (replicas 0, 0, 1, 1)
+# node2: rollout 8-11 (replicas 1, 1, 2, 2: replica 1 spans node1 and node2), ref 12-15
+start_sim 1 actor:4,rollout:4@2 0 0 1
+start_sim 2 rollout:4@2,ref:4 8 1 1
+wait_ranks 16
+
+# 1. a window ahead of time; node3 joins late and is added to it
+s=$(( $(step_now) + 40 ))
+ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/wa.txt" || fail "start A"
+grep -q "16 rank(s)" "$tmp/wa.txt" || fail "A: $(cat "$tmp/wa.txt")"
+wa=$(wid <"$tmp/wa.txt"); na=$(wname <"$tmp/wa.txt")
+start_node 3
+start_sim 3 actor:4,ref:4 16 0 "$(step_now)" # node3: actor 16-19, ref 20-23
+wait_ranks 24
+[ "$(ctl --json windows "$wa" | json 'd["windows"][0]["selected"]')" = 24 ] ||
+  fail "the late node's ranks did not join window A"
+ctl wait "$wa" --timeout 60 >"$tmp/waita.txt" || fail "wait A: $(cat "$tmp/waita.txt")"
+$check "$tmp/c/out/default/$na/manifest.json" --first "$s" --last $((s + 1)) \
+  --ranks "$(seq -s, 0 23)" --sim || fail "A manifest"
+
+# 2. an aligned on-demand window over every rank of the three nodes
+ctl start --next 2 --tool sim >"$tmp/wb.txt" || fail "start B"
+wb=$(wid <"$tmp/wb.txt"); nb=$(wname <"$tmp/wb.txt")
+grep -q "24 rank(s)" "$tmp/wb.txt" || fail "B: $(cat "$tmp/wb.txt")"
+ctl wait "$wb" --timeout 60 >/dev/null || fail "wait B"
+fb=$(json 'd["window"]["steps"][0]' <"$tmp/c/out/default/$nb/manifest.json")
+$check "$tmp/c/out/default/$nb/manifest.json" --first "$fb" --last $((fb + 1)) \
+  --ranks "$(seq -s, 0 23)" --sim || fail "B manifest: not every rank captured the same steps"
+# the rollout replica 1 spans node1 and node2
+ctl start --next 1 --roles rollout --replica-ranks 1 --phases generate --tool sim >"$tmp/wr.txt" ||
+  fail "start R"
+grep -q "4 rank(s)" "$tmp/wr.txt" || fail "replica 1 should have 4 ranks: $(cat "$tmp/wr.txt")"
+ctl wait "$(wid <"$tmp/wr.txt")" --timeout 60 >/dev/null || fail "wait R"
+nr=$(wname <"$tmp/wr.txt"); fr=$(json 'd["window"]["steps"][0]' <"$tmp/c/out/default/$nr/manifest.json")
+$check "$tmp/c/out/default/$nr/manifest.json" --first "$fr" --last "$fr" --ranks 6,7,8,9 \
+  --role rollout --phases generate --replicas 1 --sim || fail "R manifest"
+
+# 3. a link cut while files stream: slow node2's link, cut it, restore it
+ip netns exec "${N[1]}" tc qdisc add dev "pdn2-$tag" root tbf rate 40mbit burst 64kb latency 200ms
+ctl start --next 1 --tool sim --settings '{"bytes":3000000}' >"$tmp/wc.txt" || fail "start C"
+wc=$(wid <"$tmp/wc.txt"); nc=$(wname <"$tmp/wc.txt")
+for _ in $(seq 200); do
+  got=$(ctl --json windows "$wc" | json 'd["windows"][0]["pending_files"] > 0 and d["windows"][0]["bytes"] > 0')
+  [ "$got" = True ] && break
+  sleep 0.05
+done
+[ "$got" = True ] || fail "C: no transfer in progress to cut"
+ip -n "${N[1]}" link set "pdn2-$tag" down
+sleep 3
+[ "$(ctl --json windows "$wc" | json 'd["windows"][0]["state"]')" != done ] ||
+  fail "C finished while node2 was cut off"
+ip -n "${N[1]}" link set "pdn2-$tag" up
+ctl wait "$wc" --timeout 120 >"$tmp/waitc.txt" || fail "wait C: $(cat "$tmp/waitc.txt")"
+fc=$(json 'd["window"]["steps"][0]' <"$tmp/c/out/default/$nc/manifest.json")
+$check "$tmp/c/out/default/$nc/manifest.json" --first "$fc" --last "$fc" \
+  --ranks "$(seq -s, 0 23)" --sim || fail "C manifest after the link came back"
+ip netns exec "${N[1]}" tc qdisc del dev "pdn2-$tag" root
+
+# 4. a node that disappears mid-window: its captures fail, the window completes
+s=$(( $(step_now) + 20 ))
+ctl start --steps "$s:$((s + 1000))" --roles actor --tool sim >"$tmp/wd.txt" || fail "start D"
+wd=$(wid <"$tmp/wd.txt"); nd=$(wname <"$tmp/wd.txt")
+while [ "$(step_now)" -lt $((s + 2)) ]; do sleep 0.1; done
+kill -9 "${sim_pid[3]}" "${node_pid[3]}"
+ctl stop "$wd" >/dev/null || fail "stop D"
+set +e
+ctl wait "$wd" --timeout 60 >"$tmp/waitd.txt" 2>&1
+rc=$?
+set -e
+[ "$rc" = 3 ] || fail "wait D: exit $rc: $(cat "$tmp/waitd.txt")"
+/usr/bin/python3 - "$tmp/c/out/default/$nd/manifest.json" <<'PY' || fail "D manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+by = {c["rank"]: c for c in m["captures"]}
+assert sorted(by) == [0, 1, 2, 3, 16, 17, 18, 19], sorted(by)
+for r in (16, 17, 18, 19):
+    c = by[r]
+    assert c["status"] == "failed" and "node3" in c["reason"], c
+lasts = {by[r]["last_step"] for r in (0, 1, 2, 3)}
+assert all(by[r]["status"] == "complete" for r in (0, 1, 2, 3)), m["captures"]
+assert len(lasts) == 1, lasts
+PY
+
+# 5. the coordinator restarts: training goes on, the nodes come back
+before=$("$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" --json status |
+  json 'max(r["step"] for r in d["ranks"])')
+kill -TERM "$coord_pid"
+for _ in $(seq 100); do kill -0 "$coord_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$coord_pid" 2>/dev/null; then
+  command -v gdb >/dev/null && gdb -p "$coord_pid" -batch -ex "thread apply all bt" >&2 2>/dev/null
+  fail "the coordinator did not stop within 10 s of SIGTERM"
+fi
+wait "$coord_pid" || fail "the coordinator exited non-zero on SIGTERM"
+sleep 1.5
+after=$("$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" --json status |
+  json 'max(r["step"] for r in d["ranks"])')
+[ "$after" -gt "$before" ] || fail "training stalled without the coordinator ($before -> $after)"
+start_coordinator
+wait_ranks 16
+ctl start --next 1 --tool sim >"$tmp/we.txt" || fail "start E"
+ctl wait "$(wid <"$tmp/we.txt")" --timeout 60 >/dev/null || fail "wait E after the restart"
+
+echo "system test many nodes: OK"
