@@ -31,11 +31,12 @@ extern char **environ;
 #define EXEC_TIMEOUT_MS 10000
 #define EXEC_VARS       14
 #define EXEC_CMD_MAX    4095
+#define EXEC_VAL_MAX    (PP_MAX_PATH + 32)
 
 /* The capture's values, as text: variables and placeholders share them. */
 typedef struct exec_vals {
     const char *name; /* placeholder name; PROFD_<NAME> is the variable */
-    char value[PP_MAX_PATH + 32];
+    char value[EXEC_VAL_MAX];
 } exec_vals_t;
 
 static int64_t mono_ms(void)
@@ -111,7 +112,7 @@ static int run(const profd_capture_t *cap, const char *key, const char *event, c
                size_t reason_len)
 {
     char raw[EXEC_CMD_MAX + 2], cmd[EXEC_CMD_MAX + 1];
-    char vars[EXEC_VARS][PP_MAX_PATH + 64];
+    char vars[EXEC_VARS][PP_MAX_NAME + 8 + EXEC_VAL_MAX];
     exec_vals_t vals[EXEC_VARS] = {
         {"event", ""}, {"dir", ""},        {"rank", ""},         {"role", ""},   {"phase", ""},
         {"step", ""},  {"first_step", ""}, {"last_step", ""},    {"window", ""}, {"tool", ""},

@@ -22,7 +22,8 @@ import time
 import unittest
 
 BUILD = os.environ.get("PROFD_BUILD_DIR", "")
-SOURCE = os.environ.get("PROFD_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("PROFD_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
 PROFD = os.path.join(BUILD, "daemon", "profd")
 PROFCTL = os.path.join(BUILD, "client", "profctl")
 SKIP = 77
@@ -37,14 +38,18 @@ def have_torch():
         return False
 
 
-def main(needs_torch=False, needs_daemon=False):
-    """Run the calling module's tests; exit 77 when a requirement is missing."""
-    if needs_torch and not have_torch():
+def require(torch=False, daemon=False):
+    """Exit 77 (ctest: skipped) when a requirement of the calling test
+    module is missing. Call before importing torch."""
+    if torch and not have_torch():
         print("SKIP: torch does not import in %s (Debian: apt-get install python3-torch)" % sys.executable)
         sys.exit(SKIP)
-    if needs_daemon and not (os.access(PROFD, os.X_OK) and os.access(PROFCTL, os.X_OK)):
+    if daemon and not (os.access(PROFD, os.X_OK) and os.access(PROFCTL, os.X_OK)):
         print("SKIP: no profd/profctl in PROFD_BUILD_DIR=%r" % BUILD)
         sys.exit(SKIP)
+
+
+def main():
     unittest.main(verbosity=2)
 
 
@@ -106,7 +111,8 @@ class Daemon:
             return json.load(f)
 
     def log(self):
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         with open(self.log_path, errors="replace") as f:
             return f.read()
 

@@ -127,7 +127,8 @@ class TestNpuWithFakeModule(unittest.TestCase):
             "experimental": {"profiler_level": "Level1", "export_type": ["Text", "Db"], "data_simplification": True},
             "analyse": False,
         }
-        kw = B.npu_profile_kwargs(npu, args, "/out", {"skip_first": 0, "wait": 1, "warmup": 1, "active": 3, "repeat": 1})
+        sched = {"skip_first": 0, "wait": 1, "warmup": 1, "active": 3, "repeat": 1}
+        kw = B.npu_profile_kwargs(npu, args, "/out", sched)
         self.assertEqual(
             kw,
             {
@@ -145,7 +146,7 @@ class TestNpuWithFakeModule(unittest.TestCase):
                     },
                 ),
                 "on_trace_ready": ("handler", "/out", False),
-                "schedule": ("schedule", {"skip_first": 0, "wait": 1, "warmup": 1, "active": 3, "repeat": 1}),
+                "schedule": ("schedule", sched),
             },
         )
 
@@ -176,8 +177,10 @@ class TestNpuWithFakeModule(unittest.TestCase):
         )
         b.start(cap)
         (p,) = FakeProfile.instances
-        self.assertEqual(p.kw["schedule"], ("schedule", {"skip_first": 0, "wait": 1, "warmup": 1, "active": 2, "repeat": 1}))
-        self.assertEqual(p.kw["experimental_config"], ("ExperimentalConfig", {"profiler_level": "ProfilerLevel.Level2"}))
+        sched = {"skip_first": 0, "wait": 1, "warmup": 1, "active": 2, "repeat": 1}
+        self.assertEqual(p.kw["schedule"], ("schedule", sched))
+        level = {"profiler_level": "ProfilerLevel.Level2"}
+        self.assertEqual(p.kw["experimental_config"], ("ExperimentalConfig", level))
         b.step(cap)
         b.step(cap)
         b.stop(cap)
@@ -311,7 +314,13 @@ class TestTableGlue(unittest.TestCase):
         with self.assertLogs("profd", "WARNING") as logs:
             self.assertEqual(self.call(t, "start"), N.PROFD_EBACKEND)
         self.assertEqual(self.reason.value, b"Recorder: start raised RuntimeError: boom")
-        self.assertEqual(logs.output, ["WARNING:profd:capture failed (w4-step7 actor.update_actor rank 5): Recorder: start raised RuntimeError: boom"])
+        self.assertEqual(
+            logs.output,
+            [
+                "WARNING:profd:capture failed (w4-step7 actor.update_actor rank 5): "
+                "Recorder: start raised RuntimeError: boom"
+            ],
+        )
         self.assertEqual(t.caps, {})
 
     def test_backend_error_reason_as_is_and_truncated(self):

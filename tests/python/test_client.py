@@ -7,12 +7,17 @@ The test process is the worker: each test opens a Client with its own job,
 opens windows for it with profctl, then steps.
 """
 
+import ctypes
 import os
+import sys
 import time
 import unittest
 
 import profdtest
-import profd
+
+profdtest.require(daemon=True)
+
+import profd  # noqa: E402
 
 
 class Recorder:
@@ -100,21 +105,30 @@ class TestClientWithDaemon(unittest.TestCase):
         c.close()
         self.assertEqual(done, 5)  # the loop never saw an exception
         self.assertEqual(len(logs.output), 3)
-        self.assertTrue(logs.output[0].endswith("(w%d-step3 tester.generate rank 0): rec: start raised RuntimeError: start boom at step 3" % w[0]), logs.output[0])
+        boom = "rec: start raised RuntimeError: start boom at step 3"
+        self.assertEqual(
+            logs.output[0], "WARNING:profd:capture failed (w%d-step3 tester.generate rank 0): %s" % (w[0], boom)
+        )
 
         (c3,) = self.captures(job, w[0], 3)
-        self.assertEqual((c3["status"], c3["reason"]), ("failed", "rec: start raised RuntimeError: start boom at step 3"))
+        self.assertEqual((c3["status"], c3["reason"]), ("failed", boom))
         (c4,) = self.captures(job, w[1], 3)
         self.assertEqual((c4["status"], c4["reason"]), ("failed", "rec: step raised ValueError: bad sub-step 2"))
         (c5,) = self.captures(job, w[2], 3)
-        self.assertEqual((c5["status"], c5["reason"]), ("failed", "rec: stop raised OSError: [Errno 28] No space left on device"))
+        self.assertEqual(
+            (c5["status"], c5["reason"]), ("failed", "rec: stop raised OSError: [Errno 28] No space left on device")
+        )
         (c6,) = self.captures(job, w[3], 0)
         self.assertEqual((c6["status"], c6["reason"]), ("complete", None))
         self.assertEqual([f["path"] for f in c6["files"]], ["rec-p0.txt"])
         self.assertEqual(c6["substeps"], [{"first": 0, "last": 5}])
         # after the failed sub-step no call was made for that capture; the others ran through
         names = ["w%d-step%d" % (w[i], 3 + i) for i in range(4)]
-        self.assertEqual([x for x in rec.calls if x[1] == names[1]], [("start", names[1], 4, 0, 0), ("step", names[1], 4, 0, 0), ("step", names[1], 4, 1, 0), ("step", names[1], 4, 2, 0)])
+        n4 = names[1]
+        self.assertEqual(
+            [x for x in rec.calls if x[1] == n4],
+            [("start", n4, 4, 0, 0), ("step", n4, 4, 0, 0), ("step", n4, 4, 1, 0), ("step", n4, 4, 2, 0)],
+        )
         self.assertEqual([x[0] for x in rec.calls if x[1] == names[2]], ["start"] + ["step"] * 6 + ["stop"])
         self.assertEqual([x[0] for x in rec.calls if x[1] == names[3]], ["start"] + ["step"] * 6 + ["stop"])
 
@@ -127,7 +141,9 @@ class TestClientWithDaemon(unittest.TestCase):
         self.steps(c, 3, 4, substeps=10)
         c.close()
         n = "w%d-step3" % wid
-        self.assertEqual(rec.calls, [("start", n, 3, 2, 0), ("stop", n, 3, 4, 0), ("start", n, 3, 6, 1), ("stop", n, 3, 8, 1)])
+        self.assertEqual(
+            rec.calls, [("start", n, 3, 2, 0), ("stop", n, 3, 4, 0), ("start", n, 3, 6, 1), ("stop", n, 3, 8, 1)]
+        )
         (cap,) = self.captures(job, wid, 0)
         self.assertEqual(cap["substeps"], [{"first": 2, "last": 3}, {"first": 6, "last": 7}])
         self.assertEqual(sorted(f["path"] for f in cap["files"]), ["rec-p0.txt", "rec-p1.txt"])
@@ -184,6 +200,29 @@ class TestClientWithDaemon(unittest.TestCase):
             cap["reason"], "no profiler backend for tool 'mystery' in this process (Client backend='nonexistent')"
         )
 
+    def test_cuda_without_torch_uses_the_c_backend(self):
+        self.assertNotIn("torch", sys.modules)
+        job = "cuda-c"
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "cuda")
+        c = self.client(job, "torch", windows=1)
+        self.steps(c, 3, 3)
+        c.close()
+        rc, m = self.d.wait(wid), self.d.manifest(job, wid)
+        (cap,) = m["captures"]
+        try:
+            rt = ctypes.CDLL("libcudart.so")
+        except OSError:
+            rt = None
+        devices = ctypes.c_int(0)
+        if rt is None:
+            self.assertEqual((rc, cap["status"]), (3, "failed"))
+            self.assertRegex(cap["reason"], r"^cuda: CUDA runtime not found \(.+\)$")
+        elif rt.cudaGetDeviceCount(ctypes.byref(devices)) != 0 or devices.value == 0:
+            self.assertEqual((rc, cap["status"]), (3, "failed"))
+            self.assertRegex(cap["reason"], r"^cuda: cudaProfilerStart returned error [1-9][0-9]*$")
+        else:
+            self.assertEqual((rc, cap["status"], cap["files"]), (0, "complete", []))
+
     def test_keyboard_interrupt_in_a_backend_reaches_the_loop(self):
         job = "interrupt"
 
@@ -224,4 +263,4 @@ class TestClientWithDaemon(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    profdtest.main(needs_daemon=True)
+    profdtest.main()

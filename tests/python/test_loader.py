@@ -112,6 +112,24 @@ class TestLoader(unittest.TestCase):
         # said once for the process, not once per client
         self.assertEqual(r["log"], "WARNING profd disabled: " + r["error"] + "\n")
 
+    def test_sanitized_library_is_refused_not_loaded(self):
+        lib = os.path.join(profdtest.BUILD, "client", "libprofd.so")
+        try:
+            with open(lib, "rb") as f:
+                asan = b"libasan.so" in f.read()
+        except OSError:
+            asan = False
+        if not asan:
+            self.skipTest("this build is not sanitized")
+        # loading it would abort the interpreter ("ASan runtime does not come first")
+        r = run_worker({"PROFD_LIB": lib})
+        self.assertFalse(r["enabled"])
+        self.assertEqual(
+            r["error"],
+            "libprofd not found (PROFD_LIB=%s: %s is built with AddressSanitizer: preload libasan "
+            "(LD_PRELOAD=$(gcc -print-file-name=libasan.so)) or use a build without PROFD_SANITIZE)" % (lib, lib),
+        )
+
     def test_system_linker_path(self):
         site = self.copy_package(with_lib=False)
         libdir = os.path.join(self.tmp, "lib")

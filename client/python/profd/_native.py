@@ -8,7 +8,9 @@ The library is looked for, in order:
   2. libprofd.so next to this file (the build tree: <build>/python/profd/);
   3. libprofd.so.0 through the dynamic linker (LD_LIBRARY_PATH, ld.so.cache);
   4. ctypes.util.find_library("profd").
-When none loads, the package works as a no-op and load_error() says why.
+When none loads, the package works as a no-op and load_error() says why. A
+library built with AddressSanitizer is skipped (with its reason) unless the
+ASan runtime is already in the process: loading it would abort the process.
 
 Two handles on the same library: calls that may block (open, close) go through
 CDLL, which releases the GIL; the training-thread calls, which never block,
@@ -18,6 +20,7 @@ go through PyDLL, which keeps it and costs less.
 import ctypes
 import ctypes.util
 import os
+import subprocess
 import threading
 
 PROFD_FROM_ENV = -2
@@ -168,6 +171,45 @@ def _candidates():
         yield "find_library: " + found, found
 
 
+def _resolve(name):
+    """The file the dynamic linker would load for a bare soname, or None."""
+    if "/" in name:
+        return name
+    for d in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if d and os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in out.splitlines():
+        left, _, path = line.partition(" => ")
+        if left.strip().split(" ")[0] == name and path:
+            return path.strip()
+    return None
+
+
+def _asan_refusal(name):
+    """A library built with AddressSanitizer aborts a process that has no ASan
+    runtime as it loads: refuse it instead, with the way out."""
+    path = _resolve(name)
+    if path is None:
+        return None
+    try:
+        with open("/proc/self/maps") as f:
+            if "libasan" in f.read():
+                return None
+        with open(path, "rb") as f:
+            if b"libasan.so" not in f.read():
+                return None
+    except OSError:
+        return None
+    return (
+        "%s is built with AddressSanitizer: preload libasan (LD_PRELOAD=$(gcc -print-file-name=libasan.so)) "
+        "or use a build without PROFD_SANITIZE" % path
+    )
+
+
 def load():
     """Load libprofd once; returns the Library, or None (see load_error())."""
     global _loaded, _library, _error
@@ -176,6 +218,10 @@ def load():
             return _library
         tried = []
         for label, path in _candidates():
+            refusal = _asan_refusal(path)
+            if refusal is not None:
+                tried.append("%s: %s" % (label, refusal))
+                continue
             try:
                 _library = Library(path)
                 _error = None

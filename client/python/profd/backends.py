@@ -363,7 +363,9 @@ class ObjectBackend(Backend):
     def __init__(self, obj):
         for m in ("start", "stop"):
             if not callable(getattr(obj, m, None)):
-                raise TypeError("a profd backend needs start(capture) and stop(capture) methods; %r has no %s()" % (obj, m))
+                raise TypeError(
+                    "a profd backend needs start(capture) and stop(capture) methods; %r has no %s()" % (obj, m)
+                )
         self.obj = obj
         name = getattr(obj, "name", None)
         self.name = name if isinstance(name, str) and name else type(obj).__name__

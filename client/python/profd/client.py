@@ -27,6 +27,7 @@ from .backends import (
     TorchMemoryBackend,
 )
 from .capture import Capture
+from .settings import SettingsError
 
 log = logging.getLogger("profd")
 
@@ -167,6 +168,8 @@ class _Table:
         name = self.backend.name
         if isinstance(e, BackendError):
             text = str(e)
+        elif isinstance(e, SettingsError):
+            text = "%s: %s" % (name, e)
         else:
             text = "%s: %s raised %s: %s" % (name, what, type(e).__name__, e)
         _write_reason(reason, size, text)
