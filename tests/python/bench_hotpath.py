@@ -17,7 +17,7 @@ import time
 import profd
 from profd import _native as N
 
-ITERATIONS = 200000
+ITERATIONS = 100000
 RUNS = 7
 LIMIT_NS = 2000
 

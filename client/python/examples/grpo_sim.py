@@ -28,7 +28,7 @@ and wraps each sub-step in record_function("decode#k" / "micro_batch#k"),
 so a trace shows which sub-steps a window's schedule recorded.
 
 Run it standalone (spawns the ranks):   python3 grpo_sim.py --steps 10
-or one process per rank under torchrun: torchrun --nproc-per-node 4 grpo_sim.py
+or one process per rank under torchrun: torchrun --nproc_per_node 4 grpo_sim.py
 With no profd daemon around, profd does nothing and the job runs the same.
 """
 
