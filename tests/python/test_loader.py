@@ -217,11 +217,14 @@ class TestNoDaemon(unittest.TestCase):
                     pass
                 with c.phase("not a phase"):
                     pass
+                with c.phase(["generate"]):
+                    pass
             self.assertEqual(
                 logs.output,
                 [
                     "WARNING:profd:ignoring step 'two': steps are integers",
                     "WARNING:profd:ignoring phase 'not a phase': names are 1-64 of [A-Za-z0-9_-]",
+                    "WARNING:profd:ignoring phase ['generate']: names are 1-64 of [A-Za-z0-9_-]",
                 ],
             )
 

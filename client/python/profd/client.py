@@ -443,7 +443,10 @@ class Client:
     def phase(self, name):
         """Context manager around a phase of the current step ("generate",
         "compute_log_prob", "update_actor", ...). Phases do not nest."""
-        s = self._phases.get(name)
+        try:
+            s = self._phases.get(name)
+        except TypeError:  # unhashable: not a name
+            s = None
         if s is None:
             s = self._new_phase(name)
         return s
