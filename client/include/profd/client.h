@@ -181,9 +181,15 @@ PROFD_API int profd_set_backend(profd_client_t *c, const profd_backend_t *b, voi
  * 64 KiB) per recorded span: trace-<step>[-<part>].json. */
 PROFD_API const profd_backend_t *profd_backend_sim(void);
 /* exec: runs the commands in settings "start_cmd" / "stop_cmd" with /bin/sh
- * and PROFD_* variables (PROFD_DIR, PROFD_RANK, PROFD_ROLE, PROFD_PHASE,
- * PROFD_STEP, PROFD_FIRST_STEP, PROFD_LAST_STEP, PROFD_WINDOW, PROFD_TOOL,
- * PROFD_PID); waits for each command (settings "timeout_ms", default 10 s). */
+ * in the capture folder, with PROFD_* variables (PROFD_EVENT, PROFD_DIR,
+ * PROFD_RANK, PROFD_REPLICA_RANK, PROFD_ROLE, PROFD_PHASE, PROFD_JOB,
+ * PROFD_STEP, PROFD_FIRST_STEP, PROFD_LAST_STEP, PROFD_PART, PROFD_WINDOW,
+ * PROFD_TOOL, PROFD_PID) and the same values as {dir}, {pid}, ... placeholders
+ * in the command ("perf record -p {pid} -o {dir}/perf.data &"); a placeholder
+ * whose value holds shell metacharacters fails the capture (PROFD_EINVAL).
+ * Waits for each command in its own process group (settings "timeout_ms",
+ * default 10 s; then the group is killed and the call fails PROFD_ETIMEDOUT);
+ * a non-zero exit fails with PROFD_EBACKEND. */
 PROFD_API const profd_backend_t *profd_backend_exec(void);
 /* cuda: cudaProfilerStart/Stop from a dlopen'ed CUDA runtime, for
  * `nsys profile --capture-range=cudaProfilerApi`. */

@@ -1,0 +1,153 @@
+"""Helpers for the Python tests: a real profd daemon in a temporary folder,
+profctl, manifests, and the torch check.
+
+The tests run from ctest (tests/python/CMakeLists.txt) with:
+  PYTHONPATH        <build>/python (the package and an unsanitized
+                    libprofd.so next to it) and this folder
+  PROFD_BUILD_DIR   <build> (daemon/profd, client/profctl)
+  PROFD_SOURCE_DIR  the source tree (examples)
+Tests that need torch exit 77 (ctest: skipped) when it does not import.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BUILD = os.environ.get("PROFD_BUILD_DIR", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("PROFD_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
+PROFD = os.path.join(BUILD, "daemon", "profd")
+PROFCTL = os.path.join(BUILD, "client", "profctl")
+SKIP = 77
+
+
+def have_torch():
+    try:
+        import torch  # noqa: F401
+
+        return True
+    except Exception:
+        return False
+
+
+def require(torch=False, daemon=False):
+    """Exit 77 (ctest: skipped) when a requirement of the calling test
+    module is missing. Call before importing torch."""
+    if torch and not have_torch():
+        print("SKIP: torch does not import in %s (Debian: apt-get install python3-torch)" % sys.executable)
+        sys.exit(SKIP)
+    if daemon and not (os.access(PROFD, os.X_OK) and os.access(PROFCTL, os.X_OK)):
+        print("SKIP: no profd/profctl in PROFD_BUILD_DIR=%r" % BUILD)
+        sys.exit(SKIP)
+
+
+def main():
+    unittest.main(verbosity=2)
+
+
+class Daemon:
+    """profd with its own run folder and save_path, stopped by pid."""
+
+    def __init__(self, root=None):
+        self.root = root or tempfile.mkdtemp(prefix="profd-pytest-")
+        self.run_dir = os.path.join(self.root, "run")
+        self.save_path = os.path.join(self.root, "profile")
+        os.makedirs(self.run_dir, exist_ok=True)
+        self.log_path = os.path.join(self.root, "profd.log")
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 15
+        while self.ctl("status", check=False).returncode != 0:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("profd did not start:\n" + self.log())
+            time.sleep(0.05)
+
+    def env(self, **extra):
+        e = dict(os.environ)
+        e["PROFD_RUN_DIR"] = self.run_dir
+        e.pop("PROFD_URL", None)
+        e.update({k: str(v) for k, v in extra.items()})
+        return e
+
+    def ctl(self, *args, check=True, timeout=30):
+        p = subprocess.run(
+            [PROFCTL] + list(args), env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
+        if check and p.returncode != 0:
+            raise AssertionError("profctl %s: exit %d\n%s%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
+        return p
+
+    def start_window(self, *args):
+        out = self.ctl("start", *args).stdout
+        m = re.search(r"^started window (\d+) ", out, re.M)
+        if not m:
+            raise AssertionError("no window id in: " + out)
+        return int(m.group(1))
+
+    def wait(self, wid, timeout=60):
+        """profctl wait: 0 every capture complete, 3 done with others."""
+        return self.ctl("wait", str(wid), "--timeout", str(timeout), check=False, timeout=timeout + 10).returncode
+
+    def window_dir(self, job, wid):
+        found = glob.glob(os.path.join(self.save_path, job, "w%d-*" % wid))
+        if len(found) != 1:
+            raise AssertionError("window %d of job %s: %r" % (wid, job, found))
+        return found[0]
+
+    def manifest(self, job, wid):
+        with open(os.path.join(self.window_dir(job, wid), "manifest.json")) as f:
+            return json.load(f)
+
+    def log(self):
+        if not self._log.closed:
+            self._log.flush()
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        """SIGTERM; returns the exit status (0 expected: clean, no leaks under ASan)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def wait_connected(client, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not client.stats().connected:
+        if time.monotonic() > deadline:
+            raise AssertionError("the client did not register with the daemon within %.0f s" % timeout)
+        time.sleep(0.01)
+
+
+def trace_events(doc):
+    """Chrome trace: an object with traceEvents, or a bare array of events."""
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def files_below(root):
+    out = []
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            out.append(os.path.relpath(os.path.join(dirpath, n), root))
+    return sorted(out)

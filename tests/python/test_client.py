@@ -1,0 +1,266 @@
+"""The Python client against a real profd: user backends (native and not),
+failures that never reach the training loop and land in the manifest, exec
+refused and allowed, the C sim backend, unknown tools, close() during a
+capture. No torch needed.
+
+The test process is the worker: each test opens a Client with its own job,
+opens windows for it with profctl, then steps.
+"""
+
+import ctypes
+import os
+import sys
+import time
+import unittest
+
+import profdtest
+
+profdtest.require(daemon=True)
+
+import profd  # noqa: E402
+
+
+class Recorder:
+    """A user backend that records its calls and raises where told to."""
+
+    name = "rec"
+
+    def __init__(self, native=False, fail=None):
+        self.calls = []
+        self.fail = fail or (lambda what, cap: None)
+        if native:
+            self.step = self._step
+
+    def _do(self, what, cap):
+        self.calls.append((what, cap.window, cap.step, cap.substep, cap.part))
+        self.fail(what, cap)
+
+    def start(self, cap):
+        self._do("start", cap)
+
+    def _step(self, cap):
+        self._do("step", cap)
+
+    def stop(self, cap):
+        self._do("stop", cap)
+        with open(os.path.join(cap.dir, "rec-p%d.txt" % cap.part), "w") as f:
+            f.write("%s %d\n" % (cap.window, cap.step))
+
+
+class TestClientWithDaemon(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = profdtest.Daemon()
+        cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        if rc != 0:
+            raise AssertionError("profd exited with %s:\n%s" % (rc, cls.d.log()))
+        cls.d.cleanup()
+
+    def window(self, job, *args):
+        return self.d.start_window("--job", job, "--roles", "tester", *args)
+
+    def client(self, job, backend, windows, **kw):
+        c = profd.Client(role="tester", rank=0, job=job, url=self.url, backend=backend, **kw)
+        profdtest.wait_connected(c)
+        time.sleep(0.2)  # the plan follows the registration within a round trip
+        self.steps(c, 1, 2)
+        self.assertEqual(c.stats().windows, windows, "the plan did not arrive before step 3")
+        return c
+
+    def steps(self, c, first, last, substeps=6):
+        done = 0
+        for s in range(first, last + 1):
+            with c.step(s):
+                with c.phase("generate"):
+                    for _ in range(substeps):
+                        c.substep()
+                done += 1
+        return done
+
+    def captures(self, job, wid, want_rc):
+        self.assertEqual(self.d.wait(wid), want_rc)
+        return self.d.manifest(job, wid)["captures"]
+
+    def test_failures_are_reported_not_raised(self):
+        job = "failures"
+
+        def fail(what, cap):
+            if what == "start" and cap.step == 3:
+                raise RuntimeError("start boom at step 3")
+            if what == "step" and cap.step == 4 and cap.substep == 2:
+                raise ValueError("bad sub-step %d" % cap.substep)
+            if what == "stop" and cap.step == 5:
+                raise OSError(28, "No space left on device")
+
+        w = [self.window(job, "--steps", str(s), "--phases", "generate", "--tool", "mine",
+                         "--schedule", "wait=0,warmup=0,active=6,repeat=1") for s in (3, 4, 5, 6)]
+        rec = Recorder(native=True, fail=fail)
+        c = self.client(job, rec, windows=4)
+        with self.assertLogs("profd", "WARNING") as logs:
+            done = self.steps(c, 3, 7)
+        c.close()
+        self.assertEqual(done, 5)  # the loop never saw an exception
+        self.assertEqual(len(logs.output), 3)
+        boom = "rec: start raised RuntimeError: start boom at step 3"
+        self.assertEqual(
+            logs.output[0], "WARNING:profd:capture failed (w%d-step3 tester.generate rank 0): %s" % (w[0], boom)
+        )
+
+        (c3,) = self.captures(job, w[0], 3)
+        self.assertEqual((c3["status"], c3["reason"]), ("failed", boom))
+        (c4,) = self.captures(job, w[1], 3)
+        self.assertEqual((c4["status"], c4["reason"]), ("failed", "rec: step raised ValueError: bad sub-step 2"))
+        (c5,) = self.captures(job, w[2], 3)
+        self.assertEqual(
+            (c5["status"], c5["reason"]), ("failed", "rec: stop raised OSError: [Errno 28] No space left on device")
+        )
+        (c6,) = self.captures(job, w[3], 0)
+        self.assertEqual((c6["status"], c6["reason"]), ("complete", None))
+        self.assertEqual([f["path"] for f in c6["files"]], ["rec-p0.txt"])
+        self.assertEqual(c6["substeps"], [{"first": 0, "last": 5}])
+        # after the failed sub-step no call was made for that capture; the others ran through
+        names = ["w%d-step%d" % (w[i], 3 + i) for i in range(4)]
+        n4 = names[1]
+        self.assertEqual(
+            [x for x in rec.calls if x[1] == n4],
+            [("start", n4, 4, 0, 0), ("step", n4, 4, 0, 0), ("step", n4, 4, 1, 0), ("step", n4, 4, 2, 0)],
+        )
+        self.assertEqual([x[0] for x in rec.calls if x[1] == names[2]], ["start"] + ["step"] * 6 + ["stop"])
+        self.assertEqual([x[0] for x in rec.calls if x[1] == names[3]], ["start"] + ["step"] * 6 + ["stop"])
+
+    def test_non_native_backend_gets_each_recorded_span(self):
+        job = "spans"
+        wid = self.window(job, "--steps", "3", "--phases", "generate", "--tool", "mine",
+                          "--schedule", "wait=1,warmup=1,active=2,repeat=2")
+        rec = Recorder(native=False)
+        c = self.client(job, rec, windows=1)
+        self.steps(c, 3, 4, substeps=10)
+        c.close()
+        n = "w%d-step3" % wid
+        self.assertEqual(
+            rec.calls, [("start", n, 3, 2, 0), ("stop", n, 3, 4, 0), ("start", n, 3, 6, 1), ("stop", n, 3, 8, 1)]
+        )
+        (cap,) = self.captures(job, wid, 0)
+        self.assertEqual(cap["substeps"], [{"first": 2, "last": 3}, {"first": 6, "last": 7}])
+        self.assertEqual(sorted(f["path"] for f in cap["files"]), ["rec-p0.txt", "rec-p1.txt"])
+
+    def test_exec_is_refused_unless_allowed(self):
+        job = "exec-off"
+        cmd = '{"start_cmd":"echo {pid} {role} {step} > started.txt"}'
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "exec", "--settings", cmd)
+        c = self.client(job, Recorder(), windows=1)
+        with self.assertLogs("profd", "WARNING"):
+            self.steps(c, 3, 3)
+        c.close()
+        (cap,) = self.captures(job, wid, 3)
+        self.assertEqual(cap["status"], "failed")
+        self.assertEqual(
+            cap["reason"],
+            "exec: running commands is off in this worker; enable it with "
+            "profd.Client(..., allow_exec=True) or PROFD_ALLOW_EXEC=1",
+        )
+
+        job = "exec-on"
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "exec", "--settings", cmd)
+        c = self.client(job, Recorder(), windows=1, allow_exec=True)
+        self.steps(c, 3, 3)
+        c.close()
+        (cap,) = self.captures(job, wid, 0)
+        self.assertEqual(cap["status"], "complete")
+        self.assertEqual([f["path"] for f in cap["files"]], ["started.txt"])
+        path = os.path.join(self.d.window_dir(job, wid), cap["dir"], "started.txt")
+        with open(path) as f:
+            self.assertEqual(f.read(), "%d e2e 3\n" % os.getpid())
+
+    def test_sim_and_unknown_tools(self):
+        job = "tools"
+        w_sim = self.window(job, "--steps", "3", "--e2e", "--tool", "sim", "--settings", '{"bytes":4096}')
+        w_unknown = self.window(job, "--steps", "4", "--e2e", "--tool", "mystery")
+        with self.assertLogs("profd", "WARNING") as logs:
+            c = self.client(job, "nonexistent", windows=2)
+        self.assertEqual(
+            logs.output,
+            ["WARNING:profd:unknown backend 'nonexistent' (built-in: torch, npu, torch_memory, cuda); "
+             "windows for other tools will fail"],
+        )
+        with self.assertLogs("profd", "WARNING"):
+            self.steps(c, 3, 5)
+        c.close()
+        (cap,) = self.captures(job, w_sim, 0)
+        self.assertEqual(cap["status"], "complete")
+        self.assertEqual([f["path"] for f in cap["files"]], ["trace-p0.json"])
+        self.assertGreaterEqual(cap["files"][0]["bytes"], 4096 - 40)
+        (cap,) = self.captures(job, w_unknown, 3)
+        self.assertEqual(cap["status"], "failed")
+        self.assertEqual(
+            cap["reason"], "no profiler backend for tool 'mystery' in this process (Client backend='nonexistent')"
+        )
+
+    def test_cuda_without_torch_uses_the_c_backend(self):
+        self.assertNotIn("torch", sys.modules)
+        job = "cuda-c"
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "cuda")
+        c = self.client(job, "torch", windows=1)
+        self.steps(c, 3, 3)
+        c.close()
+        rc, m = self.d.wait(wid), self.d.manifest(job, wid)
+        (cap,) = m["captures"]
+        try:
+            rt = ctypes.CDLL("libcudart.so")
+        except OSError:
+            rt = None
+        devices = ctypes.c_int(0)
+        if rt is None:
+            self.assertEqual((rc, cap["status"]), (3, "failed"))
+            self.assertRegex(cap["reason"], r"^cuda: CUDA runtime not found \(.+\)$")
+        elif rt.cudaGetDeviceCount(ctypes.byref(devices)) != 0 or devices.value == 0:
+            self.assertEqual((rc, cap["status"]), (3, "failed"))
+            self.assertRegex(cap["reason"], r"^cuda: cudaProfilerStart returned error [1-9][0-9]*$")
+        else:
+            self.assertEqual((rc, cap["status"], cap["files"]), (0, "complete", []))
+
+    def test_keyboard_interrupt_in_a_backend_reaches_the_loop(self):
+        job = "interrupt"
+
+        def fail(what, cap):
+            if what == "start":
+                raise KeyboardInterrupt()
+
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "mine")
+        c = self.client(job, Recorder(fail=fail), windows=1)
+        stopped_at = None
+        with self.assertLogs("profd", "WARNING"):
+            try:
+                for s in range(3, 10):
+                    with c.step(s):
+                        pass
+            except KeyboardInterrupt:
+                stopped_at = s
+        c.close()
+        self.assertEqual(stopped_at, 3)
+        (cap,) = self.captures(job, wid, 3)
+        self.assertEqual((cap["status"], cap["reason"]), ("failed", "rec: start raised KeyboardInterrupt: "))
+
+    def test_close_during_a_capture(self):
+        job = "closing"
+        wid = self.window(job, "--steps", "3:", "--e2e", "--tool", "mine")
+        rec = Recorder()
+        c = self.client(job, rec, windows=1)
+        self.steps(c, 3, 4)
+        c.step_begin(5)
+        c.close()  # the backend's stop runs from close(), on this thread
+        n = "w%d-from3" % wid
+        # (end-to-end captures do not count sub-steps: only step and part matter)
+        self.assertEqual([(x[0], x[1], x[2], x[4]) for x in rec.calls], [("start", n, 3, 0), ("stop", n, 5, 0)])
+        (cap,) = self.captures(job, wid, 3)
+        self.assertEqual((cap["status"], cap["reason"]), ("truncated", "worker closed during step 5"))
+        self.assertEqual((cap["first_step"], cap["last_step"]), (3, 5))
+        self.assertEqual([f["path"] for f in cap["files"]], ["rec-p0.txt"])
+
+
+if __name__ == "__main__":
+    profdtest.main()
