@@ -72,7 +72,7 @@ static void usage(FILE *out)
             "  --host H          host name reported (default: this host)\n"
             "  --rank-offset N   first global rank (several sims, one job)\n"
             "  --verbose         print the client library's log\n"
-            "  --help\n");
+            "  --help            this help\n");
 }
 
 static int parse_layout(sim_t *s, const char *spec)
