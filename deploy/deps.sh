@@ -7,7 +7,14 @@ packages=(
   cmake make gcc pkg-config
   libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev
   python3 iproute2 procps
+  # deployment tests: systemd-analyze, man pages, ELF inspection
+  systemd man-db groff-base binutils
 )
+# Kubernetes manifest tests run node and npm; Node.js from another source
+# brings its own npm, and Debian's npm would conflict with it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 packages+=("$@")
 
 missing=()
