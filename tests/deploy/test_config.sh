@@ -28,12 +28,14 @@ check_config "deploy/k8s/base/profd.yaml (ConfigMap)" "$k8s" \
   "save_path: /var/lib/profd/profile" "spool_dir: /var/lib/profd/profile/.spool" \
   "run_dir: $tmp/run"
 
-# The check itself: an unknown key is refused.
+# The check itself: an unknown key is refused, naming the key.
 printf 'save_path: /x\nno_such_key: 1\n' >"$tmp/bad.yaml"
-if "$PROFD_PROFD" --config "$tmp/bad.yaml" --check-config >/dev/null 2>&1; then
-  bad "a config with an unknown key loads"
-else
+rc=0
+"$PROFD_PROFD" --config "$tmp/bad.yaml" --check-config >"$tmp/out" 2>&1 || rc=$?
+if [ "$rc" -eq 1 ] && grep -q "no_such_key" "$tmp/out"; then
   ok "a config with an unknown key is refused"
+else
+  bad "a config with an unknown key: exit $rc, $(cat "$tmp/out")"
 fi
 
 finish
