@@ -109,6 +109,7 @@ static inline void ce_on_step_begin(ce_t *e, int64_t step)
 {
     e->step = step;
     e->in_step = true;
+    e->substep = 0;
     if (step >= e->next_due || e->busy) {
         ce_step_begin_slow(e, step);
     }

@@ -63,6 +63,8 @@ typedef struct cl_io {
     cl_result_t *results; /* not yet delivered, oldest first */
     uint64_t dropped_reported;
     int64_t *evbuf; /* flattened (kind, step, t_us) triples */
+    cl_event_t last_begin; /* newest step begin seen while disconnected */
+    bool have_last_begin;
 } cl_io_t;
 
 struct profd_client {

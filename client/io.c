@@ -307,6 +307,13 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     size_t n = 0;
     unsigned k;
 
+    if (io->have_last_begin) { /* where we were while disconnected */
+        io->evbuf[0] = io->last_begin.kind;
+        io->evbuf[1] = io->last_begin.step;
+        io->evbuf[2] = io->last_begin.t_us;
+        io->have_last_begin = false;
+        n = 1;
+    }
     while (n < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
         for (unsigned i = 0; i < k; i++, n++) {
             io->evbuf[3 * n] = evs[i].kind;
@@ -338,6 +345,23 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
         pp_msg_free(&rep);
     } else if (rv == PROFD_ECLIENT || transport_error(rv)) {
         set_disconnected(c);
+    }
+}
+
+/* While no daemon listens, step events pile up as history nobody can use
+ * (and that would distort step-time estimates when replayed in a burst):
+ * keep only the newest step begin, to tell the next daemon where we are. */
+static void discard_stale_events(profd_client_t *c)
+{
+    cl_event_t evs[64];
+    unsigned k;
+    while ((k = cl_ring_pop(c->ring, evs, 64)) > 0) {
+        for (unsigned i = 0; i < k; i++) {
+            if (evs[i].kind == CL_EV_STEP_BEGIN) {
+                c->io.last_begin = evs[i];
+                c->io.have_last_begin = true;
+            }
+        }
     }
 }
 
@@ -439,6 +463,7 @@ static void *io_main(void *arg)
             watch_handle(c);
         }
         if (!io->registered) {
+            discard_stale_events(c);
             if (io->watching || cl_now_ms() < io->next_try_ms) {
                 continue; /* wait for the cancelled watch to come back first */
             }

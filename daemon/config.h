@@ -46,6 +46,22 @@ typedef struct pd_config {
 
     /* a profiling config (verl / MindSpeed YAML) applied at start, "" = none */
     char profile_config[PD_PATH_MAX];
+
+    /* many nodes */
+    bool coordinator;                       /* plan for node daemons */
+    char coordinator_listen[PD_PATH_MAX];   /* coordinator: node endpoint, tcp:// or tls+tcp:// */
+    char coordinator_url[PD_PATH_MAX];      /* node: the coordinator to join ("" = standalone) */
+    bool shared_save_path;                  /* node: save_path is storage every node mounts */
+    int64_t summary_ms;                     /* node: step summaries to the coordinator */
+    int64_t chunk_bytes;                    /* node: file streaming chunk size */
+    int64_t node_timeout_ms;                /* coordinator: a node silent this long is lost */
+
+    /* TLS for tls+tcp:// endpoints (PEM files); server_name: DNS name the
+     * peer's certificate must carry (IP addresses are not matched) */
+    char tls_ca[PD_PATH_MAX];
+    char tls_cert[PD_PATH_MAX];
+    char tls_key[PD_PATH_MAX];
+    char tls_server_name[256];
 } pd_config_t;
 
 /* Built-in defaults. run_dir: $PROFD_RUN_DIR, else /run/profd when that folder

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "control.h"
+#include "coord.h"
+#include "link.h"
 #include "daemon.h"
 #include "profcfg.h"
 #include "profd/client.h"
@@ -80,6 +82,12 @@ static void on_status(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
     m.u.status_reply.ranks = rows;
     m.u.status_reply.ranks_n = i;
     m.u.status_reply.bad_requests = d->bad_requests;
+    m.u.status_reply.mode =
+        d->coord ? "coordinator" : (d->cfg.coordinator_url[0] ? "node" : "standalone");
+    m.u.status_reply.coordinator = d->cfg.coordinator_url[0] ? d->cfg.coordinator_url : NULL;
+    m.u.status_reply.connected = pd_link_connected(d);
+    m.u.status_reply.nodes = (int64_t)pd_coord_nodes(d);
+    pd_link_backlog(d, &m.u.status_reply.backlog_files, &m.u.status_reply.backlog_bytes);
     pd_req_reply_msg(req, &m);
     free(rows);
 }
@@ -257,6 +265,11 @@ static void on_request(pd_req_t *req, void *arg)
         d->bad_requests++;
         pd_req_reply_error(req, PROFD_ETYPE, "'%s' is not a control request",
                            pp_type_name(m.type));
+    } else if (acc == PP_ACC_WRITE && d->cfg.coordinator_url[0]) {
+        pd_req_reply_error(req, PROFD_ENOTSUP,
+                           "this node daemon's windows are planned by its coordinator (%s): run "
+                           "'%s' against the coordinator's control endpoint",
+                           d->cfg.coordinator_url, pp_type_name(m.type));
     } else if (acc == PP_ACC_WRITE && !pd_control_permitted(d, pd_req_peer(req))) {
         const pd_peer_t *p = pd_req_peer(req);
         PD_LOG(&d->log, PD_LOG_WARN, "control", "refused '%s' from uid %lld pid %lld",

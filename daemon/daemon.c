@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "coord.h"
+#include "link.h"
 #include "profd/client.h"
 #include "daemon.h"
 #include "gather.h"
@@ -41,6 +43,7 @@ static void on_broadcast(uv_idle_t *h)
     d->broadcast_due = false;
     d->gen_published_us = pd_now_us();
     pd_worker_broadcast(d);
+    pd_coord_broadcast(d);
 }
 
 void pd_daemon_plans_changed(pd_daemon_t *d)
@@ -112,13 +115,14 @@ static void on_tick(uv_timer_t *h)
 {
     pd_daemon_t *d = h->data;
     pd_worker_tick(d, pd_now_ms());
+    pd_coord_tick(d, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
     pd_daemon_tick_update(d);
 }
 
 void pd_daemon_tick_update(pd_daemon_t *d)
 {
-    bool want = d->reg.count > 0 && !d->stopping;
+    bool want = (d->reg.count > 0 || pd_coord_nodes(d) > 0) && !d->stopping;
     if (want && !d->tick_running) {
         uv_timer_start(&d->tick, on_tick, TICK_MS, TICK_MS);
         d->tick_running = true;
@@ -137,6 +141,12 @@ static void load_profile_config(pd_daemon_t *d)
     size_t n, nw;
     char **warnings;
     if (d->cfg.profile_config[0] == '\0') {
+        return;
+    }
+    if (d->cfg.coordinator_url[0]) {
+        PD_LOG(&d->log, PD_LOG_WARN, "config",
+               "%s ignored: windows of a node daemon are planned by its coordinator",
+               d->cfg.profile_config);
         return;
     }
     FILE *f = fopen(d->cfg.profile_config, "r");
@@ -184,6 +194,8 @@ static void begin_stop(pd_daemon_t *d)
     d->stopping = true;
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
     pd_control_fini(d);
+    pd_link_fini(d);
+    pd_coord_fini(d);
     pd_worker_fini(d);
     uv_idle_stop(&d->broadcast);
     uv_close((uv_handle_t *)&d->broadcast, NULL);
@@ -276,6 +288,14 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
 {
     int rv;
     memset(d, 0, sizeof(*d));
+    if (cfg->coordinator && cfg->coordinator_url[0]) {
+        snprintf(err, errlen, "a daemon is either a coordinator or a node of one, not both");
+        return PROFD_ECONFIG;
+    }
+    if (cfg->coordinator && cfg->coordinator_listen[0] == '\0') {
+        snprintf(err, errlen, "a coordinator needs coordinator.listen (e.g. tcp://0.0.0.0:7710)");
+        return PROFD_ECONFIG;
+    }
     d->cfg = *cfg;
     pd_log_init(&d->log, cfg->log_level);
     d->uid = (int64_t)getuid();
@@ -308,6 +328,12 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         goto fail;
     }
     if ((rv = pd_control_init(d, err, errlen)) != 0) {
+        goto fail;
+    }
+    if (cfg->coordinator && (rv = pd_coord_init(d, err, errlen)) != 0) {
+        goto fail;
+    }
+    if (cfg->coordinator_url[0] && (rv = pd_link_init(d, err, errlen)) != 0) {
         goto fail;
     }
     load_profile_config(d);

@@ -31,6 +31,8 @@ typedef struct pd_daemon {
     pd_windows_t win;
     pd_rep_t *worker_ep;
     pd_rep_t *control_ep;
+    struct pd_link *link;   /* node mode: the link to the coordinator */
+    struct pd_coord *coord; /* coordinator mode: the node endpoint */
 
     char instance[24]; /* random id of this daemon run */
     char node[PP_MAX_NAME + 1];

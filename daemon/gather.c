@@ -334,6 +334,21 @@ void pd_gather_run(pd_job_t *j)
     if (walk(j, fd, "", 0) != 0) {
         return;
     }
+    if (j->list_only) {
+        for (size_t i = 0; j->checksum && i < j->nfiles; i++) {
+            char p[PATH_MAX];
+            XXH64_hash_t h = 0;
+            if (pd_path_join(p, sizeof(p), real_src, "/", j->files[i].path) != 0) {
+                job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
+                return;
+            }
+            if (hash_file(j, p, &h) != 0) {
+                return;
+            }
+            set_checksum(&j->files[i], h);
+        }
+        return;
+    }
     if (j->budget >= 0 && j->bytes > j->budget) {
         job_fail(j, PROFD_ELIMIT,
                  "capture of %lld bytes exceeds the window's remaining budget of %lld bytes",
@@ -355,7 +370,7 @@ void pd_gather_run(pd_job_t *j)
         j->renamed = true;
         for (size_t i = 0; j->checksum && i < j->nfiles; i++) {
             char p[PATH_MAX];
-            XXH64_hash_t h;
+            XXH64_hash_t h = 0;
             if (pd_path_join(p, sizeof(p), j->dst, "/", j->files[i].path) != 0) {
                 job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
                 return;
@@ -399,6 +414,13 @@ void pd_gather_run(pd_job_t *j)
         }
     }
     remove_tree(real_src, 0);
+}
+
+static bool prune_empty(const char *path, int depth);
+
+bool pd_prune_empty(const char *path)
+{
+    return prune_empty(path, 0);
 }
 
 /* Remove empty folders below and including `path` (never files). */
@@ -460,6 +482,84 @@ void pd_write_run(pd_job_t *j)
     }
 }
 
+void pd_chunk_run(pd_job_t *j)
+{
+    char part[PATH_MAX], parent[PATH_MAX];
+    struct stat st;
+    int fd;
+
+    j->rv = 0;
+    j->complete = false;
+    j->have = j->offset;
+    if (pd_path_join(part, sizeof(part), j->dst, "", ".part") != 0) {
+        job_fail(j, PROFD_EPATH, "path too long: %.200s", j->dst);
+        return;
+    }
+    memcpy(parent, j->dst, strlen(j->dst) + 1);
+    char *slash = strrchr(parent, '/');
+    if (slash) {
+        *slash = '\0';
+        if (pd_mkdirs(parent, 0755) != 0) {
+            job_fail(j, PROFD_EIO, "cannot create %s: %s", parent, strerror(errno));
+            return;
+        }
+    }
+    if (j->offset == 0) {
+        fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    } else {
+        fd = open(part, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        j->have = 0; /* nothing usable here: start the file again */
+        job_fail(j, PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
+        return;
+    }
+    if (fstat(fd, &st) != 0 || (j->offset > 0 && st.st_size != j->offset)) {
+        j->have = st.st_size; /* resume from what is really here */
+        close(fd);
+        return;
+    }
+    for (size_t off = 0; off < j->len;) {
+        ssize_t w = pwrite(fd, j->data + off, j->len - off, j->offset + (off_t)off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+            close(fd);
+            return;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0) {
+        job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+        return;
+    }
+    j->have = j->offset + (int64_t)j->len;
+    if (j->have < j->size) {
+        return;
+    }
+    if (j->expect[0]) {
+        XXH64_hash_t h = 0;
+        char got[32];
+        if (hash_file(j, part, &h) != 0) {
+            return;
+        }
+        snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)h);
+        if (strcmp(got, j->expect) != 0) {
+            unlink(part);
+            j->have = 0;
+            job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got, j->expect);
+            return;
+        }
+    }
+    if (rename(part, j->dst) != 0) {
+        job_fail(j, PROFD_EIO, "cannot rename %s: %s", part, strerror(errno));
+        return;
+    }
+    j->complete = true;
+}
+
 /* ---- thread pool glue ---- */
 
 static void job_work(uv_work_t *w)
@@ -467,6 +567,8 @@ static void job_work(uv_work_t *w)
     pd_job_t *j = w->data;
     if (j->kind == PD_JOB_GATHER) {
         pd_gather_run(j);
+    } else if (j->kind == PD_JOB_CHUNK) {
+        pd_chunk_run(j);
     } else {
         pd_write_run(j);
     }

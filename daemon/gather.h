@@ -24,6 +24,7 @@
 typedef enum pd_job_kind {
     PD_JOB_GATHER, /* move src -> dst, list files */
     PD_JOB_WRITE,  /* write `data` to dst atomically (manifest.json) */
+    PD_JOB_CHUNK,  /* write `data` at `offset` of <dst>.part; at `size`, verify and rename */
 } pd_job_kind_t;
 
 typedef struct pd_job {
@@ -34,12 +35,17 @@ typedef struct pd_job {
     char src[PD_PATH_MAX];   /* capture folder in the spool (absolute) */
     char dst[PD_PATH_MAX];   /* destination (absolute) */
     bool checksum;           /* xxh64 of every file */
+    bool list_only;          /* PD_JOB_GATHER: list and checksum in place, move nothing */
     int64_t budget;          /* bytes this capture may add; -1 unlimited */
     char *data;              /* PD_JOB_WRITE: owned */
     size_t len;
     char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders below */
+    int64_t offset, size; /* PD_JOB_CHUNK */
+    char expect[32];      /* PD_JOB_CHUNK: "xxh64:..." of the whole file, "" none */
     /* out */
     int rv; /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
+    int64_t have; /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
+    bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
     char reason[512];
     bool incomplete; /* a .part file was left in the capture */
     bool renamed;    /* moved by rename(2) */
@@ -60,9 +66,14 @@ void pd_job_free(pd_job_t *j);
 /* The work itself, synchronous (used by the job runner and by tests). */
 void pd_gather_run(pd_job_t *j);
 void pd_write_run(pd_job_t *j);
+void pd_chunk_run(pd_job_t *j);
 
 /* out = a + sep + b; PROFD_EINVAL (out untouched) when it does not fit. */
 int pd_path_join(char *out, size_t len, const char *a, const char *sep, const char *b);
+
+/* Remove the empty folders below and including `path` (never a file);
+ * true when `path` itself is gone. */
+bool pd_prune_empty(const char *path);
 
 /* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept. */
 int pd_mkdirs(const char *path, int mode);

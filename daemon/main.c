@@ -35,6 +35,14 @@ static void usage(FILE *out)
             "  -p, --profile-config FILE  verl / MindSpeed / Megatron YAML to apply at start\n"
             "                             (and again on SIGHUP)\n"
             "  -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+            "\n"
+            "many nodes:\n"
+            "      --coordinator          plan windows for node daemons across hosts\n"
+            "      --coordinator-listen URL  node endpoint of the coordinator\n"
+            "                             (tcp://0.0.0.0:7710, or tls+tcp:// with tls files)\n"
+            "      --coordinator-url URL  run as a node daemon of this coordinator\n"
+            "      --shared-save-path     node: save_path is shared storage every node mounts\n"
+            "                             (write captures there; send only the manifest data)\n"
             "      --check-config         load the settings, print them, and exit\n"
             "  -h, --help                 this help\n"
             "  -V, --version              print the version\n"
@@ -79,7 +87,10 @@ static int set_path(char *dst, size_t len, const char *src, const char *flag)
 
 int main(int argc, char **argv)
 {
-    enum { O_RUN_DIR = 256, O_WORKER_URL, O_CONTROL_URL, O_SPOOL, O_NODE, O_CHECK };
+    enum {
+        O_RUN_DIR = 256, O_WORKER_URL, O_CONTROL_URL, O_SPOOL, O_NODE, O_CHECK, O_COORD,
+        O_COORD_LISTEN, O_COORD_URL, O_SHARED
+    };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
         {"run-dir", required_argument, NULL, O_RUN_DIR},
@@ -91,6 +102,10 @@ int main(int argc, char **argv)
         {"profile-config", required_argument, NULL, 'p'},
         {"log-level", required_argument, NULL, 'l'},
         {"check-config", no_argument, NULL, O_CHECK},
+        {"coordinator", no_argument, NULL, O_COORD},
+        {"coordinator-listen", required_argument, NULL, O_COORD_LISTEN},
+        {"coordinator-url", required_argument, NULL, O_COORD_URL},
+        {"shared-save-path", no_argument, NULL, O_SHARED},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -153,6 +168,21 @@ int main(int argc, char **argv)
             break;
         case O_CHECK:
             check = true;
+            break;
+        case O_COORD:
+            cfg.coordinator = true;
+            break;
+        case O_COORD_LISTEN:
+            rc = set_path(cfg.coordinator_listen, sizeof(cfg.coordinator_listen), optarg,
+                          "--coordinator-listen");
+            cfg.coordinator = true;
+            break;
+        case O_COORD_URL:
+            rc = set_path(cfg.coordinator_url, sizeof(cfg.coordinator_url), optarg,
+                          "--coordinator-url");
+            break;
+        case O_SHARED:
+            cfg.shared_save_path = true;
             break;
         case 'h':
             usage(stdout);

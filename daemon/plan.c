@@ -61,7 +61,9 @@ int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_u
     if (elapsed < 0) {
         elapsed = 0;
     }
-    return r->step + (elapsed + ahead_us) / r->step_us;
+    /* steps shorter than the floor are measurement noise, not training */
+    int64_t per = r->step_us < PD_PLAN_MIN_STEP_US ? PD_PLAN_MIN_STEP_US : r->step_us;
+    return r->step + (elapsed + ahead_us) / per;
 }
 
 int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_params_t *p)
@@ -98,6 +100,9 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     int forms = (spec->steps_n > 0) + (spec->start != PP_NONE) + (spec->next != 0);
     int rv;
 
+    if (spec->start == PP_NONE && spec->end != PP_NONE) {
+        return bad(err, errlen, "end given without start");
+    }
     if (forms == 0) {
         return bad(err, errlen, "no steps: give steps, start/end or next");
     }
@@ -117,8 +122,6 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
             return bad(err, errlen, "end (%lld) must be greater than start (%lld), or -1",
                        (long long)spec->end, (long long)spec->start);
         }
-    } else if (spec->end != PP_NONE) {
-        return bad(err, errlen, "end given without start");
     }
     if (spec->next < 0) {
         return bad(err, errlen, "next must be >= 1, found %lld", (long long)spec->next);

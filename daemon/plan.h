@@ -26,6 +26,9 @@
 
 #include "profd/proto.h"
 
+/* Step times below this are treated as this (1 ms). */
+#define PD_PLAN_MIN_STEP_US 1000
+
 /* One registered rank as the planner sees it. */
 typedef struct pd_plan_rank {
     int64_t id; /* registry id */

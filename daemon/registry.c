@@ -130,6 +130,27 @@ pd_rank_t *pd_registry_next(const pd_registry_t *r, const pd_rank_t *prev)
     return NULL;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The step time is the median of the recent ones: a burst of stale events
+ * or one slow step does not swing it. */
+static void add_sample(pd_rank_t *k, int64_t us)
+{
+    int64_t v[PD_STEP_SAMPLES];
+    k->recent_us[k->recent_pos] = us;
+    k->recent_pos = (k->recent_pos + 1) % PD_STEP_SAMPLES;
+    if (k->nrecent < PD_STEP_SAMPLES) {
+        k->nrecent++;
+    }
+    memcpy(v, k->recent_us, (size_t)k->nrecent * sizeof(v[0]));
+    qsort(v, (size_t)k->nrecent, sizeof(v[0]), cmp_i64);
+    k->step_us = v[k->nrecent / 2];
+}
+
 int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms)
 {
     k->last_seen_ms = now_ms;
@@ -140,9 +161,7 @@ int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms
         int64_t kind = ev[i], step = ev[i + 1], t = ev[i + 2];
         if (kind == 1) { /* step begin */
             if (k->step != PP_NONE && step > k->step && t > k->step_began_us) {
-                int64_t per = (t - k->step_began_us) / (step - k->step);
-                /* smooth: new = 0.7 old + 0.3 sample */
-                k->step_us = k->step_us ? (7 * k->step_us + 3 * per) / 10 : per;
+                add_sample(k, (t - k->step_began_us) / (step - k->step));
             }
             if (k->step == PP_NONE || step >= k->step) {
                 k->step = step;

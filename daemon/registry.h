@@ -16,6 +16,8 @@
 #include "plan.h"
 #include "profd/proto.h"
 
+#define PD_STEP_SAMPLES 8
+
 typedef enum pd_rank_state {
     PD_RANK_ACTIVE, /* heard from within the timeout */
     PD_RANK_LOST,   /* connection gone or silent; kept for status */
@@ -29,6 +31,7 @@ typedef struct pd_rank {
     char role[PP_MAX_NAME + 1];
     char host[PP_MAX_NAME + 1];
     char node[PP_MAX_NAME + 1]; /* the daemon it is registered with */
+    int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
     int64_t rank, local_rank, world_size, replica_rank, pid;
     uint32_t pipe;
     pd_rank_state_t state;
@@ -36,7 +39,9 @@ typedef struct pd_rank {
     int64_t step; /* last step begun, PP_NONE before the first */
     bool in_step;
     int64_t step_began_us; /* monotonic clock of the worker's host */
-    int64_t step_us;       /* smoothed step time, 0 unknown */
+    int64_t step_us;       /* median of the recent step times, 0 unknown */
+    int64_t recent_us[PD_STEP_SAMPLES]; /* recent step times, a ring */
+    int nrecent, recent_pos;
     int64_t last_seen_ms;
     int64_t registered_ms;
     int64_t events, dropped;

@@ -8,6 +8,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
+#include "reqc.h"
 #include "rep.h"
 
 enum { R_RECV, R_LOOP, R_PARKED, R_SEND };
@@ -30,6 +31,7 @@ struct pd_rep {
     bool sock_open;
     pd_rep_opts_t o;
     pd_req_t *all;
+    void *tls;
     int ncontexts;
     int nparked;
     int64_t requests;
@@ -190,6 +192,16 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     if (opts->socket_mode && strncmp(opts->url, "ipc://", 6) == 0) {
         nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, opts->socket_mode);
     }
+    if (strncmp(opts->url, "tls+", 4) == 0) {
+        if (opts->tls == NULL || (rep->tls = pd_tls_config(opts->tls, 1, err, errlen)) == NULL) {
+            if (opts->tls == NULL) {
+                snprintf(err, errlen, "%s needs TLS files (tls.ca, tls.cert, tls.key)", opts->url);
+            }
+            pd_rep_close(rep);
+            return PROFD_EINVAL;
+        }
+        nng_listener_set_ptr(l, NNG_OPT_TLS_CONFIG, rep->tls);
+    }
     if ((rv = nng_listener_start(l, 0)) != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", opts->url, nng_strerror(rv));
         pd_rep_close(rep);
@@ -231,6 +243,7 @@ void pd_rep_close(pd_rep_t *rep)
         nng_aio_free(r->aio);
         free(r);
     }
+    pd_tls_config_free(rep->tls);
     free(rep);
 }
 

@@ -39,6 +39,7 @@ typedef struct pd_rep_opts {
     int socket_mode;    /* ipc socket permissions, 0 = library default */
     int initial;        /* contexts created at start */
     int max_contexts;   /* bound on parked + receiving contexts */
+    const struct pd_tls_files *tls; /* tls+tcp:// listeners: required */
     pd_rep_handler handler;
     pd_rep_pipe_gone pipe_gone; /* optional */
     void *arg;

@@ -6,6 +6,7 @@
 
 #include "daemon.h"
 #include "gather.h"
+#include "link.h"
 #include "windows.h"
 
 static const char *const state_names[] = {"pending", "active", "gathering", "done", "cancelled"};
@@ -30,8 +31,9 @@ static void member_free(pd_member_t *m)
     m->ncaps = 0;
 }
 
-static void window_free(pd_window_t *w)
+void pd_windows_free_one(pd_window_t *w)
 {
+    free(w->incoming);
     for (size_t i = 0; i < w->nmembers; i++) {
         member_free(&w->members[i]);
     }
@@ -49,7 +51,7 @@ void pd_windows_fini(pd_windows_t *ws)
     while (ws->head) {
         pd_window_t *w = ws->head;
         ws->head = w->next;
-        window_free(w);
+        pd_windows_free_one(w);
     }
     memset(ws, 0, sizeof(*ws));
 }
@@ -92,7 +94,7 @@ static int add_warning(pd_window_t *w, const char *text)
     return 0;
 }
 
-static pd_member_t *add_member(pd_window_t *w, const pd_rank_t *k, int selector)
+pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector)
 {
     if (w->nmembers == w->capm) {
         size_t n = w->capm ? w->capm * 2 : 8;
@@ -109,6 +111,7 @@ static pd_member_t *add_member(pd_window_t *w, const pd_rank_t *k, int selector)
     snprintf(m->role, sizeof(m->role), "%s", k->role);
     snprintf(m->host, sizeof(m->host), "%s", k->host);
     snprintf(m->node, sizeof(m->node), "%s", k->node);
+    m->node_client = k->node_client;
     m->rank = k->rank;
     m->replica_rank = k->replica_rank;
     m->pid = k->pid;
@@ -117,7 +120,7 @@ static pd_member_t *add_member(pd_window_t *w, const pd_rank_t *k, int selector)
     return m;
 }
 
-static pd_member_t *find_member(pd_window_t *w, int64_t client)
+pd_member_t *pd_windows_member(pd_window_t *w, int64_t client)
 {
     for (size_t i = 0; i < w->nmembers; i++) {
         if (w->members[i].client == client) {
@@ -127,7 +130,7 @@ static pd_member_t *find_member(pd_window_t *w, int64_t client)
     return NULL;
 }
 
-static void append(pd_windows_t *ws, pd_window_t *w)
+void pd_windows_append(pd_windows_t *ws, pd_window_t *w)
 {
     if (ws->tail) {
         ws->tail->next = w;
@@ -219,7 +222,7 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
         snprintf(w->job, sizeof(w->job), "%s", out.job);
         if ((size_t)snprintf(w->dir, sizeof(w->dir), "%s/%s/%s", root, w->job, w->name) >=
             sizeof(w->dir)) {
-            window_free(w);
+            pd_windows_free_one(w);
             break; /* cannot happen: save_root() leaves room */
         }
         w->state = PD_W_PENDING;
@@ -227,7 +230,7 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
         int late = 0;
         for (size_t m = 0; m < out.n_members; m++) {
             pd_rank_t *k = pd_registry_get(&d->reg, out.members[m].id);
-            if (k && add_member(w, k, out.members[m].selector) && k->step != PP_NONE &&
+            if (k && pd_windows_add_member(w, k, out.members[m].selector) && k->step != PP_NONE &&
                 k->step >= w->first) {
                 late++;
             }
@@ -242,7 +245,7 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
                      late, (long long)w->first);
             add_warning(w, buf);
         }
-        append(ws, w);
+        pd_windows_append(ws, w);
         (*ids)[(*nids)++] = w->id;
         PD_LOG(&d->log, PD_LOG_INFO, "windows", "window %s of job %s: %zu rank(s)%s", w->name,
                w->job, w->nmembers, w->nmembers ? "" : " (none registered yet)");
@@ -256,13 +259,16 @@ void pd_windows_on_register(pd_daemon_t *d, const pd_rank_t *k)
 {
     pd_plan_rank_t pr;
     bool changed = false;
+    if (d->link) {
+        return; /* a node daemon: the coordinator decides who joins */
+    }
     pd_registry_plan_rank(k, &pr);
     for (pd_window_t *w = d->win.head; w; w = w->next) {
-        if (!live(w) || find_member(w, k->id)) {
+        if (!live(w) || pd_windows_member(w, k->id)) {
             continue;
         }
         int sel = pd_plan_match(&w->spec, w->job, &pr);
-        if (sel != -2 && add_member(w, k, sel)) {
+        if (sel != -2 && pd_windows_add_member(w, k, sel)) {
             changed = true;
             PD_LOG(&d->log, PD_LOG_DEBUG, "windows", "rank %lld (%s) joins window %s",
                    (long long)k->rank, k->role, w->name);
@@ -277,7 +283,7 @@ void pd_windows_on_step(pd_daemon_t *d, const pd_rank_t *k)
 {
     for (pd_window_t *w = d->win.head; w; w = w->next) {
         if (w->state == PD_W_PENDING && k->step != PP_NONE && k->step >= w->first &&
-            find_member(w, k->id)) {
+            pd_windows_member(w, k->id)) {
             w->state = PD_W_ACTIVE;
         }
     }
@@ -438,9 +444,10 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
     }
 }
 
-static void maybe_finish(pd_daemon_t *d, pd_window_t *w)
+void pd_windows_maybe_finish(pd_daemon_t *d, pd_window_t *w)
 {
-    if (w->state == PD_W_DONE || w->state == PD_W_CANCELLED || w->nmembers == 0) {
+    if (w->state == PD_W_DONE || w->state == PD_W_CANCELLED || w->nmembers == 0 ||
+        w->forwarded) {
         return;
     }
     for (size_t i = 0; i < w->nmembers; i++) {
@@ -450,13 +457,17 @@ static void maybe_finish(pd_daemon_t *d, pd_window_t *w)
     }
     w->state = PD_W_GATHERING;
     if (w->pending == 0) {
-        write_manifest(d, w);
+        if (w->mirror) {
+            pd_link_forward(d, w); /* the coordinator writes the manifest */
+        } else {
+            write_manifest(d, w);
+        }
     }
 }
 
 /* ---- results ---- */
 
-static void set_status(pp_capture_t *c, const char *status, const char *reason)
+void pd_windows_set_status(pp_capture_t *c, const char *status, const char *reason)
 {
     free(c->status);
     c->status = strdup(status);
@@ -468,7 +479,7 @@ static void gather_done(pd_job_t *j)
 {
     pd_daemon_t *d = j->arg;
     pd_window_t *w = pd_windows_get(&d->win, j->window);
-    pd_member_t *m = w ? find_member(w, j->client) : NULL;
+    pd_member_t *m = w ? pd_windows_member(w, j->client) : NULL;
     if (m && j->cap < m->ncaps) {
         pp_capture_t *c = &m->caps[j->cap];
         if (j->rv == 0) {
@@ -478,10 +489,10 @@ static void gather_done(pd_job_t *j)
             j->nfiles = 0;
             w->bytes += j->bytes;
             if (j->incomplete && strcmp(c->status, "complete") == 0) {
-                set_status(c, "truncated", "the profiler left an incomplete (.part) file");
+                pd_windows_set_status(c, "truncated", "the profiler left an incomplete (.part) file");
             }
         } else {
-            set_status(c, j->rv == PROFD_ELIMIT ? "truncated" : "failed", j->reason);
+            pd_windows_set_status(c, j->rv == PROFD_ELIMIT ? "truncated" : "failed", j->reason);
             free(c->dir);
             c->dir = NULL;
             PD_LOG(&d->log, j->rv == PROFD_EPATH ? PD_LOG_WARN : PD_LOG_INFO, "gather",
@@ -490,21 +501,28 @@ static void gather_done(pd_job_t *j)
     }
     if (w) {
         w->pending--;
-        maybe_finish(d, w);
+        pd_windows_maybe_finish(d, w);
     }
     pd_job_free(j);
 }
 
 /* Where a capture of this member must be: "<job>/<window>/<capdir>[/step<N>]". */
-static bool dir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c)
+bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,
+                          bool rel)
 {
     char capdir[PP_MAX_PATH], a[PP_MAX_PATH], b[PP_MAX_PATH + 32];
+    int n;
     if (c->dir == NULL ||
         pp_capture_dir(capdir, sizeof(capdir), c->role, c->phase, m->rank, m->replica_rank,
                        m->host) != 0) {
         return false;
     }
-    if ((size_t)snprintf(a, sizeof(a), "%s/%s/%s", w->job, w->name, capdir) >= sizeof(a) ||
+    if (rel) {
+        n = snprintf(a, sizeof(a), "%s", capdir);
+    } else {
+        n = snprintf(a, sizeof(a), "%s/%s/%s", w->job, w->name, capdir);
+    }
+    if (n < 0 || (size_t)n >= sizeof(a) ||
         (size_t)snprintf(b, sizeof(b), "%s/step%lld", a, (long long)c->first_step) >= sizeof(b)) {
         return false;
     }
@@ -523,7 +541,7 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
     size_t prefix = strlen(w->job) + 1 + strlen(w->name) + 1;
     pd_job_t *j = calloc(1, sizeof(*j));
     if (j == NULL) {
-        set_status(c, "failed", "out of memory while gathering");
+        pd_windows_set_status(c, "failed", "out of memory while gathering");
         return;
     }
     j->kind = PD_JOB_GATHER;
@@ -531,13 +549,18 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
     if ((size_t)snprintf(j->src, sizeof(j->src), "%s/%s", d->spool, c->dir) >= sizeof(j->src) ||
         (size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s", w->dir, c->dir + prefix) >=
             sizeof(j->dst)) {
-        set_status(c, "failed", "capture path too long");
+        pd_windows_set_status(c, "failed", "capture path too long");
         free(c->dir);
         c->dir = NULL;
         pd_job_free(j);
         return;
     }
     j->checksum = strcmp(d->cfg.checksum, "none") != 0;
+    /* a node streams its captures to the coordinator: list them in place */
+    j->list_only = w->mirror && !d->cfg.shared_save_path;
+    if (j->list_only) {
+        j->checksum = true; /* the coordinator verifies every file */
+    }
     j->budget = d->cfg.window_byte_budget > 0 ? d->cfg.window_byte_budget - w->bytes : -1;
     if (j->budget < -1) {
         j->budget = 0;
@@ -552,7 +575,7 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
     w->pending++;
     if (pd_job_submit(&d->loop.uv, j) != 0) {
         w->pending--;
-        set_status(c, "failed", "cannot queue the gathering");
+        pd_windows_set_status(c, "failed", "cannot queue the gathering");
         pd_job_free(j);
     }
 }
@@ -566,7 +589,7 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
         snprintf(err, errlen, "no window %lld", (long long)res->window);
         return PROFD_ENOENT;
     }
-    pd_member_t *m = find_member(w, k->id);
+    pd_member_t *m = pd_windows_member(w, k->id);
     if (m == NULL) {
         snprintf(err, errlen, "client %lld is not a member of window %s", (long long)k->id,
                  w->name);
@@ -596,11 +619,11 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
         free(c->tool);
         c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
         if (!status_ok(c->status)) {
-            set_status(c, "failed", "unknown capture status in the report");
+            pd_windows_set_status(c, "failed", "unknown capture status in the report");
         }
         if ((strcmp(c->role, "e2e") != 0 && strcmp(c->role, m->role) != 0) ||
             (c->phase && !pp_ident_ok(c->phase))) {
-            set_status(c, "failed", "capture role or phase does not match the rank");
+            pd_windows_set_status(c, "failed", "capture role or phase does not match the rank");
             free(c->dir);
             c->dir = NULL;
             continue;
@@ -610,12 +633,12 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
             c->dir = NULL;
             continue;
         }
-        if (!dir_ok(w, m, c)) {
+        if (!pd_windows_capdir_ok(w, m, c, false)) {
             snprintf(why, sizeof(why), "capture folder '%.128s' is not where this capture belongs",
                      c->dir);
             PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s rank %lld: %s", w->name,
                    (long long)m->rank, why);
-            set_status(c, "failed", why);
+            pd_windows_set_status(c, "failed", why);
             free(c->dir);
             c->dir = NULL;
             continue;
@@ -623,7 +646,7 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
         submit_gather(d, w, m, i);
     }
     pd_daemon_plans_changed(d);
-    maybe_finish(d, w);
+    pd_windows_maybe_finish(d, w);
     return 0;
 }
 
@@ -632,7 +655,7 @@ void pd_windows_on_lost(pd_daemon_t *d, const pd_rank_t *k, const char *reason)
     char why[256];
     for (pd_window_t *w = d->win.head; w; w = w->next) {
         pd_member_t *m;
-        if (!live(w) || (m = find_member(w, k->id)) == NULL || m->state != PD_M_EXPECTED) {
+        if (!live(w) || (m = pd_windows_member(w, k->id)) == NULL || m->state != PD_M_EXPECTED) {
             continue;
         }
         if ((m->caps = calloc(1, sizeof(*m->caps))) != NULL) {
@@ -657,7 +680,7 @@ void pd_windows_on_lost(pd_daemon_t *d, const pd_rank_t *k, const char *reason)
         m->state = PD_M_LOST;
         PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name,
                (long long)m->rank, reason);
-        maybe_finish(d, w);
+        pd_windows_maybe_finish(d, w);
     }
 }
 
@@ -714,7 +737,7 @@ int pd_windows_plan_for(const pd_windows_t *ws, const pd_rank_t *k, pp_plan_t *o
 {
     size_t n = 0;
     for (pd_window_t *w = ws->head; w; w = w->next) {
-        pd_member_t *m = live(w) ? find_member(w, k->id) : NULL;
+        pd_member_t *m = live(w) ? pd_windows_member(w, k->id) : NULL;
         n += m && m->state == PD_M_EXPECTED;
     }
     out->entries = n ? calloc(n, sizeof(*out->entries)) : NULL;
@@ -723,7 +746,7 @@ int pd_windows_plan_for(const pd_windows_t *ws, const pd_rank_t *k, pp_plan_t *o
     }
     out->entries_n = 0;
     for (pd_window_t *w = ws->head; w; w = w->next) {
-        pd_member_t *m = live(w) ? find_member(w, k->id) : NULL;
+        pd_member_t *m = live(w) ? pd_windows_member(w, k->id) : NULL;
         if (m == NULL || m->state != PD_M_EXPECTED) {
             continue;
         }
@@ -775,6 +798,12 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
         }
     }
     out->bytes = w->bytes;
+    for (size_t i = 0; i < w->nincoming; i++) {
+        if (!w->incoming[i].done) {
+            out->pending_files++;
+            out->pending_bytes += w->incoming[i].size - w->incoming[i].have;
+        }
+    }
     out->path = (char *)w->dir;
     out->warnings = w->warnings;
     out->warnings_n = w->nwarnings;
@@ -816,7 +845,7 @@ void pd_windows_trim(pd_windows_t *ws, size_t keep)
             if (ws->tail == w) {
                 ws->tail = prev;
             }
-            window_free(w);
+            pd_windows_free_one(w);
             ws->count--;
             done--;
         } else {

@@ -38,10 +38,23 @@ typedef struct pd_member {
     char node[PP_MAX_NAME + 1];
     int64_t rank, replica_rank, pid;
     int selector;
+    int64_t node_client; /* coordinator: the id its node daemon gave it; 0 local */
     pd_mstate_t state;
     pp_capture_t *caps;
     size_t ncaps;
 } pd_member_t;
+
+/* Coordinator: a file of a remote capture still arriving from its node. */
+typedef struct pd_incoming {
+    char path[512];  /* relative to the window folder */
+    int64_t client;  /* member */
+    size_t cap, file;
+    int64_t size;
+    char checksum[32];
+    int64_t have;    /* bytes written to <path>.part */
+    bool busy;       /* a write is running */
+    bool done;
+} pd_incoming_t;
 
 typedef struct pd_window {
     int64_t id;
@@ -57,7 +70,11 @@ typedef struct pd_window {
     char reason[256];
     char dir[1024]; /* <save_path>/<job>/<name> */
     int64_t bytes;
-    int pending; /* gather / manifest jobs in flight */
+    int pending; /* gather / manifest jobs and incoming files outstanding */
+    bool mirror; /* node daemon: a window the coordinator planned */
+    bool forwarded; /* node daemon: results sent to the coordinator */
+    pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
+    size_t nincoming;
     int64_t created_ms, done_ms;
     struct pd_window *next;
 } pd_window_t;
@@ -109,6 +126,21 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out);
 void pd_windows_info_free(pp_window_t *out);
 
 const char *pd_windows_state_name(pd_wstate_t s);
+
+/* ---- shared with the multi-node modules (mirror.c, remote.c, link.c) ---- */
+
+pd_member_t *pd_windows_member(pd_window_t *w, int64_t client);
+pd_member_t *pd_windows_add_member(pd_window_t *w, const struct pd_rank *k, int selector);
+void pd_windows_append(pd_windows_t *ws, pd_window_t *w);
+void pd_windows_free_one(pd_window_t *w);
+/* Everyone reported and everything gathered: write the manifest (or, on a
+ * node daemon, forward to the coordinator). */
+void pd_windows_maybe_finish(struct pd_daemon *d, pd_window_t *w);
+void pd_windows_set_status(pp_capture_t *c, const char *status, const char *reason);
+/* Is c->dir where a capture of member m belongs? rel: relative to the
+ * window folder ("<capdir>[/step<N>]") rather than to the spool. */
+bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,
+                          bool rel);
 
 /* Drop finished windows beyond the most recent `keep` (bounded memory). */
 void pd_windows_trim(pd_windows_t *ws, size_t keep);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "link.h"
 #include "worker.h"
 
 static void reply_plan(pd_daemon_t *d, pd_rank_t *k, pd_req_t *req, bool unchanged)
@@ -40,6 +41,7 @@ static void lose(pd_daemon_t *d, pd_rank_t *k, const char *reason)
            k->role, (long long)k->pid, reason);
     release_watch(d, k);
     pd_windows_on_lost(d, k, reason);
+    pd_link_roster_changed(d);
 }
 
 static pd_rank_t *client_of(pd_daemon_t *d, pd_req_t *req, int64_t id)
@@ -81,6 +83,7 @@ static void on_hello(pd_daemon_t *d, pd_req_t *req, const pp_hello_t *h)
            (long long)k->rank, k->role, (long long)k->replica_rank, (long long)k->pid);
     release_watch(d, k); /* a re-registration supersedes an old poll */
     pd_windows_on_register(d, k);
+    pd_link_roster_changed(d);
     pd_daemon_tick_update(d);
 
     pp_msg_t m;
@@ -171,6 +174,7 @@ static void on_bye(pd_daemon_t *d, pd_req_t *req, const pp_bye_t *b)
     release_watch(d, k);
     pd_windows_on_lost(d, k, "exited without reporting its captures");
     pd_registry_remove(&d->reg, b->client);
+    pd_link_roster_changed(d);
     pd_daemon_tick_update(d);
     pp_msg_t m;
     pp_msg_init(&m, PP_T_ok);
@@ -220,7 +224,7 @@ static void on_pipe_gone(uint32_t pipe, void *arg)
 {
     pd_daemon_t *d = arg;
     for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); k; k = pd_registry_next(&d->reg, k)) {
-        if (k->pipe == pipe && k->state == PD_RANK_ACTIVE) {
+        if (k->pipe == pipe && k->node_client == 0 && k->state == PD_RANK_ACTIVE) {
             lose(d, k, "closed its connection");
         }
     }
@@ -268,6 +272,9 @@ void pd_worker_tick(pd_daemon_t *d, int64_t now_ms)
     pd_rank_t *next;
     for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); k; k = next) {
         next = pd_registry_next(&d->reg, k);
+        if (k->node_client) {
+            continue; /* a coordinator's remote rank: its node answers for it */
+        }
         int64_t silent = now_ms - k->last_seen_ms;
         if (k->watch && now_ms >= k->watch_deadline_ms) {
             release_watch(d, k);

@@ -11,7 +11,7 @@ top=$(pwd)
 
 deploy/deps.sh
 build=${PROFD_BUILD:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFD_TESTS=OFF >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROFD_TESTS=OFF -DPROFD_SANITIZE=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" >/dev/null
 bin=$top/$build
 

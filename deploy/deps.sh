@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake make gcc pkg-config
   libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev
-  python3 iproute2 procps
+  python3 iproute2 procps xxhash
   # deployment tests: systemd-analyze, man pages, ELF inspection
   systemd man-db groff-base binutils
 )

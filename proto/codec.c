@@ -696,6 +696,42 @@ int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len)
     return print_doc(root, false, out, len);
 }
 
+size_t pp_frame_split(const void *buf, size_t len, const void **payload, size_t *plen)
+{
+    const char *nul = memchr(buf, '\0', len);
+    if (nul == NULL) {
+        *payload = NULL;
+        *plen = 0;
+        return len;
+    }
+    size_t jl = (size_t)(nul - (const char *)buf);
+    *payload = nul + 1;
+    *plen = len - jl - 1;
+    return jl;
+}
+
+int pp_frame_encode(const pp_msg_t *m, const void *payload, size_t plen, char **out, size_t *len)
+{
+    char *json;
+    size_t jl;
+    int rv = pp_msg_encode(m, &json, &jl);
+    if (rv != 0) {
+        return rv;
+    }
+    char *buf = realloc(json, jl + 1 + plen);
+    if (buf == NULL) {
+        free(json);
+        return PROFD_ENOMEM;
+    }
+    buf[jl] = '\0';
+    if (plen) {
+        memcpy(buf + jl + 1, payload, plen);
+    }
+    *out = buf;
+    *len = jl + 1 + plen;
+    return 0;
+}
+
 int pp_error_encode(int code, const char *message, char **out, size_t *len)
 {
     pp_msg_t m;

@@ -43,6 +43,7 @@ typedef enum pp_access {
     PP_ACC_WORKER,
     PP_ACC_READ,
     PP_ACC_WRITE,
+    PP_ACC_NODE,
 } pp_access_t;
 
 /* ---- the structs, generated from messages.def ---- */
@@ -153,6 +154,16 @@ int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len);
 /* Initialise an empty message of a type (every nullable field null). */
 void pp_msg_init(pp_msg_t *m, pp_type_t t);
 void pp_msg_free(pp_msg_t *m);
+
+/*
+ * Framed messages carry raw bytes after the JSON: JSON, one NUL byte,
+ * payload (chunk). pp_frame_split() returns the length of the JSON part
+ * (the whole buffer when there is no NUL) and points `payload` and `plen`
+ * at the rest.
+ */
+size_t pp_frame_split(const void *buf, size_t len, const void **payload, size_t *plen);
+/* Encode m, then a NUL and the payload; *out malloc'ed. */
+int pp_frame_encode(const pp_msg_t *m, const void *payload, size_t plen, char **out, size_t *len);
 
 /* Build and encode an error reply in one call. */
 int pp_error_encode(int code, const char *message, char **out, size_t *len);

@@ -1,0 +1,31 @@
+/*
+ * The coordinator's node endpoint: node daemons register here with their
+ * rosters and send step summaries; their workers become remote ranks of the
+ * coordinator's registry, so windows are planned over every global and
+ * replica rank of the job, whatever node hosts it. Nodes long-poll their
+ * plans, forward results and stream files (remote.c). A node that stays
+ * away longer than limits.node_timeout_ms is lost: its pending captures fail
+ * and the windows still complete. Loop thread only.
+ */
+#ifndef PD_COORD_H
+#define PD_COORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pd_daemon;
+
+typedef struct pd_coord pd_coord_t;
+
+/* Listen on cfg.coordinator_listen. 0 or PROFD_* with err. */
+int pd_coord_init(struct pd_daemon *d, char *err, size_t errlen);
+void pd_coord_fini(struct pd_daemon *d);
+
+/* Plans changed: answer the parked node long polls. */
+void pd_coord_broadcast(struct pd_daemon *d);
+/* Periodic: lost nodes, expired long polls. */
+void pd_coord_tick(struct pd_daemon *d, int64_t now_ms);
+/* Nodes known (for status). */
+size_t pd_coord_nodes(const struct pd_daemon *d);
+
+#endif

@@ -1,0 +1,136 @@
+/* Mirror windows on a node daemon (see mirror.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "gather.h"
+#include "mirror.h"
+
+static bool same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_phases(const pp_selector_t *s, const pp_plan_entry_t *e)
+{
+    if (s->phases_n != e->phases_n) {
+        return false;
+    }
+    for (size_t i = 0; i < s->phases_n; i++) {
+        if (strcmp(s->phases[i], e->phases[i]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The selector carrying this entry's settings (added when new). */
+static int selector_for(pd_window_t *w, const pp_plan_entry_t *e)
+{
+    pp_window_spec_t *spec = &w->spec;
+    for (size_t i = 0; i < spec->selectors_n; i++) {
+        const pp_selector_t *s = &spec->selectors[i];
+        if (same(s->tool, e->tool) && same(s->mode, e->mode) && same(s->settings, e->settings) &&
+            memcmp(&s->schedule, &e->schedule, sizeof(s->schedule)) == 0 && same_phases(s, e)) {
+            return (int)i;
+        }
+    }
+    pp_selector_t *v = realloc(spec->selectors, (spec->selectors_n + 1) * sizeof(*v));
+    if (v == NULL) {
+        return -1;
+    }
+    spec->selectors = v;
+    pp_selector_t *s = &v[spec->selectors_n];
+    pp_record_init(&pp_desc_selector, s);
+    s->tool = e->tool ? strdup(e->tool) : NULL;
+    s->mode = e->mode ? strdup(e->mode) : NULL;
+    s->settings = e->settings ? strdup(e->settings) : NULL;
+    s->schedule = e->schedule;
+    if (e->phases_n && (s->phases = calloc(e->phases_n, sizeof(char *))) != NULL) {
+        for (size_t i = 0; i < e->phases_n; i++) {
+            s->phases[i] = strdup(e->phases[i]);
+        }
+        s->phases_n = e->phases_n;
+    }
+    return (int)spec->selectors_n++;
+}
+
+static pd_window_t *mirror_new(pd_daemon_t *d, const pp_plan_entry_t *e)
+{
+    pd_window_t *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        return NULL;
+    }
+    pp_record_init(&pp_desc_window_spec, &w->spec);
+    w->spec.source = strdup("coordinator");
+    w->id = e->window;
+    snprintf(w->name, sizeof(w->name), "%s", e->name);
+    snprintf(w->job, sizeof(w->job), "%s", e->job);
+    w->first = e->first_step;
+    w->last = e->last_step;
+    w->state = PD_W_PENDING;
+    w->mirror = true;
+    w->created_ms = pd_now_ms();
+    snprintf(w->dir, sizeof(w->dir), "%.800s/%s/%s", d->save_path, w->job, w->name);
+    pd_windows_append(&d->win, w);
+    PD_LOG(&d->log, PD_LOG_INFO, "mirror", "window %s from the coordinator", w->name);
+    return w;
+}
+
+void pd_mirror_apply(pd_daemon_t *d, const pp_node_plan_t *plan)
+{
+    bool changed = false;
+    for (size_t i = 0; i < plan->entries_n; i++) {
+        const pp_node_entry_t *ne = &plan->entries[i];
+        const pp_plan_entry_t *e = &ne->entry;
+        pd_window_t *w = pd_windows_get(&d->win, e->window);
+        if (w == NULL) {
+            if (!pp_ident_ok(e->job) || strlen(e->name) > PP_MAX_NAME ||
+                (w = mirror_new(d, e)) == NULL) {
+                continue;
+            }
+            changed = true;
+        } else if (!w->mirror) {
+            continue;
+        }
+        if (w->state != PD_W_PENDING && w->state != PD_W_ACTIVE) {
+            continue;
+        }
+        int sel = selector_for(w, e);
+        if (w->last != e->last_step) {
+            w->last = e->last_step; /* stopped by the coordinator */
+            changed = true;
+        }
+        for (size_t c = 0; sel >= 0 && c < ne->clients_n; c++) {
+            pd_rank_t *k = pd_registry_get(&d->reg, ne->clients[c]);
+            if (k && pd_windows_member(w, k->id) == NULL && pd_windows_add_member(w, k, sel)) {
+                changed = true;
+            }
+        }
+    }
+    /* live mirrors the coordinator no longer lists: cancelled there */
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if (!w->mirror || (w->state != PD_W_PENDING && w->state != PD_W_ACTIVE)) {
+            continue;
+        }
+        bool listed = false;
+        for (size_t i = 0; i < plan->entries_n && !listed; i++) {
+            listed = plan->entries[i].entry.window == w->id;
+        }
+        if (!listed) {
+            w->state = PD_W_CANCELLED;
+            w->done_ms = pd_now_ms();
+            snprintf(w->reason, sizeof(w->reason), "cancelled by the coordinator");
+            changed = true;
+        }
+    }
+    if (changed) {
+        pd_daemon_plans_changed(d);
+    }
+}
+
+void pd_mirror_prune(const char *dir)
+{
+    pd_prune_empty(dir);
+}

@@ -1,0 +1,374 @@
+/* Coordinator side of remote captures (see remote.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "gather.h"
+#include "remote.h"
+
+static bool live(const pd_window_t *w)
+{
+    return w->state == PD_W_PENDING || w->state == PD_W_ACTIVE;
+}
+
+/* ---- plans ---- */
+
+int pd_remote_node_plan(pd_daemon_t *d, const char *node, pp_node_plan_t *out)
+{
+    size_t cap = 0;
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        cap += live(w) ? w->spec.selectors_n + 1 : 0;
+    }
+    out->entries = cap ? calloc(cap, sizeof(*out->entries)) : NULL;
+    out->entries_n = 0;
+    if (cap && out->entries == NULL) {
+        return PROFD_ENOMEM;
+    }
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if (!live(w)) {
+            continue;
+        }
+        /* one entry per selector used by this node's expected members */
+        for (int sel = -1; sel < (int)w->spec.selectors_n; sel++) {
+            size_t n = 0;
+            for (size_t i = 0; i < w->nmembers; i++) {
+                const pd_member_t *m = &w->members[i];
+                n += m->selector == sel && m->state == PD_M_EXPECTED && m->node_client &&
+                     strcmp(m->node, node) == 0;
+            }
+            if (n == 0) {
+                continue;
+            }
+            pp_node_entry_t *ne = &out->entries[out->entries_n++];
+            pp_record_init(&pp_desc_node_entry, ne);
+            if ((ne->clients = calloc(n, sizeof(int64_t))) == NULL) {
+                pd_remote_node_plan_free(out);
+                return PROFD_ENOMEM;
+            }
+            for (size_t i = 0; i < w->nmembers; i++) {
+                const pd_member_t *m = &w->members[i];
+                if (m->selector == sel && m->state == PD_M_EXPECTED && m->node_client &&
+                    strcmp(m->node, node) == 0) {
+                    ne->clients[ne->clients_n++] = m->node_client;
+                }
+            }
+            pp_plan_entry_t *e = &ne->entry;
+            e->window = w->id;
+            e->name = w->name;
+            e->job = w->job;
+            e->first_step = w->first;
+            e->last_step = w->last;
+            e->tool = (char *)pd_plan_tool(&w->spec, sel);
+            e->mode = (char *)pd_plan_mode(&w->spec, sel);
+            e->settings = (char *)pd_plan_settings(&w->spec, sel);
+            e->schedule = *pd_plan_schedule(&w->spec, sel);
+            if (sel >= 0) {
+                e->phases = w->spec.selectors[sel].phases;
+                e->phases_n = w->spec.selectors[sel].phases_n;
+            }
+        }
+    }
+    return 0;
+}
+
+void pd_remote_node_plan_free(pp_node_plan_t *p)
+{
+    for (size_t i = 0; i < p->entries_n; i++) {
+        free(p->entries[i].clients);
+    }
+    free(p->entries);
+    p->entries = NULL;
+    p->entries_n = 0;
+}
+
+/* ---- results ---- */
+
+/* A file path inside a capture: relative, no empty, "." or ".." parts, and
+ * only the characters trace files use. */
+static bool file_path_ok(const char *p)
+{
+    size_t n = strlen(p);
+    if (n == 0 || n > 255 || p[0] == '/' || p[n - 1] == '/') {
+        return false;
+    }
+    for (const char *c = p; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                  (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.' || *c == '/';
+        if (!ok || (c[0] == '/' && c[1] == '/')) {
+            return false;
+        }
+    }
+    for (const char *seg = p; seg; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL) {
+        if (strncmp(seg, "./", 2) == 0 || strcmp(seg, ".") == 0 || strncmp(seg, "../", 3) == 0 ||
+            strcmp(seg, "..") == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int add_incoming(pd_window_t *w, int64_t client, size_t ci, size_t fi,
+                        const pp_capture_t *c, const pp_file_t *f)
+{
+    pd_incoming_t *v = realloc(w->incoming, (w->nincoming + 1) * sizeof(*v));
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    w->incoming = v;
+    pd_incoming_t *in = &v[w->nincoming];
+    memset(in, 0, sizeof(*in));
+    if ((size_t)snprintf(in->path, sizeof(in->path), "%s/%s", c->dir, f->path) >=
+        sizeof(in->path)) {
+        return PROFD_EINVAL;
+    }
+    in->client = client;
+    in->cap = ci;
+    in->file = fi;
+    in->size = f->bytes;
+    snprintf(in->checksum, sizeof(in->checksum), "%s", f->checksum ? f->checksum : "");
+    w->nincoming++;
+    w->pending++;
+    return 0;
+}
+
+int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node_result_t *r,
+                        char *err, size_t errlen)
+{
+    char why[256], path[PD_PATH_MAX + 300];
+    pd_window_t *w = pd_windows_get(&d->win, r->window);
+    if (w == NULL) {
+        snprintf(err, errlen, "no window %lld", (long long)r->window);
+        return PROFD_ENOENT;
+    }
+    pd_member_t *m = pd_windows_member(w, k->id);
+    if (m == NULL || m->state != PD_M_EXPECTED) {
+        snprintf(err, errlen, "window %s does not expect captures of rank %lld from %s", w->name,
+                 (long long)k->rank, k->node);
+        return PROFD_ESTATE;
+    }
+    m->caps = r->captures; /* moved */
+    m->ncaps = r->captures_n;
+    r->captures = NULL;
+    r->captures_n = 0;
+    m->state = PD_M_REPORTED;
+    if (w->state == PD_W_PENDING) {
+        w->state = PD_W_ACTIVE;
+    }
+    for (size_t i = 0; i < m->ncaps; i++) {
+        pp_capture_t *c = &m->caps[i];
+        c->rank = m->rank;
+        c->replica_rank = m->replica_rank;
+        c->pid = m->pid;
+        free(c->host);
+        c->host = strdup(m->host);
+        free(c->tool);
+        c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
+        if (c->status == NULL ||
+            (strcmp(c->status, "complete") && strcmp(c->status, "failed") &&
+             strcmp(c->status, "missed") && strcmp(c->status, "truncated"))) {
+            pd_windows_set_status(c, "failed", "unknown capture status in the report");
+        }
+        if (c->dir == NULL || strcmp(c->status, "missed") == 0) {
+            free(c->dir);
+            c->dir = NULL;
+            continue;
+        }
+        bool ok = pd_windows_capdir_ok(w, m, c, true);
+        for (size_t f = 0; ok && f < c->files_n; f++) {
+            ok = file_path_ok(c->files[f].path) && c->files[f].bytes >= 0;
+        }
+        if (!ok) {
+            snprintf(why, sizeof(why), "capture folder or files of '%.128s' are not where this "
+                                       "capture belongs",
+                     c->dir);
+            PD_LOG(&d->log, PD_LOG_WARN, "remote", "window %s rank %lld on %s: %s", w->name,
+                   (long long)m->rank, m->node, why);
+            pd_windows_set_status(c, "failed", why);
+            free(c->dir);
+            c->dir = NULL;
+            continue;
+        }
+        for (size_t f = 0; f < c->files_n; f++) {
+            if (shared) { /* written by the node into the same tree */
+                struct stat st;
+                snprintf(path, sizeof(path), "%s/%s/%s", w->dir, c->dir, c->files[f].path);
+                if (stat(path, &st) != 0 || st.st_size != c->files[f].bytes) {
+                    snprintf(why, sizeof(why), "%.128s/%.64s is not in the shared save_path",
+                             c->dir, c->files[f].path);
+                    pd_windows_set_status(c, "failed", why);
+                    break;
+                }
+            } else if (add_incoming(w, m->client, i, f, c, &c->files[f]) != 0) {
+                pd_windows_set_status(c, "failed", "cannot track the capture's files");
+                break;
+            }
+        }
+    }
+    pd_daemon_plans_changed(d);
+    pd_windows_maybe_finish(d, w);
+    return 0;
+}
+
+/* ---- files ---- */
+
+static void reply_ack(pd_req_t *req, int64_t have, bool done)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_chunk_ack);
+    m.u.chunk_ack.have = have;
+    m.u.chunk_ack.done = done;
+    pd_req_reply_msg(req, &m);
+}
+
+static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
+                              const char *failure)
+{
+    in->done = true;
+    in->busy = false;
+    if (failure) {
+        pd_member_t *m = pd_windows_member(w, in->client);
+        if (m && in->cap < m->ncaps) {
+            pd_windows_set_status(&m->caps[in->cap], "failed", failure);
+        }
+    }
+    w->pending--;
+    pd_windows_maybe_finish(d, w);
+}
+
+typedef struct chunk_ctx {
+    pd_daemon_t *d;
+    pd_req_t *req;
+    int64_t window;
+    size_t in;
+} chunk_ctx_t;
+
+static void chunk_done(pd_job_t *j)
+{
+    chunk_ctx_t *cc = j->arg;
+    pd_daemon_t *d = cc->d;
+    pd_window_t *w = pd_windows_get(&d->win, cc->window);
+    pd_incoming_t *in = w && cc->in < w->nincoming ? &w->incoming[cc->in] : NULL;
+    if (in && !in->done) {
+        in->busy = false;
+        in->have = j->have;
+        if (j->rv != 0) {
+            PD_LOG(&d->log, PD_LOG_WARN, "remote", "window %s: %s", w->name, j->reason);
+        }
+        if (j->complete) {
+            w->bytes += in->size;
+            incoming_finished(d, w, in, NULL);
+        }
+    }
+    /* when stopping, the endpoint already freed its parked requests */
+    if (!d->stopping) {
+        if (in) {
+            reply_ack(cc->req, j->have, j->complete);
+        } else {
+            pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
+        }
+    }
+    free(cc);
+    pd_job_free(j);
+}
+
+void pd_remote_on_chunk(pd_daemon_t *d, pd_req_t *req, const pp_chunk_t *c, const void *payload,
+                        size_t plen)
+{
+    pd_window_t *w = pd_windows_get(&d->win, c->window);
+    pd_incoming_t *in = NULL;
+    size_t idx = 0;
+    if (w == NULL) {
+        pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)c->window);
+        return;
+    }
+    for (size_t i = 0; i < w->nincoming; i++) {
+        if (strcmp(w->incoming[i].path, c->path) == 0) {
+            in = &w->incoming[i];
+            idx = i;
+            break;
+        }
+    }
+    pd_member_t *m = in ? pd_windows_member(w, in->client) : NULL;
+    if (in == NULL || m == NULL || strcmp(m->node, c->node) != 0) {
+        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s",
+                           w->name, c->path, c->node);
+        return;
+    }
+    if (in->done) { /* a resend after the reply was lost */
+        reply_ack(req, in->size, true);
+        return;
+    }
+    if (c->size != in->size || c->len != (int64_t)plen || c->offset < 0 ||
+        c->offset + c->len > c->size || (c->len == 0 && c->size != 0)) {
+        pd_req_reply_error(req, PROFD_EINVAL, "chunk of %.200s does not fit the file", c->path);
+        return;
+    }
+    if (in->busy || c->offset != in->have) {
+        reply_ack(req, in->have, false); /* resume from here */
+        return;
+    }
+    pd_job_t *j = calloc(1, sizeof(*j));
+    chunk_ctx_t *cc = calloc(1, sizeof(*cc));
+    if (j == NULL || cc == NULL || (plen && (j->data = malloc(plen)) == NULL)) {
+        free(j);
+        free(cc);
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    j->kind = PD_JOB_CHUNK;
+    if (plen) {
+        memcpy(j->data, payload, plen);
+    }
+    j->len = plen;
+    j->offset = c->offset;
+    j->size = c->size;
+    snprintf(j->expect, sizeof(j->expect), "%s", in->checksum);
+    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s", w->dir, in->path) >= sizeof(j->dst)) {
+        pd_job_free(j);
+        free(cc);
+        pd_req_reply_error(req, PROFD_EINVAL, "path too long");
+        return;
+    }
+    cc->d = d;
+    cc->req = req;
+    cc->window = w->id;
+    cc->in = idx;
+    j->window = w->id;
+    j->done = chunk_done;
+    j->arg = cc;
+    in->busy = true;
+    if (pd_job_submit(&d->loop.uv, j) != 0) {
+        in->busy = false;
+        free(cc);
+        pd_job_free(j);
+        pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
+        return;
+    }
+    if (!pd_req_park(req)) { /* cannot happen: one write per file at a time */
+        PD_LOG(&d->log, PD_LOG_ERROR, "remote", "cannot park a chunk request");
+    }
+}
+
+void pd_remote_node_lost(pd_daemon_t *d, const char *node, const char *reason)
+{
+    char why[256];
+    snprintf(why, sizeof(why), "node %s %s before its files arrived", node, reason);
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        for (size_t i = 0; i < w->nincoming; i++) {
+            pd_incoming_t *in = &w->incoming[i];
+            pd_member_t *m = in->done ? NULL : pd_windows_member(w, in->client);
+            if (m == NULL || strcmp(m->node, node) != 0) {
+                continue;
+            }
+            char part[PD_PATH_MAX + 600];
+            snprintf(part, sizeof(part), "%s/%s.part", w->dir, in->path);
+            if (!in->busy) {
+                unlink(part);
+            }
+            incoming_finished(d, w, in, why);
+        }
+    }
+}

@@ -1,0 +1,459 @@
+/*
+ * Integration: the daemon core running in a thread of this process, real
+ * libprofd clients over a temporary ipc:// path, control requests as plain
+ * JSON over nng. Checks a window end to end (manifest, files), bad input on
+ * both endpoints, a daemon restart under running clients, and two daemons in
+ * one process.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "daemon.h"
+#include "profd/client.h"
+
+typedef struct running {
+    pd_daemon_t d;
+    pthread_t thread;
+    char dir[256];
+    pd_config_t cfg;
+} running_t;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void *run_daemon(void *arg)
+{
+    running_t *r = arg;
+    pd_daemon_run(&r->d);
+    return NULL;
+}
+
+static void daemon_config(running_t *r, const char *dir)
+{
+    snprintf(r->dir, sizeof(r->dir), "%s", dir);
+    pd_config_defaults(&r->cfg);
+    snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s/run", dir);
+    snprintf(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", dir);
+    r->cfg.log_level = PD_LOG_WARN;
+    r->cfg.max_msg_bytes = 65536;
+    pd_config_finish(&r->cfg);
+}
+
+static void daemon_start(running_t *r)
+{
+    char err[512];
+    int rv = pd_daemon_init(&r->d, &r->cfg, err, sizeof(err));
+    if (rv != 0) {
+        fail_msg("daemon init: %s", err);
+    }
+    assert_int_equal(pthread_create(&r->thread, NULL, run_daemon, r), 0);
+}
+
+static void daemon_stop(running_t *r)
+{
+    pd_daemon_request_stop(&r->d);
+    pthread_join(r->thread, NULL);
+    assert_int_equal(pd_daemon_fini(&r->d), 0); /* every handle closed */
+}
+
+/* ---- raw control requests ---- */
+
+static char *call_raw(const char *url, const void *buf, size_t len)
+{
+    nng_socket s;
+    nng_msg *m;
+    char *out;
+    assert_int_equal(nng_req0_open(&s), 0);
+    nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000);
+    nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 5000);
+    assert_int_equal(nng_dial(s, url, NULL, 0), 0);
+    assert_int_equal(nng_msg_alloc(&m, 0), 0);
+    assert_int_equal(nng_msg_append(m, buf, len), 0);
+    assert_int_equal(nng_sendmsg(s, m, 0), 0);
+    assert_int_equal(nng_recvmsg(s, &m, 0), 0);
+    out = calloc(1, nng_msg_len(m) + 1);
+    memcpy(out, nng_msg_body(m), nng_msg_len(m));
+    nng_msg_free(m);
+    nng_close(s);
+    return out;
+}
+
+static int call(const char *url, const char *json, pp_msg_t *rep)
+{
+    char err[256];
+    char *out = call_raw(url, json, strlen(json));
+    int rv = pp_msg_decode(out, strlen(out), 0, rep, err, sizeof(err));
+    if (rv != 0) {
+        fail_msg("undecodable reply '%s': %s", out, err);
+    }
+    free(out);
+    return rep->type == PP_T_error ? (int)rep->u.error.code : 0;
+}
+
+static int64_t window_state(const running_t *r, int64_t id, char *state, size_t len)
+{
+    char q[128];
+    pp_msg_t rep;
+    snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"windows\",\"id\":%lld}", (long long)id);
+    assert_int_equal(call(r->cfg.control_url, q, &rep), 0);
+    assert_int_equal(rep.u.windows_reply.windows_n, 1);
+    snprintf(state, len, "%s", rep.u.windows_reply.windows[0].state);
+    int64_t complete = rep.u.windows_reply.windows[0].complete;
+    pp_msg_free(&rep);
+    return complete;
+}
+
+/* ---- clients ---- */
+
+#define NCLIENTS 6
+static const char *roles[NCLIENTS] = {"actor", "actor", "rollout", "rollout", "ref", "ref"};
+
+static void log_hook(void *arg, int level, const char *msg)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    fprintf(stderr, "%ld.%03ld %s\n", (long)ts.tv_sec % 1000, ts.tv_nsec / 1000000, msg);
+}
+
+static int open_clients(const running_t *r, profd_client_t **c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        profd_options_t o;
+        profd_options_init(&o);
+        o.url = r->cfg.worker_url;
+        o.job = "itest";
+        o.role = roles[i];
+        o.rank = i;
+        o.replica_rank = strcmp(roles[i], "rollout") == 0 ? i - 2 : PROFD_NO_REPLICA;
+        o.host = "node1";
+        o.flush_ms = 10;
+        if (getenv("ITEST_LOG")) {
+            o.log = log_hook;
+            o.log_level = PROFD_LOG_DEBUG;
+        }
+        assert_int_equal(profd_open(&c[i], &o), 0);
+        assert_int_equal(profd_set_backend(c[i], profd_backend_sim(), NULL), 0);
+    }
+    for (int t = 0; t < 500; t++) { /* wait until every client registered */
+        int ok = 0;
+        for (int i = 0; i < n; i++) {
+            profd_stats_t st;
+            profd_stats(c[i], &st);
+            ok += st.connected;
+        }
+        if (ok == n) {
+            return 0;
+        }
+        sleep_ms(10);
+    }
+    fail_msg("clients did not register");
+    return -1;
+}
+
+static void run_steps(profd_client_t **c, int n, int64_t from, int64_t to)
+{
+    for (int64_t s = from; s <= to; s++) {
+        for (int i = 0; i < n; i++) {
+            profd_step_begin(c[i], s);
+            profd_phase_begin(c[i], strcmp(roles[i], "rollout") == 0 ? "generate" : "update_actor");
+            profd_substep(c[i]);
+            profd_phase_end(c[i], NULL);
+            profd_step_end(c[i], s);
+        }
+        sleep_ms(20);
+    }
+}
+
+/* ---- tests ---- */
+
+static char tmp[256];
+
+static int setup(void **state)
+{
+    snprintf(tmp, sizeof(tmp), "/tmp/profd-itest-XXXXXX");
+    assert_non_null(mkdtemp(tmp));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_daemon_window_end_to_end(void **state)
+{
+    running_t *r = calloc(1, sizeof(*r));
+    profd_client_t *c[NCLIENTS];
+    pp_msg_t rep;
+    char st[32], path[1024];
+
+    daemon_config(r, tmp);
+    daemon_start(r);
+    open_clients(r, c, NCLIENTS);
+    run_steps(c, NCLIENTS, 1, 2);
+
+    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(rep.u.status_reply.ranks_n, NCLIENTS);
+    pp_msg_free(&rep);
+
+    /* steps 5..6 for the actors, the rollout replica 1 and nobody else */
+    assert_int_equal(call(r->cfg.control_url,
+                          "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
+                          "\"settings\":{\"bytes\":1000},\"selectors\":["
+                          "{\"role\":\"actor\",\"all_ranks\":true},"
+                          "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
+                          &rep),
+                     0);
+    assert_int_equal(rep.u.started.windows_n, 1);
+    assert_string_equal(rep.u.started.windows[0].name, "w1-steps5-6");
+    assert_int_equal(rep.u.started.windows[0].selected, 3);
+    pp_msg_free(&rep);
+
+    run_steps(c, NCLIENTS, 3, 8);
+    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
+         t++) {
+        sleep_ms(10);
+    }
+    assert_string_equal(st, "done");
+    assert_int_equal(window_state(r, 1, st, sizeof(st)), 3);
+
+    /* the manifest */
+    snprintf(path, sizeof(path), "%s/out/itest/w1-steps5-6/manifest.json", tmp);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    pp_manifest_t man;
+    char err[256];
+    assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, &man, err, sizeof(err)), 0);
+    assert_int_equal(man.version, 1);
+    assert_string_equal(man.job, "itest");
+    assert_int_equal(man.window.steps_n, 2);
+    assert_int_equal(man.window.steps[0], 5);
+    assert_int_equal(man.window.steps[1], 7);
+    assert_int_equal(man.captures_n, 3);
+    const int64_t want_rank[3] = {0, 1, 3};
+    for (size_t i = 0; i < 3; i++) {
+        pp_capture_t *cap = &man.captures[i];
+        assert_string_equal(cap->role, "e2e");
+        assert_int_equal(cap->rank, want_rank[i]);
+        assert_string_equal(cap->status, "complete");
+        assert_int_equal(cap->first_step, 5);
+        assert_int_equal(cap->last_step, 6);
+        assert_int_equal(cap->files_n, 1);
+        assert_string_equal(cap->files[0].path, "trace-p0.json");
+        assert_true(cap->files[0].bytes >= 1000);
+        assert_int_equal(strncmp(cap->files[0].checksum, "xxh64:", 6), 0);
+        snprintf(path, sizeof(path), "%s/out/itest/w1-steps5-6/%s/%s", tmp, cap->dir,
+                 cap->files[0].path);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(sb.st_size, cap->files[0].bytes);
+    }
+    assert_string_equal(man.captures[2].dir, "e2e/rank3-replica1-node1");
+    assert_int_equal(man.captures[2].replica_rank, 1);
+    pp_record_free(&pp_desc_manifest, &man);
+
+    /* nothing left behind in the spool */
+    snprintf(path, sizeof(path), "%s/out/.spool/itest/w1-steps5-6", tmp);
+    struct stat sb;
+    assert_int_not_equal(stat(path, &sb), 0);
+
+    for (int i = 0; i < NCLIENTS; i++) {
+        profd_close(c[i]);
+    }
+    daemon_stop(r);
+    free(r);
+}
+
+static void test_daemon_bad_input_keeps_serving(void **state)
+{
+    running_t *r = calloc(1, sizeof(*r));
+    pp_msg_t rep;
+    daemon_config(r, tmp);
+    daemon_start(r);
+
+    const char *ctl = r->cfg.control_url;
+    assert_int_equal(call(ctl, "{not json", &rep), PROFD_EPROTO);
+    assert_string_equal(rep.u.error.message, "not valid JSON");
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":9,\"type\":\"status\"}", &rep), PROFD_EVERSION);
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"launch\"}", &rep), PROFD_ETYPE);
+    assert_string_equal(rep.u.error.message, "unknown message type 'launch'");
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"events\",\"client\":1}", &rep), PROFD_ETYPE);
+    assert_string_equal(rep.u.error.message, "'events' is not a control request");
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":\"five\"}", &rep),
+                     PROFD_EPROTO);
+    assert_string_equal(rep.u.error.message, "field 'steps': expected array, found string");
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[0]}", &rep), PROFD_EINVAL);
+    assert_string_equal(rep.u.error.message, "steps must be >= 1, found 0");
+    pp_msg_free(&rep);
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"stop\",\"id\":42}", &rep), PROFD_ENOENT);
+    pp_msg_free(&rep);
+
+    /* oversized: the limit is 64 KiB here */
+    size_t big = 100000;
+    char *huge = malloc(big);
+    memset(huge, ' ', big);
+    memcpy(huge, "{\"v\":1,\"type\":\"status\"}", 23);
+    char *out = call_raw(ctl, huge, big);
+    pp_msg_t m;
+    char err[256];
+    assert_int_equal(pp_msg_decode(out, strlen(out), 0, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.type, PP_T_error);
+    assert_int_equal(m.u.error.code, PROFD_ETOOBIG);
+    pp_msg_free(&m);
+    free(out);
+    free(huge);
+
+    /* the worker endpoint: control requests and unknown clients are refused */
+    const char *wk = r->cfg.worker_url;
+    assert_int_equal(call(wk, "{\"v\":1,\"type\":\"status\"}", &rep), PROFD_ETYPE);
+    pp_msg_free(&rep);
+    assert_int_equal(call(wk, "{\"v\":1,\"type\":\"events\",\"client\":77,\"ev\":[1,1,1]}", &rep),
+                     PROFD_ECLIENT);
+    pp_msg_free(&rep);
+    assert_int_equal(call(wk,
+                          "{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"a/b\",\"rank\":0,"
+                          "\"host\":\"h\",\"pid\":1}",
+                          &rep),
+                     PROFD_EINVAL);
+    pp_msg_free(&rep);
+
+    /* a window that selects nobody is accepted and says so */
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[3]}", &rep), 0);
+    assert_int_equal(rep.u.started.windows_n, 1);
+    assert_int_equal(rep.u.started.windows[0].selected, 0);
+    assert_string_equal(rep.u.started.windows[0].state, "pending");
+    assert_int_equal(rep.u.started.windows[0].warnings_n, 1);
+    pp_msg_free(&rep);
+
+    /* still serving, and counting what it refused */
+    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(rep.u.status_reply.bad_requests, 8);
+    assert_int_equal(rep.u.status_reply.windows, 1);
+    pp_msg_free(&rep);
+    daemon_stop(r);
+    free(r);
+}
+
+static void test_daemon_restart_under_clients(void **state)
+{
+    running_t *r = calloc(1, sizeof(*r));
+    profd_client_t *c[2];
+    pp_msg_t rep;
+    char st[32];
+    daemon_config(r, tmp);
+    daemon_start(r);
+    open_clients(r, c, 2);
+    run_steps(c, 2, 1, 2);
+    daemon_stop(r);
+
+    /* no daemon: every call is a no-op that succeeds */
+    for (int64_t s = 3; s <= 5; s++) {
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(profd_step_begin(c[i], s), 0);
+            assert_int_equal(profd_step_end(c[i], s), 0);
+        }
+    }
+    daemon_start(r);
+    for (int t = 0; t < 500; t++) {
+        profd_stats_t a, b;
+        profd_stats(c[0], &a);
+        profd_stats(c[1], &b);
+        if (a.connected && b.connected && a.reconnects >= 1 && b.reconnects >= 1) {
+            break;
+        }
+        run_steps(c, 2, 6, 6);
+    }
+    profd_stats_t a;
+    profd_stats(c[0], &a);
+    assert_true(a.connected);
+    assert_int_equal(a.reconnects, 1);
+
+    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"start\",\"next\":1,"
+                                              "\"tool\":\"sim\"}",
+                          &rep),
+                     0);
+    int64_t first = rep.u.started.windows[0].first_step;
+    assert_int_equal(rep.u.started.windows[0].selected, 2);
+    pp_msg_free(&rep);
+    run_steps(c, 2, 7, first + 3);
+    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
+         t++) {
+        sleep_ms(10);
+    }
+    assert_string_equal(st, "done");
+    assert_int_equal(window_state(r, 1, st, sizeof(st)), 2);
+    for (int i = 0; i < 2; i++) {
+        profd_close(c[i]);
+    }
+    daemon_stop(r);
+    free(r);
+}
+
+static void test_daemon_two_in_one_process(void **state)
+{
+    running_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    char da[300], db[300];
+    pp_msg_t rep;
+    snprintf(da, sizeof(da), "%s/a", tmp);
+    snprintf(db, sizeof(db), "%s/b", tmp);
+    mkdir(da, 0755);
+    mkdir(db, 0755);
+    daemon_config(a, da);
+    daemon_config(b, db);
+    daemon_start(a);
+    daemon_start(b);
+    profd_client_t *ca, *cb;
+    open_clients(a, &ca, 1);
+    open_clients(b, &cb, 1);
+    assert_int_equal(call(a->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(rep.u.status_reply.ranks_n, 1);
+    assert_string_not_equal(rep.u.status_reply.instance, b->d.instance);
+    pp_msg_free(&rep);
+    assert_int_equal(call(b->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(rep.u.status_reply.ranks_n, 1);
+    pp_msg_free(&rep);
+    profd_close(ca);
+    profd_close(cb);
+    daemon_stop(a);
+    daemon_stop(b);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_daemon_window_end_to_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_bad_input_keeps_serving, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_restart_under_clients, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_two_in_one_process, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,559 @@
+/*
+ * Client engine and ring: the training thread's state machine driven with a
+ * fake backend that records every call, fake folder creation and a results
+ * collector. No daemon, no sockets, no clock.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "ring.h"
+
+/* ---- fakes ---- */
+
+#define MAX_CALLS 256
+typedef struct call {
+    char what[8];
+    int64_t window, step, substep, part;
+    char phase[PP_MAX_NAME + 1];
+    char dir[PP_MAX_PATH];
+} call_t;
+
+typedef struct fake {
+    call_t calls[MAX_CALLS];
+    int ncalls;
+    int fail_start_at; /* fail the n-th start (1-based), 0 never */
+    int starts;
+    char dirs[16][PP_MAX_PATH];
+    int ndirs;
+    pp_result_t *results[16];
+    int nresults;
+} fake_t;
+
+static fake_t F;
+
+static void record(const char *what, const profd_capture_t *cap)
+{
+    call_t *c = &F.calls[F.ncalls++];
+    snprintf(c->what, sizeof(c->what), "%s", what);
+    c->window = cap->window_id;
+    c->step = cap->step;
+    c->substep = cap->substep;
+    c->part = cap->part;
+    snprintf(c->phase, sizeof(c->phase), "%s", cap->phase ? cap->phase : "");
+    snprintf(c->dir, sizeof(c->dir), "%s", cap->dir);
+}
+
+static int fake_start(const profd_capture_t *cap, void *user, char *reason, size_t len)
+{
+    record("start", cap);
+    if (++F.starts == F.fail_start_at) {
+        snprintf(reason, len, "fake: no device");
+        return PROFD_EBACKEND;
+    }
+    return 0;
+}
+
+static int fake_stop(const profd_capture_t *cap, void *user, char *reason, size_t len)
+{
+    record("stop", cap);
+    return 0;
+}
+
+static int fake_substep(const profd_capture_t *cap, void *user, char *reason, size_t len)
+{
+    record("sub", cap);
+    return 0;
+}
+
+static const profd_backend_t fake_backend = {"fake", 0, fake_start, fake_stop, NULL};
+static const profd_backend_t native_backend = {"native", PROFD_BACKEND_NATIVE_SCHEDULE,
+                                               fake_start, fake_stop, fake_substep};
+
+static int fake_mkdirs(const char *path, void *arg)
+{
+    snprintf(F.dirs[F.ndirs++], PP_MAX_PATH, "%s", path);
+    return strstr(path, "nodir") ? PROFD_EIO : 0;
+}
+
+static void fake_emit(pp_result_t *res, void *arg)
+{
+    F.results[F.nresults++] = res;
+}
+
+static ce_t E;
+
+static int setup(void **state)
+{
+    for (int i = 0; i < F.nresults; i++) {
+        pp_record_free(&pp_desc_result, F.results[i]);
+        free(F.results[i]);
+    }
+    memset(&F, 0, sizeof(F));
+    ce_identity_t id = {.job = "run", .role = "actor", .host = "node1", .rank = 3,
+                        .replica_rank = PP_NONE, .pid = 4242};
+    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
+    ce_init(&E, &id, &hooks);
+    ce_set_spool(&E, "/spool");
+    assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ce_fini(&E);
+    return setup(state);
+}
+
+/* A plan with one window. */
+static pp_plan_entry_t entry;
+static pp_plan_t plan;
+static char *phases_buf[4];
+
+static const pp_plan_t *plan1(int64_t id, const char *name, int64_t first, int64_t last,
+                              const char *mode, const char *phase)
+{
+    pp_record_init(&pp_desc_plan_entry, &entry);
+    entry.window = id;
+    entry.name = (char *)name;
+    entry.job = "run";
+    entry.first_step = first;
+    entry.last_step = last;
+    entry.tool = "fake";
+    entry.mode = (char *)mode;
+    if (phase) {
+        phases_buf[0] = (char *)phase;
+        entry.phases = phases_buf;
+        entry.phases_n = 1;
+    }
+    pp_record_init(&pp_desc_plan, &plan);
+    plan.gen = id;
+    plan.instance = "i1";
+    plan.entries = &entry;
+    plan.entries_n = 1;
+    return &plan;
+}
+
+static void step(int64_t s)
+{
+    ce_on_step_begin(&E, s);
+    ce_on_step_end(&E, s);
+}
+
+static void phase(const char *p, int substeps)
+{
+    ce_on_phase_begin(&E, p, strlen(p));
+    for (int i = 0; i < substeps; i++) {
+        ce_on_substep(&E);
+    }
+    ce_on_phase_end(&E);
+}
+
+static void assert_call(int i, const char *what, int64_t step, int64_t substep, int64_t part)
+{
+    if (i >= F.ncalls) {
+        fail_msg("call %d missing (%d calls)", i, F.ncalls);
+    }
+    assert_string_equal(F.calls[i].what, what);
+    assert_int_equal(F.calls[i].step, step);
+    assert_int_equal(F.calls[i].substep, substep);
+    assert_int_equal(F.calls[i].part, part);
+}
+
+/* ---- ring ---- */
+
+static void test_ring_push_pop_and_drop(void **state)
+{
+    cl_ring_t *r = malloc(sizeof(*r));
+    cl_event_t out[8];
+    cl_ring_init(r);
+    for (unsigned i = 0; i < CL_RING_SIZE; i++) {
+        assert_true(cl_ring_push(r, CL_EV_STEP_BEGIN, i, 10 * i));
+    }
+    assert_false(cl_ring_push(r, CL_EV_STEP_END, 99, 0)); /* full: dropped, counted */
+    assert_int_equal(cl_ring_dropped(r), 1);
+    assert_int_equal(cl_ring_pop(r, out, 8), 8);
+    assert_int_equal(out[0].step, 0);
+    assert_int_equal(out[7].step, 7);
+    assert_int_equal(out[7].t_us, 70);
+    assert_true(cl_ring_push(r, CL_EV_STEP_END, 5000, 1)); /* room again */
+    unsigned total = 0, n;
+    int64_t last = -1;
+    while ((n = cl_ring_pop(r, out, 8)) > 0) {
+        total += n;
+        last = out[n - 1].step;
+    }
+    assert_int_equal(total, CL_RING_SIZE - 8 + 1);
+    assert_int_equal(last, 5000);
+    free(r);
+}
+
+/* ---- schedule ---- */
+
+static void test_engine_schedule_matches_torch(void **state)
+{
+    /* torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2) */
+    profd_schedule_t s = {1, 1, 1, 2, 2};
+    static const ce_sched_action_t want[] = {
+        CE_SCHED_NONE,   CE_SCHED_NONE,   CE_SCHED_WARMUP, CE_SCHED_RECORD,
+        CE_SCHED_RECORD_AND_SAVE, CE_SCHED_NONE, CE_SCHED_WARMUP, CE_SCHED_RECORD,
+        CE_SCHED_RECORD_AND_SAVE, CE_SCHED_NONE, CE_SCHED_NONE, CE_SCHED_NONE,
+    };
+    for (int i = 0; i < 12; i++) {
+        assert_int_equal(ce_schedule_action(&s, i), want[i]);
+    }
+    profd_schedule_t forever = {0, 0, 0, 1, 0};
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(ce_schedule_action(&forever, i), CE_SCHED_RECORD_AND_SAVE);
+    }
+    profd_schedule_t none = {0, 0, 0, 0, 0};
+    assert_int_equal(ce_schedule_action(&none, 7), CE_SCHED_RECORD);
+}
+
+/* ---- e2e ---- */
+
+static void test_engine_e2e_window_exact_steps(void **state)
+{
+    ce_adopt(&E, plan1(1, "w1-steps3-4", 3, 4, "e2e", NULL));
+    assert_int_equal(E.next_due, 3);
+    assert_int_equal(E.busy, 0);
+    step(1);
+    step(2);
+    assert_int_equal(F.ncalls, 0);
+    ce_on_step_begin(&E, 3);
+    assert_int_equal(F.ncalls, 1);
+    assert_call(0, "start", 3, 0, 0);
+    assert_string_equal(F.calls[0].dir, "/spool/run/w1-steps3-4/e2e/rank3-node1");
+    assert_string_equal(F.dirs[0], "/spool/run/w1-steps3-4/e2e/rank3-node1");
+    assert_int_equal(E.busy, 1);
+    phase("update_actor", 3); /* phases do not matter end to end */
+    ce_on_step_end(&E, 3);
+    assert_int_equal(F.ncalls, 1);
+    step(4);
+    assert_int_equal(F.ncalls, 2);
+    assert_call(1, "stop", 4, 0, 0);
+    assert_int_equal(E.busy, 0);
+    assert_int_equal(E.next_due, INT64_MAX);
+
+    assert_int_equal(F.nresults, 1);
+    pp_result_t *r = F.results[0];
+    assert_int_equal(r->window, 1);
+    assert_int_equal(r->captures_n, 1);
+    pp_capture_t *c = &r->captures[0];
+    assert_string_equal(c->role, "e2e");
+    assert_null(c->phase);
+    assert_int_equal(c->rank, 3);
+    assert_int_equal(c->first_step, 3);
+    assert_int_equal(c->last_step, 4);
+    assert_string_equal(c->status, "complete");
+    assert_null(c->reason);
+    assert_string_equal(c->dir, "run/w1-steps3-4/e2e/rank3-node1");
+    assert_int_equal(c->pid, 4242);
+    step(5);
+    assert_int_equal(F.ncalls, 2);
+}
+
+static void test_engine_missed_when_plan_arrives_late(void **state)
+{
+    step(1);
+    ce_on_step_begin(&E, 2);
+    ce_adopt(&E, plan1(7, "w7-step2", 2, 2, "e2e", NULL));
+    assert_int_equal(F.ncalls, 0);
+    assert_int_equal(F.nresults, 1);
+    pp_capture_t *c = &F.results[0]->captures[0];
+    assert_string_equal(c->status, "missed");
+    assert_string_equal(c->reason, "plan arrived at step 2, after start step 2");
+    assert_int_equal(c->first_step, PP_NONE);
+    assert_null(c->dir);
+    /* stays missed: no capture later */
+    ce_on_step_end(&E, 2);
+    step(3);
+    assert_int_equal(F.ncalls, 0);
+    assert_int_equal(F.nresults, 1);
+}
+
+static void test_engine_missed_when_start_step_skipped(void **state)
+{
+    ce_adopt(&E, plan1(2, "w2-step5", 5, 5, "e2e", NULL));
+    step(4);
+    step(6); /* the job jumped over step 5 */
+    assert_int_equal(F.ncalls, 0);
+    assert_int_equal(F.nresults, 1);
+    assert_string_equal(F.results[0]->captures[0].status, "missed");
+    assert_string_equal(F.results[0]->captures[0].reason,
+                        "start step 5 was never begun (went to 6)");
+}
+
+static void test_engine_backend_failure_marks_failed(void **state)
+{
+    F.fail_start_at = 1;
+    ce_adopt(&E, plan1(3, "w3-step1", 1, 1, "e2e", NULL));
+    step(1);
+    assert_int_equal(F.ncalls, 1); /* start only: no stop after a failed start */
+    assert_int_equal(F.nresults, 1);
+    pp_capture_t *c = &F.results[0]->captures[0];
+    assert_string_equal(c->status, "failed");
+    assert_string_equal(c->reason, "fake: no device");
+}
+
+static void test_engine_no_backend_for_tool(void **state)
+{
+    ce_t e2;
+    ce_identity_t id = {.job = "run", .role = "ref", .host = "h", .rank = 0,
+                        .replica_rank = PP_NONE, .pid = 1};
+    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
+    ce_init(&e2, &id, &hooks);
+    ce_set_spool(&e2, "/s");
+    ce_adopt(&e2, plan1(4, "w4-step1", 1, 1, "e2e", NULL));
+    ce_on_step_begin(&e2, 1);
+    ce_on_step_end(&e2, 1);
+    assert_int_equal(F.nresults, 1);
+    assert_string_equal(F.results[0]->captures[0].status, "failed");
+    assert_string_equal(F.results[0]->captures[0].reason,
+                        "no profiler backend for tool 'fake' in this process");
+    ce_fini(&e2);
+}
+
+static void test_engine_mkdir_failure(void **state)
+{
+    ce_set_spool(&E, "/nodir");
+    ce_adopt(&E, plan1(5, "w5-step1", 1, 1, "e2e", NULL));
+    step(1);
+    assert_int_equal(F.ncalls, 0);
+    assert_string_equal(F.results[0]->captures[0].status, "failed");
+    assert_string_equal(F.results[0]->captures[0].reason,
+                        "cannot create /nodir/run/w5-step1/e2e/rank3-node1: input/output error");
+}
+
+/* ---- discrete ---- */
+
+static void test_engine_discrete_one_capture_per_phase(void **state)
+{
+    ce_adopt(&E, plan1(6, "w6-step2", 2, 2, "discrete", NULL));
+    step(1);
+    ce_on_step_begin(&E, 2);
+    phase("compute_log_prob", 2);
+    phase("update_actor", 1);
+    ce_on_step_end(&E, 2);
+    assert_int_equal(F.ncalls, 4);
+    assert_call(0, "start", 2, 0, 0);
+    assert_string_equal(F.calls[0].phase, "compute_log_prob");
+    assert_string_equal(F.calls[0].dir, "/spool/run/w6-step2/actor.compute_log_prob/rank3-node1");
+    assert_call(1, "stop", 2, 2, 0);
+    assert_call(2, "start", 2, 0, 0);
+    assert_string_equal(F.calls[2].dir, "/spool/run/w6-step2/actor.update_actor/rank3-node1");
+    assert_call(3, "stop", 2, 1, 0);
+    assert_int_equal(F.nresults, 1);
+    pp_result_t *r = F.results[0];
+    assert_int_equal(r->captures_n, 2);
+    assert_string_equal(r->captures[0].role, "actor");
+    assert_string_equal(r->captures[0].phase, "compute_log_prob");
+    assert_string_equal(r->captures[1].phase, "update_actor");
+    assert_int_equal(r->captures[1].first_step, 2);
+    assert_int_equal(r->captures[1].last_step, 2);
+    assert_string_equal(r->captures[1].dir, "run/w6-step2/actor.update_actor/rank3-node1");
+    assert_int_equal(r->captures[1].substeps_n, 0); /* no schedule: no spans */
+}
+
+static void test_engine_discrete_phase_filter_multi_step(void **state)
+{
+    ce_adopt(&E, plan1(8, "w8-steps1-2", 1, 2, "discrete", "update_actor"));
+    for (int s = 1; s <= 3; s++) {
+        ce_on_step_begin(&E, s);
+        phase("compute_log_prob", 1);
+        phase("update_actor", 1);
+        ce_on_step_end(&E, s);
+    }
+    assert_int_equal(F.ncalls, 4); /* update_actor in steps 1 and 2 only */
+    assert_string_equal(F.calls[0].dir, "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step1");
+    assert_string_equal(F.calls[2].dir, "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step2");
+    assert_int_equal(F.nresults, 1);
+    assert_int_equal(F.results[0]->captures_n, 2);
+    assert_int_equal(F.results[0]->captures[0].first_step, 1);
+    assert_int_equal(F.results[0]->captures[1].first_step, 2);
+    assert_string_equal(F.results[0]->captures[1].dir,
+                        "run/w8-steps1-2/actor.update_actor/rank3-node1/step2");
+}
+
+static void test_engine_discrete_no_matching_phase(void **state)
+{
+    ce_adopt(&E, plan1(9, "w9-step1", 1, 1, "discrete", "generate"));
+    ce_on_step_begin(&E, 1);
+    phase("update_actor", 2);
+    ce_on_step_end(&E, 1);
+    assert_int_equal(F.ncalls, 0);
+    assert_int_equal(F.nresults, 1);
+    assert_string_equal(F.results[0]->captures[0].status, "missed");
+    assert_string_equal(F.results[0]->captures[0].reason, "no matching phase ran in steps 1-1");
+    assert_string_equal(F.results[0]->captures[0].role, "actor");
+}
+
+static void test_engine_schedule_spans_non_native(void **state)
+{
+    const pp_plan_t *p = plan1(10, "w10-step1", 1, 1, "discrete", "generate");
+    entry.schedule = (pp_schedule_t){.skip_first = 1, .wait = 1, .warmup = 1, .active = 2,
+                                     .repeat = 1};
+    ce_adopt(&E, p);
+    ce_on_step_begin(&E, 1);
+    phase("generate", 8);
+    ce_on_step_end(&E, 1);
+    /* record sub-steps 3 and 4 only: one start before 3, one stop after 4 */
+    assert_int_equal(F.ncalls, 2);
+    assert_call(0, "start", 1, 3, 0);
+    assert_call(1, "stop", 1, 5, 0);
+    pp_capture_t *c = &F.results[0]->captures[0];
+    assert_int_equal(c->substeps_n, 1);
+    assert_int_equal(c->substeps[0].first, 3);
+    assert_int_equal(c->substeps[0].last, 4);
+    assert_string_equal(c->status, "complete");
+}
+
+static void test_engine_schedule_repeat_cycles(void **state)
+{
+    const pp_plan_t *p = plan1(11, "w11-step1", 1, 1, "discrete", NULL);
+    entry.schedule = (pp_schedule_t){.wait = 1, .active = 1, .repeat = 2};
+    ce_adopt(&E, p);
+    ce_on_step_begin(&E, 1);
+    phase("generate", 6);
+    ce_on_step_end(&E, 1);
+    /* cycles of (wait, active): record 1 and 3 */
+    assert_int_equal(F.ncalls, 4);
+    assert_call(0, "start", 1, 1, 0);
+    assert_call(1, "stop", 1, 2, 0);
+    assert_call(2, "start", 1, 3, 1);
+    assert_call(3, "stop", 1, 4, 1);
+    pp_capture_t *c = &F.results[0]->captures[0];
+    assert_int_equal(c->substeps_n, 2);
+    assert_int_equal(c->substeps[0].first, 1);
+    assert_int_equal(c->substeps[1].first, 3);
+    assert_int_equal(c->substeps[1].last, 3);
+}
+
+static void test_engine_schedule_native_backend(void **state)
+{
+    assert_int_equal(ce_add_backend(&E, &native_backend, NULL), 0);
+    const pp_plan_t *p = plan1(12, "w12-step1", 1, 1, "discrete", NULL);
+    entry.tool = "native";
+    entry.schedule = (pp_schedule_t){.wait = 1, .warmup = 1, .active = 2, .repeat = 1};
+    ce_adopt(&E, p);
+    ce_on_step_begin(&E, 1);
+    phase("generate", 5);
+    ce_on_step_end(&E, 1);
+    /* native: start once, substep() every sub-step, stop at the phase end */
+    assert_int_equal(F.ncalls, 7);
+    assert_call(0, "start", 1, 0, 0);
+    for (int i = 0; i < 5; i++) {
+        assert_call(1 + i, "sub", 1, i, 0);
+    }
+    assert_call(6, "stop", 1, 5, 0);
+    pp_capture_t *c = &F.results[0]->captures[0];
+    assert_int_equal(c->substeps_n, 1);
+    assert_int_equal(c->substeps[0].first, 2);
+    assert_int_equal(c->substeps[0].last, 3);
+}
+
+/* ---- plan changes ---- */
+
+static void test_engine_stop_shortens_open_window(void **state)
+{
+    ce_adopt(&E, plan1(13, "w13-from2", 2, PP_NONE, "e2e", NULL));
+    step(1);
+    step(2);
+    step(3);
+    assert_int_equal(F.ncalls, 1);
+    ce_on_step_begin(&E, 4);
+    entry.last_step = 4; /* profctl stop: ends after step 4 */
+    ce_adopt(&E, &plan);
+    assert_int_equal(F.ncalls, 1);
+    ce_on_step_end(&E, 4);
+    assert_int_equal(F.ncalls, 2);
+    assert_call(1, "stop", 4, 0, 0);
+    assert_int_equal(F.results[0]->captures[0].first_step, 2);
+    assert_int_equal(F.results[0]->captures[0].last_step, 4);
+    assert_string_equal(F.results[0]->captures[0].status, "complete");
+}
+
+static void test_engine_window_cancelled_and_restart(void **state)
+{
+    ce_adopt(&E, plan1(14, "w14-steps1-5", 1, 5, "e2e", NULL));
+    step(1);
+    ce_on_step_begin(&E, 2);
+    pp_plan_t empty;
+    pp_record_init(&pp_desc_plan, &empty);
+    empty.instance = "i1";
+    ce_adopt(&E, &empty);
+    assert_int_equal(F.ncalls, 2);
+    assert_call(1, "stop", 2, 0, 0);
+    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(F.results[0]->captures[0].reason, "window cancelled at step 2");
+    ce_on_step_end(&E, 2);
+
+    /* same id from a restarted daemon (new instance): a new window */
+    const pp_plan_t *p = plan1(14, "w14-step3", 3, 3, "e2e", NULL);
+    plan.instance = "i2";
+    ce_adopt(&E, p);
+    step(3);
+    assert_int_equal(F.ncalls, 4);
+    assert_int_equal(F.nresults, 2);
+    assert_string_equal(F.results[1]->captures[0].status, "complete");
+}
+
+static void test_engine_close_truncates_and_misses(void **state)
+{
+    pp_plan_entry_t two[2];
+    pp_plan_t p;
+    pp_record_init(&pp_desc_plan_entry, &two[0]);
+    pp_record_init(&pp_desc_plan_entry, &two[1]);
+    two[0] = (pp_plan_entry_t){.window = 20, .name = "w20-steps1-9", .job = "run",
+                               .first_step = 1, .last_step = 9, .tool = "fake", .mode = "e2e"};
+    two[1] = (pp_plan_entry_t){.window = 21, .name = "w21-step50", .job = "run",
+                               .first_step = 50, .last_step = 50, .tool = "fake", .mode = "e2e"};
+    pp_record_init(&pp_desc_plan, &p);
+    p.instance = "i1";
+    p.entries = two;
+    p.entries_n = 2;
+    ce_adopt(&E, &p);
+    step(1);
+    ce_on_step_begin(&E, 2);
+    ce_fini(&E);
+    assert_int_equal(F.nresults, 2);
+    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 2");
+    assert_int_equal(F.results[0]->captures[0].last_step, 2);
+    assert_string_equal(F.results[1]->captures[0].status, "missed");
+    assert_string_equal(F.results[1]->captures[0].reason, "worker closed before step 50");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_push_pop_and_drop),
+        cmocka_unit_test(test_engine_schedule_matches_torch),
+        cmocka_unit_test_setup_teardown(test_engine_e2e_window_exact_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_missed_when_plan_arrives_late, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_missed_when_start_step_skipped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_engine_backend_failure_marks_failed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_no_backend_for_tool, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_mkdir_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_discrete_one_capture_per_phase, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_engine_discrete_phase_filter_multi_step, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_engine_discrete_no_matching_phase, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_schedule_spans_non_native, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_schedule_repeat_cycles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_schedule_native_backend, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_stop_shortens_open_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_window_cancelled_and_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_close_truncates_and_misses, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,443 @@
+/* Planner: table-driven, no sockets, no clock (the time is a parameter). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "plan.h"
+
+#define MS 1000LL
+#define NOW (1000000 * MS)
+
+/* A job of 8 ranks: actor 0-1, rollout 2-5 (replicas 0,0,1,1), ref 6-7.
+ * Every rank is at step 10, began 30 ms ago, 100 ms per step. */
+static pd_plan_rank_t job[8];
+
+static int setup(void **state)
+{
+    static const char *roles[8] = {"actor",   "actor",   "rollout", "rollout",
+                                   "rollout", "rollout", "ref",     "ref"};
+    static const int64_t replicas[8] = {PP_NONE, PP_NONE, 0, 0, 1, 1, PP_NONE, PP_NONE};
+    for (int i = 0; i < 8; i++) {
+        job[i] = (pd_plan_rank_t){.id = 100 + i,
+                                  .job = "run",
+                                  .role = roles[i],
+                                  .rank = i,
+                                  .replica_rank = replicas[i],
+                                  .step = 10,
+                                  .in_step = true,
+                                  .step_began_us = NOW - 30 * MS,
+                                  .step_us = 100 * MS};
+    }
+    return 0;
+}
+
+static pd_plan_params_t params(void)
+{
+    pd_plan_params_t p = {.now_us = NOW, .latency_us = 2 * MS, .margin_us = 100 * MS,
+                          .default_job = "run"};
+    return p;
+}
+
+static pp_selector_t sel(const char *role, bool all, int64_t *ranks, size_t nranks,
+                         int64_t *replicas, size_t nreplicas)
+{
+    pp_selector_t s;
+    pp_record_init(&pp_desc_selector, &s);
+    s.role = (char *)role;
+    s.all_ranks = all;
+    s.ranks = ranks;
+    s.ranks_n = nranks;
+    s.replica_ranks = replicas;
+    s.replica_ranks_n = nreplicas;
+    return s;
+}
+
+static pp_window_spec_t spec_steps(int64_t *steps, size_t n, bool continuous)
+{
+    pp_window_spec_t s;
+    pp_record_init(&pp_desc_window_spec, &s);
+    s.steps = steps;
+    s.steps_n = n;
+    s.continuous = continuous;
+    return s;
+}
+
+static void resolve_ok(const pp_window_spec_t *s, pd_plan_out_t *out)
+{
+    char err[256] = "";
+    pd_plan_params_t p = params();
+    int rv = pd_plan_resolve(s, job, 8, &p, out, err, sizeof(err));
+    if (rv != 0) {
+        fail_msg("resolve failed: %s", err);
+    }
+}
+
+/* ---- steps ---- */
+
+static void test_plan_steps_one_window_per_step(void **state)
+{
+    int64_t steps[] = {5, 1, 2, 2};
+    pp_window_spec_t s = spec_steps(steps, 4, false);
+    pd_plan_out_t out;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_segments, 3);
+    assert_int_equal(out.segments[0].first, 1);
+    assert_int_equal(out.segments[0].last, 1);
+    assert_int_equal(out.segments[1].first, 2);
+    assert_int_equal(out.segments[1].last, 2);
+    assert_int_equal(out.segments[2].first, 5);
+    assert_int_equal(out.segments[2].last, 5);
+    assert_int_equal(out.n_members, 8); /* no selectors: every rank */
+    assert_int_equal(out.members[0].selector, -1);
+    assert_string_equal(out.job, "run");
+    pd_plan_out_free(&out);
+}
+
+static void test_plan_steps_continuous_merges_runs(void **state)
+{
+    int64_t steps[] = {1, 2, 5, 3, 7, 8};
+    pp_window_spec_t s = spec_steps(steps, 6, true);
+    pd_plan_out_t out;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_segments, 3);
+    assert_int_equal(out.segments[0].first, 1);
+    assert_int_equal(out.segments[0].last, 3);
+    assert_int_equal(out.segments[1].first, 5);
+    assert_int_equal(out.segments[1].last, 5);
+    assert_int_equal(out.segments[2].first, 7);
+    assert_int_equal(out.segments[2].last, 8);
+    pd_plan_out_free(&out);
+}
+
+static void test_plan_range_half_open(void **state)
+{
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pd_plan_out_t out;
+    s.start = 5;
+    s.end = 10;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_segments, 1);
+    assert_int_equal(out.segments[0].first, 5);
+    assert_int_equal(out.segments[0].last, 9);
+    pd_plan_out_free(&out);
+
+    s.end = -1; /* until the job ends */
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 5);
+    assert_int_equal(out.segments[0].last, PP_NONE);
+    pd_plan_out_free(&out);
+
+    s.end = PP_NONE; /* no end given: open as well */
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].last, PP_NONE);
+    pd_plan_out_free(&out);
+}
+
+/* ---- selection ---- */
+
+static void test_plan_selects_roles_ranks_replicas(void **state)
+{
+    int64_t actor_ranks[] = {1};
+    int64_t replicas[] = {1};
+    int64_t steps[] = {20};
+    pp_selector_t sels[3] = {
+        sel("actor", false, actor_ranks, 1, NULL, 0),
+        sel("rollout", false, NULL, 0, replicas, 1),
+        sel("ref", true, NULL, 0, NULL, 0),
+    };
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.selectors = sels;
+    s.selectors_n = 3;
+    pd_plan_out_t out;
+    resolve_ok(&s, &out);
+    /* actor rank 1, every process of replica 1 (ranks 4, 5), both refs */
+    assert_int_equal(out.n_members, 5);
+    int64_t want_ids[] = {101, 104, 105, 106, 107};
+    int want_sel[] = {0, 1, 1, 2, 2};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(out.members[i].id, want_ids[i]);
+        assert_int_equal(out.members[i].selector, want_sel[i]);
+    }
+    pd_plan_out_free(&out);
+}
+
+static void test_plan_selector_without_ranks_selects_none(void **state)
+{
+    int64_t steps[] = {20};
+    pp_selector_t one = sel("actor", false, NULL, 0, NULL, 0);
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.selectors = &one;
+    s.selectors_n = 1;
+    pd_plan_out_t out;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_members, 0);
+    assert_int_equal(out.n_warnings, 1);
+    assert_string_equal(out.warnings[0], "selects no registered rank of job 'run' yet; matching "
+                                          "ranks that register later are added");
+    pd_plan_out_free(&out);
+}
+
+static void test_plan_any_role_selector_and_job_filter(void **state)
+{
+    int64_t ranks[] = {0, 6};
+    int64_t steps[] = {20};
+    pp_selector_t one = sel(NULL, false, ranks, 2, NULL, 0);
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.selectors = &one;
+    s.selectors_n = 1;
+    pd_plan_out_t out;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_members, 2);
+    assert_int_equal(out.members[0].id, 100);
+    assert_int_equal(out.members[1].id, 106);
+    pd_plan_out_free(&out);
+
+    s.job = "other";
+    resolve_ok(&s, &out);
+    assert_int_equal(out.n_members, 0);
+    assert_string_equal(out.job, "other");
+    pd_plan_out_free(&out);
+}
+
+static void test_plan_match_late_joiner(void **state)
+{
+    int64_t replicas[] = {0};
+    pp_selector_t one = sel("rollout", false, NULL, 0, replicas, 1);
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    s.selectors = &one;
+    s.selectors_n = 1;
+    assert_int_equal(pd_plan_match(&s, "run", &job[2]), 0);
+    assert_int_equal(pd_plan_match(&s, "run", &job[4]), -2); /* replica 1 */
+    assert_int_equal(pd_plan_match(&s, "run", &job[0]), -2); /* actor */
+    assert_int_equal(pd_plan_match(&s, "other", &job[2]), -2);
+    s.selectors_n = 0;
+    assert_int_equal(pd_plan_match(&s, "run", &job[0]), -1);
+}
+
+/* ---- on demand ---- */
+
+static void test_plan_next_is_aligned_ahead_of_the_fastest(void **state)
+{
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pd_plan_out_t out;
+    s.next = 2;
+    /* rank 3 is two steps ahead of the others */
+    job[3].step = 12;
+    resolve_ok(&s, &out);
+    /* ahead = 2 ms + 100 ms; rank 3: 12 + (30 + 102) / 100 = 13 -> start 14 */
+    assert_int_equal(out.segments[0].first, 14);
+    assert_int_equal(out.segments[0].last, 15);
+    pd_plan_out_free(&out);
+
+    s.roundup = 10;
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 20);
+    assert_int_equal(out.segments[0].last, 21);
+    pd_plan_out_free(&out);
+    job[3].step = 10;
+}
+
+static void test_plan_next_unknown_rate_and_no_steps(void **state)
+{
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pd_plan_out_t out;
+    s.next = 1;
+    for (int i = 0; i < 8; i++) {
+        job[i].step_us = 0;
+    }
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 12); /* step + 1, then the next one */
+    assert_int_equal(out.n_warnings, 1);
+    assert_string_equal(out.warnings[0], "8 selected rank(s) have no measured step time yet");
+    pd_plan_out_free(&out);
+    for (int i = 0; i < 8; i++) {
+        job[i].step_us = 100 * MS;
+        job[i].step = PP_NONE;
+    }
+    resolve_ok(&s, &out); /* nobody began a step: the first step */
+    assert_int_equal(out.segments[0].first, 1);
+    pd_plan_out_free(&out);
+    setup(NULL);
+}
+
+static void test_plan_predict_and_stop_step(void **state)
+{
+    pd_plan_rank_t r = job[0];
+    pd_plan_params_t p = params();
+    assert_int_equal(pd_plan_predict(&r, NOW, 0), 10);
+    assert_int_equal(pd_plan_predict(&r, NOW, 69 * MS), 10);
+    assert_int_equal(pd_plan_predict(&r, NOW, 70 * MS), 11);
+    assert_int_equal(pd_plan_predict(&r, NOW, 270 * MS), 13);
+    r.step = PP_NONE;
+    assert_int_equal(pd_plan_predict(&r, NOW, 0), PP_NONE);
+    /* stop: the step every member can still end at (ahead 102 ms) */
+    assert_int_equal(pd_plan_stop_step(job, 8, &p), 11);
+    assert_int_equal(pd_plan_stop_step(&r, 1, &p), PP_NONE);
+}
+
+/* ---- effective settings ---- */
+
+static void test_plan_selector_overrides(void **state)
+{
+    int64_t steps[] = {3};
+    pp_selector_t sels[2] = {sel("actor", true, NULL, 0, NULL, 0),
+                             sel("rollout", true, NULL, 0, NULL, 0)};
+    sels[1].tool = "npu";
+    sels[1].mode = "discrete";
+    sels[1].settings = "{\"level\":\"level1\"}";
+    sels[1].schedule.wait = 1;
+    sels[1].schedule.active = 2;
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.selectors = sels;
+    s.selectors_n = 2;
+    s.tool = "torch";
+    s.settings = "{\"contents\":[\"cpu\"]}";
+    assert_string_equal(pd_plan_tool(&s, 0), "torch");
+    assert_string_equal(pd_plan_tool(&s, 1), "npu");
+    assert_string_equal(pd_plan_mode(&s, 0), "e2e");
+    assert_string_equal(pd_plan_mode(&s, 1), "discrete");
+    assert_string_equal(pd_plan_settings(&s, 0), "{\"contents\":[\"cpu\"]}");
+    assert_string_equal(pd_plan_settings(&s, 1), "{\"level\":\"level1\"}");
+    assert_int_equal(pd_plan_schedule(&s, 0)->active, 0);
+    assert_int_equal(pd_plan_schedule(&s, 1)->active, 2);
+    assert_int_equal(pd_plan_schedule(&s, 1)->wait, 1);
+    s.tool = NULL;
+    s.settings = NULL;
+    assert_string_equal(pd_plan_tool(&s, -1), "torch");
+    assert_string_equal(pd_plan_settings(&s, -1), "{}");
+}
+
+/* ---- rejections: exact messages ---- */
+
+typedef struct bad_case {
+    const char *why;
+    void (*make)(pp_window_spec_t *s);
+    const char *err;
+} bad_case_t;
+
+static int64_t zero_step[] = {0};
+static int64_t neg_rank[] = {-1};
+static pp_selector_t bad_sel;
+
+static void mk_none(pp_window_spec_t *s)
+{
+    (void)s;
+}
+static void mk_two_forms(pp_window_spec_t *s)
+{
+    s->start = 1;
+    s->next = 2;
+}
+static void mk_step_zero(pp_window_spec_t *s)
+{
+    s->steps = zero_step;
+    s->steps_n = 1;
+}
+static void mk_end_before(pp_window_spec_t *s)
+{
+    s->start = 10;
+    s->end = 5;
+}
+static void mk_end_equal(pp_window_spec_t *s)
+{
+    s->start = 10;
+    s->end = 10;
+}
+static void mk_end_only(pp_window_spec_t *s)
+{
+    s->end = 5;
+}
+static void mk_next_neg(pp_window_spec_t *s)
+{
+    s->next = -3;
+}
+static void mk_bad_mode(pp_window_spec_t *s)
+{
+    s->next = 1;
+    s->mode = "sideways";
+}
+static void mk_bad_tool(pp_window_spec_t *s)
+{
+    s->next = 1;
+    s->tool = "../x";
+}
+static void mk_bad_rank(pp_window_spec_t *s)
+{
+    s->next = 1;
+    pp_record_init(&pp_desc_selector, &bad_sel);
+    bad_sel.role = "actor";
+    bad_sel.ranks = neg_rank;
+    bad_sel.ranks_n = 1;
+    s->selectors = &bad_sel;
+    s->selectors_n = 1;
+}
+static void mk_bad_phase(pp_window_spec_t *s)
+{
+    static char *phases[] = {"gen/erate"};
+    s->next = 1;
+    pp_record_init(&pp_desc_selector, &bad_sel);
+    bad_sel.phases = phases;
+    bad_sel.phases_n = 1;
+    s->selectors = &bad_sel;
+    s->selectors_n = 1;
+}
+static void mk_bad_schedule(pp_window_spec_t *s)
+{
+    s->next = 1;
+    s->schedule.wait = -1;
+}
+
+static void test_plan_rejects_bad_requests(void **state)
+{
+    static const bad_case_t cases[] = {
+        {"nothing", mk_none, "no steps: give steps, start/end or next"},
+        {"two forms", mk_two_forms, "give only one of steps, start/end and next"},
+        {"step 0", mk_step_zero, "steps must be >= 1, found 0"},
+        {"end < start", mk_end_before, "end (5) must be greater than start (10), or -1"},
+        {"end == start", mk_end_equal, "end (10) must be greater than start (10), or -1"},
+        {"end only", mk_end_only, "end given without start"},
+        {"next < 0", mk_next_neg, "next must be >= 1, found -3"},
+        {"mode", mk_bad_mode, "mode must be e2e or discrete, found 'sideways'"},
+        {"tool", mk_bad_tool, "tool must be an identifier, found '../x'"},
+        {"rank", mk_bad_rank, "selector 0: ranks must be >= 0, found -1"},
+        {"phase", mk_bad_phase, "selector 0: phase must be an identifier, found 'gen/erate'"},
+        {"schedule", mk_bad_schedule, "schedule values must be >= 0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        pp_window_spec_t s = spec_steps(NULL, 0, false);
+        pd_plan_out_t out;
+        char err[256] = "";
+        pd_plan_params_t p = params();
+        cases[i].make(&s);
+        int rv = pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err));
+        if (rv != PROFD_EINVAL || strcmp(err, cases[i].err) != 0) {
+            fail_msg("case '%s': rv %d, err '%s'", cases[i].why, rv, err);
+        }
+        assert_int_equal(out.n_segments, 0);
+        assert_null(out.members);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_plan_steps_one_window_per_step, setup),
+        cmocka_unit_test_setup(test_plan_steps_continuous_merges_runs, setup),
+        cmocka_unit_test_setup(test_plan_range_half_open, setup),
+        cmocka_unit_test_setup(test_plan_selects_roles_ranks_replicas, setup),
+        cmocka_unit_test_setup(test_plan_selector_without_ranks_selects_none, setup),
+        cmocka_unit_test_setup(test_plan_any_role_selector_and_job_filter, setup),
+        cmocka_unit_test_setup(test_plan_match_late_joiner, setup),
+        cmocka_unit_test_setup(test_plan_next_is_aligned_ahead_of_the_fastest, setup),
+        cmocka_unit_test_setup(test_plan_next_unknown_rate_and_no_steps, setup),
+        cmocka_unit_test_setup(test_plan_predict_and_stop_step, setup),
+        cmocka_unit_test_setup(test_plan_selector_overrides, setup),
+        cmocka_unit_test_setup(test_plan_rejects_bad_requests, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,192 @@
+/* Registry: ids, re-registration, limits, step events and step times. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "registry.h"
+
+static pp_hello_t hello(const char *role, int64_t rank, int64_t replica, int64_t pid)
+{
+    pp_hello_t h;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = "run";
+    h.role = (char *)role;
+    h.rank = rank;
+    h.replica_rank = replica;
+    h.host = "node1";
+    h.pid = pid;
+    h.world_size = 8;
+    return h;
+}
+
+static void test_registry_add_get_remove(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *a, *b;
+    pd_registry_init(&r, 4);
+    pp_hello_t ha = hello("actor", 0, PP_NONE, 100);
+    pp_hello_t hb = hello("rollout", 1, 0, 101);
+    assert_int_equal(pd_registry_add(&r, &ha, "n1", 1000, &a), 0);
+    assert_int_equal(pd_registry_add(&r, &hb, "n1", 1000, &b), 0);
+    assert_int_not_equal(a->id, b->id);
+    assert_ptr_equal(pd_registry_get(&r, a->id), a);
+    assert_ptr_equal(pd_registry_get(&r, b->id), b);
+    assert_int_equal(r.count, 2);
+    assert_int_equal(a->step, PP_NONE);
+    assert_int_equal(b->replica_rank, 0);
+    assert_string_equal(b->node, "n1");
+
+    int64_t old = a->id;
+    pd_registry_remove(&r, old);
+    assert_null(pd_registry_get(&r, old));
+    assert_int_equal(r.count, 1);
+    /* the slot is reused under a new generation: the old id stays dead */
+    pd_rank_t *c;
+    pp_hello_t hc = hello("ref", 2, PP_NONE, 102);
+    assert_int_equal(pd_registry_add(&r, &hc, "n1", 1000, &c), 0);
+    assert_int_not_equal(c->id, old);
+    assert_null(pd_registry_get(&r, old));
+    assert_null(pd_registry_get(&r, 0));
+    assert_null(pd_registry_get(&r, -5));
+    assert_null(pd_registry_get(&r, 12345));
+    pd_registry_fini(&r);
+}
+
+static void test_registry_same_process_gets_its_entry_back(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *a, *again;
+    pd_registry_init(&r, 4);
+    pp_hello_t h = hello("actor", 0, PP_NONE, 100);
+    assert_int_equal(pd_registry_add(&r, &h, "n1", 1000, &a), 0);
+    a->state = PD_RANK_LOST;
+    assert_int_equal(pd_registry_add(&r, &h, "n1", 2000, &again), 0);
+    assert_ptr_equal(again, a);
+    assert_int_equal(again->state, PD_RANK_ACTIVE);
+    assert_int_equal(again->last_seen_ms, 2000);
+    assert_int_equal(r.count, 1);
+    /* another pid is another process */
+    pp_hello_t h2 = hello("actor", 0, PP_NONE, 200);
+    assert_int_equal(pd_registry_add(&r, &h2, "n1", 2000, &again), 0);
+    assert_ptr_not_equal(again, a);
+    assert_int_equal(r.count, 2);
+    pd_registry_fini(&r);
+}
+
+static void test_registry_limits_and_validation(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k = NULL;
+    pd_registry_init(&r, 2);
+    pp_hello_t h = hello("actor", 0, PP_NONE, 100);
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    h.pid = 101;
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    h.pid = 102;
+    k = NULL;
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), PROFD_ELIMIT);
+    assert_null(k);
+
+    pp_hello_t bad = hello("ac/tor", 0, PP_NONE, 1);
+    assert_int_equal(pd_registry_add(&r, &bad, "n", 0, &k), PROFD_EINVAL);
+    bad = hello("actor", -1, PP_NONE, 1);
+    assert_int_equal(pd_registry_add(&r, &bad, "n", 0, &k), PROFD_EINVAL);
+    bad = hello("actor", 0, -2, 1);
+    assert_int_equal(pd_registry_add(&r, &bad, "n", 0, &k), PROFD_EINVAL);
+    bad = hello("actor", 0, PP_NONE, 0);
+    assert_int_equal(pd_registry_add(&r, &bad, "n", 0, &k), PROFD_EINVAL);
+    bad = hello("actor", 0, PP_NONE, 1);
+    bad.host = "../etc";
+    assert_int_equal(pd_registry_add(&r, &bad, "n", 0, &k), PROFD_EINVAL);
+    assert_int_equal(r.count, 2);
+    pd_registry_fini(&r);
+}
+
+static void test_registry_events_step_time(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k;
+    pd_registry_init(&r, 4);
+    pp_hello_t h = hello("actor", 3, PP_NONE, 100);
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+
+    int64_t ev1[] = {1, 1, 1000000, 2, 1, 1090000, 1, 2, 1100000};
+    assert_int_equal(pd_registry_events(k, ev1, 9, 50), 0);
+    assert_int_equal(k->step, 2);
+    assert_true(k->in_step);
+    assert_int_equal(k->step_began_us, 1100000);
+    assert_int_equal(k->step_us, 100000);
+    assert_int_equal(k->events, 3);
+    assert_int_equal(k->last_seen_ms, 50);
+
+    /* two steps in 400 ms: 200 ms each; the median of {100, 200} ms is
+     * the upper one */
+    int64_t ev2[] = {2, 2, 1150000, 1, 4, 1500000};
+    assert_int_equal(pd_registry_events(k, ev2, 6, 60), 0);
+    assert_int_equal(k->step, 4);
+    assert_int_equal(k->step_us, 200000);
+    /* one very slow step does not swing the median of {100, 200, 5000} */
+    int64_t slow[] = {2, 4, 1600000, 1, 5, 6500000};
+    assert_int_equal(pd_registry_events(k, slow, 6, 60), 0);
+    assert_int_equal(k->nrecent, 3);
+    assert_int_equal(k->step_us, 200000);
+    k->step = 4; /* rewind for the checks below */
+    k->step_began_us = 1500000;
+
+    int64_t ev3[] = {2, 4, 1600000};
+    assert_int_equal(pd_registry_events(k, ev3, 3, 70), 0);
+    assert_false(k->in_step);
+
+    /* bad input: unknown kind, incomplete triple; the valid prefix counts */
+    int64_t bad[] = {1, 5, 1700000, 9, 6, 1800000};
+    assert_int_equal(pd_registry_events(k, bad, 6, 80), PROFD_EPROTO);
+    assert_int_equal(k->step, 5);
+    int64_t part[] = {2, 5, 1750000, 1};
+    assert_int_equal(pd_registry_events(k, part, 4, 90), PROFD_EPROTO);
+    assert_false(k->in_step);
+
+    pp_rank_t row;
+    pd_registry_row(k, 1090, &row);
+    assert_int_equal(row.rank, 3);
+    assert_int_equal(row.step, 5);
+    assert_string_equal(row.state, "idle");
+    assert_int_equal(row.age_ms, 1000);
+    assert_true(row.rate > 0.0);
+    pd_registry_fini(&r);
+}
+
+static void test_registry_iteration(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k;
+    pd_registry_init(&r, 200);
+    for (int i = 0; i < 100; i++) {
+        pp_hello_t h = hello("actor", i, PP_NONE, 1000 + i);
+        assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    }
+    int n = 0;
+    int64_t sum = 0;
+    for (k = pd_registry_next(&r, NULL); k; k = pd_registry_next(&r, k)) {
+        n++;
+        sum += k->rank;
+    }
+    assert_int_equal(n, 100);
+    assert_int_equal(sum, 4950);
+    pd_registry_fini(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_registry_add_get_remove),
+        cmocka_unit_test(test_registry_same_process_gets_its_entry_back),
+        cmocka_unit_test(test_registry_limits_and_validation),
+        cmocka_unit_test(test_registry_events_step_time),
+        cmocka_unit_test(test_registry_iteration),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
