@@ -60,10 +60,13 @@ static void usage(FILE *out)
             "        [--job J]                Hydra-style overrides (+key=value to add)\n"
             "\n"
             "options:\n"
-            "  --url URL     control endpoint (default $PROFD_CONTROL_URL, else\n"
-            "                ipc://RUN_DIR/control.sock: $PROFD_RUN_DIR, /run/profd, /tmp/profd-UID)\n"
-            "  --json        print the reply documents as JSON\n"
-            "  --timeout S   request timeout in seconds (default 10)\n"
+            "  -u, --url URL     control endpoint (default $PROFD_CONTROL_URL, else\n"
+            "                    ipc://RUN_DIR/control.sock: $PROFD_RUN_DIR, /run/profd,\n"
+            "                    /tmp/profd-UID)\n"
+            "  -j, --json        print the reply documents as JSON\n"
+            "  -t, --timeout S   request timeout in seconds (default 10)\n"
+            "  -h, --help        this help\n"
+            "  -V, --version     print the version\n"
             "\n"
             "exit status: 0 success, 1 error, 2 usage, 3 window done with incomplete captures\n");
 }

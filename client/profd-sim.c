@@ -74,7 +74,7 @@ static void usage(FILE *out)
             "  --rank-offset N   first global rank (several sims, one job)\n"
             "  --replica-offset N  first replica index (replicas spanning several sims)\n"
             "  --verbose         print the client library's log\n"
-            "  --help\n");
+            "  --help            this help\n");
 }
 
 static int parse_layout(sim_t *s, const char *spec)

@@ -9,7 +9,14 @@ packages=(
   python3 iproute2 procps xxhash
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch
+  # deployment tests: systemd-analyze, man pages, ELF inspection
+  systemd man-db groff-base binutils
 )
+# Kubernetes manifest tests run node and npm; Node.js from another source
+# brings its own npm, and Debian's npm would conflict with it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 packages+=("$@")
 
 missing=()

@@ -1,0 +1,43 @@
+# Shared by the deployment tests: sourced, not run.
+# Each test prints one line per check and exits 0 (pass), 1 (fail) or
+# 77 (skipped, with the reason).
+set -euo pipefail
+
+: "${PROFD_SOURCE_DIR:?set by ctest}"
+: "${PROFD_BUILD_DIR:?set by ctest}"
+
+test_name=$(basename "$0" .sh)
+failures=0
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/profd-${test_name}.XXXXXX")
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT
+
+ok() { echo "ok: $*"; }
+bad() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+die() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+# check DESCRIPTION COMMAND...: run a command, record the outcome
+check() {
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else bad "$what"; fi
+}
+# quiet COMMAND...: run it with its output discarded (for check)
+quiet() { "$@" >/dev/null 2>&1; }
+finish() {
+  if [ "$failures" -ne 0 ]; then
+    echo "$test_name: $failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "$test_name: all checks passed"
+}
