@@ -22,6 +22,10 @@ typedef struct pd_config {
     char spool_dir[PD_PATH_MAX];    /* "" = <save_path>/.spool (same file system) */
     char node_name[256];            /* "" = hostname */
 
+    /* coordination of several node daemons */
+    char coordinator_url[PD_PATH_MAX];    /* node daemon: dial this coordinator; "" = none */
+    char coordinator_listen[PD_PATH_MAX]; /* coordinator: accept node daemons here; "" = no */
+
     /* limits */
     int64_t max_msg_bytes;          /* largest accepted message */
     int64_t max_clients;            /* registered ranks */
@@ -40,6 +44,9 @@ typedef struct pd_config {
     size_t n_allow_uids;
     int64_t allow_gids[16];
     size_t n_allow_gids;
+    char tls_cert_file[PD_PATH_MAX];  /* for tls+tcp:// endpoints */
+    char tls_key_file[PD_PATH_MAX];
+    char tls_ca_file[PD_PATH_MAX];    /* peers must present a certificate signed by it */
 
     /* logging */
     int log_level;                  /* PD_LOG_* */
@@ -59,6 +66,11 @@ void pd_config_defaults(pd_config_t *cfg);
  * Returns 0 or PROFD_ECONFIG / PROFD_EIO; cfg is unchanged on error.
  */
 int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* The same from YAML text already in memory (`file` names it in messages).
+ * Returns 0, PROFD_ECONFIG or PROFD_ENOMEM; cfg is unchanged on error. */
+int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len,
+                        char *err, size_t errlen);
 
 /* Fill derived values (worker/control URLs, spool) after flags are applied. */
 void pd_config_finish(pd_config_t *cfg);
