@@ -1353,7 +1353,8 @@ static int apply_one(const char *ov, yt_node_t **root, char *err, size_t errlen)
     /* walk to the parent of the last segment */
     yt_node_t *cur = *root;
     char *seg = key, *dot;
-    char done[512] = "";
+    char done[512]; /* the key up to the current segment, for messages */
+    memcpy(done, key, klen + 1);
     while ((dot = strchr(seg, '.')) != NULL) {
         *dot = '\0';
         yt_node_t *next = NULL;
@@ -1364,8 +1365,7 @@ static int apply_one(const char *ov, yt_node_t **root, char *err, size_t errlen)
             long idx = strtol(seg, &end, 10);
             next = (*end == '\0' && idx >= 0 && (size_t)idx < cur->n) ? cur->items[idx] : NULL;
         }
-        snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s", done[0] ? "." : "",
-                 seg);
+        done[dot - key] = '\0';
         if (next == NULL) {
             if ((op != ADD && op != FORCE) || cur->type != YT_MAP) {
                 yt_free(val);
@@ -1384,8 +1384,8 @@ static int apply_one(const char *ov, yt_node_t **root, char *err, size_t errlen)
         }
         cur = next;
         seg = dot + 1;
+        done[dot - key] = '.';
     }
-    snprintf(done + strlen(done), sizeof(done) - strlen(done), "%s%s", done[0] ? "." : "", seg);
 
     yt_node_t *old = NULL;
     if (cur->type == YT_MAP) {
