@@ -72,6 +72,10 @@ int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen)
 int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len,
                         char *err, size_t errlen);
 
+/* Dotted name of the i-th settings key ("limits.max_clients"), NULL past the
+ * last one: the keys deploy/profd.yaml documents. */
+const char *pd_config_key(size_t i);
+
 /* Fill derived values (worker/control URLs, spool) after flags are applied. */
 void pd_config_finish(pd_config_t *cfg);
 
