@@ -290,7 +290,7 @@ static const struct {
     {"save_path: {a: 1}\n",
      "bad.yaml:1:12: key 'save_path': expected a path of at most 1008 bytes, found a mapping"},
     {"limits:\n  max_clients: 5\n bad\n",
-     "bad.yaml:3:2: YAML syntax error: could not find expected ':'"},
+     "bad.yaml:3:2: YAML syntax error: did not find expected key"},
     {"- a\n- b\n", "bad.yaml:1:1: expected a mapping of settings, found a list"},
 };
 
