@@ -359,7 +359,7 @@ static int depth_in(ip_t *p)
 {
     if (++*p->depth > OC_MAX_DEPTH) {
         --*p->depth;
-        return why(p, "nested deeper than %d levels", OC_MAX_DEPTH);
+        return why(p, "interpolations and brackets nested deeper than %d levels", OC_MAX_DEPTH);
     }
     return 0;
 }
@@ -1117,7 +1117,7 @@ int oc_resolve(oc_t *oc, yt_node_t *n, yt_node_t **out)
         return PROFD_ECONFIG;
     }
     if (oc->depth >= OC_MAX_DEPTH) {
-        interp_error(oc, n, "", "interpolations nested deeper than 32 levels");
+        interp_error(oc, n, "", "interpolations and brackets nested deeper than 64 levels");
         return PROFD_ECONFIG;
     }
     ip_t p = {.oc = oc, .node = n, .s = n->text, .n = strlen(n->text), .depth = &oc->depth};

@@ -23,7 +23,7 @@
 
 #include "yamltree.h"
 
-#define OC_MAX_DEPTH 32        /* interpolations resolving through each other */
+#define OC_MAX_DEPTH 64        /* interpolations, resolver calls and brackets, nested */
 #define OC_MAX_STR 65536       /* length of a concatenated string */
 #define OC_MAX_NODES 100000    /* nodes created by resolution */
 
