@@ -18,7 +18,8 @@ typedef struct pd_profcfg {
     size_t n_specs;
     char **warnings;         /* "FILE:LINE:COL: key 'K': ..." lines */
     size_t n_warnings;
-    char *schema;            /* "verl", "verl-legacy", "mindspeed", "megatron" */
+    char *schema;            /* "verl", "verl-legacy", "mindspeed", "megatron";
+                                "none" for an empty document */
 } pd_profcfg_t;
 
 /*

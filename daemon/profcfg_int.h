@@ -89,9 +89,11 @@ void pc_list_of(const char *const *choices, char *buf, size_t len);
 
 /* Sort and remove duplicates. */
 size_t pc_sort_unique(int64_t *v, size_t n);
-/* JSON of a resolved mapping, `_target_` dropped at every depth and the
- * top-level keys in `drop` as well. NULL raw: an empty object. */
-int pc_json(pc_t *pc, yt_node_t *raw, const char *const *drop, struct cJSON **out);
+/* JSON of a resolved value: `_target_` dropped at every depth, and at the
+ * top level the keys in `drop` and (keep != NULL) those `keep` does not
+ * list. NULL raw: an empty object. */
+int pc_json(pc_t *pc, yt_node_t *raw, const char *const *drop, const kspec_t *keep,
+            struct cJSON **out);
 /* JSON text of an object (consumed); NULL on ENOMEM. */
 char *pc_json_text(struct cJSON *obj);
 

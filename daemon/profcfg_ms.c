@@ -62,7 +62,7 @@ typedef struct ms {
     size_t n;
     const char *level, *export_type, *save_path;
     bool simplification, cpu, stack, memory, shapes, torch, npu;
-    yt_node_t *end_at, *ranks_at, *on_at;
+    yt_node_t *start_at, *end_at, *ranks_at, *on_at;
 } ms_t;
 
 static int read_keys(pc_t *pc, yt_node_t *sec, ms_t *m)
@@ -76,10 +76,11 @@ static int read_keys(pc_t *pc, yt_node_t *sec, ms_t *m)
     }
     pc_choices(pc_levels, what, sizeof(what));
     m->on_at = yt_map_get(v, "profile");
+    m->start_at = yt_map_get(v, "profile_step_start");
     m->end_at = yt_map_get(v, "profile_step_end");
     m->ranks_at = yt_map_get(v, "profile_ranks");
     if ((rc = pc_bool(pc, m->on_at, false, &m->enabled)) ||
-        (rc = pc_int(pc, yt_map_get(v, "profile_step_start"), 0, INT32_MAX, m->megatron ? 10 : 0,
+        (rc = pc_int(pc, m->start_at, 0, INT32_MAX, m->megatron ? 10 : 0,
                      &m->start)) ||
         (rc = pc_int(pc, m->end_at, -1, INT32_MAX, m->megatron ? 12 : -1, &m->end)) ||
         (rc = pc_ints(pc, m->ranks_at, -1, INT32_MAX, "a list of ranks (integers >= 0, or [-1])",
@@ -154,9 +155,15 @@ static int build(pc_t *pc, yt_node_t *sec, ms_t *m)
     int rc;
 
     if (m->end != -1 && m->end <= m->start) {
+        if (m->end_at == NULL) { /* the default end: the start is what is wrong */
+            pc_val(pc, m->start_at, &v);
+            return pc_expected(pc, m->start_at, NULL, v,
+                               "a step before profile_step_end (%lld by default)",
+                               (long long)m->end);
+        }
         pc_val(pc, m->end_at, &v);
-        return pc_expected(pc, m->end_at ? m->end_at : sec, NULL, v,
-                           "-1 or a step after profile_step_start (%lld)", (long long)m->start);
+        return pc_expected(pc, m->end_at, NULL, v, "-1 or a step after profile_step_start (%lld)",
+                           (long long)m->start);
     }
     size_t all = 0;
     for (size_t i = 0; i < m->n; i++) {

@@ -51,6 +51,7 @@ static const kspec_t k_nsys[] = {
     {"_target_", NULL, 0}, {"name", NULL, 0}, {"discrete", NULL, 0}, {NULL, NULL, 0}};
 static const kspec_t k_tmem[] = {{"_target_", NULL, 0},
                                  {"name", NULL, 0},
+                                 {"discrete", NULL, 0}, /* not verl's, warned about */
                                  {"trace_alloc_max_entries", NULL, 0},
                                  {"stack_depth", NULL, 0},
                                  {NULL, NULL, 0}};
@@ -310,11 +311,24 @@ done:
     return out;
 }
 
+/* The keys of tool_config.<tool> that are settings (unknown ones were
+ * warned about and are left out); NULL: any (exec, sim). */
+static const kspec_t *tool_keys(const char *tool)
+{
+    for (const kspec_t *k = k_tool_config; k->name != NULL; k++) {
+        if (strcmp(k->name, tool) == 0) {
+            return k->sub;
+        }
+    }
+    return NULL;
+}
+
 static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool, char **out)
 {
     pc_t *pc = c->pc;
     char key[64];
     yt_node_t *own = NULL, *base = NULL, *extra = NULL;
+    const kspec_t *keep = tool_keys(tool);
     cJSON *a = NULL, *b = NULL, *j;
     int rc;
 
@@ -323,10 +337,10 @@ static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool
         (r->inherits && c->actor != NULL && (rc = pc_get(pc, c->actor, key, &base)) != 0)) {
         return rc;
     }
-    if ((rc = pc_json(pc, base, not_settings, &a)) != 0) {
+    if ((rc = pc_json(pc, base, not_settings, keep, &a)) != 0) {
         return rc;
     }
-    if ((rc = pc_json(pc, own, not_settings, &b)) != 0) {
+    if ((rc = pc_json(pc, own, not_settings, keep, &b)) != 0) {
         cJSON_Delete(a);
         return rc;
     }
@@ -343,7 +357,7 @@ static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool
         /* the global memory-history options, overridden by the role's */
         if ((rc = pc_get(pc, c->root, "global_profiler.global_tool_config.torch_memory",
                          &extra)) != 0 ||
-            (rc = pc_json(pc, extra, NULL, &a)) != 0) {
+            (rc = pc_json(pc, extra, NULL, k_tmem_global, &a)) != 0) {
             cJSON_Delete(j);
             return rc;
         }
@@ -360,7 +374,7 @@ static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool
             return rc;
         }
         if (extra != NULL) {
-            if ((rc = pc_json(pc, extra, NULL, &a)) != 0) {
+            if ((rc = pc_json(pc, extra, NULL, NULL, &a)) != 0) {
                 cJSON_Delete(j);
                 return rc;
             }
@@ -491,15 +505,14 @@ static int pick_tool(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
             s->tool = only;
         } else {
             pc_warn(pc, &pc->spec_warnings, s->enable_at,
-                    "%s enabled but no tool set (global_profiler.tool is null): verl profiles "
-                    "nothing; %s not selected",
-                    r->name, r->name);
+                    "enabled but no tool set (global_profiler.tool is null): verl profiles "
+                    "nothing; not selected");
             return 0;
         }
     }
     if (strcmp(s->tool, "precision_debugger") == 0) {
         pc_warn(pc, &pc->spec_warnings, s->enable_at,
-                "precision_debugger is not a profiler profd runs; %s not selected", r->name);
+                "precision_debugger is not a profiler profd runs; not selected");
         s->tool = NULL;
     }
     return 0;
@@ -532,7 +545,7 @@ static int pick_mode(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s, yt_n
     *dat = (v != NULL && v->type != YT_NULL) ? raw : NULL;
     if (s->discrete && strcmp(s->tool, "torch_memory") == 0) {
         pc_warn(pc, &pc->spec_warnings, raw,
-                "torch_memory has no discrete mode; %s is captured end to end", r->name);
+                "torch_memory has no discrete mode; captured end to end");
         s->discrete = false;
     }
     return 0;
@@ -562,8 +575,7 @@ static int pick_ranks(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
         s->ranks[0] = 0;
         s->n = 1;
         pc_warn(pc, &pc->spec_warnings, raw ? raw : s->enable_at,
-                "%s enabled with all_ranks false and ranks [] profiles rank 0 (verl's default)",
-                r->name);
+                "enabled with all_ranks false and ranks []: profiles rank 0 (verl's default)");
     }
     return 0;
 }
@@ -666,60 +678,69 @@ static int emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text
     return pc_add_selector(pc, &sel);
 }
 
-/* Agent-loop rollout: discrete only, ranks read as replica or global ranks. */
-static int agent_loop_rules(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s,
-                            yt_node_t *dat, bool *skip)
+/* An agent-loop rollout is profiled in discrete mode only: an error when the
+ * rollout's own section asks for end to end, else the rollout is skipped. */
+static int agent_loop_mode(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s,
+                           yt_node_t *dat, bool *skip)
 {
     pc_t *pc = c->pc;
-    yt_node_t *own_enable = NULL, *own_ranks = NULL, *ranks_at;
+    yt_node_t *own_enable = NULL, *own_ranks = NULL;
     int rc;
     *skip = false;
-    if (!c->agent_loop || strcmp(r->name, "rollout") != 0) {
+    if (!c->agent_loop || strcmp(r->name, "rollout") != 0 || s->discrete) {
         return 0;
     }
     if (sec != NULL && ((rc = pc_get(pc, sec, "enable", &own_enable)) ||
                         (rc = pc_get(pc, sec, "ranks", &own_ranks)))) {
         return rc;
     }
-    if (!s->discrete) {
-        if (is_literal(own_enable) || is_literal(own_ranks) || is_literal(dat)) {
-            if (dat != NULL) {
-                yt_node_t *v;
-                pc_val(pc, dat, &v);
-                return pc_expected(pc, dat, NULL, v,
-                                   "true (agent-loop rollout, actor_rollout_ref.rollout.mode: "
-                                   "async, is profiled in discrete mode only)");
-            }
-            return pc_error(pc, s->enable_at,
-                            "agent-loop rollout (actor_rollout_ref.rollout.mode: async) is "
-                            "profiled in discrete mode only: set tool_config.%s.discrete: true",
-                            s->tool);
+    if (is_literal(own_enable) || is_literal(own_ranks) || is_literal(dat)) {
+        if (dat != NULL) {
+            yt_node_t *v;
+            pc_val(pc, dat, &v);
+            return pc_expected(pc, dat, NULL, v,
+                               "true (agent-loop rollout, actor_rollout_ref.rollout.mode: "
+                               "async, is profiled in discrete mode only)");
         }
-        pc_warn(pc, &pc->spec_warnings, c->mode_at,
-                "rollout follows the actor's end-to-end mode, but an agent-loop rollout is "
-                "profiled in discrete mode only; rollout not selected");
-        *skip = true;
+        return pc_error(pc, s->enable_at,
+                        "agent-loop rollout (actor_rollout_ref.rollout.mode: async) is "
+                        "profiled in discrete mode only: set tool_config.%s.discrete: true",
+                        s->tool);
+    }
+    pc_warn(pc, &pc->spec_warnings, c->mode_at,
+            "rollout follows the actor's end-to-end mode, but an agent-loop rollout is "
+            "profiled in discrete mode only; rollout not selected");
+    *skip = true;
+    return 0;
+}
+
+/* How agent-loop rollout ranks are read, said in the request. */
+static int agent_loop_ranks(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
+{
+    pc_t *pc = c->pc;
+    yt_node_t *at;
+    char list[128];
+    int rc;
+    if (!c->agent_loop || strcmp(r->name, "rollout") != 0 || s->all_ranks) {
         return 0;
     }
-    if (!s->all_ranks) {
-        char list[128];
-        if ((rc = rget(c, r, sec, "ranks", &ranks_at)) != 0) {
-            return rc;
-        }
-        ranks_text(s->ranks, s->n, list, sizeof(list));
-        if (strcmp(c->rank_space, "replica") == 0) {
-            pc_warn(pc, &pc->spec_warnings, ranks_at ? ranks_at : s->enable_at,
-                    "agent-loop rollout: ranks %s are inference replica indices%s", list,
-                    c->rank_space_set ? "" : " (+profd.rollout_ranks=global reads them as global "
-                                             "ranks)");
-        } else {
-            pc_warn(pc, &pc->spec_warnings, ranks_at ? ranks_at : s->enable_at,
-                    "agent-loop rollout: ranks %s are global ranks, each selecting the replica "
-                    "that owns it%s",
-                    list,
-                    c->rank_space_set ? "" : " (+profd.rollout_ranks=replica reads them as "
-                                             "replica indices)");
-        }
+    if ((rc = rget(c, r, sec, "ranks", &at)) != 0) {
+        return rc;
+    }
+    ranks_text(s->ranks, s->n, list, sizeof(list));
+    if (strcmp(c->rank_space, "replica") == 0) {
+        pc_warn(pc, &pc->spec_warnings, at ? at : s->enable_at,
+                "agent-loop rollout: ranks %s are inference replica indices%s", list,
+                c->rank_space_set ? ""
+                                  : " (+profd.rollout_ranks=global reads them as global ranks)");
+    } else {
+        pc_warn(pc, &pc->spec_warnings, at ? at : s->enable_at,
+                "agent-loop rollout: ranks %s are global ranks, each selecting the replica that "
+                "owns it%s",
+                list,
+                c->rank_space_set ? ""
+                                  : " (+profd.rollout_ranks=replica reads them as replica "
+                                    "indices)");
     }
     return 0;
 }
@@ -754,8 +775,9 @@ static int do_role(vctx_t *c, const role_t *r)
     if ((rc = pick_tool(c, r, sec, &s)) != 0 || s.tool == NULL) {
         return rc;
     }
-    if ((rc = pick_mode(c, r, sec, &s, &dat)) || (rc = pick_ranks(c, r, sec, &s)) ||
-        (rc = agent_loop_rules(c, r, sec, &s, dat, &skip)) || skip) {
+    if ((rc = pick_mode(c, r, sec, &s, &dat)) ||
+        (rc = agent_loop_mode(c, r, sec, &s, dat, &skip)) || skip ||
+        (rc = pick_ranks(c, r, sec, &s)) || (rc = agent_loop_ranks(c, r, sec, &s))) {
         goto out;
     }
     if (strcmp(r->name, "rollout") == 0 && (rc = engine_warnings(c, r, sec, &s)) != 0) {
@@ -1240,7 +1262,7 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     } else {
         cJSON *j = cJSON_CreateObject(), *w = NULL;
         if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
-            strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, &w)) == 0) {
+            strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
             cJSON_AddItemToObject(j, "worker_nsight_options", w);
         }
         if ((text = pc_json_text(j)) == NULL && rc == 0) {
