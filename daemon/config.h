@@ -15,41 +15,41 @@
 
 typedef struct pd_config {
     /* where */
-    char run_dir[PD_PATH_MAX];      /* sockets; see pd_config_defaults() */
-    char worker_url[PD_PATH_MAX];   /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
-    char control_url[PD_PATH_MAX];  /* control endpoint; "" = ipc://<run_dir>/control.sock */
-    char save_path[PD_PATH_MAX];    /* gathered tree; default "outputs/profile" */
-    char spool_dir[PD_PATH_MAX];    /* "" = <save_path>/.spool (same file system) */
-    char node_name[256];            /* "" = hostname */
+    char run_dir[PD_PATH_MAX];     /* sockets; see pd_config_defaults() */
+    char worker_url[PD_PATH_MAX];  /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
+    char control_url[PD_PATH_MAX]; /* control endpoint; "" = ipc://<run_dir>/control.sock */
+    char save_path[PD_PATH_MAX];   /* gathered tree; default "outputs/profile" */
+    char spool_dir[PD_PATH_MAX];   /* "" = <save_path>/.spool (same file system) */
+    char node_name[256];           /* "" = hostname */
 
     /* coordination of several node daemons */
     char coordinator_url[PD_PATH_MAX];    /* node daemon: dial this coordinator; "" = none */
     char coordinator_listen[PD_PATH_MAX]; /* coordinator: accept node daemons here; "" = no */
 
     /* limits */
-    int64_t max_msg_bytes;          /* largest accepted message */
-    int64_t max_clients;            /* registered ranks */
-    int64_t max_windows;            /* windows not yet finished */
-    int64_t window_byte_budget;     /* bytes per window; 0 = unlimited */
-    int64_t min_free_bytes;         /* free-disk floor on save_path; 0 = none */
-    int64_t client_timeout_ms;      /* silence after which a rank is lost */
-    int64_t watch_hold_ms;          /* longest a plan long-poll is held */
-    int64_t align_margin_ms;        /* extra margin of on-demand windows */
-    char checksum[16];              /* "xxh64" or "none" */
+    int64_t max_msg_bytes;      /* largest accepted message */
+    int64_t max_clients;        /* registered ranks */
+    int64_t max_windows;        /* windows not yet finished */
+    int64_t window_byte_budget; /* bytes per window; 0 = unlimited */
+    int64_t min_free_bytes;     /* free-disk floor on save_path; 0 = none */
+    int64_t client_timeout_ms;  /* silence after which a rank is lost */
+    int64_t watch_hold_ms;      /* longest a plan long-poll is held */
+    int64_t align_margin_ms;    /* extra margin of on-demand windows */
+    char checksum[16];          /* "xxh64" or "none" */
 
     /* security */
-    int64_t socket_mode;            /* ipc socket permissions (octal 0660) */
-    char socket_group[64];          /* group owning the sockets; "" = unchanged */
-    int64_t allow_uids[16];         /* mutating control requests; own uid and root always */
+    int64_t socket_mode;    /* ipc socket permissions (octal 0660) */
+    char socket_group[64];  /* group owning the sockets; "" = unchanged */
+    int64_t allow_uids[16]; /* mutating control requests; own uid and root always */
     size_t n_allow_uids;
     int64_t allow_gids[16];
     size_t n_allow_gids;
-    char tls_cert_file[PD_PATH_MAX];  /* for tls+tcp:// endpoints */
+    char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
     char tls_key_file[PD_PATH_MAX];
-    char tls_ca_file[PD_PATH_MAX];    /* peers must present a certificate signed by it */
+    char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */
 
     /* logging */
-    int log_level;                  /* PD_LOG_* */
+    int log_level; /* PD_LOG_* */
 
     /* a profiling config (verl / MindSpeed YAML) applied at start, "" = none */
     char profile_config[PD_PATH_MAX];
@@ -69,8 +69,8 @@ int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen)
 
 /* The same from YAML text already in memory (`file` names it in messages).
  * Returns 0, PROFD_ECONFIG or PROFD_ENOMEM; cfg is unchanged on error. */
-int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len,
-                        char *err, size_t errlen);
+int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len, char *err,
+                        size_t errlen);
 
 /* Dotted name of the i-th settings key ("limits.max_clients"), NULL past the
  * last one: the keys deploy/profd.yaml documents. */

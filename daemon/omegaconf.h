@@ -23,9 +23,9 @@
 
 #include "yamltree.h"
 
-#define OC_MAX_DEPTH 64        /* interpolations, resolver calls and brackets, nested */
-#define OC_MAX_STR 65536       /* length of a concatenated string */
-#define OC_MAX_NODES 100000    /* nodes created by resolution */
+#define OC_MAX_DEPTH 64     /* interpolations, resolver calls and brackets, nested */
+#define OC_MAX_STR   65536  /* length of a concatenated string */
+#define OC_MAX_NODES 100000 /* nodes created by resolution */
 
 typedef struct oc {
     const char *file;
@@ -50,6 +50,13 @@ typedef struct oc {
  */
 int oc_apply_overrides(const char *file, yt_node_t **root, char *const *overrides, size_t n,
                        char *err, size_t errlen);
+
+/* Parse the value of an override ("[1, 'a']", "True", "${x}", "") by the
+ * Hydra grammar; interpolations stay text, resolved later like any string.
+ * Every node built points at `origin`. Returns 0, PROFD_ECONFIG (the reason
+ * in `reason`) or PROFD_ENOMEM. */
+int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *reason,
+                   size_t reasonlen);
 
 /* Start resolving a tree (not owned). Messages go to err. */
 void oc_init(oc_t *oc, const char *file, yt_node_t *root, char *err, size_t errlen);

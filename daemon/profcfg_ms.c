@@ -29,11 +29,10 @@ static const char *const ms_keys[] = {"profile",
                                       "profile_record_shapes",
                                       "profile_save_path",
                                       NULL};
-static const char *const npu_only[] = {"profile_level",       "profile_export_type",
-                                       "profile_with_cpu",    "profile_with_stack",
-                                       "profile_with_memory", "profile_record_shapes",
-                                       "profile_save_path",   "profile_data_simplification",
-                                       NULL};
+static const char *const npu_only[] = {
+    "profile_level",      "profile_export_type",         "profile_with_cpu",
+    "profile_with_stack", "profile_with_memory",         "profile_record_shapes",
+    "profile_save_path",  "profile_data_simplification", NULL};
 
 static bool listed(const char *k, const char *const *list)
 {
@@ -80,8 +79,7 @@ static int read_keys(pc_t *pc, yt_node_t *sec, ms_t *m)
     m->end_at = yt_map_get(v, "profile_step_end");
     m->ranks_at = yt_map_get(v, "profile_ranks");
     if ((rc = pc_bool(pc, m->on_at, false, &m->enabled)) ||
-        (rc = pc_int(pc, m->start_at, 0, INT32_MAX, m->megatron ? 10 : 0,
-                     &m->start)) ||
+        (rc = pc_int(pc, m->start_at, 0, INT32_MAX, m->megatron ? 10 : 0, &m->start)) ||
         (rc = pc_int(pc, m->end_at, -1, INT32_MAX, m->megatron ? 12 : -1, &m->end)) ||
         (rc = pc_ints(pc, m->ranks_at, -1, INT32_MAX, "a list of ranks (integers >= 0, or [-1])",
                       &m->ranks, &m->n, &isnull)) ||

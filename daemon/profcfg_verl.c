@@ -11,25 +11,24 @@
 
 #include <cjson/cJSON.h>
 
-#include "profcfg_int.h"
+#include "profcfg_verl.h"
 
-static const char *const tools[] = {"nsys", "npu",  "torch", "torch_memory", "precision_debugger",
-                                    "exec", "sim",  NULL};
+static const char *const tools[] = {"nsys", "npu", "torch", "torch_memory", "precision_debugger",
+                                    "exec", "sim", NULL};
 static const char *const profilers[] = {"nsys", "npu", "torch", "torch_memory", NULL};
-static const char *const npu_contents[] = {"npu",    "cpu",    "memory", "shapes",
-                                           "module", "stack",  NULL};
+static const char *const npu_contents[] = {"npu",    "cpu",   "memory", "shapes",
+                                           "module", "stack", NULL};
 static const char *const torch_contents[] = {"cuda", "cpu", "memory", "shapes", "stack", NULL};
 static const char *const rank_spaces[] = {"replica", "global", NULL};
 /* tool_config.<tool> keys that are not tool settings (mode, schedule) */
-static const char *const not_settings[] = {"name", "discrete", "schedule", "profile_token_start",
-                                           "profile_token_end", NULL};
+static const char *const not_settings[] = {
+    "name", "discrete", "schedule", "profile_token_start", "profile_token_end", NULL};
 
 /* ---- key tables (unknown keys are warnings) ---- */
 
-static const kspec_t k_sched[] = {{"_target_", NULL, 0}, {"skip_first", NULL, 0},
-                                  {"wait", NULL, 0},     {"warmup", NULL, 0},
-                                  {"active", NULL, 0},   {"repeat", NULL, 0},
-                                  {NULL, NULL, 0}};
+static const kspec_t k_sched[] = {
+    {"_target_", NULL, 0}, {"skip_first", NULL, 0}, {"wait", NULL, 0}, {"warmup", NULL, 0},
+    {"active", NULL, 0},   {"repeat", NULL, 0},     {NULL, NULL, 0}};
 static const kspec_t k_npu[] = {{"_target_", NULL, 0},
                                 {"name", NULL, 0},
                                 {"contents", NULL, 0},
@@ -55,11 +54,14 @@ static const kspec_t k_tmem[] = {{"_target_", NULL, 0},
                                  {"trace_alloc_max_entries", NULL, 0},
                                  {"stack_depth", NULL, 0},
                                  {NULL, NULL, 0}};
-static const kspec_t k_tool_config[] = {
-    {"npu", k_npu, 0},          {"torch", k_torch, 0},
-    {"nsys", k_nsys, 0},        {"torch_memory", k_tmem, 0},
-    {"precision_debugger", NULL, KS_ANY}, {"exec", NULL, KS_ANY},
-    {"sim", NULL, KS_ANY},      {NULL, NULL, 0}};
+static const kspec_t k_tool_config[] = {{"npu", k_npu, 0},
+                                        {"torch", k_torch, 0},
+                                        {"nsys", k_nsys, 0},
+                                        {"torch_memory", k_tmem, 0},
+                                        {"precision_debugger", NULL, KS_ANY},
+                                        {"exec", NULL, KS_ANY},
+                                        {"sim", NULL, KS_ANY},
+                                        {NULL, NULL, 0}};
 static const kspec_t k_role[] = {{"_target_", NULL, 0},
                                  {"tool", NULL, 0},
                                  {"enable", NULL, 0},
@@ -79,19 +81,14 @@ static const kspec_t k_nsys_global[] = {{"_target_", NULL, 0},
                                         {"controller_nsight_options", NULL, KS_ANY},
                                         {"worker_nsight_options", NULL, KS_ANY},
                                         {NULL, NULL, 0}};
-static const kspec_t k_tmem_global[] = {{"_target_", NULL, 0},
-                                        {"trace_alloc_max_entries", NULL, 0},
-                                        {"stack_depth", NULL, 0},
-                                        {"context", NULL, 0},
-                                        {"stacks", NULL, 0},
-                                        {"kw_args", NULL, KS_ANY},
-                                        {NULL, NULL, 0}};
-static const kspec_t k_global_tools[] = {{"nsys", k_nsys_global, 0},
-                                         {"torch_memory", k_tmem_global, 0},
-                                         {"npu", k_npu, 0},
-                                         {"torch", k_torch, 0},
-                                         {"precision_debugger", NULL, KS_ANY},
-                                         {NULL, NULL, 0}};
+static const kspec_t k_tmem_global[] = {
+    {"_target_", NULL, 0},    {"trace_alloc_max_entries", NULL, 0},
+    {"stack_depth", NULL, 0}, {"context", NULL, 0},
+    {"stacks", NULL, 0},      {"kw_args", NULL, KS_ANY},
+    {NULL, NULL, 0}};
+static const kspec_t k_global_tools[] = {
+    {"nsys", k_nsys_global, 0}, {"torch_memory", k_tmem_global, 0},   {"npu", k_npu, 0},
+    {"torch", k_torch, 0},      {"precision_debugger", NULL, KS_ANY}, {NULL, NULL, 0}};
 static const kspec_t k_global[] = {{"_target_", NULL, 0},
                                    {"tool", NULL, 0},
                                    {"steps", NULL, 0},
@@ -104,49 +101,15 @@ static const kspec_t k_global[] = {{"_target_", NULL, 0},
                                    {"finish_hook_ranks", NULL, 0},
                                    {NULL, NULL, 0}};
 static const kspec_t k_profd[] = {{"rollout_ranks", NULL, 0}, {"tool", NULL, 0}, {NULL, NULL, 0}};
-static const kspec_t k_legacy_role[] = {{"_target_", NULL, 0},
-                                        {"discrete", NULL, 0},
-                                        {"all_ranks", NULL, 0},
-                                        {"ranks", NULL, 0},
-                                        {NULL, NULL, 0}};
-static const kspec_t k_npu_options[] = {{"save_path", NULL, 0},   {"roles", NULL, 0},
-                                        {"level", NULL, 0},       {"with_memory", NULL, 0},
-                                        {"record_shapes", NULL, 0}, {"with_npu", NULL, 0},
-                                        {"with_cpu", NULL, 0},    {"with_module", NULL, 0},
-                                        {"with_stack", NULL, 0},  {"analysis", NULL, 0},
-                                        {NULL, NULL, 0}};
-static const kspec_t k_npu_profile[] = {{"options", k_npu_options, 0}, {NULL, NULL, 0}};
-
 /* ---- roles ---- */
 
-typedef struct role {
-    const char *name;
-    const char *path;     /* its profiler section */
-    bool inherits;        /* keys it does not set come from the actor's section */
-    const char *phase;    /* first (or only) phase */
-    const char *update;   /* the update phase a torch schedule applies to */
-} role_t;
-
-static const role_t roles[] = {
+const role_t pc_roles[PC_NROLES] = {
     {"actor", "actor_rollout_ref.actor.profiler", false, "compute_log_prob", "update_actor"},
     {"rollout", "actor_rollout_ref.rollout.profiler", true, "generate", NULL},
     {"ref", "actor_rollout_ref.ref.profiler", true, "ref_compute_log_prob", NULL},
     {"critic", "critic.profiler", false, "compute_values", "update_critic"},
     {"reward", "reward_model.profiler", false, "compute_rm_score", NULL},
 };
-
-typedef struct vctx {
-    pc_t *pc;
-    yt_node_t *root;
-    yt_node_t *actor; /* the actor's profiler section (what rollout and ref inherit) */
-    const char *gtool;
-    bool steps;       /* a request is being built */
-    bool agent_loop;
-    yt_node_t *mode_at;
-    const char *engine;
-    const char *rank_space;
-    bool rank_space_set;
-} vctx_t;
 
 /* A role's key, or the actor's when the role inherits and does not set it. */
 static int rget(vctx_t *c, const role_t *r, yt_node_t *sec, const char *key, yt_node_t **raw)
@@ -217,8 +180,9 @@ static int check_tool(pc_t *pc, yt_node_t *tc, const char *tool)
                 return rc;
             }
             if (sv->type != YT_MAP && sv->type != YT_NULL) {
-                return pc_expected(pc, raw, NULL, sv, "a mapping (skip_first, wait, warmup, "
-                                                      "active, repeat)");
+                return pc_expected(pc, raw, NULL, sv,
+                                   "a mapping (skip_first, wait, warmup, "
+                                   "active, repeat)");
             }
             for (int i = 0; f[i] != NULL; i++) {
                 if ((rc = pc_int(pc, yt_map_get(sv, f[i]), 0, INT32_MAX, 0, &x)) != 0) {
@@ -238,7 +202,7 @@ static int check_tool(pc_t *pc, yt_node_t *tc, const char *tool)
     return pc_bool(pc, yt_map_get(v, "discrete"), false, &b);
 }
 
-static int check_role(pc_t *pc, yt_node_t *sec)
+int pc_check_role(pc_t *pc, yt_node_t *sec)
 {
     yt_node_t *v, *raw;
     int rc;
@@ -355,8 +319,8 @@ static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool
     j = json_merge(a, b);
     if (strcmp(tool, "torch_memory") == 0) {
         /* the global memory-history options, overridden by the role's */
-        if ((rc = pc_get(pc, c->root, "global_profiler.global_tool_config.torch_memory",
-                         &extra)) != 0 ||
+        if ((rc = pc_get(pc, c->root, "global_profiler.global_tool_config.torch_memory", &extra)) !=
+                0 ||
             (rc = pc_json(pc, extra, NULL, k_tmem_global, &a)) != 0) {
             cJSON_Delete(j);
             return rc;
@@ -460,15 +424,6 @@ static int torch_schedule(vctx_t *c, const role_t *r, yt_node_t *sec, pp_schedul
 
 /* ---- one role -> selectors ---- */
 
-typedef struct rsel {
-    const char *tool;
-    bool discrete;
-    bool all_ranks;
-    int64_t *ranks;
-    size_t n;
-    yt_node_t *enable_at;
-} rsel_t;
-
 /* Which tool a role uses; NULL (with a warning) when none. */
 static int pick_tool(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
 {
@@ -557,8 +512,8 @@ static int pick_ranks(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
     yt_node_t *raw;
     bool isnull;
     int rc;
-    if ((rc = rget(c, r, sec, "all_ranks", &raw)) || (rc = pc_bool(pc, raw, false, &s->all_ranks)) ||
-        (rc = rget(c, r, sec, "ranks", &raw)) ||
+    if ((rc = rget(c, r, sec, "all_ranks", &raw)) ||
+        (rc = pc_bool(pc, raw, false, &s->all_ranks)) || (rc = rget(c, r, sec, "ranks", &raw)) ||
         (rc = pc_ints(pc, raw, 0, INT32_MAX, "a list of ranks (integers >= 0)", &s->ranks, &s->n,
                       &isnull))) {
         return rc;
@@ -628,19 +583,19 @@ static int engine_warnings(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s
                 "sglang rollout ignores analysis: false (always analyses)");
     }
     if (strcmp(level, "level0") != 0) {
-        pc_warn(pc, &pc->spec_warnings, lv, "sglang rollout ignores profiler level '%s' (uses level0)",
-                level);
+        pc_warn(pc, &pc->spec_warnings, lv,
+                "sglang rollout ignores profiler level '%s' (uses level0)", level);
     }
     return 0;
 }
 
-static int emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text,
-                const char *phase, const pp_schedule_t *sched)
+int pc_emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text, const char *phase,
+            const pp_schedule_t *sched)
 {
     pc_t *pc = c->pc;
     pp_selector_t sel;
-    bool replica = strcmp(r->name, "rollout") == 0 && c->agent_loop &&
-                   strcmp(c->rank_space, "replica") == 0;
+    bool replica =
+        strcmp(r->name, "rollout") == 0 && c->agent_loop && strcmp(c->rank_space, "replica") == 0;
     pp_record_init(&pp_desc_selector, &sel);
     sel.all_ranks = s->all_ranks;
     if (pc_strdup(pc, r->name, &sel.role) || pc_strdup(pc, s->tool, &sel.tool) ||
@@ -680,8 +635,8 @@ static int emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text
 
 /* An agent-loop rollout is profiled in discrete mode only: an error when the
  * rollout's own section asks for end to end, else the rollout is skipped. */
-static int agent_loop_mode(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s,
-                           yt_node_t *dat, bool *skip)
+static int agent_loop_mode(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s, yt_node_t *dat,
+                           bool *skip)
 {
     pc_t *pc = c->pc;
     yt_node_t *own_enable = NULL, *own_ranks = NULL;
@@ -755,7 +710,7 @@ static int do_role(vctx_t *c, const role_t *r)
     pp_schedule_t tok = {0}, tsch = {0};
     int rc;
 
-    if ((rc = pc_get(pc, c->root, r->path, &sec)) != 0 || (rc = check_role(pc, sec)) != 0 ||
+    if ((rc = pc_get(pc, c->root, r->path, &sec)) != 0 || (rc = pc_check_role(pc, sec)) != 0 ||
         (rc = pc_val(pc, sec, &v)) != 0) {
         return rc;
     }
@@ -806,11 +761,11 @@ static int do_role(vctx_t *c, const role_t *r)
         }
     }
     if (tsch.active > 0) { /* the schedule walks the update's mini-batches only */
-        if ((rc = emit(c, r, &s, text, r->phase, NULL)) == 0) {
-            rc = emit(c, r, &s, text, r->update, &tsch);
+        if ((rc = pc_emit(c, r, &s, text, r->phase, NULL)) == 0) {
+            rc = pc_emit(c, r, &s, text, r->update, &tsch);
         }
     } else {
-        rc = emit(c, r, &s, text, NULL, tok.active > 0 ? &tok : NULL);
+        rc = pc_emit(c, r, &s, text, NULL, tok.active > 0 ? &tok : NULL);
     }
 out:
     free(text);
@@ -820,7 +775,7 @@ out:
 
 /* ---- global parts ---- */
 
-static int read_steps(pc_t *pc, yt_node_t *raw, bool *have)
+int pc_read_steps(pc_t *pc, yt_node_t *raw, bool *have)
 {
     int64_t *steps;
     size_t n;
@@ -843,7 +798,7 @@ static int read_steps(pc_t *pc, yt_node_t *raw, bool *have)
     return 0;
 }
 
-static int read_profd(vctx_t *c, const char **tool)
+int pc_read_profd(vctx_t *c, const char **tool)
 {
     pc_t *pc = c->pc;
     yt_node_t *sec, *raw;
@@ -893,7 +848,7 @@ static int guess_rank_space(vctx_t *c, yt_node_t *rollout)
 }
 
 /* The request could not select anything: its warnings become the file's. */
-static void drop_spec(pc_t *pc)
+void pc_drop_spec(pc_t *pc)
 {
     for (size_t i = 0; i < pc->spec_warnings.n; i++) {
         char **nv = realloc(pc->warnings.v, (pc->warnings.n + 1) * sizeof(*nv));
@@ -911,7 +866,7 @@ static void drop_spec(pc_t *pc)
     pc->have_spec = false;
 }
 
-static void continuous_check(pc_t *pc, yt_node_t *raw)
+void pc_continuous_check(pc_t *pc, yt_node_t *raw)
 {
     for (size_t i = 0; i < pc->spec.selectors_n; i++) {
         if (strcmp(pc->spec.selectors[i].mode, "discrete") == 0) {
@@ -939,7 +894,7 @@ int pc_verl(pc_t *pc, yt_node_t *root)
         return pc_expected(pc, gp, NULL, v, "a mapping (global_profiler settings)");
     }
     pc_check_keys(pc, gp, k_global);
-    if ((rc = read_profd(&c, &ptool)) != 0) {
+    if ((rc = pc_read_profd(&c, &ptool)) != 0) {
         return rc;
     }
     if ((rc = pc_get(pc, root, "trainer.profile_steps", &raw)) || (rc = pc_val(pc, raw, &v))) {
@@ -965,7 +920,7 @@ int pc_verl(pc_t *pc, yt_node_t *root)
         return rc;
     }
     bool continuous = pc->spec.continuous;
-    if ((rc = pc_get(pc, gp, "steps", &steps_at)) || (rc = read_steps(pc, steps_at, &c.steps))) {
+    if ((rc = pc_get(pc, gp, "steps", &steps_at)) || (rc = pc_read_steps(pc, steps_at, &c.steps))) {
         return rc;
     }
     pc->spec.continuous = continuous;
@@ -979,18 +934,18 @@ int pc_verl(pc_t *pc, yt_node_t *root)
     }
     c.agent_loop = mode != NULL && strcmp(mode, "async") == 0;
 
-    if ((rc = pc_get(pc, root, roles[0].path, &c.actor)) || (rc = pc_val(pc, c.actor, &v))) {
+    if ((rc = pc_get(pc, root, pc_roles[0].path, &c.actor)) || (rc = pc_val(pc, c.actor, &v))) {
         goto fail;
     }
     if (v == NULL || v->type != YT_MAP) {
         c.actor = NULL;
     }
-    if ((rc = pc_get(pc, root, roles[1].path, &rollout)) ||
+    if ((rc = pc_get(pc, root, pc_roles[1].path, &rollout)) ||
         (rc = guess_rank_space(&c, rollout))) {
         goto fail;
     }
-    for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
-        if ((rc = do_role(&c, &roles[i])) != 0) {
+    for (size_t i = 0; i < PC_NROLES; i++) {
+        if ((rc = do_role(&c, &pc_roles[i])) != 0) {
             goto fail;
         }
     }
@@ -998,13 +953,13 @@ int pc_verl(pc_t *pc, yt_node_t *root)
         return 0;
     }
     if (pc->spec.selectors_n == 0) {
-        drop_spec(pc);
+        pc_drop_spec(pc);
         pc_warn(pc, &pc->warnings, steps_at,
                 "no role is profiled (set a role's profiler.enable: true); no window");
         return 0;
     }
     if (pc->spec.continuous) {
-        continuous_check(pc, cont_at);
+        pc_continuous_check(pc, cont_at);
     }
     return pc_spec_finish(pc, save_path);
 fail:
@@ -1013,305 +968,4 @@ fail:
         pc->have_spec = false;
     }
     return rc;
-}
-
-/* ---- legacy ---- */
-
-static const struct {
-    const char *name, *role, *phase;
-} npu_roles[] = {
-    {"actor_compute_log_prob", "actor", "compute_log_prob"},
-    {"actor_update", "actor", "update_actor"},
-    {"rollout_generate", "rollout", "generate"},
-    {"ref_compute_log_prob", "ref", "ref_compute_log_prob"},
-};
-
-static int check_options(pc_t *pc, yt_node_t *opt)
-{
-    static const char *const role_names[] = {"all", "rollout_generate", "actor_compute_log_prob",
-                                              "actor_update", "ref_compute_log_prob", NULL};
-    static const char *const flags[] = {"with_memory", "record_shapes", "with_npu", "with_cpu",
-                                        "with_module", "with_stack",    "analysis", NULL};
-    yt_node_t *v;
-    const char *s;
-    bool b;
-    char what[200];
-    int rc;
-    if ((rc = pc_val(pc, opt, &v)) != 0 || v == NULL || v->type == YT_NULL) {
-        return rc;
-    }
-    if (v->type != YT_MAP) {
-        return pc_expected(pc, opt, NULL, v, "a mapping (npu_profile options)");
-    }
-    pc_check_keys(pc, opt, k_npu_options);
-    pc_choices(pc_levels, what, sizeof(what));
-    if ((rc = pc_str(pc, yt_map_get(v, "level"), pc_levels, what, &s)) != 0 ||
-        (rc = pc_str(pc, yt_map_get(v, "save_path"), NULL, "a path", &s)) != 0) {
-        return rc;
-    }
-    pc_list_of(role_names, what, sizeof(what));
-    if ((rc = pc_names(pc, yt_map_get(v, "roles"), role_names, what)) != 0) {
-        return rc;
-    }
-    for (int i = 0; flags[i] != NULL; i++) {
-        if ((rc = pc_bool(pc, yt_map_get(v, flags[i]), false, &b)) != 0) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/* npu_profile options -> {"level", "contents", "analysis"} */
-static int options_settings(pc_t *pc, yt_node_t *opt, char **out)
-{
-    static const struct {
-        const char *key, *content;
-    } map[] = {{"with_npu", "npu"},         {"with_cpu", "cpu"},       {"with_memory", "memory"},
-               {"record_shapes", "shapes"}, {"with_module", "module"}, {"with_stack", "stack"}};
-    cJSON *j = cJSON_CreateObject(), *contents = NULL;
-    yt_node_t *v = NULL, *raw;
-    const char *level;
-    bool b, any = false;
-    int rc;
-    if (j == NULL || (rc = pc_val(pc, opt, &v)) != 0) {
-        cJSON_Delete(j);
-        return j == NULL ? pc_nomem(pc) : rc;
-    }
-    if (v != NULL && v->type == YT_MAP) {
-        if ((rc = pc_str(pc, yt_map_get(v, "level"), pc_levels, "a level", &level)) != 0) {
-            cJSON_Delete(j);
-            return rc;
-        }
-        if (level != NULL) {
-            cJSON_AddStringToObject(j, "level", level);
-        }
-        contents = cJSON_AddArrayToObject(j, "contents");
-        for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-            raw = yt_map_get(v, map[i].key);
-            any |= raw != NULL;
-            if ((rc = pc_bool(pc, raw, false, &b)) != 0) {
-                cJSON_Delete(j);
-                return rc;
-            }
-            if (b) {
-                cJSON_AddItemToArray(contents, cJSON_CreateString(map[i].content));
-            }
-        }
-        if (!any) {
-            cJSON_DeleteItemFromObject(j, "contents");
-        }
-        if ((raw = yt_map_get(v, "analysis")) != NULL) {
-            if ((rc = pc_bool(pc, raw, false, &b)) != 0) {
-                cJSON_Delete(j);
-                return rc;
-            }
-            cJSON_AddBoolToObject(j, "analysis", b);
-        }
-    }
-    if ((*out = pc_json_text(j)) == NULL) {
-        return pc_nomem(pc);
-    }
-    return 0;
-}
-
-/* The hybrid worker's selectors from options.roles (discrete npu only). */
-static int legacy_hybrid(vctx_t *c, rsel_t *s, yt_node_t *opt, const char *text, yt_node_t *at)
-{
-    pc_t *pc = c->pc;
-    static const role_t hybrid[] = {roles[0], roles[1], roles[2]};
-    bool all = true, want[3][2] = {{false}};
-    yt_node_t *v = NULL, *rv = NULL, *rraw = NULL;
-    int rc;
-    if ((rc = pc_val(pc, opt, &v)) != 0) {
-        return rc;
-    }
-    if (v != NULL && v->type == YT_MAP && (rraw = yt_map_get(v, "roles")) != NULL &&
-        (rc = pc_val(pc, rraw, &rv)) != 0) {
-        return rc;
-    }
-    if (rv != NULL && rv->type == YT_SEQ) {
-        all = false;
-        for (size_t i = 0; i < rv->n; i++) {
-            yt_node_t *e;
-            if ((rc = pc_val(pc, rv->items[i], &e)) != 0) {
-                return rc;
-            }
-            if (strcmp(e->text, "all") == 0) {
-                all = true;
-            }
-            for (size_t k = 0; k < sizeof(npu_roles) / sizeof(npu_roles[0]); k++) {
-                if (strcmp(e->text, npu_roles[k].name) == 0) {
-                    int ri = strcmp(npu_roles[k].role, "actor") == 0     ? 0
-                             : strcmp(npu_roles[k].role, "rollout") == 0 ? 1
-                                                                         : 2;
-                    want[ri][strcmp(npu_roles[k].phase, "update_actor") == 0] = true;
-                }
-            }
-        }
-    }
-    if (!s->discrete && !all && rraw != NULL) {
-        pc_warn(pc, &pc->spec_warnings, rraw,
-                "roles only apply in discrete mode; the end-to-end capture records every role");
-    }
-    for (int ri = 0; ri < 3; ri++) {
-        const role_t *r = &hybrid[ri];
-        if (all || !s->discrete || strcmp(s->tool, "npu") != 0) {
-            rc = emit(c, r, s, text, NULL, NULL);
-        } else if (ri == 0 && want[0][0] && want[0][1]) {
-            rc = emit(c, r, s, text, NULL, NULL);
-        } else if (ri == 0) {
-            rc = want[0][0] ? emit(c, r, s, text, r->phase, NULL)
-                 : want[0][1] ? emit(c, r, s, text, r->update, NULL)
-                              : 0;
-        } else {
-            rc = want[ri][0] ? emit(c, r, s, text, NULL, NULL) : 0;
-        }
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    (void)at;
-    return 0;
-}
-
-static int legacy_section(vctx_t *c, const char *path, const role_t *r, const char *tool,
-                          yt_node_t *opt, const char *text, bool warn_empty)
-{
-    pc_t *pc = c->pc;
-    yt_node_t *sec, *v, *raw;
-    rsel_t s = {.tool = tool};
-    bool isnull;
-    int rc;
-    if ((rc = pc_get(pc, c->root, path, &sec)) || (rc = pc_val(pc, sec, &v))) {
-        return rc;
-    }
-    if (v == NULL || v->type == YT_NULL) {
-        return 0;
-    }
-    if (v->type != YT_MAP) {
-        return pc_expected(pc, sec, NULL, v, "a mapping (discrete, all_ranks, ranks)");
-    }
-    pc_check_keys(pc, sec, k_legacy_role);
-    if ((rc = pc_bool(pc, yt_map_get(v, "discrete"), false, &s.discrete)) ||
-        (rc = pc_bool(pc, yt_map_get(v, "all_ranks"), false, &s.all_ranks)) ||
-        (rc = pc_ints(pc, (raw = yt_map_get(v, "ranks")), 0, INT32_MAX,
-                      "a list of ranks (integers >= 0)", &s.ranks, &s.n, &isnull))) {
-        return rc;
-    }
-    s.n = pc_sort_unique(s.ranks, s.n);
-    if (s.all_ranks) {
-        s.n = 0;
-    }
-    if (c->steps && !s.all_ranks && s.n == 0) {
-        if (warn_empty) {
-            pc_warn(pc, &pc->spec_warnings, raw ? raw : sec,
-                    "ranks: [] and all_ranks: false select no rank (legacy schema); %s not "
-                    "profiled",
-                    path);
-        }
-    } else if (c->steps) {
-        rc = r == NULL ? legacy_hybrid(c, &s, opt, text, sec) : emit(c, r, &s, text, NULL, NULL);
-    }
-    free(s.ranks);
-    return rc;
-}
-
-int pc_verl_legacy(pc_t *pc, yt_node_t *root)
-{
-    vctx_t c = {.pc = pc, .root = root, .rank_space = "global"};
-    yt_node_t *raw, *np, *opt = NULL, *v, *steps_at, *cont_at;
-    const char *tool = NULL, *save_path = NULL;
-    char *text = NULL;
-    bool continuous;
-    int rc;
-
-    if ((rc = read_profd(&c, &tool)) != 0) {
-        return rc;
-    }
-    c.rank_space = "global";
-    if ((rc = pc_get(pc, root, "trainer.npu_profile", &np)) || (rc = pc_val(pc, np, &v))) {
-        return rc;
-    }
-    if (v != NULL && v->type != YT_NULL) {
-        if (v->type != YT_MAP) {
-            return pc_expected(pc, np, NULL, v, "a mapping (options: ...)");
-        }
-        pc_check_keys(pc, np, k_npu_profile);
-        opt = yt_map_get(v, "options");
-    }
-    if ((rc = check_options(pc, opt)) != 0) {
-        return rc;
-    }
-    if (tool == NULL) {
-        tool = np != NULL ? "npu" : "nsys";
-    }
-    if ((rc = pc_get(pc, root, "trainer.profile_continuous_steps", &cont_at)) ||
-        (rc = pc_bool(pc, cont_at, false, &continuous)) ||
-        (rc = pc_get(pc, root, "trainer.profile_steps", &steps_at)) ||
-        (rc = read_steps(pc, steps_at, &c.steps))) {
-        return rc;
-    }
-    pc->spec.continuous = c.steps && continuous;
-    if (strcmp(tool, "npu") == 0) {
-        if ((rc = options_settings(pc, opt, &text)) != 0) {
-            goto fail;
-        }
-        if (opt != NULL && (rc = pc_get(pc, opt, "save_path", &raw)) == 0) {
-            rc = pc_str(pc, raw, NULL, "a path", &save_path);
-        }
-    } else {
-        cJSON *j = cJSON_CreateObject(), *w = NULL;
-        if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
-            strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
-            cJSON_AddItemToObject(j, "worker_nsight_options", w);
-        }
-        if ((text = pc_json_text(j)) == NULL && rc == 0) {
-            rc = pc_nomem(pc);
-        }
-    }
-    if (rc != 0 ||
-        (rc = legacy_section(&c, "actor_rollout_ref.profiler", NULL, tool, opt, text, true)) ||
-        (rc = legacy_section(&c, "critic.profiler", &roles[3], tool, opt, text, false)) ||
-        (rc = legacy_section(&c, "reward_model.profiler", &roles[4], tool, opt, text, false))) {
-        goto fail;
-    }
-    free(text);
-    if (!c.steps) {
-        return 0;
-    }
-    if (pc->spec.selectors_n == 0) {
-        drop_spec(pc);
-        pc_warn(pc, &pc->warnings, steps_at, "no profiler section selects a rank; no window");
-        return 0;
-    }
-    if (pc->spec.continuous) {
-        continuous_check(pc, cont_at);
-    }
-    return pc_spec_finish(pc, save_path);
-fail:
-    free(text);
-    if (pc->have_spec) {
-        pp_record_free(&pp_desc_window_spec, &pc->spec);
-        pc->have_spec = false;
-    }
-    return rc;
-}
-
-int pc_verl_fragment(pc_t *pc, yt_node_t *root, yt_node_t *section, bool options)
-{
-    int rc = options ? check_options(pc, section) : check_role(pc, section);
-    (void)root;
-    if (rc != 0) {
-        return rc;
-    }
-    if (options) {
-        pc_warn(pc, &pc->warnings, section,
-                "npu_profile options alone request no steps (they belong under "
-                "trainer.npu_profile, steps in trainer.profile_steps); no window");
-    } else {
-        pc_warn(pc, &pc->warnings, section,
-                "a profiler section alone requests no steps (they come from "
-                "global_profiler.steps); no window");
-    }
-    return 0;
 }

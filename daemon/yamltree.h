@@ -38,10 +38,10 @@ typedef enum yt_type {
 /* Node flags. The YT_F_REF* / YT_F_BUSY bits belong to the interpolation
  * resolver (omegaconf.h); the tree only frees what they say it owns. */
 #define YT_F_QUOTED 1u  /* scalar written quoted or as a block scalar */
-#define YT_F_FINAL 2u   /* a computed value: never interpolated again */
-#define YT_F_REF 4u     /* `ref` holds the resolved value of this string */
+#define YT_F_FINAL  2u  /* a computed value: never interpolated again */
+#define YT_F_REF    4u  /* `ref` holds the resolved value of this string */
 #define YT_F_REFOWN 8u  /* ... and the tree owns it */
-#define YT_F_BUSY 16u   /* being resolved (cycle detection) */
+#define YT_F_BUSY   16u /* being resolved (cycle detection) */
 
 typedef struct yt_node yt_node_t;
 

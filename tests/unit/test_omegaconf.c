@@ -205,16 +205,19 @@ static void test_omegaconf_grammar_typing(void **state)
 
 static void test_omegaconf_resolution_errors(void **state)
 {
-    expect_resolve_error("a: ${b.c}\n", "a", "c.yaml:1:4: key 'a': interpolation '${b.c}': key 'b.c' not found");
+    expect_resolve_error("a: ${b.c}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${b.c}': key 'b.c' not found");
     expect_resolve_error("x:\n  a: ${b\n", "x.a",
                          "c.yaml:2:6: key 'x.a': malformed interpolation '${b': missing '}'");
-    expect_resolve_error("a: ${b}\nb: ${a}\n", "a", "c.yaml:1:4: key 'a': circular interpolation '${b}'");
+    expect_resolve_error("a: ${b}\nb: ${a}\n", "a",
+                         "c.yaml:1:4: key 'a': circular interpolation '${b}'");
     expect_resolve_error("a: ${a}\n", "a", "c.yaml:1:4: key 'a': circular interpolation '${a}'");
     expect_resolve_error("m: ???\na: ${m}\n", "a",
                          "c.yaml:2:4: key 'a': interpolation '${m}': key 'm' is '?\?\?' (a value "
                          "still to be set)");
-    expect_resolve_error("a: ${now:%Y}\n", "a",
-                         "c.yaml:1:4: key 'a': interpolation '${now:%Y}': unsupported resolver 'now'");
+    expect_resolve_error(
+        "a: ${now:%Y}\n", "a",
+        "c.yaml:1:4: key 'a': interpolation '${now:%Y}': unsupported resolver 'now'");
     expect_resolve_error("a: ${oc.env:HOME,/tmp}\n", "a",
                          "c.yaml:1:4: key 'a': interpolation '${oc.env:HOME,/tmp}': oc.env is not "
                          "supported (profd does not read the job's environment; override the key "
@@ -266,10 +269,26 @@ static void test_omegaconf_limits(void **state)
 static void test_omegaconf_override_values(void **state)
 {
     const char *ov[] = {
-        "i=2",          "s='2'",         "q=\"x y\"",     "l=[1, 'npu', cpu]",  "n=null",
-        "b=True",       "y=yes",         "u=1_000",       "fl=1e3",             "e=",
-        "r=${i}",       "lr=[${i}, 3]",  "+new.deep=x",   "++i2=5",             "++s=z",
-        "ws= a b ",     "esc=a\\,b",     "li.1=9",        "m={x: 1, k: [2]}",   "p=/a/b-c.d",
+        "i=2",
+        "s='2'",
+        "q=\"x y\"",
+        "l=[1, 'npu', cpu]",
+        "n=null",
+        "b=True",
+        "y=yes",
+        "u=1_000",
+        "fl=1e3",
+        "e=",
+        "r=${i}",
+        "lr=[${i}, 3]",
+        "+new.deep=x",
+        "++i2=5",
+        "++s=z",
+        "ws= a b ",
+        "esc=a\\,b",
+        "li.1=9",
+        "m={x: 1, k: [2]}",
+        "p=/a/b-c.d",
     };
     fx_t f;
     fx_load(&f,
@@ -347,9 +366,10 @@ static void test_omegaconf_override_errors(void **state)
     expect_override_error(cfg, "~a=2", "override '~a=2': the value of 'a' differs");
     expect_override_error(cfg, "a=[1,", "override 'a=[1,': missing ']'");
     expect_override_error(cfg, "a='x", "override 'a='x': missing closing '");
-    expect_override_error(cfg, "a=1,2",
-                          "override 'a=1,2': sweeps (a,b) are not supported; quote the value or use "
-                          "a list [a,b]");
+    expect_override_error(
+        cfg, "a=1,2",
+        "override 'a=1,2': sweeps (a,b) are not supported; quote the value or use "
+        "a list [a,b]");
     expect_override_error(cfg, "a=choice(1,2)",
                           "override 'a=choice(1,2)': functions such as choice() or range() are not "
                           "supported");

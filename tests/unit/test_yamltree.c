@@ -300,7 +300,8 @@ static void test_yamltree_syntax_errors(void **state)
 static void test_yamltree_structure_errors(void **state)
 {
     expect_error("a: 1\nb: 2\na: 3\n", PROFD_ECONFIG, "t.yaml:3:1: duplicate key 'a'");
-    expect_error("? [a]\n: 1\n", PROFD_ECONFIG, "t.yaml:1:3: complex mapping keys are not supported");
+    expect_error("? [a]\n: 1\n", PROFD_ECONFIG,
+                 "t.yaml:1:3: complex mapping keys are not supported");
     expect_error("x: *nope\n", PROFD_ECONFIG, "t.yaml:1:4: unknown alias '*nope'");
     expect_error("x: &a [1, *a]\n", PROFD_ECONFIG, "t.yaml:1:11: recursive alias '*a'");
     expect_error("x:\n  <<: 5\n", PROFD_ECONFIG,
@@ -326,10 +327,10 @@ static void test_yamltree_limits(void **state)
     char laughs[2048];
     size_t off = (size_t)snprintf(laughs, sizeof(laughs), "a: &a [x, x, x, x, x, x, x, x, x, x]\n");
     for (char c = 'b'; c <= 'g'; c++) {
-        off += (size_t)snprintf(laughs + off, sizeof(laughs) - off,
-                                "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c,
-                                c, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1,
-                                c - 1);
+        off +=
+            (size_t)snprintf(laughs + off, sizeof(laughs) - off,
+                             "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c,
+                             c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
     }
     expect_error(laughs, PROFD_ECONFIG,
                  "t.yaml:5:36: more than 100000 nodes (aliases count as copies)");
@@ -340,7 +341,8 @@ static void test_yamltree_limits(void **state)
     memset(nest + off, '[', 40);
     memset(nest + off + 40, ']', 40);
     off += 80;
-    off += (size_t)snprintf(nest + off, sizeof(nest) - off, "\nb: [[[[[[[[[[[[[[[[[[[[[[[[*a]]]]]]]]]]]]]]]]]]]]]]]]\n");
+    off += (size_t)snprintf(nest + off, sizeof(nest) - off,
+                            "\nb: [[[[[[[[[[[[[[[[[[[[[[[[*a]]]]]]]]]]]]]]]]]]]]]]]]\n");
     expect_error(nest, PROFD_ECONFIG, "t.yaml:2:28: nesting deeper than 64 levels");
 
     /* input size */
@@ -350,7 +352,8 @@ static void test_yamltree_limits(void **state)
     yt_node_t *out = NULL;
     char err[256];
     assert_int_equal(yt_parse("t.yaml", text, big, &out, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err, "t.yaml: YAML text of 4194305 bytes exceeds the limit of 4194304 bytes");
+    assert_string_equal(err,
+                        "t.yaml: YAML text of 4194305 bytes exceeds the limit of 4194304 bytes");
     assert_null(out);
     free(text);
 }
