@@ -116,6 +116,9 @@ const char *yt_type_name(yt_type_t t);
 /* What a value is, for messages: 'text' for scalars (shortened), "a list",
  * "a mapping", "null". */
 void yt_describe(const yt_node_t *n, char *buf, size_t len);
+/* Replace control characters (newlines included) by '?' so that a message
+ * stays one line whatever the keys and values hold. */
+void yt_one_line(char *s);
 /* Dotted path of a node from the root ("a.b[2].c"), following computed
  * values back to the interpolation that made them. */
 void yt_path(const yt_node_t *n, char *buf, size_t len);
