@@ -252,6 +252,18 @@ static void test_yamltree_anchors_and_merge(void **state)
     yt_free(r);
 }
 
+/* Anchors keep their own copy: the anchored node may be a key or a merge
+ * source, freed once used (found by fuzzing). */
+static void test_yamltree_anchor_on_freed_nodes(void **state)
+{
+    yt_node_t *r = parse_ok("a: &m {k: 1}\nb:\n  &n <<: *m\nc: *n\nd:\n  <<: &s {q: 2}\ne: *s\n");
+    assert_int_equal(yt_map_get(yt_map_get(r, "b"), "k")->v.i, 1);
+    assert_string_equal(yt_map_get(r, "c")->text, "<<");
+    assert_int_equal(yt_map_get(yt_map_get(r, "d"), "q")->v.i, 2);
+    assert_int_equal(yt_map_get(yt_map_get(r, "e"), "q")->v.i, 2);
+    yt_free(r);
+}
+
 static void test_yamltree_edit_helpers(void **state)
 {
     yt_node_t *r = parse_ok("a: 1\nb: [x]\n");
@@ -333,7 +345,7 @@ static void test_yamltree_limits(void **state)
                              c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
     }
     expect_error(laughs, PROFD_ECONFIG,
-                 "t.yaml:5:36: more than 100000 nodes (aliases count as copies)");
+                 "t.yaml:5:32: more than 100000 nodes (aliases count as copies)");
 
     /* alias depth counts where the copy lands */
     char nest[400];
@@ -374,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_yamltree_positions),
         cmocka_unit_test(test_yamltree_empty_documents),
         cmocka_unit_test(test_yamltree_anchors_and_merge),
+        cmocka_unit_test(test_yamltree_anchor_on_freed_nodes),
         cmocka_unit_test(test_yamltree_edit_helpers),
         cmocka_unit_test(test_yamltree_syntax_errors),
         cmocka_unit_test(test_yamltree_structure_errors),
