@@ -406,9 +406,10 @@ static yt_node_t *mk(ip_t *p, yt_type_t t, const char *text, size_t len)
         oom(p);
         return NULL;
     }
-    if (p->oc != NULL) {
+    if (p->oc != NULL) { /* placed where the interpolation is written */
         n->line = p->node->line;
         n->col = p->node->col;
+        n->origin = p->node->origin;
         n->flags |= YT_F_FINAL;
     } else {
         n->origin = p->origin;
@@ -454,6 +455,7 @@ static int adopt(ip_t *p, val_t *v, yt_node_t **out)
     (*out)->flags |= YT_F_FINAL;
     (*out)->line = p->oc ? p->node->line : 0;
     (*out)->col = p->oc ? p->node->col : 0;
+    (*out)->origin = p->oc ? p->node->origin : p->origin;
     return 0;
 }
 

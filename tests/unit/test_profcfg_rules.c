@@ -682,6 +682,9 @@ static const pcase_t errors[] = {
     E("ms_profile.yaml", "training:\n  profile: sometimes\n",
       .err = "ms_profile.yaml:2:12: key 'training.profile': expected true or false, found "
              "'sometimes'"),
+    E("override_interp_element.yaml", GP(""), .ov = {"global_profiler.steps='${oc.select:x,[0]}'"},
+      .err = "override 'global_profiler.steps='${oc.select:x,[0]}'': key 'global_profiler.steps': "
+             "expected a list of positive step numbers or null, found '0'"),
     E("megatron_end.yaml", "profile: true\nprofile_step_start: 12\n",
       .err = "megatron_end.yaml:2:21: key 'profile_step_start': expected a step before "
              "profile_step_end (12 by default), found '12'"),
