@@ -111,7 +111,7 @@ int pc_nomem(pc_t *pc);
 
 int pc_verl(pc_t *pc, yt_node_t *root);
 int pc_verl_legacy(pc_t *pc, yt_node_t *root);
-int pc_verl_fragment(pc_t *pc, yt_node_t *root, yt_node_t *section, bool options);
+int pc_verl_fragment(pc_t *pc, yt_node_t *section, bool options);
 int pc_mindspeed(pc_t *pc, yt_node_t *training);
 int pc_megatron(pc_t *pc, yt_node_t *root);
 

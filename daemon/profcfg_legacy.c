@@ -130,7 +130,7 @@ static int options_settings(pc_t *pc, yt_node_t *opt, char **out)
 }
 
 /* The hybrid worker's selectors from options.roles (discrete npu only). */
-static int legacy_hybrid(vctx_t *c, rsel_t *s, yt_node_t *opt, const char *text, yt_node_t *at)
+static int legacy_hybrid(vctx_t *c, rsel_t *s, yt_node_t *opt, const char *text)
 {
     pc_t *pc = c->pc;
     const role_t *hybrid = pc_roles; /* actor, rollout, ref */
@@ -185,7 +185,6 @@ static int legacy_hybrid(vctx_t *c, rsel_t *s, yt_node_t *opt, const char *text,
             return rc;
         }
     }
-    (void)at;
     return 0;
 }
 
@@ -225,7 +224,7 @@ static int legacy_section(vctx_t *c, const char *path, const role_t *r, const ch
                     path);
         }
     } else if (c->steps) {
-        rc = r == NULL ? legacy_hybrid(c, &s, opt, text, sec) : pc_emit(c, r, &s, text, NULL, NULL);
+        rc = r == NULL ? legacy_hybrid(c, &s, opt, text) : pc_emit(c, r, &s, text, NULL, NULL);
     }
     free(s.ranks);
     return rc;
@@ -312,10 +311,9 @@ fail:
     return rc;
 }
 
-int pc_verl_fragment(pc_t *pc, yt_node_t *root, yt_node_t *section, bool options)
+int pc_verl_fragment(pc_t *pc, yt_node_t *section, bool options)
 {
     int rc = options ? check_options(pc, section) : pc_check_role(pc, section);
-    (void)root;
     if (rc != 0) {
         return rc;
     }

@@ -897,7 +897,12 @@ int pc_verl(pc_t *pc, yt_node_t *root)
     if ((rc = pc_read_profd(&c, &ptool)) != 0) {
         return rc;
     }
-    if ((rc = pc_get(pc, root, "trainer.profile_steps", &raw)) || (rc = pc_val(pc, raw, &v))) {
+    if (ptool != NULL && (rc = pc_get(pc, root, "profd.tool", &raw)) == 0) {
+        pc_warn(pc, &pc->warnings, raw,
+                "profd.tool only chooses the legacy schema's tool; set global_profiler.tool");
+    }
+    if (rc != 0 || (rc = pc_get(pc, root, "trainer.profile_steps", &raw)) ||
+        (rc = pc_val(pc, raw, &v))) {
         return rc;
     }
     if (v != NULL && v->type != YT_NULL) {

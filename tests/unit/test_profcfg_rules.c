@@ -356,7 +356,8 @@ static const pcase_t rules[] = {
               "unknown_keys.yaml:20:9: key 'actor_rollout_ref.actor.profiler.tool_config.gpu': "
               "unknown key, ignored"}},
     {.name = "legacy_keys_ignored.yaml",
-     .text = GP("") ACTOR("      ranks: [0]\n") "trainer:\n  profile_steps: [9]\n",
+     .text = GP("")
+         ACTOR("      ranks: [0]\n") "trainer:\n  profile_steps: [9]\nprofd:\n  tool: nsys\n",
      .schema = "verl",
      .specs =
          "[{\"job\":null,\"steps\":[2],\"start\":null,\"end\":null,\"continuous\":false,\"tool\":"
@@ -365,7 +366,9 @@ static const pcase_t rules[] = {
          "\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]},{\"role\":\"ref\","
          "\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":"
          "null,\"source\":\"legacy_keys_ignored.yaml\",\"warnings\":[]}]",
-     .warn = {"legacy_keys_ignored.yaml:10:18: key 'trainer.profile_steps': legacy key ignored: "
+     .warn = {"legacy_keys_ignored.yaml:12:9: key 'profd.tool': profd.tool only chooses the "
+              "legacy schema's tool; set global_profiler.tool",
+              "legacy_keys_ignored.yaml:10:18: key 'trainer.profile_steps': legacy key ignored: "
               "this config uses global_profiler.steps"}},
     /* interpolations in the user's own keys */
     {.name = "interpolations.yaml",
