@@ -657,7 +657,7 @@ static int primitive(ip_t *p, val_t *out)
             }
             ninterp++;
             py_str(&b, v.node, false);
-            if (ninterp == 1 && strspn(b.p, " \t") >= before) {
+            if (ninterp == 1 && b.p != NULL && strspn(b.p, " \t") >= before) {
                 single = v; /* may be the whole value */
                 single_at = b.n;
             } else {
@@ -685,7 +685,7 @@ static int primitive(ip_t *p, val_t *out)
     if (rc == 0 && (b.oom || b.over)) {
         rc = b.oom ? oom(p) : why(p, "string longer than %d bytes", OC_MAX_STR);
     }
-    if (rc == 0 && ninterp == 1 && single.node != NULL &&
+    if (rc == 0 && ninterp == 1 && single.node != NULL && b.p != NULL &&
         strspn(b.p + single_at, " \t") == b.n - single_at) {
         *out = single; /* `${x}` alone keeps the type of x */
         single.node = NULL;
