@@ -321,6 +321,29 @@ static const pcase_t seeds[] = {
          "\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"outputs/"
          "profile\",\"source\":\"verl_generated_ppo_trainer_profiler_sections.yaml\",\"warnings\":["
          "]}]"},
+    /* Hydra overrides of the guides, over verl's generated config */
+    {.name = GEN_OLD,
+     .corpus = true,
+     .ov = {"global_profiler.tool=npu", "global_profiler.steps=[2]",
+            "actor_rollout_ref.actor.profiler.enable=True",
+            "actor_rollout_ref.actor.profiler.ranks=[0,1]",
+            "actor_rollout_ref.actor.profiler.tool_config.npu.contents=['npu','cpu']",
+            "+global_profiler.note=try1", "++actor_rollout_ref.ref.profiler.enable=True"},
+     .schema = "verl",
+     .specs =
+         "[{\"job\":null,\"steps\":[2],\"start\":null,\"end\":null,\"continuous\":false,\"tool\":"
+         "\"npu\",\"mode\":\"e2e\",\"settings\":{\"contents\":[\"npu\",\"cpu\"],\"level\":"
+         "\"level0\",\"analysis\":true},\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,"
+         "\"ranks\":[0,1],\"replica_ranks\":[],\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":"
+         "false,\"ranks\":[0,1],\"replica_ranks\":[],\"phases\":[]},{\"role\":\"ref\",\"all_"
+         "ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[],\"settings\":{"
+         "\"contents\":[],\"level\":\"level0\",\"analysis\":true}}],\"save_path\":\"outputs/"
+         "profile\",\"source\":\"verl_generated_ppo_trainer_profiler_sections.yaml\",\"warnings\":["
+         "\"verl_generated_ppo_trainer_profiler_sections.yaml:36:14: key "
+         "'actor_rollout_ref.ref.profiler.ranks': enabled with all_ranks false and ranks []: "
+         "profiles rank 0 (verl's default)\"]}]",
+     .warn = {"override '+global_profiler.note=try1': key 'global_profiler.note': unknown key, "
+              "ignored"}},
     /* 004: MindSpeed FSDP2 */
     {.name = "seed004_mindspeed.yaml",
      .text = seed004_mindspeed,
@@ -331,6 +354,45 @@ static const pcase_t seeds[] = {
               "\"data_simplification\":false},\"selectors\":[{\"role\":null,\"all_ranks\":false,"
               "\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./"
               "npu_profile\",\"source\":\"seed004_mindspeed.yaml\",\"warnings\":[]}]"},
+    {.name = "seed004_example1.yaml",
+     .text =
+         "training:\n"
+         "  # ... \xe5\x85\xb6\xe4\xbb\x96\xe8\xae\xad\xe7\xbb\x83\xe5\x8f\x82\xe6\x95\xb0 ...\n"
+         "\n"
+         "  # --- Profiling: initial analysis ---\n"
+         "  profile: true\n"
+         "  profile_step_start: 5\n"
+         "  profile_step_end: 6 # [5, 6)\n"
+         "  profile_ranks: [0] # rank 0 only\n"
+         "  profile_level: level1\n"
+         "  profile_with_cpu: true\n"
+         "  profile_save_path: ./profile_dir\n",
+     .schema = "mindspeed",
+     .specs =
+         "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":\"npu\","
+         "\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\",\"cpu\"],"
+         "\"analysis\":true,\"export_type\":\"text\",\"data_simplification\":false},\"selectors\":["
+         "{\"role\":null,\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],"
+         "\"save_path\":\"./profile_dir\",\"source\":\"seed004_example1.yaml\",\"warnings\":[]}]"},
+    {.name = "seed004_example2.yaml",
+     .text = "training:\n"
+             "  profile: true\n"
+             "  profile_step_start: 5\n"
+             "  profile_step_end: 6 # [5, 6)\n"
+             "  profile_ranks: [0]\n"
+             "  profile_level: level1\n"
+             "  profile_with_cpu: true\n"
+             "  profile_with_stack: true # operator call stacks\n"
+             "  profile_with_memory: true # memory\n"
+             "  profile_record_shapes: true # tensor shapes\n"
+             "  profile_save_path: ./profile_dir_with_stack\n",
+     .schema = "mindspeed",
+     .specs = "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":"
+              "\"npu\",\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\","
+              "\"cpu\",\"memory\",\"shapes\",\"stack\"],\"analysis\":true,\"export_type\":\"text\","
+              "\"data_simplification\":false},\"selectors\":[{\"role\":null,\"all_ranks\":false,"
+              "\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./"
+              "profile_dir_with_stack\",\"source\":\"seed004_example2.yaml\",\"warnings\":[]}]"},
 };
 
 /* verl's ascend_profiling_en.rst (corpus/verl/verlproj_ascend_profiling_doc_examples.txt) */
