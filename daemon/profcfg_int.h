@@ -81,6 +81,8 @@ int pc_ints(pc_t *pc, yt_node_t *raw, int64_t min, int64_t max, const char *what
             size_t *n, bool *isnull);
 /* A list of strings from `choices`; checks only. */
 int pc_names(pc_t *pc, yt_node_t *raw, const char *const *choices, const char *what);
+/* s is one of the NULL-terminated list. */
+bool pc_in(const char *s, const char *const *list);
 /* "one of a, b, c" / "a list of a, b, c" into buf. */
 void pc_choices(const char *const *choices, char *buf, size_t len);
 void pc_list_of(const char *const *choices, char *buf, size_t len);

@@ -34,20 +34,10 @@ static const char *const npu_only[] = {
     "profile_with_stack", "profile_with_memory",         "profile_record_shapes",
     "profile_save_path",  "profile_data_simplification", NULL};
 
-static bool listed(const char *k, const char *const *list)
-{
-    for (; *list != NULL; list++) {
-        if (strcmp(k, *list) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static void check_profile_keys(pc_t *pc, const yt_node_t *map)
 {
     for (size_t i = 0; map->type == YT_MAP && i < map->n; i++) {
-        if (strncmp(map->pairs[i].key, "profile", 7) == 0 && !listed(map->pairs[i].key, ms_keys)) {
+        if (strncmp(map->pairs[i].key, "profile", 7) == 0 && !pc_in(map->pairs[i].key, ms_keys)) {
             pc_unknown(pc, &map->pairs[i]);
         }
     }

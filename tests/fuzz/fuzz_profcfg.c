@@ -61,7 +61,8 @@ static void check_spec(const pp_window_spec_t *s)
     }
     for (size_t i = 0; i < s->selectors_n; i++) {
         const pp_selector_t *x = &s->selectors[i];
-        check(x->all_ranks || x->ranks_n > 0 || x->replica_ranks_n > 0, "a selector selects no rank");
+        check(x->all_ranks || x->ranks_n > 0 || x->replica_ranks_n > 0,
+              "a selector selects no rank");
         if (x->settings != NULL) {
             check_json_object(x->settings);
         }
