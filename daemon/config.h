@@ -15,52 +15,53 @@
 
 typedef struct pd_config {
     /* where */
-    char run_dir[PD_PATH_MAX];      /* sockets; see pd_config_defaults() */
-    char worker_url[PD_PATH_MAX];   /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
-    char control_url[PD_PATH_MAX];  /* control endpoint; "" = ipc://<run_dir>/control.sock */
-    char save_path[PD_PATH_MAX];    /* gathered tree; default "outputs/profile" */
-    char spool_dir[PD_PATH_MAX];    /* "" = <save_path>/.spool (same file system) */
-    char node_name[256];            /* "" = hostname */
+    char run_dir[PD_PATH_MAX];     /* sockets; see pd_config_defaults() */
+    char worker_url[PD_PATH_MAX];  /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
+    char control_url[PD_PATH_MAX]; /* control endpoint; "" = ipc://<run_dir>/control.sock */
+    char save_path[PD_PATH_MAX];   /* gathered tree; default "outputs/profile" */
+    char spool_dir[PD_PATH_MAX];   /* "" = <save_path>/.spool (same file system) */
+    char node_name[256];           /* "" = hostname */
+
+    /* coordination of several node daemons */
+    char coordinator_url[PD_PATH_MAX];    /* node daemon: dial this coordinator; "" = none */
+    char coordinator_listen[PD_PATH_MAX]; /* coordinator: accept node daemons here; "" = no */
 
     /* limits */
-    int64_t max_msg_bytes;          /* largest accepted message */
-    int64_t max_clients;            /* registered ranks */
-    int64_t max_windows;            /* windows not yet finished */
-    int64_t window_byte_budget;     /* bytes per window; 0 = unlimited */
-    int64_t min_free_bytes;         /* free-disk floor on save_path; 0 = none */
-    int64_t client_timeout_ms;      /* silence after which a rank is lost */
-    int64_t watch_hold_ms;          /* longest a plan long-poll is held */
-    int64_t align_margin_ms;        /* extra margin of on-demand windows */
-    char checksum[16];              /* "xxh64" or "none" */
+    int64_t max_msg_bytes;      /* largest accepted message */
+    int64_t max_clients;        /* registered ranks */
+    int64_t max_windows;        /* windows not yet finished */
+    int64_t window_byte_budget; /* bytes per window; 0 = unlimited */
+    int64_t min_free_bytes;     /* free-disk floor on save_path; 0 = none */
+    int64_t client_timeout_ms;  /* silence after which a rank is lost */
+    int64_t watch_hold_ms;      /* longest a plan long-poll is held */
+    int64_t align_margin_ms;    /* extra margin of on-demand windows */
+    char checksum[16];          /* "xxh64" or "none" */
 
     /* security */
-    int64_t socket_mode;            /* ipc socket permissions (octal 0660) */
-    char socket_group[64];          /* group owning the sockets; "" = unchanged */
-    int64_t allow_uids[16];         /* mutating control requests; own uid and root always */
+    int64_t socket_mode;    /* ipc socket permissions (octal 0660) */
+    char socket_group[64];  /* group owning the sockets; "" = unchanged */
+    int64_t allow_uids[16]; /* mutating control requests; own uid and root always */
     size_t n_allow_uids;
     int64_t allow_gids[16];
     size_t n_allow_gids;
+    char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
+    char tls_key_file[PD_PATH_MAX];
+    char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */
 
     /* logging */
-    int log_level;                  /* PD_LOG_* */
+    int log_level; /* PD_LOG_* */
 
     /* a profiling config (verl / MindSpeed YAML) applied at start, "" = none */
     char profile_config[PD_PATH_MAX];
 
-    /* many nodes */
-    bool coordinator;                       /* plan for node daemons */
-    char coordinator_listen[PD_PATH_MAX];   /* coordinator: node endpoint, tcp:// or tls+tcp:// */
-    char coordinator_url[PD_PATH_MAX];      /* node: the coordinator to join ("" = standalone) */
-    bool shared_save_path;                  /* node: save_path is storage every node mounts */
-    int64_t summary_ms;                     /* node: step summaries to the coordinator */
-    int64_t chunk_bytes;                    /* node: file streaming chunk size */
-    int64_t node_timeout_ms;                /* coordinator: a node silent this long is lost */
-
-    /* TLS for tls+tcp:// endpoints (PEM files); server_name: DNS name the
-     * peer's certificate must carry (IP addresses are not matched) */
-    char tls_ca[PD_PATH_MAX];
-    char tls_cert[PD_PATH_MAX];
-    char tls_key[PD_PATH_MAX];
+    /* many nodes (with coordinator_url / coordinator_listen above) */
+    bool coordinator;        /* plan for node daemons: coordinator_listen is set */
+    bool shared_save_path;   /* node: save_path is storage every node mounts */
+    int64_t summary_ms;      /* node: step summaries to the coordinator */
+    int64_t chunk_bytes;     /* node: file streaming chunk size */
+    int64_t node_timeout_ms; /* coordinator: a node away this long is lost */
+    /* the DNS name a tls+tcp:// peer's certificate must carry (IP addresses
+     * are not matched); "" = the host of the URL */
     char tls_server_name[256];
 } pd_config_t;
 
@@ -75,6 +76,15 @@ void pd_config_defaults(pd_config_t *cfg);
  * Returns 0 or PROFD_ECONFIG / PROFD_EIO; cfg is unchanged on error.
  */
 int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen);
+
+/* The same from YAML text already in memory (`file` names it in messages).
+ * Returns 0, PROFD_ECONFIG or PROFD_ENOMEM; cfg is unchanged on error. */
+int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len, char *err,
+                        size_t errlen);
+
+/* Dotted name of the i-th settings key ("limits.max_clients"), NULL past the
+ * last one: the keys deploy/profd.yaml documents. */
+const char *pd_config_key(size_t i);
 
 /* Fill derived values (worker/control URLs, spool) after flags are applied. */
 void pd_config_finish(pd_config_t *cfg);

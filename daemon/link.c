@@ -645,7 +645,7 @@ void pd_link_backlog(const pd_daemon_t *d, int64_t *files, int64_t *bytes)
 int pd_link_init(pd_daemon_t *d, char *err, size_t errlen)
 {
     pd_link_t *l = calloc(1, sizeof(*l));
-    pd_tls_files_t tls = {d->cfg.tls_ca, d->cfg.tls_cert, d->cfg.tls_key, d->cfg.tls_server_name};
+    pd_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, d->cfg.tls_server_name};
     int rv;
     if (l == NULL) {
         return PROFD_ENOMEM;

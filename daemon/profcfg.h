@@ -16,9 +16,10 @@
 typedef struct pd_profcfg {
     pp_window_spec_t *specs; /* window requests, in the order they apply */
     size_t n_specs;
-    char **warnings;         /* "FILE:LINE:COL: key 'K': ..." lines */
+    char **warnings; /* "FILE:LINE:COL: key 'K': ..." lines */
     size_t n_warnings;
-    char *schema;            /* "verl", "verl-legacy", "mindspeed", "megatron" */
+    char *schema; /* "verl", "verl-legacy", "mindspeed", "megatron";
+                     "none" for an empty document */
 } pd_profcfg_t;
 
 /*

@@ -1,0 +1,596 @@
+/*
+ * Daemon settings. Every key is one row of `keys[]` below: its dotted name,
+ * its type and bounds, its default (written as it would be in YAML) and
+ * where it lives in pd_config_t. Defaults, loading and the messages all
+ * come from that table; deploy/profd.yaml documents each row.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "profd/errors.h"
+#include "yamltree.h"
+
+typedef enum ktype {
+    K_STR,    /* any scalar, kept as text; null = "" */
+    K_PATH,   /* a path; `min` = 1: must be absolute */
+    K_URL,    /* ipc://, tcp://, tls+tcp://, inproc:// (or "") */
+    K_CTLURL, /* control endpoint: ipc:// or tls+tcp:// only (or "") */
+    K_NAME,   /* node or group name */
+    K_INT,    /* integer min..max */
+    K_BYTES,  /* integer or "64MiB" style, min..max */
+    K_MODE,   /* file mode 0..0777: integer or octal string "0660" */
+    K_IDS,    /* list of uids / gids */
+    K_CHOICE, /* one of `choices`, stored as text */
+    K_LEVEL,  /* one of `choices`, stored as its index (int) */
+    K_BOOL,   /* true / false */
+} ktype_t;
+
+typedef struct ckey {
+    const char *name;
+    ktype_t type;
+    int64_t min, max; /* numbers: bounds; strings: max = longest accepted length */
+    const char *def;  /* NULL: empty / zero, or computed */
+    size_t off;
+    size_t size;  /* char buffer size; K_IDS: capacity */
+    size_t off_n; /* K_IDS: count */
+    const char *const *choices;
+} ckey_t;
+
+#define F(m)   offsetof(pd_config_t, m), sizeof(((pd_config_t *)0)->m)
+#define IDS(m) offsetof(pd_config_t, m), sizeof(((pd_config_t *)0)->m) / sizeof(int64_t)
+#define KIB    1024LL
+#define MIB    (1024LL * 1024)
+#define GIB    (1024LL * 1024 * 1024)
+#define PIB    (1024LL * 1024 * 1024 * 1024 * 1024)
+/* sockaddr_un holds 107 bytes of path; "/control.sock" is 13 of them. */
+#define RUN_DIR_MAX 94
+
+static const char *const checksums[] = {"xxh64", "none", NULL};
+static const char *const levels[] = {"error", "warn", "info", "debug", NULL};
+
+static const ckey_t keys[] = {
+    {"run_dir", K_PATH, 1, RUN_DIR_MAX, NULL, F(run_dir), 0, NULL},
+    {"listen.worker", K_URL, 0, PD_PATH_MAX - 1, NULL, F(worker_url), 0, NULL},
+    {"listen.control", K_CTLURL, 0, PD_PATH_MAX - 1, NULL, F(control_url), 0, NULL},
+    {"save_path", K_PATH, 0, PD_PATH_MAX - 16, "outputs/profile", F(save_path), 0, NULL},
+    {"spool_dir", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(spool_dir), 0, NULL},
+    {"node_name", K_NAME, 0, 255, NULL, F(node_name), 0, NULL},
+    {"coordinator.url", K_URL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_url), 0, NULL},
+    {"coordinator.listen", K_URL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_listen), 0, NULL},
+    {"coordinator.shared_save_path", K_BOOL, 0, 1, "false", F(shared_save_path), 0, NULL},
+    {"coordinator.summary_ms", K_INT, 10, 60000, "100", F(summary_ms), 0, NULL},
+    {"coordinator.chunk_bytes", K_BYTES, 4 * KIB, 64 * MIB, "1MiB", F(chunk_bytes), 0, NULL},
+    {"coordinator.node_timeout_ms", K_INT, 500, 3600000, "10000", F(node_timeout_ms), 0, NULL},
+    {"limits.max_msg_bytes", K_BYTES, 4 * KIB, 64 * MIB, "1MiB", F(max_msg_bytes), 0, NULL},
+    {"limits.max_clients", K_INT, 1, 65536, "4096", F(max_clients), 0, NULL},
+    {"limits.max_windows", K_INT, 1, 4096, "64", F(max_windows), 0, NULL},
+    {"limits.window_byte_budget", K_BYTES, 0, PIB, "0", F(window_byte_budget), 0, NULL},
+    {"limits.min_free_bytes", K_BYTES, 0, PIB, "0", F(min_free_bytes), 0, NULL},
+    {"limits.client_timeout_ms", K_INT, 100, 3600000, "10000", F(client_timeout_ms), 0, NULL},
+    {"limits.watch_hold_ms", K_INT, 100, 600000, "25000", F(watch_hold_ms), 0, NULL},
+    {"limits.align_margin_ms", K_INT, 0, 600000, "100", F(align_margin_ms), 0, NULL},
+    {"checksum", K_CHOICE, 0, 15, "xxh64", F(checksum), 0, checksums},
+    {"security.socket_mode", K_MODE, 0, 0777, "0660", F(socket_mode), 0, NULL},
+    {"security.socket_group", K_NAME, 0, 63, NULL, F(socket_group), 0, NULL},
+    {"security.allow_uids", K_IDS, 0, 4294967294LL, NULL, IDS(allow_uids),
+     offsetof(pd_config_t, n_allow_uids), NULL},
+    {"security.allow_gids", K_IDS, 0, 4294967294LL, NULL, IDS(allow_gids),
+     offsetof(pd_config_t, n_allow_gids), NULL},
+    {"tls.cert_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_cert_file), 0, NULL},
+    {"tls.key_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_key_file), 0, NULL},
+    {"tls.ca_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_ca_file), 0, NULL},
+    {"tls.server_name", K_NAME, 0, 255, NULL, F(tls_server_name), 0, NULL},
+    {"log_level", K_LEVEL, 0, 0, "info", F(log_level), 0, levels},
+    {"profile_config", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(profile_config), 0, NULL},
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+_Static_assert(PD_LOG_ERROR == 0 && PD_LOG_DEBUG == 3, "levels[] follows PD_LOG_*");
+
+typedef struct ctx {
+    const char *file;
+    char *err;
+    size_t errlen;
+    const yt_node_t *where[NKEYS]; /* the node that set each key */
+} ctx_t;
+
+/* ---- values ----------------------------------------------------------------- */
+
+static void *field(pd_config_t *cfg, const ckey_t *k)
+{
+    return (char *)cfg + k->off;
+}
+
+/* "1MiB", "512KiB", "0": the largest binary unit that divides v exactly. */
+static void fmt_bytes(int64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = -1;
+    while (v != 0 && u < 4 && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%lld%s", (long long)v, u < 0 ? "" : units[u]);
+}
+
+static void expected(const ckey_t *k, char *buf, size_t len)
+{
+    char a[32], b[32];
+    switch (k->type) {
+    case K_STR:
+        snprintf(buf, len, "a string of at most %lld bytes", (long long)k->max);
+        break;
+    case K_PATH:
+        snprintf(buf, len, "%s of at most %lld bytes", k->min ? "an absolute path" : "a path",
+                 (long long)k->max);
+        break;
+    case K_URL:
+        snprintf(buf, len, "an ipc://, tcp://, tls+tcp:// or inproc:// URL");
+        break;
+    case K_CTLURL:
+        snprintf(buf, len, "an ipc:// or tls+tcp:// URL");
+        break;
+    case K_NAME:
+        snprintf(buf, len, "a name of at most %lld characters [A-Za-z0-9_.-]", (long long)k->max);
+        break;
+    case K_INT:
+        snprintf(buf, len, "integer %lld..%lld", (long long)k->min, (long long)k->max);
+        break;
+    case K_BYTES:
+        fmt_bytes(k->min, a, sizeof(a));
+        fmt_bytes(k->max, b, sizeof(b));
+        snprintf(buf, len, "byte size %s..%s (integer or 64KiB, 1MiB, 1GiB...)", a, b);
+        break;
+    case K_MODE:
+        snprintf(buf, len, "file mode \"0000\"..\"0777\" (octal)");
+        break;
+    case K_IDS:
+        snprintf(buf, len, "a list of at most %zu ids 0..%lld", k->size, (long long)k->max);
+        break;
+    case K_BOOL:
+        snprintf(buf, len, "true or false");
+        break;
+    case K_CHOICE:
+    case K_LEVEL: {
+        size_t off = (size_t)snprintf(buf, len, "one of ");
+        for (const char *const *c = k->choices; *c != NULL && off < len; c++) {
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", *c, c[1] ? ", " : "");
+        }
+        break;
+    }
+    }
+}
+
+static int bad(ctx_t *c, const ckey_t *k, const yt_node_t *v)
+{
+    char exp[160], found[64];
+    expected(k, exp, sizeof(exp));
+    yt_describe(v, found, sizeof(found));
+    snprintf(c->err, c->errlen, "%s:%d:%d: key '%s': expected %s, found %s", c->file, v->line,
+             v->col, k->name, exp, found);
+    return PROFD_ECONFIG;
+}
+
+static bool is_scalar(const yt_node_t *v)
+{
+    return v->type != YT_SEQ && v->type != YT_MAP;
+}
+
+/* "64MiB", "1 GiB", "1000kB", "4096" -> bytes; false when malformed or out
+ * of int64. */
+static bool parse_bytes(const char *s, int64_t *out)
+{
+    static const struct {
+        const char *unit;
+        int64_t mul;
+    } units[] = {{"", 1},      {"B", 1},           {"KiB", KIB},       {"MiB", MIB},
+                 {"GiB", GIB}, {"TiB", GIB * KIB}, {"PiB", PIB},       {"kB", 1000},
+                 {"KB", 1000}, {"MB", 1000000},    {"GB", 1000000000}, {"TB", 1000000000000}};
+    char *end;
+    if (*s < '0' || *s > '9') {
+        return false;
+    }
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0) {
+        return false;
+    }
+    while (*end == ' ') {
+        end++;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            if (v > (unsigned long long)(INT64_MAX / units[i].mul)) {
+                return false;
+            }
+            *out = (int64_t)v * units[i].mul;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool url_ok(const char *s, bool control)
+{
+    static const char *const any[] = {"ipc://", "tcp://", "tls+tcp://", "inproc://", NULL};
+    static const char *const ctl[] = {"ipc://", "tls+tcp://", NULL};
+    if (*s == '\0') {
+        return true;
+    }
+    for (const char *const *p = control ? ctl : any; *p != NULL; p++) {
+        size_t n = strlen(*p);
+        if (strncmp(s, *p, n) == 0 && s[n] != '\0') {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool name_ok(const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '.')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int set_text(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_t *v)
+{
+    const char *s = "";
+    if (!is_scalar(v)) {
+        return bad(c, k, v);
+    }
+    if (v->type != YT_NULL) {
+        s = v->text;
+    }
+    size_t n = strlen(s);
+    if (n > (size_t)k->max || n >= k->size) {
+        return bad(c, k, v);
+    }
+    switch (k->type) {
+    case K_PATH:
+        if (k->min && s[0] != '/') {
+            return bad(c, k, v);
+        }
+        break;
+    case K_URL:
+    case K_CTLURL:
+        if (!url_ok(s, k->type == K_CTLURL)) {
+            return bad(c, k, v);
+        }
+        break;
+    case K_NAME:
+        if (!name_ok(s)) {
+            return bad(c, k, v);
+        }
+        break;
+    case K_CHOICE: {
+        const char *const *ch = k->choices;
+        while (*ch != NULL && strcmp(*ch, s) != 0) {
+            ch++;
+        }
+        if (*ch == NULL) {
+            return bad(c, k, v);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    memcpy(field(cfg, k), s, n + 1);
+    return 0;
+}
+
+static int set_value(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_t *v)
+{
+    int64_t x = 0;
+    switch (k->type) {
+    case K_STR:
+    case K_PATH:
+    case K_URL:
+    case K_CTLURL:
+    case K_NAME:
+    case K_CHOICE:
+        return set_text(c, cfg, k, v);
+    case K_INT:
+        if (v->type != YT_INT) {
+            return bad(c, k, v);
+        }
+        x = v->v.i;
+        break;
+    case K_BYTES:
+        if (v->type == YT_INT) {
+            x = v->v.i;
+        } else if (v->type != YT_STR || !parse_bytes(v->text, &x)) {
+            return bad(c, k, v);
+        }
+        break;
+    case K_MODE:
+        /* Unquoted 0660 is already octal (YAML 1.1); a string must be octal. */
+        if (v->type == YT_INT) {
+            x = v->v.i;
+        } else if (v->type == YT_STR && v->text[0] != '\0' &&
+                   strspn(v->text, "01234567") == strlen(v->text) && strlen(v->text) <= 4) {
+            x = strtoll(v->text, NULL, 8);
+        } else {
+            return bad(c, k, v);
+        }
+        break;
+    case K_BOOL:
+        if (v->type != YT_BOOL) {
+            return bad(c, k, v);
+        }
+        *(bool *)field(cfg, k) = v->v.b;
+        return 0;
+    case K_LEVEL: {
+        const char *const *ch = k->choices;
+        if (v->type != YT_STR) {
+            return bad(c, k, v);
+        }
+        while (*ch != NULL && strcmp(*ch, v->text) != 0) {
+            ch++;
+        }
+        if (*ch == NULL) {
+            return bad(c, k, v);
+        }
+        *(int *)field(cfg, k) = (int)(ch - k->choices);
+        return 0;
+    }
+    case K_IDS: {
+        int64_t ids[64];
+        size_t n = 0;
+        if (v->type == YT_NULL) {
+            *(size_t *)((char *)cfg + k->off_n) = 0;
+            return 0;
+        }
+        if (v->type != YT_SEQ || v->n > k->size) {
+            return bad(c, k, v);
+        }
+        for (size_t i = 0; i < v->n; i++) {
+            const yt_node_t *e = v->items[i];
+            if (e->type != YT_INT || e->v.i < k->min || e->v.i > k->max) {
+                return bad(c, k, e);
+            }
+            ids[n++] = e->v.i;
+        }
+        memcpy(field(cfg, k), ids, n * sizeof(int64_t));
+        *(size_t *)((char *)cfg + k->off_n) = n;
+        return 0;
+    }
+    }
+    if (x < k->min || x > k->max) {
+        return bad(c, k, v);
+    }
+    *(int64_t *)field(cfg, k) = x;
+    return 0;
+}
+
+/* ---- the tree walk ---------------------------------------------------------- */
+
+static const ckey_t *key_find(const char *name)
+{
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strcmp(keys[i].name, name) == 0) {
+            return &keys[i];
+        }
+    }
+    return NULL;
+}
+
+/* A section is a dotted prefix of some key ("limits"). */
+static bool is_section(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (strncmp(keys[i].name, name, n) == 0 && keys[i].name[n] == '.') {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int walk(ctx_t *c, pd_config_t *cfg, const yt_node_t *map, const char *prefix)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        const yt_pair_t *p = &map->pairs[i];
+        char name[256];
+        int rc;
+        snprintf(name, sizeof(name), "%s%s%s", prefix, *prefix ? "." : "", p->key);
+        const ckey_t *k = key_find(name);
+        if (k != NULL) {
+            if ((rc = set_value(c, cfg, k, p->value)) != 0) {
+                return rc;
+            }
+            c->where[k - keys] = p->value;
+        } else if (is_section(name)) {
+            if (p->value->type == YT_NULL) {
+                continue;
+            }
+            if (p->value->type != YT_MAP) {
+                char found[64];
+                yt_describe(p->value, found, sizeof(found));
+                snprintf(c->err, c->errlen, "%s:%d:%d: key '%s': expected a mapping, found %s",
+                         c->file, p->value->line, p->value->col, name, found);
+                return PROFD_ECONFIG;
+            }
+            if ((rc = walk(c, cfg, p->value, name)) != 0) {
+                return rc;
+            }
+        } else {
+            snprintf(c->err, c->errlen, "%s:%d:%d: key '%s': unknown key", c->file, p->line, p->col,
+                     name);
+            return PROFD_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+/* Settings that only make sense together. */
+static int cross_check(ctx_t *c, const pd_config_t *cfg)
+{
+    static const char *const urls[] = {"listen.worker", "listen.control", "coordinator.url",
+                                       "coordinator.listen"};
+    bool tls = cfg->tls_cert_file[0] && cfg->tls_key_file[0] && cfg->tls_ca_file[0];
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+        const ckey_t *k = key_find(urls[i]);
+        const char *url = (const char *)cfg + k->off;
+        const yt_node_t *v = c->where[k - keys];
+        if (strncmp(url, "tls+tcp://", 10) == 0 && !tls && v != NULL) {
+            snprintf(c->err, c->errlen,
+                     "%s:%d:%d: key '%s': tls+tcp:// needs tls.cert_file, tls.key_file and "
+                     "tls.ca_file",
+                     c->file, v->line, v->col, k->name);
+            return PROFD_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+/* ---- public ------------------------------------------------------------------- */
+
+void pd_config_defaults(pd_config_t *cfg)
+{
+    ctx_t c = {.file = "<defaults>"};
+    char err[256];
+    c.err = err;
+    c.errlen = sizeof(err);
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (keys[i].def == NULL) {
+            continue;
+        }
+        yt_node_t *v = yt_scalar(keys[i].def, strlen(keys[i].def), false, 0, 0);
+        if (v == NULL || set_value(&c, cfg, &keys[i], v) != 0) {
+            abort(); /* the table's own defaults are broken, or no memory at start */
+        }
+        yt_free(v);
+    }
+
+    const char *env = getenv("PROFD_RUN_DIR");
+    if (env != NULL && env[0] == '/' && strlen(env) <= RUN_DIR_MAX) {
+        snprintf(cfg->run_dir, sizeof(cfg->run_dir), "%s", env);
+    } else if (access("/run/profd", W_OK | X_OK) == 0) {
+        snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/run/profd");
+    } else {
+        snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/tmp/profd-%u", (unsigned)getuid());
+    }
+}
+
+int pd_config_load_text(pd_config_t *cfg, const char *file, const char *text, size_t len, char *err,
+                        size_t errlen)
+{
+    ctx_t c = {.file = file, .err = err, .errlen = errlen};
+    yt_node_t *root;
+    int rc = yt_parse(file, text, len, &root, err, errlen);
+    if (rc != 0) {
+        return rc;
+    }
+    pd_config_t *tmp = malloc(sizeof(*tmp));
+    if (tmp == NULL) {
+        yt_free(root);
+        snprintf(err, errlen, "%s: out of memory", file);
+        return PROFD_ENOMEM;
+    }
+    *tmp = *cfg;
+    if (root->type == YT_MAP) {
+        rc = walk(&c, tmp, root, "");
+    } else if (root->type != YT_NULL) {
+        char found[64];
+        yt_describe(root, found, sizeof(found));
+        snprintf(err, errlen, "%s:%d:%d: expected a mapping of settings, found %s", file,
+                 root->line, root->col, found);
+        rc = PROFD_ECONFIG;
+    }
+    if (rc == 0) {
+        rc = cross_check(&c, tmp);
+    }
+    if (rc == 0) {
+        *cfg = *tmp;
+    } else {
+        yt_one_line(err);
+    }
+    free(tmp);
+    yt_free(root);
+    return rc;
+}
+
+int pd_config_load(pd_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return PROFD_EIO;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return PROFD_EIO;
+    }
+    if ((uint64_t)st.st_size > YT_MAX_INPUT) {
+        snprintf(err, errlen, "%s: file of %lld bytes exceeds the limit of %u bytes", path,
+                 (long long)st.st_size, (unsigned)YT_MAX_INPUT);
+        close(fd);
+        return PROFD_ECONFIG;
+    }
+    size_t len = (size_t)st.st_size, got = 0;
+    char *text = malloc(len + 1);
+    if (text == NULL) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return PROFD_ENOMEM;
+    }
+    while (got < len) {
+        ssize_t r = read(fd, text + got, len - got);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r <= 0) {
+            snprintf(err, errlen, "%s: cannot read: %s", path, r < 0 ? strerror(errno) : "short");
+            free(text);
+            close(fd);
+            return PROFD_EIO;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = pd_config_load_text(cfg, path, text, len, err, errlen);
+    free(text);
+    return rc;
+}
+
+const char *pd_config_key(size_t i)
+{
+    return i < NKEYS ? keys[i].name : NULL;
+}
+
+/* Paths longer than the loader accepts (possible only through flags) are
+ * cut, never overflowed. */
+void pd_config_finish(pd_config_t *cfg)
+{
+    cfg->coordinator = cfg->coordinator_listen[0] != '\0';
+    if (cfg->worker_url[0] == '\0') {
+        snprintf(cfg->worker_url, sizeof(cfg->worker_url), "ipc://%.*s/worker.sock", RUN_DIR_MAX,
+                 cfg->run_dir);
+    }
+    if (cfg->control_url[0] == '\0') {
+        snprintf(cfg->control_url, sizeof(cfg->control_url), "ipc://%.*s/control.sock", RUN_DIR_MAX,
+                 cfg->run_dir);
+    }
+    if (cfg->spool_dir[0] == '\0') {
+        snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "%.*s/.spool",
+                 (int)sizeof(cfg->save_path) - 16, cfg->save_path);
+    }
+}

@@ -1,0 +1,386 @@
+/* Daemon settings: defaults, every key, the documented example, exact
+ * errors with line:column, atomic loads, derived values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "log.h"
+#include "profd/errors.h"
+#include "yamltree.h"
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = malloc(1 << 20);
+    *len = fread(buf, 1, (1 << 20) - 1, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int load(pd_config_t *cfg, const char *text, char *err)
+{
+    return pd_config_load_text(cfg, "bad.yaml", text, strlen(text), err, 512);
+}
+
+static void test_config_defaults(void **state)
+{
+    pd_config_t c;
+    char expect[64];
+
+    setenv("PROFD_RUN_DIR", "/var/tmp/profd-test", 1);
+    pd_config_defaults(&c);
+    assert_string_equal(c.run_dir, "/var/tmp/profd-test");
+
+    unsetenv("PROFD_RUN_DIR");
+    pd_config_defaults(&c);
+    if (access("/run/profd", W_OK | X_OK) == 0) {
+        snprintf(expect, sizeof(expect), "/run/profd");
+    } else {
+        snprintf(expect, sizeof(expect), "/tmp/profd-%u", (unsigned)getuid());
+    }
+    assert_string_equal(c.run_dir, expect);
+    setenv("PROFD_RUN_DIR", "relative/dir", 1); /* not absolute: ignored */
+    pd_config_defaults(&c);
+    assert_string_equal(c.run_dir, expect);
+    unsetenv("PROFD_RUN_DIR");
+
+    assert_string_equal(c.worker_url, "");
+    assert_string_equal(c.control_url, "");
+    assert_string_equal(c.save_path, "outputs/profile");
+    assert_string_equal(c.spool_dir, "");
+    assert_string_equal(c.node_name, "");
+    assert_string_equal(c.coordinator_url, "");
+    assert_string_equal(c.coordinator_listen, "");
+    assert_int_equal(c.max_msg_bytes, 1024 * 1024);
+    assert_int_equal(c.max_clients, 4096);
+    assert_int_equal(c.max_windows, 64);
+    assert_int_equal(c.window_byte_budget, 0);
+    assert_int_equal(c.min_free_bytes, 0);
+    assert_int_equal(c.client_timeout_ms, 10000);
+    assert_int_equal(c.watch_hold_ms, 25000);
+    assert_int_equal(c.align_margin_ms, 100);
+    assert_string_equal(c.checksum, "xxh64");
+    assert_int_equal(c.socket_mode, 0660);
+    assert_string_equal(c.socket_group, "");
+    assert_int_equal(c.n_allow_uids, 0);
+    assert_int_equal(c.n_allow_gids, 0);
+    assert_string_equal(c.tls_cert_file, "");
+    assert_int_equal(c.log_level, PD_LOG_INFO);
+    assert_string_equal(c.profile_config, "");
+}
+
+static const char every_key[] = "run_dir: /srv/profd\n"
+                                "listen:\n"
+                                "  worker: tcp://0.0.0.0:7001\n"
+                                "  control: tls+tcp://ctl.example:7002\n"
+                                "save_path: /data/prof\n"
+                                "spool_dir: /data/prof/.incoming\n"
+                                "node_name: node-7.rack2\n"
+                                "coordinator:\n"
+                                "  url: tls+tcp://coord.example:7100\n"
+                                "  listen: tcp://0.0.0.0:7100\n"
+                                "  shared_save_path: true\n"
+                                "  summary_ms: 250\n"
+                                "  chunk_bytes: 4MiB\n"
+                                "  node_timeout_ms: 3000\n"
+                                "limits:\n"
+                                "  max_msg_bytes: 64MiB\n"
+                                "  max_clients: 65536\n"
+                                "  max_windows: 1\n"
+                                "  window_byte_budget: 1 GiB\n"
+                                "  min_free_bytes: 10GB\n"
+                                "  client_timeout_ms: 100\n"
+                                "  watch_hold_ms: 600000\n"
+                                "  align_margin_ms: 0\n"
+                                "checksum: none\n"
+                                "security:\n"
+                                "  socket_mode: \"0600\"\n"
+                                "  socket_group: prof_users\n"
+                                "  allow_uids: [1000, 0x3e9]\n"
+                                "  allow_gids: [4294967294]\n"
+                                "tls:\n"
+                                "  cert_file: /etc/profd/node.pem\n"
+                                "  key_file: /etc/profd/node.key\n"
+                                "  ca_file: /etc/profd/ca.pem\n"
+                                "  server_name: coord.example\n"
+                                "log_level: debug\n"
+                                "profile_config: /etc/profd/ppo.yaml\n";
+
+static void test_config_every_key(void **state)
+{
+    pd_config_t c;
+    char err[512] = "";
+    pd_config_defaults(&c);
+    assert_int_equal(load(&c, every_key, err), 0);
+    assert_string_equal(err, "");
+    assert_string_equal(c.run_dir, "/srv/profd");
+    assert_string_equal(c.worker_url, "tcp://0.0.0.0:7001");
+    assert_string_equal(c.control_url, "tls+tcp://ctl.example:7002");
+    assert_string_equal(c.save_path, "/data/prof");
+    assert_string_equal(c.spool_dir, "/data/prof/.incoming");
+    assert_string_equal(c.node_name, "node-7.rack2");
+    assert_string_equal(c.coordinator_url, "tls+tcp://coord.example:7100");
+    assert_string_equal(c.coordinator_listen, "tcp://0.0.0.0:7100");
+    assert_true(c.shared_save_path);
+    assert_int_equal(c.summary_ms, 250);
+    assert_int_equal(c.chunk_bytes, 4 * 1024 * 1024);
+    assert_int_equal(c.node_timeout_ms, 3000);
+    assert_int_equal(c.max_msg_bytes, 64 * 1024 * 1024);
+    assert_int_equal(c.max_clients, 65536);
+    assert_int_equal(c.max_windows, 1);
+    assert_int_equal(c.window_byte_budget, 1024LL * 1024 * 1024);
+    assert_int_equal(c.min_free_bytes, 10000000000LL);
+    assert_int_equal(c.client_timeout_ms, 100);
+    assert_int_equal(c.watch_hold_ms, 600000);
+    assert_int_equal(c.align_margin_ms, 0);
+    assert_string_equal(c.checksum, "none");
+    assert_int_equal(c.socket_mode, 0600);
+    assert_string_equal(c.socket_group, "prof_users");
+    assert_int_equal(c.n_allow_uids, 2);
+    assert_int_equal(c.allow_uids[0], 1000);
+    assert_int_equal(c.allow_uids[1], 1001);
+    assert_int_equal(c.n_allow_gids, 1);
+    assert_int_equal(c.allow_gids[0], 4294967294LL);
+    assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
+    assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
+    assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
+    assert_string_equal(c.tls_server_name, "coord.example");
+    assert_int_equal(c.log_level, PD_LOG_DEBUG);
+    assert_string_equal(c.profile_config, "/etc/profd/ppo.yaml");
+
+    /* every key of the table is in that text */
+    yt_node_t *root;
+    assert_int_equal(yt_parse("t", every_key, strlen(every_key), &root, err, sizeof(err)), 0);
+    for (size_t i = 0; pd_config_key(i) != NULL; i++) {
+        char name[64], *dot;
+        const yt_node_t *n = root;
+        snprintf(name, sizeof(name), "%s", pd_config_key(i));
+        char *seg = name;
+        while ((dot = strchr(seg, '.')) != NULL) {
+            *dot = '\0';
+            n = yt_map_get(n, seg);
+            seg = dot + 1;
+        }
+        assert_non_null(yt_map_get(n, seg));
+    }
+    assert_non_null(pd_config_key(30));
+    assert_null(pd_config_key(31));
+    yt_free(root);
+}
+
+static void test_config_other_value_forms(void **state)
+{
+    pd_config_t c;
+    char err[512];
+    pd_config_defaults(&c);
+    /* unquoted 0640 is octal (YAML 1.1); bytes as a plain integer; null = empty */
+    assert_int_equal(load(&c,
+                          "security:\n  socket_mode: 0640\n  socket_group:\n  allow_uids: ~\n"
+                          "limits:\n  max_msg_bytes: 65536\n  window_byte_budget: 512KiB\n"
+                          "node_name: 42\nlisten:\n",
+                          err),
+                     0);
+    assert_int_equal(c.socket_mode, 0640);
+    assert_string_equal(c.socket_group, "");
+    assert_int_equal(c.n_allow_uids, 0);
+    assert_int_equal(c.max_msg_bytes, 65536);
+    assert_int_equal(c.window_byte_budget, 512 * 1024);
+    assert_string_equal(c.node_name, "42");
+}
+
+/* The documented example loads and states exactly the built-in defaults. */
+static void test_config_deploy_example(void **state)
+{
+    pd_config_t c, d;
+    char err[512] = "";
+    size_t len;
+    char *text = read_file(PROFD_SOURCE_DIR "/deploy/profd.yaml", &len);
+    pd_config_defaults(&c);
+    assert_int_equal(pd_config_load(&c, PROFD_SOURCE_DIR "/deploy/profd.yaml", err, sizeof(err)),
+                     0);
+    assert_string_equal(err, "");
+    pd_config_defaults(&d);
+    snprintf(d.run_dir, sizeof(d.run_dir), "/run/profd");
+    assert_memory_equal(&c, &d, sizeof(c));
+
+    /* and it names every key */
+    yt_node_t *root;
+    assert_int_equal(yt_parse("profd.yaml", text, len, &root, err, sizeof(err)), 0);
+    for (size_t i = 0; pd_config_key(i) != NULL; i++) {
+        char name[64], *dot, *seg = name;
+        const yt_node_t *n = root;
+        snprintf(name, sizeof(name), "%s", pd_config_key(i));
+        while ((dot = strchr(seg, '.')) != NULL) {
+            *dot = '\0';
+            n = yt_map_get(n, seg);
+            seg = dot + 1;
+        }
+        if (yt_map_get(n, seg) == NULL) {
+            print_error("deploy/profd.yaml lacks %s\n", pd_config_key(i));
+        }
+        assert_non_null(yt_map_get(n, seg));
+    }
+    yt_free(root);
+    free(text);
+}
+
+static const struct {
+    const char *text;
+    const char *err;
+} bad[] = {
+    {"limits:\n  max_clients: lots\n",
+     "bad.yaml:2:16: key 'limits.max_clients': expected integer 1..65536, found 'lots'"},
+    {"limits:\n  max_clients: 0\n",
+     "bad.yaml:2:16: key 'limits.max_clients': expected integer 1..65536, found '0'"},
+    {"limits:\n  max_clients: 1.5\n",
+     "bad.yaml:2:16: key 'limits.max_clients': expected integer 1..65536, found '1.5'"},
+    {"limits:\n  max_client: 5\n", "bad.yaml:2:3: key 'limits.max_client': unknown key"},
+    {"log_level: info\nlog-level: debug\n", "bad.yaml:2:1: key 'log-level': unknown key"},
+    {"limits: 5\n", "bad.yaml:1:9: key 'limits': expected a mapping, found '5'"},
+    {"limits:\n  max_msg_bytes: 2KiB\n",
+     "bad.yaml:2:18: key 'limits.max_msg_bytes': expected byte size 4KiB..64MiB (integer or "
+     "64KiB, 1MiB, 1GiB...), found '2KiB'"},
+    {"limits:\n  max_msg_bytes: 12XB\n",
+     "bad.yaml:2:18: key 'limits.max_msg_bytes': expected byte size 4KiB..64MiB (integer or "
+     "64KiB, 1MiB, 1GiB...), found '12XB'"},
+    {"limits:\n  min_free_bytes: 99999999999999999999\n",
+     "bad.yaml:2:19: key 'limits.min_free_bytes': expected byte size 0..1PiB (integer or 64KiB, "
+     "1MiB, 1GiB...), found '99999999999999999999'"},
+    {"limits:\n  window_byte_budget: -1\n",
+     "bad.yaml:2:23: key 'limits.window_byte_budget': expected byte size 0..1PiB (integer or "
+     "64KiB, 1MiB, 1GiB...), found '-1'"},
+    {"security:\n  socket_mode: \"0999\"\n",
+     "bad.yaml:2:16: key 'security.socket_mode': expected file mode \"0000\"..\"0777\" (octal), "
+     "found '0999'"},
+    {"security:\n  socket_mode: 660\n",
+     "bad.yaml:2:16: key 'security.socket_mode': expected file mode \"0000\"..\"0777\" (octal), "
+     "found '660'"},
+    {"checksum: md5\n", "bad.yaml:1:11: key 'checksum': expected one of xxh64, none, found 'md5'"},
+    {"log_level: verbose\n",
+     "bad.yaml:1:12: key 'log_level': expected one of error, warn, info, debug, found 'verbose'"},
+    {"log_level: [info]\n",
+     "bad.yaml:1:12: key 'log_level': expected one of error, warn, info, debug, found a list"},
+    {"listen:\n  control: tcp://0.0.0.0:5555\n",
+     "bad.yaml:2:12: key 'listen.control': expected an ipc:// or tls+tcp:// URL, found "
+     "'tcp://0.0.0.0:5555'"},
+    {"listen:\n  worker: http://x\n",
+     "bad.yaml:2:11: key 'listen.worker': expected an ipc://, tcp://, tls+tcp:// or inproc:// "
+     "URL, found 'http://x'"},
+    {"listen:\n  control: tls+tcp://ctl:1\ntls:\n  cert_file: /c.pem\n",
+     "bad.yaml:2:12: key 'listen.control': tls+tcp:// needs tls.cert_file, tls.key_file and "
+     "tls.ca_file"},
+    {"run_dir: run\n",
+     "bad.yaml:1:10: key 'run_dir': expected an absolute path of at most 94 bytes, found 'run'"},
+    {"run_dir: /a/very/long/path/that/would/not/fit/into/a/unix/socket/address/once/the/socket/"
+     "name/is/added/to/it\n",
+     "bad.yaml:1:10: key 'run_dir': expected an absolute path of at most 94 bytes, found "
+     "'/a/very/long/path/that/would/not/fit/int...'"},
+    {"security:\n  allow_uids: [1, -1]\n",
+     "bad.yaml:2:19: key 'security.allow_uids': expected a list of at most 16 ids 0..4294967294, "
+     "found '-1'"},
+    {"security:\n  allow_gids: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]\n",
+     "bad.yaml:2:15: key 'security.allow_gids': expected a list of at most 16 ids 0..4294967294, "
+     "found a list"},
+    {"security:\n  allow_gids: 5\n",
+     "bad.yaml:2:15: key 'security.allow_gids': expected a list of at most 16 ids 0..4294967294, "
+     "found '5'"},
+    {"node_name: bad name\n",
+     "bad.yaml:1:12: key 'node_name': expected a name of at most 255 characters [A-Za-z0-9_.-], "
+     "found 'bad name'"},
+    {"save_path: {a: 1}\n",
+     "bad.yaml:1:12: key 'save_path': expected a path of at most 1008 bytes, found a mapping"},
+    {"limits:\n  max_clients: 5\n bad\n",
+     "bad.yaml:3:2: YAML syntax error: did not find expected key"},
+    {"- a\n- b\n", "bad.yaml:1:1: expected a mapping of settings, found a list"},
+};
+
+static void test_config_errors(void **state)
+{
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        pd_config_t c, before;
+        char err[512] = "";
+        pd_config_defaults(&c);
+        before = c;
+        int rc = load(&c, bad[i].text, err);
+        if (strcmp(err, bad[i].err) != 0) {
+            print_error("case %zu:\n got  %s\n want %s\n", i, err, bad[i].err);
+        }
+        assert_int_equal(rc, PROFD_ECONFIG);
+        assert_string_equal(err, bad[i].err);
+        assert_memory_equal(&c, &before, sizeof(c));
+    }
+}
+
+/* A file that sets several keys and then fails changes nothing. */
+static void test_config_atomic(void **state)
+{
+    pd_config_t c, before;
+    char err[512];
+    pd_config_defaults(&c);
+    before = c;
+    assert_int_equal(load(&c, "save_path: /x\nlimits:\n  max_clients: 7\n  max_windows: 0\n", err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:4:16: key 'limits.max_windows': expected integer 1..4096, "
+                             "found '0'");
+    assert_memory_equal(&c, &before, sizeof(c));
+    /* an empty file changes nothing and is fine */
+    assert_int_equal(load(&c, "# nothing\n", err), 0);
+    assert_memory_equal(&c, &before, sizeof(c));
+}
+
+static void test_config_file_errors(void **state)
+{
+    pd_config_t c;
+    char err[512];
+    pd_config_defaults(&c);
+    assert_int_equal(pd_config_load(&c, "/nonexistent/profd.yaml", err, sizeof(err)), PROFD_EIO);
+    assert_string_equal(err, "/nonexistent/profd.yaml: cannot open: No such file or directory");
+    assert_int_equal(pd_config_load(&c, "/", err, sizeof(err)), PROFD_EIO);
+    assert_string_equal(err, "/: not a regular file");
+}
+
+static void test_config_finish(void **state)
+{
+    pd_config_t c;
+    pd_config_defaults(&c);
+    snprintf(c.run_dir, sizeof(c.run_dir), "/run/profd");
+    pd_config_finish(&c);
+    assert_string_equal(c.worker_url, "ipc:///run/profd/worker.sock");
+    assert_string_equal(c.control_url, "ipc:///run/profd/control.sock");
+    assert_string_equal(c.spool_dir, "outputs/profile/.spool");
+
+    /* explicit values stay */
+    snprintf(c.worker_url, sizeof(c.worker_url), "tcp://127.0.0.1:9");
+    snprintf(c.spool_dir, sizeof(c.spool_dir), "/fast/spool");
+    c.control_url[0] = '\0';
+    snprintf(c.run_dir, sizeof(c.run_dir), "/tmp/p");
+    pd_config_finish(&c);
+    assert_string_equal(c.worker_url, "tcp://127.0.0.1:9");
+    assert_string_equal(c.control_url, "ipc:///tmp/p/control.sock");
+    assert_string_equal(c.spool_dir, "/fast/spool");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_every_key),
+        cmocka_unit_test(test_config_other_value_forms),
+        cmocka_unit_test(test_config_deploy_example),
+        cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_config_atomic),
+        cmocka_unit_test(test_config_file_errors),
+        cmocka_unit_test(test_config_finish),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

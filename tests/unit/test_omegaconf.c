@@ -1,0 +1,400 @@
+/* OmegaConf interpolation and Hydra override semantics, value by value. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "omegaconf.h"
+#include "profd/errors.h"
+
+typedef struct fx {
+    yt_node_t *root;
+    oc_t oc;
+    char err[512];
+} fx_t;
+
+static void fx_load(fx_t *f, const char *text, const char *const *ov, size_t n)
+{
+    memset(f, 0, sizeof(*f));
+    assert_int_equal(yt_parse("c.yaml", text, strlen(text), &f->root, f->err, sizeof(f->err)), 0);
+    int rc = oc_apply_overrides("c.yaml", &f->root, (char *const *)ov, n, f->err, sizeof(f->err));
+    if (rc != 0) {
+        print_error("%s\n", f->err);
+    }
+    assert_int_equal(rc, 0);
+    oc_init(&f->oc, "c.yaml", f->root, f->err, sizeof(f->err));
+}
+
+/* The resolved value at `path`. */
+static yt_node_t *get(fx_t *f, const char *path)
+{
+    yt_node_t *raw, *v;
+    assert_int_equal(oc_lookup(&f->oc, NULL, path, &raw), 0);
+    assert_non_null(raw);
+    int rc = oc_resolve(&f->oc, raw, &v);
+    if (rc != 0) {
+        print_error("%s\n", f->err);
+    }
+    assert_int_equal(rc, 0);
+    return v;
+}
+
+static void expect_resolve_error(const char *text, const char *path, const char *msg)
+{
+    fx_t f;
+    yt_node_t *raw, *v = NULL;
+    fx_load(&f, text, NULL, 0);
+    int rc = oc_lookup(&f.oc, NULL, path, &raw);
+    if (rc == 0) {
+        assert_non_null(raw);
+        rc = oc_resolve(&f.oc, raw, &v);
+    }
+    assert_int_equal(rc, PROFD_ECONFIG);
+    assert_string_equal(f.err, msg);
+    yt_free(f.root);
+}
+
+static void expect_override_error(const char *text, const char *ov, const char *msg)
+{
+    yt_node_t *root;
+    char err[512] = "";
+    char *o[] = {(char *)ov};
+    assert_int_equal(yt_parse("c.yaml", text, strlen(text), &root, err, sizeof(err)), 0);
+    assert_int_equal(oc_apply_overrides("c.yaml", &root, o, 1, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err, msg);
+    yt_free(root);
+}
+
+static void test_omegaconf_node_interpolation_keeps_type(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "a: 1\nt: true\nl: [1, 'x']\nm: {x: 5}\n"
+            "i: ${a}\nb: ${t}\nc: ${l}\nd: ${m}\ne: \"${a}\"\nsp: ${ a }\nn: ${m.x}\n"
+            "idx: ${l[1]}\nidx2: ${l.0}\nchain: ${i}\n",
+            NULL, 0);
+    assert_int_equal(get(&f, "i")->type, YT_INT);
+    assert_int_equal(get(&f, "i")->v.i, 1);
+    assert_int_equal(get(&f, "b")->type, YT_BOOL);
+    assert_int_equal(get(&f, "c")->type, YT_SEQ);
+    assert_ptr_equal(get(&f, "c"), yt_map_get(f.root, "l")); /* the node itself */
+    assert_int_equal(get(&f, "d")->type, YT_MAP);
+    assert_int_equal(get(&f, "e")->v.i, 1); /* YAML quotes do not stop OmegaConf */
+    assert_int_equal(get(&f, "sp")->v.i, 1);
+    assert_int_equal(get(&f, "n")->v.i, 5);
+    assert_string_equal(get(&f, "idx")->text, "x");
+    assert_int_equal(get(&f, "idx2")->v.i, 1);
+    assert_int_equal(get(&f, "chain")->v.i, 1);
+    /* through an interpolated mapping */
+    yt_node_t *raw;
+    assert_int_equal(oc_lookup(&f.oc, NULL, "d.x", &raw), 0);
+    assert_ptr_equal(raw, yt_map_get(yt_map_get(f.root, "m"), "x"));
+    yt_free(f.root);
+}
+
+static void test_omegaconf_string_concatenation(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "a: 1\nt: true\nz: null\nh: 0.5\ntiny: 1.0e-5\nbig: 100000.0\nhuge: 1.0e16\n"
+            "l: [1, 'a', null]\nm: {k: v}\n"
+            "s1: x${a}y\ns2: v=${t}\ns3: ${z}!\ns4: ${h}/${tiny}/${big}/${huge}\n"
+            "s5: ${l}\n"
+            "s6: \"${m} \"\ns7: ' ${a}'\nesc: \\${a}\nesc2: \\\\${a}\nkeep: a\\b\n",
+            NULL, 0);
+    assert_string_equal(get(&f, "s1")->text, "x1y");
+    assert_string_equal(get(&f, "s2")->text, "v=True");
+    assert_string_equal(get(&f, "s3")->text, "None!");
+    assert_string_equal(get(&f, "s4")->text, "0.5/1e-05/100000.0/1e+16");
+    assert_int_equal(get(&f, "s5")->type, YT_SEQ);
+    assert_string_equal(get(&f, "s6")->text, "{'k': 'v'} ");
+    assert_string_equal(get(&f, "s7")->text, " 1");
+    assert_string_equal(get(&f, "esc")->text, "${a}");
+    assert_string_equal(get(&f, "esc2")->text, "\\1");
+    assert_string_equal(get(&f, "keep")->text, "a\\b");
+    assert_true(get(&f, "s1")->flags & YT_F_FINAL);
+    /* a computed value names the key it came from */
+    char path[64];
+    yt_path(get(&f, "s1"), path, sizeof(path));
+    assert_string_equal(path, "s1");
+    yt_free(f.root);
+}
+
+static void test_omegaconf_relative_and_nested(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "sec:\n  a: 1\n  b: ${.a}\n  sub:\n    c: ${..a}\n    d: ${oc.select:..a,9}\n"
+            "name: a\nv: ${sec.${name}}\n",
+            NULL, 0);
+    assert_int_equal(get(&f, "sec.b")->v.i, 1);
+    assert_int_equal(get(&f, "sec.sub.c")->v.i, 1);
+    assert_int_equal(get(&f, "sec.sub.d")->v.i, 1);
+    assert_int_equal(get(&f, "v")->v.i, 1);
+    yt_free(f.root);
+}
+
+static void test_omegaconf_select(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "present: 3\nnothing: null\nmissing: ???\n"
+            "a: ${oc.select:present,7}\n"
+            "b: ${oc.select:absent,7}\n"
+            "c: ${oc.select:absent}\n"
+            "d: ${oc.select:nothing,7}\n"
+            "e: ${oc.select:absent,[]}\n"
+            "f: ${oc.select:absent,null}\n"
+            "g: ${oc.select:absent,${oc.select:also.absent,level0}}\n"
+            "h: ${oc.select:absent,False}\n"
+            "i: ${oc.select:absent,'a,b'}\n"
+            "j: ${oc.select:absent,{}}\n"
+            "k: ${oc.select:missing,5}\n"
+            "l: ${oc.select:absent,[1, x, ${present}]}\n"
+            "m: ${oc.select:present.deeper,4}\n"
+            "n: \"${oc.select: absent , 100_000 }\"\n"
+            "o: ${oc.select:absent,1.5}\n",
+            NULL, 0);
+    assert_int_equal(get(&f, "a")->v.i, 3);
+    assert_int_equal(get(&f, "b")->v.i, 7);
+    assert_int_equal(get(&f, "c")->type, YT_NULL);
+    assert_int_equal(get(&f, "d")->type, YT_NULL); /* present, null: no default */
+    assert_int_equal(get(&f, "e")->type, YT_SEQ);
+    assert_int_equal(get(&f, "e")->n, 0);
+    assert_int_equal(get(&f, "f")->type, YT_NULL);
+    assert_string_equal(get(&f, "g")->text, "level0");
+    assert_int_equal(get(&f, "h")->type, YT_BOOL);
+    assert_false(get(&f, "h")->v.b);
+    assert_string_equal(get(&f, "i")->text, "a,b");
+    assert_int_equal(get(&f, "j")->type, YT_MAP);
+    assert_int_equal(get(&f, "k")->type, YT_NULL); /* ??? selects as null */
+    yt_node_t *l = get(&f, "l");
+    assert_int_equal(l->n, 3);
+    assert_string_equal(l->items[1]->text, "x");
+    assert_int_equal(l->items[2]->v.i, 3);
+    assert_int_equal(get(&f, "m")->v.i, 4);
+    assert_int_equal(get(&f, "n")->v.i, 100000);
+    assert_true(get(&f, "o")->v.f == 1.5);
+    yt_free(f.root);
+}
+
+/* Grammar typing: only true/false are booleans, unlike YAML 1.1. */
+static void test_omegaconf_grammar_typing(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "a: ${oc.select:x,yes}\nb: ${oc.select:x,TRUE}\nc: ${oc.select:x,NULL}\n"
+            "d: ${oc.select:x,007}\ne: ${oc.select:x,-3}\nf: ${oc.select:x,inf}\n"
+            "g: ${oc.select:x,1 2}\nh: ${oc.select:x,a\\,b}\n",
+            NULL, 0);
+    assert_int_equal(get(&f, "a")->type, YT_STR);
+    assert_int_equal(get(&f, "b")->type, YT_BOOL);
+    assert_int_equal(get(&f, "c")->type, YT_NULL);
+    assert_int_equal(get(&f, "d")->type, YT_STR);
+    assert_int_equal(get(&f, "e")->v.i, -3);
+    assert_int_equal(get(&f, "f")->type, YT_FLOAT);
+    assert_string_equal(get(&f, "g")->text, "1 2");
+    assert_string_equal(get(&f, "h")->text, "a,b");
+    yt_free(f.root);
+}
+
+static void test_omegaconf_resolution_errors(void **state)
+{
+    expect_resolve_error("a: ${b.c}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${b.c}': key 'b.c' not found");
+    expect_resolve_error("x:\n  a: ${b\n", "x.a",
+                         "c.yaml:2:6: key 'x.a': malformed interpolation '${b': missing '}'");
+    expect_resolve_error("a: ${b}\nb: ${a}\n", "a",
+                         "c.yaml:1:4: key 'a': circular interpolation '${b}'");
+    expect_resolve_error("a: ${a}\n", "a", "c.yaml:1:4: key 'a': circular interpolation '${a}'");
+    expect_resolve_error("m: ???\na: ${m}\n", "a",
+                         "c.yaml:2:4: key 'a': interpolation '${m}': key 'm' is '?\?\?' (a value "
+                         "still to be set)");
+    expect_resolve_error(
+        "a: ${now:%Y}\n", "a",
+        "c.yaml:1:4: key 'a': interpolation '${now:%Y}': unsupported resolver 'now'");
+    expect_resolve_error("a: ${oc.env:HOME,/tmp}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${oc.env:HOME,/tmp}': oc.env is not "
+                         "supported (profd does not read the job's environment; override the key "
+                         "instead)");
+    expect_resolve_error("a: ${oc.select:x,[1,2}\n", "a",
+                         "c.yaml:1:4: key 'a': malformed interpolation '${oc.select:x,[1,2}': "
+                         "expected ',' or ']' at offset 18");
+    expect_resolve_error("a: ${oc.select:}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${oc.select:}': oc.select takes a "
+                         "key and an optional default");
+    expect_resolve_error("a: ${b c}\n", "a",
+                         "c.yaml:1:4: key 'a': malformed interpolation '${b c}': unexpected space "
+                         "in a key");
+    expect_resolve_error("a: ${.x}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${.x}': key '.x' not found");
+    expect_resolve_error("a: ${...x}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${...x}': relative key goes above "
+                         "the root");
+    /* the error names the string that fails, wherever the chain started */
+    expect_resolve_error("a: ${b}\nb: ${c}\n", "a",
+                         "c.yaml:2:4: key 'b': interpolation '${c}': key 'c' not found");
+}
+
+static void test_omegaconf_limits(void **state)
+{
+    /* a chain longer than the resolver's depth */
+    char text[4096];
+    size_t off = 0;
+    for (int i = 0; i < 40; i++) {
+        off += (size_t)snprintf(text + off, sizeof(text) - off, "a%d: ${a%d}\n", i, i + 1);
+    }
+    snprintf(text + off, sizeof(text) - off, "a40: 1\n");
+    expect_resolve_error(text, "a0",
+                         "c.yaml:33:6: key 'a32': interpolation '${a33}': interpolations and "
+                         "brackets nested deeper than 64 levels");
+
+    /* a concatenation too long */
+    char *big = malloc(50000 + 64);
+    off = (size_t)snprintf(big, 64, "a: ");
+    memset(big + off, 'x', 40000);
+    off += 40000;
+    snprintf(big + off, 64, "\nb: ${a}${a}\n");
+    expect_resolve_error(big, "b",
+                         "c.yaml:2:4: key 'b': interpolation '${a}${a}': string longer than 65536 "
+                         "bytes");
+    free(big);
+}
+
+static void test_omegaconf_override_values(void **state)
+{
+    const char *ov[] = {
+        "i=2",
+        "s='2'",
+        "q=\"x y\"",
+        "l=[1, 'npu', cpu]",
+        "n=null",
+        "b=True",
+        "y=yes",
+        "u=1_000",
+        "fl=1e3",
+        "e=",
+        "r=${i}",
+        "lr=[${i}, 3]",
+        "+new.deep=x",
+        "++i2=5",
+        "++s=z",
+        "ws= a b ",
+        "esc=a\\,b",
+        "li.1=9",
+        "m={x: 1, k: [2]}",
+        "p=/a/b-c.d",
+    };
+    fx_t f;
+    fx_load(&f,
+            "i: 1\ns: 1\nq: 1\nl: 1\nn: 1\nb: 1\ny: 1\nu: 1\nfl: 1\ne: 1\nr: 1\nlr: 1\n"
+            "ws: 1\nesc: 1\nli: [1, 2]\nm: {x: 0, y: 0}\np: 1\n",
+            ov, sizeof(ov) / sizeof(ov[0]));
+    assert_int_equal(get(&f, "i")->v.i, 2);
+    assert_int_equal(get(&f, "s")->type, YT_STR);
+    assert_string_equal(get(&f, "s")->text, "z");
+    assert_string_equal(get(&f, "q")->text, "x y");
+    yt_node_t *l = get(&f, "l");
+    assert_int_equal(l->n, 3);
+    assert_int_equal(l->items[0]->v.i, 1);
+    assert_string_equal(l->items[1]->text, "npu");
+    assert_string_equal(l->items[2]->text, "cpu");
+    assert_int_equal(get(&f, "n")->type, YT_NULL);
+    assert_int_equal(get(&f, "b")->type, YT_BOOL);
+    assert_int_equal(get(&f, "y")->type, YT_STR); /* Hydra: yes is a string */
+    assert_int_equal(get(&f, "u")->v.i, 1000);
+    assert_true(get(&f, "fl")->v.f == 1000.0);
+    assert_string_equal(get(&f, "e")->text, "");
+    assert_int_equal(get(&f, "r")->v.i, 2); /* resolved after all overrides */
+    yt_node_t *item;
+    assert_int_equal(oc_resolve(&f.oc, get(&f, "lr")->items[0], &item), 0);
+    assert_int_equal(item->v.i, 2); /* list items resolve lazily too */
+    assert_string_equal(get(&f, "new.deep")->text, "x");
+    assert_int_equal(get(&f, "i2")->v.i, 5);
+    assert_string_equal(get(&f, "ws")->text, "a b");
+    assert_string_equal(get(&f, "esc")->text, "a,b");
+    assert_int_equal(get(&f, "li")->items[1]->v.i, 9);
+    assert_int_equal(get(&f, "m.x")->v.i, 1); /* mappings merge */
+    assert_int_equal(get(&f, "m.y")->v.i, 0);
+    assert_int_equal(get(&f, "m.k")->n, 1);
+    assert_string_equal(get(&f, "p")->text, "/a/b-c.d");
+
+    char where[128];
+    oc_where("c.yaml", get(&f, "i"), where, sizeof(where));
+    assert_string_equal(where, "override 'i=2'");
+    oc_where("c.yaml", get(&f, "m.y"), where, sizeof(where));
+    assert_string_equal(where, "c.yaml:16:14");
+    yt_free(f.root);
+}
+
+static void test_omegaconf_override_delete(void **state)
+{
+    const char *ov[] = {"~a", "~b=2", "~c.d"};
+    fx_t f;
+    fx_load(&f, "a: 1\nb: 2\nc: {d: 1, e: 2}\n", ov, 3);
+    assert_null(yt_map_get(f.root, "a"));
+    assert_null(yt_map_get(f.root, "b"));
+    assert_null(yt_map_get(yt_map_get(f.root, "c"), "d"));
+    assert_non_null(yt_map_get(yt_map_get(f.root, "c"), "e"));
+    yt_free(f.root);
+
+    /* an empty config accepts additions */
+    const char *add[] = {"+global_profiler.steps=[2]"};
+    fx_load(&f, "", add, 1);
+    assert_int_equal(get(&f, "global_profiler.steps")->items[0]->v.i, 2);
+    yt_free(f.root);
+}
+
+static void test_omegaconf_override_errors(void **state)
+{
+    const char *cfg = "a: 1\nsec: {x: 1}\nl: [1]\n";
+    expect_override_error(cfg, "abc", "override 'abc': expected KEY=VALUE");
+    expect_override_error(cfg, "=1", "override '=1': missing key");
+    expect_override_error(cfg, "b=1", "override 'b=1': key 'b' not found; use +b=... to add it");
+    expect_override_error(cfg, "sec.y=1",
+                          "override 'sec.y=1': key 'sec.y' not found; use +sec.y=... to add it");
+    expect_override_error(cfg, "nope.y=1", "override 'nope.y=1': key 'nope' not found");
+    expect_override_error(cfg, "+a=2",
+                          "override '+a=2': key 'a' already exists; use ++a=... to set it");
+    expect_override_error(cfg, "a.b=2", "override 'a.b=2': key 'a' is not a mapping");
+    expect_override_error(cfg, "~b", "override '~b': key 'b' not found");
+    expect_override_error(cfg, "~a=2", "override '~a=2': the value of 'a' differs");
+    expect_override_error(cfg, "a=[1,", "override 'a=[1,': missing ']'");
+    expect_override_error(cfg, "a='x", "override 'a='x': missing closing '");
+    expect_override_error(
+        cfg, "a=1,2",
+        "override 'a=1,2': sweeps (a,b) are not supported; quote the value or use "
+        "a list [a,b]");
+    expect_override_error(cfg, "a=choice(1,2)",
+                          "override 'a=choice(1,2)': functions such as choice() or range() are not "
+                          "supported");
+    expect_override_error(cfg, "+g/x=1",
+                          "override '+g/x=1': config group overrides (a/b, a@b) are not supported");
+    expect_override_error(cfg, "a..b=1", "override 'a..b=1': malformed key 'a..b'");
+    expect_override_error(cfg, "a=x]", "override 'a=x]': unexpected ']' at offset 1");
+    expect_override_error(cfg, "l.3=1", "override 'l.3=1': key 'l.3' is not an item of the list");
+    expect_override_error(cfg, "a={x 1}", "override 'a={x 1}': expected 'key: value' in '{...}'");
+    expect_override_error("- 1\n", "+a=1", "override '+a=1': the configuration is not a mapping");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_omegaconf_node_interpolation_keeps_type),
+        cmocka_unit_test(test_omegaconf_string_concatenation),
+        cmocka_unit_test(test_omegaconf_relative_and_nested),
+        cmocka_unit_test(test_omegaconf_select),
+        cmocka_unit_test(test_omegaconf_grammar_typing),
+        cmocka_unit_test(test_omegaconf_resolution_errors),
+        cmocka_unit_test(test_omegaconf_limits),
+        cmocka_unit_test(test_omegaconf_override_values),
+        cmocka_unit_test(test_omegaconf_override_delete),
+        cmocka_unit_test(test_omegaconf_override_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
