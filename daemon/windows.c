@@ -145,16 +145,23 @@ void pd_windows_append(pd_windows_t *ws, pd_window_t *w)
  * folder), else the daemon's. Windows go below it with room to spare. */
 static int save_root(const pd_daemon_t *d, const pp_window_spec_t *spec, char *buf, size_t len)
 {
-    const char *sp = spec->save_path && spec->save_path[0] ? spec->save_path : d->save_path;
-    char cwd[PD_PATH_MAX];
+    const char *sp = spec->save_path && spec->save_path[0] ? spec->save_path : NULL;
     int n;
-    if (sp[0] == '/') {
+    if (sp == NULL) {
+        n = snprintf(buf, len, "%s", d->save_path);
+    } else if (sp[0] == '/') {
         n = snprintf(buf, len, "%s", sp);
     } else {
-        if (getcwd(cwd, sizeof(cwd)) == NULL) {
-            return PROFD_EIO;
+        /* a request's relative save_path (verl's default outputs/profile)
+         * lives below the daemon's: the daemon's folder is not the job's */
+        while (sp[0] == '.' && sp[1] == '/') {
+            sp += 2;
         }
-        n = snprintf(buf, len, "%s/%s", cwd, sp);
+        if (strcmp(sp, "..") == 0 || strncmp(sp, "../", 3) == 0 || strstr(sp, "/../") ||
+            (strlen(sp) >= 3 && strcmp(sp + strlen(sp) - 3, "/..") == 0)) {
+            return PROFD_EPATH;
+        }
+        n = snprintf(buf, len, "%s/%s", d->save_path, sp);
     }
     return (n < 0 || (size_t)n + 2 * PP_MAX_NAME + 256 >= len) ? PROFD_EINVAL : 0;
 }
@@ -202,8 +209,11 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
         snprintf(err, errlen, "out of memory");
         return PROFD_ENOMEM;
     }
-    if (save_root(d, spec, root, sizeof(root)) != 0) {
-        snprintf(err, errlen, "save_path is too long or the daemon's folder is unknown");
+    if ((rv = save_root(d, spec, root, sizeof(root))) != 0) {
+        snprintf(err, errlen, rv == PROFD_EPATH
+                                  ? "a relative save_path must stay below the daemon's save_path "
+                                    "(no '..')"
+                                  : "save_path is too long");
         free(*ids);
         *ids = NULL;
         pd_plan_out_free(&out);
@@ -809,6 +819,8 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
     out->warnings_n = w->nwarnings;
     out->reason = w->reason[0] ? (char *)w->reason : NULL;
     out->source = w->spec.source;
+    out->selectors = w->spec.selectors; /* borrowed: what the request selects */
+    out->selectors_n = w->spec.selectors_n;
     if (detail && w->nmembers && (out->ranks = calloc(w->nmembers, sizeof(*out->ranks)))) {
         for (size_t i = 0; i < w->nmembers; i++) {
             pp_rank_state_t *r = &out->ranks[i];

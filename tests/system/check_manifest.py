@@ -4,6 +4,8 @@
 Usage: check_manifest.py MANIFEST --first F --last L --ranks 0,1,2
            [--role e2e|ROLE] [--phases p,q] [--replicas 0] [--substeps A-B,...]
            [--status complete] [--sim]
+       check_manifest.py MANIFEST --first F --last L --expect ROLE.PHASE=0,1
+           [--expect ROLE.PHASE=2 ...]   (discrete, several roles and phases)
 
 Asserts: every listed rank has exactly the expected captures and nothing
 else is there; first/last steps; status; each listed file exists with its
@@ -42,7 +44,9 @@ def main():
     ap.add_argument("manifest")
     ap.add_argument("--first", type=int, required=True)
     ap.add_argument("--last", type=int, required=True)
-    ap.add_argument("--ranks", required=True)
+    ap.add_argument("--ranks", default="")
+    ap.add_argument("--expect", action="append", default=[],
+                    help="ROLE[.PHASE]=RANKS: these ranks captured this role and phase")
     ap.add_argument("--role", default="e2e")
     ap.add_argument("--phases", default="")
     ap.add_argument("--replicas", default="")
@@ -76,11 +80,17 @@ def main():
     steps = list(range(a.first, a.last + 1))
     per_capture_steps = [[s] for s in steps] if a.per_step else [steps]
 
-    expected = {}
+    expected = {}  # (rank, phase, first step) -> (role, steps)
     for r in ranks:
         for p in phases:
             for ss in per_capture_steps:
-                expected[(r, p, ss[0])] = ss
+                expected[(r, p, ss[0])] = (a.role, ss)
+    for spec in a.expect:
+        who, _, rs = spec.partition("=")
+        role, _, phase = who.partition(".")
+        for r in (int(x) for x in rs.split(",") if x):
+            for ss in per_capture_steps:
+                expected[(r, phase or None, ss[0])] = (role, ss)
     seen = set()
     for c in m["captures"]:
         key = (c["rank"], c["phase"], c["first_step"])
@@ -90,7 +100,7 @@ def main():
         if key in seen:
             bad(f"duplicate capture {key}")
         seen.add(key)
-        ss = expected[key]
+        role, ss = expected[key]
         if c["status"] != a.status:
             bad(f"rank {c['rank']} {c['phase']}: status {c['status']} ({c['reason']})")
             continue
@@ -98,8 +108,8 @@ def main():
             bad(f"rank {c['rank']}: complete with a reason {c['reason']!r}")
         if c["last_step"] != ss[-1]:
             bad(f"rank {c['rank']} {c['phase']}: last_step {c['last_step']} != {ss[-1]}")
-        if c["role"] != a.role:
-            bad(f"rank {c['rank']}: role {c['role']} != {a.role}")
+        if c["role"] != role:
+            bad(f"rank {c['rank']}: role {c['role']} != {role}")
         if replicas and c["replica_rank"] not in replicas:
             bad(f"rank {c['rank']}: replica {c['replica_rank']} not in {replicas}")
         if want_spans and c.get("substeps") != want_spans:
