@@ -86,5 +86,10 @@ done
 
 kill "$sim" 2>/dev/null || true
 wait "$sim" 2>/dev/null || true
+
+echo
+echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces"
+PROFD_BUILD="$build" deploy/demo-python.sh "$bin"
+
 echo
 echo "demo done: outputs in $out/profile, daemon log $out/profd.log"
