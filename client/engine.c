@@ -206,6 +206,9 @@ static void cap_stop(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
     if (!c->recording) {
         return;
     }
+    if (c->rec.phase == NULL) {
+        substep = 0; /* end to end: sub-steps belong to phases, not to the capture */
+    }
     c->recording = false;
     fill_capture(e, s, c, e->step, substep, &pc);
     const profd_backend_t *b = e->backends[c->be].b;

@@ -589,7 +589,17 @@ void pd_config_finish(pd_config_t *cfg)
         snprintf(cfg->control_url, sizeof(cfg->control_url), "ipc://%.*s/control.sock", RUN_DIR_MAX,
                  cfg->run_dir);
     }
-    if (cfg->spool_dir[0] == '\0') {
+    if (cfg->spool_dir[0] == '\0' && cfg->shared_save_path) {
+        /* the save_path is shared by every node: one spool each */
+        char host[256];
+        const char *node = cfg->node_name;
+        if (node[0] == '\0') {
+            node = gethostname(host, sizeof(host)) == 0 ? host : "node";
+            host[sizeof(host) - 1] = '\0';
+        }
+        snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "%.*s/.spool/%.64s",
+                 (int)sizeof(cfg->save_path) - 80, cfg->save_path, node);
+    } else if (cfg->spool_dir[0] == '\0') {
         snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "%.*s/.spool",
                  (int)sizeof(cfg->save_path) - 16, cfg->save_path);
     }

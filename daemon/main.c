@@ -125,6 +125,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--config=", 9) == 0) {
             config_file = argv[i] + 9;
+        } else if (strncmp(argv[i], "-c", 2) == 0 && argv[i][2] != '\0') {
+            config_file = argv[i] + 2; /* -cFILE */
         }
     }
     pd_config_defaults(&cfg);
