@@ -222,21 +222,12 @@ static void on_hello(pd_daemon_t *d, pd_req_t *req, const pp_node_hello_t *h)
     pd_req_reply_msg(req, &m);
 }
 
-static void ack(pd_daemon_t *d, pd_req_t *req)
-{
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_ack);
-    m.u.ack.gen = d->gen;
-    m.u.ack.instance = d->instance;
-    pd_req_reply_msg(req, &m);
-}
-
 static void on_roster(pd_daemon_t *d, pd_req_t *req, const pp_node_roster_t *r)
 {
     pd_node_t *n = known(d, req, r->node, r->instance);
     if (n) {
         apply_roster(d, n, r->ranks, r->ranks_n);
-        ack(d, req);
+        pd_daemon_reply_ack(d, req);
     }
 }
 
@@ -269,7 +260,7 @@ static void on_summary(pd_daemon_t *d, pd_req_t *req, const pp_node_summary_t *s
             }
         }
     }
-    ack(d, req);
+    pd_daemon_reply_ack(d, req);
 }
 
 static void on_watch(pd_daemon_t *d, pd_req_t *req, const pp_node_watch_t *w)
@@ -315,7 +306,7 @@ static void on_result(pd_daemon_t *d, pd_req_t *req, pp_node_result_t *r)
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
-    ack(d, req);
+    pd_daemon_reply_ack(d, req);
 }
 
 static void on_bye(pd_daemon_t *d, pd_req_t *req, const pp_node_bye_t *b)
@@ -326,7 +317,7 @@ static void on_bye(pd_daemon_t *d, pd_req_t *req, const pp_node_bye_t *b)
     }
     node_lost(d, n, "stopped");
     node_remove(d->coord, n);
-    ack(d, req);
+    pd_daemon_reply_ack(d, req);
 }
 
 static void on_request(pd_req_t *req, void *arg)

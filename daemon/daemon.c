@@ -109,6 +109,15 @@ void pd_daemon_plan_params(const pd_daemon_t *d, pd_plan_params_t *p)
     p->default_job = job ? job : "default";
 }
 
+void pd_daemon_reply_ack(pd_daemon_t *d, pd_req_t *req)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_ack);
+    m.u.ack.gen = d->gen;
+    m.u.ack.instance = d->instance;
+    pd_req_reply_msg(req, &m);
+}
+
 /* ---- liveness tick ---- */
 
 static void on_tick(uv_timer_t *h)

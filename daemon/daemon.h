@@ -82,6 +82,8 @@ int64_t pd_daemon_latency_us(const pd_daemon_t *d);
 void pd_daemon_latency_sample(pd_daemon_t *d, int64_t us);
 /* Planner parameters for now. */
 void pd_daemon_plan_params(const pd_daemon_t *d, pd_plan_params_t *p);
+/* Reply "ack" with the current plan generation. */
+void pd_daemon_reply_ack(pd_daemon_t *d, pd_req_t *req);
 /* Start the liveness timer if ranks are registered, stop it otherwise. */
 void pd_daemon_tick_update(pd_daemon_t *d);
 

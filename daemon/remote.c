@@ -138,60 +138,29 @@ int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node
                         char *err, size_t errlen)
 {
     char why[256], path[PD_PATH_MAX + 300];
-    pd_window_t *w = pd_windows_get(&d->win, r->window);
-    if (w == NULL) {
-        snprintf(err, errlen, "no window %lld", (long long)r->window);
-        return PROFD_ENOENT;
-    }
-    pd_member_t *m = pd_windows_member(w, k->id);
-    if (m == NULL || m->state != PD_M_EXPECTED) {
-        snprintf(err, errlen, "window %s does not expect captures of rank %lld from %s", w->name,
-                 (long long)k->rank, k->node);
-        return PROFD_ESTATE;
-    }
-    m->caps = r->captures; /* moved */
-    m->ncaps = r->captures_n;
-    r->captures = NULL;
-    r->captures_n = 0;
-    m->state = PD_M_REPORTED;
-    if (w->state == PD_W_PENDING) {
-        w->state = PD_W_ACTIVE;
+    pd_window_t *w;
+    int rv;
+    pd_member_t *m = pd_windows_report(d, k, r->window, &r->captures, &r->captures_n, true, &w,
+                                       &rv, err, errlen);
+    if (m == NULL) {
+        return rv;
     }
     for (size_t i = 0; i < m->ncaps; i++) {
         pp_capture_t *c = &m->caps[i];
-        c->rank = m->rank;
-        c->replica_rank = m->replica_rank;
-        c->pid = m->pid;
-        free(c->host);
-        c->host = strdup(m->host);
-        free(c->tool);
-        c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
-        if (c->status == NULL ||
-            (strcmp(c->status, "complete") && strcmp(c->status, "failed") &&
-             strcmp(c->status, "missed") && strcmp(c->status, "truncated"))) {
-            pd_windows_set_status(c, "failed", "unknown capture status in the report");
-        }
-        if (c->dir == NULL || strcmp(c->status, "missed") == 0) {
-            free(c->dir);
-            c->dir = NULL;
-            continue;
-        }
-        bool ok = pd_windows_capdir_ok(w, m, c, true);
-        for (size_t f = 0; ok && f < c->files_n; f++) {
+        bool ok = true;
+        for (size_t f = 0; c->dir && ok && f < c->files_n; f++) {
             ok = file_path_ok(c->files[f].path) && c->files[f].bytes >= 0;
         }
         if (!ok) {
-            snprintf(why, sizeof(why), "capture folder or files of '%.128s' are not where this "
-                                       "capture belongs",
+            snprintf(why, sizeof(why), "files of '%.128s' are not where this capture belongs",
                      c->dir);
             PD_LOG(&d->log, PD_LOG_WARN, "remote", "window %s rank %lld on %s: %s", w->name,
                    (long long)m->rank, m->node, why);
             pd_windows_set_status(c, "failed", why);
             free(c->dir);
             c->dir = NULL;
-            continue;
         }
-        for (size_t f = 0; f < c->files_n; f++) {
+        for (size_t f = 0; c->dir && f < c->files_n; f++) {
             if (shared) { /* written by the node into the same tree */
                 struct stat st;
                 snprintf(path, sizeof(path), "%s/%s/%s", w->dir, c->dir, c->files[f].path);

@@ -590,30 +590,29 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
     }
 }
 
-int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, char *err,
-                         size_t errlen)
+pd_member_t *pd_windows_report(pd_daemon_t *d, const pd_rank_t *k, int64_t window,
+                               pp_capture_t **caps, size_t *ncaps, bool rel, pd_window_t **wout,
+                               int *rv, char *err, size_t errlen)
 {
     char why[256];
-    pd_window_t *w = pd_windows_get(&d->win, res->window);
+    pd_window_t *w = pd_windows_get(&d->win, window);
+    *rv = 0;
     if (w == NULL) {
-        snprintf(err, errlen, "no window %lld", (long long)res->window);
-        return PROFD_ENOENT;
+        snprintf(err, errlen, "no window %lld", (long long)window);
+        *rv = PROFD_ENOENT;
+        return NULL;
     }
     pd_member_t *m = pd_windows_member(w, k->id);
-    if (m == NULL) {
-        snprintf(err, errlen, "client %lld is not a member of window %s", (long long)k->id,
-                 w->name);
-        return PROFD_ESTATE;
+    if (m == NULL || m->state != PD_M_EXPECTED) {
+        snprintf(err, errlen, "window %s does not expect captures of rank %lld from %s", w->name,
+                 (long long)k->rank, k->node[0] ? k->node : "this node");
+        *rv = PROFD_ESTATE;
+        return NULL;
     }
-    if (m->state != PD_M_EXPECTED) {
-        snprintf(err, errlen, "window %s already has the captures of rank %lld", w->name,
-                 (long long)m->rank);
-        return PROFD_ESTATE;
-    }
-    m->caps = res->captures; /* moved */
-    m->ncaps = res->captures_n;
-    res->captures = NULL;
-    res->captures_n = 0;
+    m->caps = *caps; /* moved */
+    m->ncaps = *ncaps;
+    *caps = NULL;
+    *ncaps = 0;
     m->state = PD_M_REPORTED;
     if (w->state == PD_W_PENDING) {
         w->state = PD_W_ACTIVE;
@@ -628,32 +627,46 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
         c->host = strdup(m->host);
         free(c->tool);
         c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
+        const char *failure = NULL;
         if (!status_ok(c->status)) {
-            pd_windows_set_status(c, "failed", "unknown capture status in the report");
-        }
-        if ((strcmp(c->role, "e2e") != 0 && strcmp(c->role, m->role) != 0) ||
-            (c->phase && !pp_ident_ok(c->phase))) {
-            pd_windows_set_status(c, "failed", "capture role or phase does not match the rank");
-            free(c->dir);
-            c->dir = NULL;
-            continue;
-        }
-        if (strcmp(c->status, "missed") == 0 || c->dir == NULL) {
-            free(c->dir);
-            c->dir = NULL;
-            continue;
-        }
-        if (!pd_windows_capdir_ok(w, m, c, false)) {
+            failure = "unknown capture status in the report";
+        } else if ((strcmp(c->role, "e2e") != 0 && strcmp(c->role, m->role) != 0) ||
+                   (c->phase && !pp_ident_ok(c->phase))) {
+            failure = "capture role or phase does not match the rank";
+        } else if (c->dir && strcmp(c->status, "missed") != 0 &&
+                   !pd_windows_capdir_ok(w, m, c, rel)) {
             snprintf(why, sizeof(why), "capture folder '%.128s' is not where this capture belongs",
                      c->dir);
             PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s rank %lld: %s", w->name,
                    (long long)m->rank, why);
-            pd_windows_set_status(c, "failed", why);
+            failure = why;
+        }
+        if (failure) {
+            pd_windows_set_status(c, "failed", failure);
+        }
+        if (failure || strcmp(c->status, "missed") == 0) {
             free(c->dir);
             c->dir = NULL;
-            continue;
         }
-        submit_gather(d, w, m, i);
+    }
+    *wout = w;
+    return m;
+}
+
+int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, char *err,
+                         size_t errlen)
+{
+    pd_window_t *w;
+    int rv;
+    pd_member_t *m = pd_windows_report(d, k, res->window, &res->captures, &res->captures_n, false,
+                                       &w, &rv, err, errlen);
+    if (m == NULL) {
+        return rv;
+    }
+    for (size_t i = 0; i < m->ncaps; i++) {
+        if (m->caps[i].dir) {
+            submit_gather(d, w, m, i);
+        }
     }
     pd_daemon_plans_changed(d);
     pd_windows_maybe_finish(d, w);

@@ -138,6 +138,17 @@ void pd_windows_free_one(pd_window_t *w);
  * node daemon, forward to the coordinator). */
 void pd_windows_maybe_finish(struct pd_daemon *d, pd_window_t *w);
 void pd_windows_set_status(pp_capture_t *c, const char *status, const char *reason);
+/*
+ * A member's report: move its captures into the member (*caps is taken),
+ * stamp who captured them (the daemon's knowledge, not the report's), and
+ * check each status, role, phase and folder; a capture that fails a check is
+ * marked failed and loses its folder, a missed one has none. rel: folders
+ * relative to the window (from a node daemon) rather than to the spool.
+ * Returns the member and *w, or NULL with *rv PROFD_ENOENT / PROFD_ESTATE.
+ */
+pd_member_t *pd_windows_report(struct pd_daemon *d, const struct pd_rank *k, int64_t window,
+                               pp_capture_t **caps, size_t *ncaps, bool rel, pd_window_t **w,
+                               int *rv, char *err, size_t errlen);
 /* Is c->dir where a capture of member m belongs? rel: relative to the
  * window folder ("<capdir>[/step<N>]") rather than to the spool. */
 bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,

@@ -112,11 +112,7 @@ static void on_events(pd_daemon_t *d, pd_req_t *req, const pp_events_t *e)
         pd_req_reply_error(req, rv, "events must be (kind 1|2, step, t_us) triples");
         return;
     }
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_ack);
-    m.u.ack.gen = d->gen;
-    m.u.ack.instance = d->instance;
-    pd_req_reply_msg(req, &m);
+    pd_daemon_reply_ack(d, req);
 }
 
 static void on_watch(pd_daemon_t *d, pd_req_t *req, const pp_watch_t *w)
@@ -156,11 +152,7 @@ static void on_result(pd_daemon_t *d, pd_req_t *req, pp_result_t *r)
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_ack);
-    m.u.ack.gen = d->gen;
-    m.u.ack.instance = d->instance;
-    pd_req_reply_msg(req, &m);
+    pd_daemon_reply_ack(d, req);
 }
 
 static void on_bye(pd_daemon_t *d, pd_req_t *req, const pp_bye_t *b)
