@@ -57,6 +57,7 @@ typedef struct cl_io {
     int backoff_ms;
     int64_t next_try_ms;
     int64_t last_sent_ms;
+    int idle_rounds; /* flushes in a row that found no step event */
 
     cl_plan_t *plans; /* published, newest first */
     uint64_t pub_seq;

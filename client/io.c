@@ -26,6 +26,7 @@
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
 #define EV_BATCH 2048
+#define IDLE_MAX_MS 1000
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
 
@@ -326,6 +327,7 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     }
     uint64_t dropped = cl_ring_dropped(c->ring);
     int64_t now = cl_now_ms();
+    io->idle_rounds = n ? 0 : io->idle_rounds + 1;
     if (n == 0 && !force && now - io->last_sent_ms < HEARTBEAT_MS &&
         dropped == io->dropped_reported) {
         return;
@@ -451,7 +453,11 @@ static void *io_main(void *arg)
     io->backoff_ms = BACKOFF_MIN_MS;
     for (;;) {
         int64_t now = cl_now_ms();
-        int64_t deadline = now + c->flush_ms;
+        /* an idle worker (no steps) is looked at less and less often, up to
+         * once a second: no busy wake-ups on nodes full of idle workers */
+        int shift = io->idle_rounds < 5 ? io->idle_rounds : 5;
+        int64_t every = (int64_t)c->flush_ms << shift;
+        int64_t deadline = now + (every < IDLE_MAX_MS ? every : IDLE_MAX_MS);
         if (!io->registered && io->next_try_ms > deadline) {
             deadline = io->next_try_ms;
         }

@@ -264,6 +264,14 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
     }
     int64_t next_start = 1;
     int unknown_rate = 0;
+    /* a rank without a measured step time yet moves like the others of its
+     * job that have one (the slowest of them, to be safe) */
+    int64_t known_us = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pd_plan_match(spec, job, &ranks[i]) != -2 && ranks[i].step_us > known_us) {
+            known_us = ranks[i].step_us;
+        }
+    }
     for (size_t i = 0; i < n; i++) {
         int sel = pd_plan_match(spec, job, &ranks[i]);
         if (sel == -2) {
@@ -273,12 +281,14 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
         out->members[out->n_members].selector = sel;
         out->n_members++;
         if (spec->next > 0) {
-            int64_t s = pd_plan_predict(&ranks[i], p->now_us, p->latency_us + p->margin_us);
+            pd_plan_rank_t r = ranks[i];
+            if (r.step != PP_NONE && r.step_us <= 0) {
+                unknown_rate++;
+                r.step_us = known_us; /* 0 when no rank has one: plain step + 1 */
+            }
+            int64_t s = pd_plan_predict(&r, p->now_us, p->latency_us + p->margin_us);
             if (s != PP_NONE && s + 1 > next_start) {
                 next_start = s + 1;
-            }
-            if (ranks[i].step != PP_NONE && ranks[i].step_us <= 0) {
-                unknown_rate++;
             }
         }
     }

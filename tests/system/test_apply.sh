@@ -125,7 +125,7 @@ done
 [ "$n" = 12 ] || fail "12 ranks did not register"
 now=$(profctl --json status | /usr/bin/python3 -c \
   'import json,sys; print(max(r["step"] or 0 for r in json.load(sys.stdin)["ranks"]))')
-s=$((now + 20))
+s=$((now + 40))
 profctl apply "$src/tests/fixtures/apply/verl_agent_loop_discrete.yaml" \
   "global_profiler.steps=[$s,$((s + 1))]" "global_profiler.save_path=$tmp/verl" \
   >"$tmp/a.out" 2>"$tmp/a.err" || fail "apply: $(cat "$tmp/a.err")"

@@ -158,7 +158,7 @@ $check "$tmp/c/out/default/$nc/manifest.json" --first "$fc" --last "$fc" \
 ip netns exec "${N[1]}" tc qdisc del dev "pdn2-$tag" root
 
 # 4. a node that disappears mid-window: its captures fail, the window completes
-s=$(( $(step_now) + 20 ))
+s=$(( $(step_now) + 40 ))
 ctl start --steps "$s:$((s + 1000))" --roles actor --tool sim >"$tmp/wd.txt" || fail "start D"
 wd=$(wid <"$tmp/wd.txt"); nd=$(wname <"$tmp/wd.txt")
 while [ "$(step_now)" -lt $((s + 2)) ]; do sleep 0.1; done

@@ -46,7 +46,7 @@ step_now() { profctl --json status | json 'max(r["step"] or 0 for r in d["ranks"
 window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
 
 # 1. explicit steps, half-open range, every rank, end to end
-s=$(( $(step_now) + 15 ))
+s=$(( $(step_now) + 40 ))
 profctl start --steps "$s:$((s + 3))" --tool sim >"$tmp/w1.txt" || fail "start w1"
 w1=$(window_id <"$tmp/w1.txt")
 grep -q "steps $s-$((s + 2)), 9 rank(s)" "$tmp/w1.txt" || fail "w1: $(cat "$tmp/w1.txt")"
@@ -57,7 +57,7 @@ $check "$man1" --first "$s" --last $((s + 2)) --ranks 0,1,2,3,4,5,6,7,8 --sim ||
   fail "w1 manifest"
 
 # 2. a step list: one window per step
-s=$(( $(step_now) + 15 ))
+s=$(( $(step_now) + 40 ))
 profctl start --steps "$s,$((s + 2))" --roles actor,ref --tool sim >"$tmp/w2.txt" || fail "start w2"
 [ "$(grep -c '^started window' "$tmp/w2.txt")" = 2 ] || fail "w2: two windows expected"
 for id in $(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt"); do
@@ -84,7 +84,7 @@ $check "$tmp/out/default/$name3/manifest.json" --first "$first3" --last $((first
   fail "w3 folder layout"
 
 # 4. an open window stopped by profctl stop: every rank ends at the same step
-s=$(( $(step_now) + 10 ))
+s=$(( $(step_now) + 40 ))
 profctl start --steps "$s:" --roles actor --tool sim >"$tmp/w4.txt" || fail "start w4"
 w4=$(window_id <"$tmp/w4.txt")
 while [ "$(step_now)" -lt $((s + 3)) ]; do sleep 0.05; done

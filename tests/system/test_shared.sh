@@ -48,6 +48,11 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 [ "$(ctl --json status | json 'len(d["ranks"])')" = 8 ] || fail "8 ranks did not register"
+# an aligned window needs the step times measured
+for _ in $(seq 200); do
+  [ "$(ctl --json status | json 'all(r["step_ms"] > 0 for r in d["ranks"])')" = True ] && break
+  sleep 0.05
+done
 
 ctl start --next 2 --tool sim >"$tmp/w.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")

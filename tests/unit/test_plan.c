@@ -255,6 +255,14 @@ static void test_plan_next_unknown_rate_and_no_steps(void **state)
     assert_int_equal(out.n_warnings, 1);
     assert_string_equal(out.warnings[0], "8 selected rank(s) have no measured step time yet");
     pd_plan_out_free(&out);
+    /* ranks without a step time move like the slowest measured one: rank 5
+     * (300 ms per step, began 30 ms ago) -> step 10 + 132 / 300 = 10 */
+    job[5].step_us = 300 * MS;
+    job[6].step = 14; /* unmeasured, ahead: 14 + 132 / 300 = 14 -> start 15 */
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 15);
+    assert_string_equal(out.warnings[0], "7 selected rank(s) have no measured step time yet");
+    pd_plan_out_free(&out);
     for (int i = 0; i < 8; i++) {
         job[i].step_us = 100 * MS;
         job[i].step = PP_NONE;
