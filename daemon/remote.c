@@ -223,7 +223,7 @@ static void reply_ack(pd_req_t *req, int64_t have, bool done)
     pd_req_reply_msg(req, &m);
 }
 
-static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
+static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in, const char *status,
                               const char *failure)
 {
     in->done = true;
@@ -231,7 +231,7 @@ static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
     if (failure) {
         pd_member_t *m = pd_windows_member(w, in->client);
         if (m && in->cap < m->ncaps) {
-            pd_windows_set_status(&m->caps[in->cap], "failed", failure);
+            pd_windows_set_status(&m->caps[in->cap], status, failure);
         }
     }
     w->pending--;
@@ -251,6 +251,7 @@ static void chunk_done(pd_job_t *j)
     pd_daemon_t *d = cc->d;
     pd_window_t *w = pd_windows_get(&d->win, cc->window);
     pd_incoming_t *in = w && cc->in < w->nincoming ? &w->incoming[cc->in] : NULL;
+    bool given_up = false;
     if (in && !in->done) {
         in->busy = false;
         in->have = j->have;
@@ -259,13 +260,17 @@ static void chunk_done(pd_job_t *j)
         }
         if (j->complete) {
             w->bytes += in->size;
-            incoming_finished(d, w, in, NULL);
+            incoming_finished(d, w, in, NULL, NULL);
+        } else if (j->rv == PROFD_ELIMIT || j->rv == PROFD_EPATH) {
+            /* no point in sending it again: the node may drop it */
+            given_up = true;
+            incoming_finished(d, w, in, j->rv == PROFD_ELIMIT ? "truncated" : "failed", j->reason);
         }
     }
     /* when stopping, the endpoint already freed its parked requests */
     if (!d->stopping) {
         if (in) {
-            reply_ack(cc->req, j->have, j->complete);
+            reply_ack(cc->req, given_up ? in->size : j->have, j->complete || given_up);
         } else {
             pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
         }
@@ -326,7 +331,10 @@ void pd_remote_on_chunk(pd_daemon_t *d, pd_req_t *req, const pp_chunk_t *c, cons
     j->offset = c->offset;
     j->size = c->size;
     snprintf(j->expect, sizeof(j->expect), "%s", in->checksum);
-    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s", w->dir, in->path) >= sizeof(j->dst)) {
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    j->min_free = d->cfg.min_free_bytes;
+    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
+        sizeof(j->dst)) {
         pd_job_free(j);
         free(cc);
         pd_req_reply_error(req, PROFD_EINVAL, "path too long");
@@ -368,7 +376,7 @@ void pd_remote_node_lost(pd_daemon_t *d, const char *node, const char *reason)
             if (!in->busy) {
                 unlink(part);
             }
-            incoming_finished(d, w, in, why);
+            incoming_finished(d, w, in, "failed", why);
         }
     }
 }
