@@ -469,9 +469,14 @@ static int gather_open(pd_job_t *j, gather_t *g)
     if (!pd_confine_rel_ok(j->src)) {
         return job_fail(j, PROFD_EPATH, "capture folder '%s' is not a plain path in the spool", q);
     }
-    if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0 ||
-        (rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
-            0) {
+    if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
+        return job_fail(j, rv, "spool: %s", why);
+    }
+    if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
+        0) {
+        if (rv == PROFD_EIO && errno == ENOENT) {
+            return job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
+        }
         return job_fail(j, rv, "spool: %s", why);
     }
     g->cap = openat(g->parent, g->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
