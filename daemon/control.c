@@ -384,12 +384,10 @@ static int listen_on(pd_daemon_t *d, const char *url, pd_rep_t **out, char *err,
     return pd_rep_open(out, &d->loop, &o, err, errlen);
 }
 
+/* pd_daemon_init() has checked the URLs (pd_config_check_control). */
 int pd_control_init(pd_daemon_t *d, char *err, size_t errlen)
 {
-    int rv = pd_config_check_control(&d->cfg, err, errlen);
-    if (rv == 0) {
-        rv = listen_on(d, d->cfg.control_url, &d->control_ep, err, errlen);
-    }
+    int rv = listen_on(d, d->cfg.control_url, &d->control_ep, err, errlen);
     if (rv == 0 && d->cfg.control_remote_url[0]) {
         rv = listen_on(d, d->cfg.control_remote_url, &d->control_remote_ep, err, errlen);
     }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "daemon.h"
 #include "gather.h"
 #include "remote.h"
@@ -371,10 +372,11 @@ void pd_remote_node_lost(pd_daemon_t *d, const char *node, const char *reason)
             if (m == NULL || strcmp(m->node, node) != 0) {
                 continue;
             }
-            char part[PD_PATH_MAX + 600];
-            snprintf(part, sizeof(part), "%s/%s.part", w->dir, in->path);
+            char part[PD_PATH_MAX + 600], root[PD_PATH_MAX];
+            snprintf(part, sizeof(part), "%s/%s/%s.part", w->job, w->name, in->path);
+            snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
             if (!in->busy) {
-                unlink(part);
+                pd_confine_unlink(root, part);
             }
             incoming_finished(d, w, in, "failed", why);
         }

@@ -1,9 +1,10 @@
 /*
  * Security of the daemon core, running in a thread of this process and
  * driven over nng like any peer: hostile capture reports from a raw worker
- * (paths outside the spool, "..", symlinks, special files, hard links,
- * foreign owners, odd names, deep nesting, too many files, NUL bytes, other
- * ranks' folders, a symlinked window folder), the window byte budget shared
+ * (paths outside the spool, "..", absolute paths, symlinks, special files,
+ * hard links, foreign owners, odd names, deep nesting, too many files, NUL
+ * bytes, another rank's, role's, phase's or window's folder, a symlinked
+ * window folder), the window byte budget shared
  * by concurrent captures, the free-disk floor, and the per-connection rate
  * limits. Each case asserts the exact manifest status and reason, and that
  * nothing from outside the spool reaches the save_path tree.
@@ -545,6 +546,8 @@ static const hcase_t cases[] = {
     {"c27", s_nothing, "-", NULL,
      "\"reason\":\"evil\\nline \\u001b[31m\",\"files\":[{\"path\":\"/etc/shadow\",\"bytes\":1}]",
      "failed", "evil\\x0aline \\x1b[31m", false},
+    {"c29", s_good, "sec/w1-step1/actor.c01/rank0-h1", NULL, NULL, "failed",
+     "capture folder 'sec/w1-step1/actor.c01/rank0-h1' is not where this capture belongs", false},
     {"c28", s_good, "sec/w1-step1/actor.c28//rank0-h1", NULL, NULL, "failed",
      "capture folder 'sec/w1-step1/actor.c28//rank0-h1' is not where this capture belongs", false},
 };
