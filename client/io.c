@@ -399,6 +399,9 @@ static void flush_results(profd_client_t *c, int timeout_ms)
             set_disconnected(c); /* keep it; retried after registering again */
             return;
         }
+        if (rv == PROFD_ELIMIT) {
+            return; /* over the daemon's rate limit: kept for the next flush */
+        }
         if (rv == 0) {
             pp_msg_free(&rep);
         } else {

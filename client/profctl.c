@@ -20,6 +20,7 @@
 
 #include "profd/client.h"
 #include "profd/proto.h"
+#include "tlsconf.h"
 
 #define MAX_LIST 4096
 
@@ -27,6 +28,8 @@ typedef struct ctl {
     char url[PP_MAX_PATH];
     bool json;
     int timeout_ms;
+    pt_tls_files_t tls; /* tls+tcp:// URLs */
+    void *tls_cfg;
     nng_socket sock;
     bool open;
 } ctl_t;
@@ -65,6 +68,14 @@ static void usage(FILE *out)
             "                    /tmp/profd-UID)\n"
             "  -j, --json        print the reply documents as JSON\n"
             "  -t, --timeout S   request timeout in seconds (default 10)\n"
+            "      --tls-ca FILE           tls+tcp:// URLs: CA certificate the daemon's\n"
+            "                              certificate must chain to ($PROFD_TLS_CA)\n"
+            "      --tls-cert FILE         this client's certificate, signed by the CA the\n"
+            "                              daemon trusts ($PROFD_TLS_CERT)\n"
+            "      --tls-key FILE          its private key (default: in --tls-cert;\n"
+            "                              $PROFD_TLS_KEY)\n"
+            "      --tls-server-name NAME  DNS name the daemon's certificate must carry\n"
+            "                              (default: the URL's host; $PROFD_TLS_SERVER_NAME)\n"
             "  -h, --help        this help\n"
             "  -V, --version     print the version\n"
             "\n"
@@ -115,6 +126,8 @@ static void default_url(char *buf, size_t len)
 
 static int ctl_connect(ctl_t *c)
 {
+    char err[512];
+    nng_dialer d;
     int rv;
     if ((rv = nng_req0_open(&c->sock)) != 0) {
         return die(1, "cannot open a socket: %s", nng_strerror(rv));
@@ -122,7 +135,24 @@ static int ctl_connect(ctl_t *c)
     c->open = true;
     nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
     nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 64u << 20);
-    if ((rv = nng_dial(c->sock, c->url, NULL, 0)) != 0) {
+    if ((rv = nng_dialer_create(&d, c->sock, c->url)) != 0) {
+        return die(1, "invalid address %s: %s", c->url, nng_strerror(rv));
+    }
+    if (pt_tls_url(c->url)) {
+        if ((c->tls_cfg = pt_tls_config(&c->tls, false, err, sizeof(err))) == NULL) {
+            return die(1, "%s: %s (see --tls-ca, --tls-cert, --tls-key)", c->url, err);
+        }
+        nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls_cfg);
+    }
+    if ((rv = nng_dialer_start(d, 0)) != 0) {
+        if (pt_tls_url(c->url) && (rv == NNG_ECRYPTO || rv == NNG_EPEERAUTH || rv == NNG_ECLOSED ||
+                                   rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT)) {
+            return die(1,
+                       "cannot reach profd at %s: %s (TLS: does the daemon trust this client's "
+                       "certificate, and does its certificate chain to --tls-ca and name the "
+                       "host?)",
+                       c->url, nng_strerror(rv));
+        }
         return die(1, "cannot reach profd at %s: %s (is profd running?)", c->url,
                    nng_strerror(rv));
     }
@@ -961,10 +991,18 @@ static int cmd_apply(ctl_t *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    enum { O_TLS_CA = 256, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME };
     static const struct option o[] = {
-        {"url", required_argument, NULL, 'u'},   {"json", no_argument, NULL, 'j'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},     {0, 0, 0, 0},
+        {"url", required_argument, NULL, 'u'},
+        {"json", no_argument, NULL, 'j'},
+        {"timeout", required_argument, NULL, 't'},
+        {"tls-ca", required_argument, NULL, O_TLS_CA},
+        {"tls-cert", required_argument, NULL, O_TLS_CERT},
+        {"tls-key", required_argument, NULL, O_TLS_KEY},
+        {"tls-server-name", required_argument, NULL, O_TLS_NAME},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {0, 0, 0, 0},
     };
     ctl_t c;
     int ch, rv;
@@ -973,6 +1011,10 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     c.timeout_ms = 10000;
     default_url(c.url, sizeof(c.url));
+    c.tls.ca = getenv("PROFD_TLS_CA");
+    c.tls.cert = getenv("PROFD_TLS_CERT");
+    c.tls.key = getenv("PROFD_TLS_KEY");
+    c.tls.server_name = getenv("PROFD_TLS_SERVER_NAME");
     while ((ch = getopt_long(argc, argv, "+u:jt:hV", o, NULL)) != -1) {
         switch (ch) {
         case 'u':
@@ -980,6 +1022,18 @@ int main(int argc, char **argv)
             break;
         case 'j':
             c.json = true;
+            break;
+        case O_TLS_CA:
+            c.tls.ca = optarg;
+            break;
+        case O_TLS_CERT:
+            c.tls.cert = optarg;
+            break;
+        case O_TLS_KEY:
+            c.tls.key = optarg;
+            break;
+        case O_TLS_NAME:
+            c.tls.server_name = optarg;
             break;
         case 't':
             if (parse_i64(optarg, &t) != 0 || t < 1) {
@@ -1027,5 +1081,6 @@ int main(int argc, char **argv)
     if (c.open) {
         nng_close(c.sock);
     }
+    pt_tls_config_free(c.tls_cfg);
     return rv;
 }

@@ -23,7 +23,8 @@ typedef enum ktype {
     K_STR,    /* any scalar, kept as text; null = "" */
     K_PATH,   /* a path; `min` = 1: must be absolute */
     K_URL,    /* ipc://, tcp://, tls+tcp://, inproc:// (or "") */
-    K_CTLURL, /* control endpoint: ipc:// or tls+tcp:// only (or "") */
+    K_CTLURL, /* control endpoint: ipc://, tls+tcp:// (tcp:// see cross_check) or "" */
+    K_REMURL, /* remote control endpoint: tls+tcp:// (tcp:// see cross_check) or "" */
     K_NAME,   /* node or group name */
     K_INT,    /* integer min..max */
     K_BYTES,  /* integer or "64MiB" style, min..max */
@@ -61,6 +62,7 @@ static const ckey_t keys[] = {
     {"run_dir", K_PATH, 1, RUN_DIR_MAX, NULL, F(run_dir), 0, NULL},
     {"listen.worker", K_URL, 0, PD_PATH_MAX - 1, NULL, F(worker_url), 0, NULL},
     {"listen.control", K_CTLURL, 0, PD_PATH_MAX - 1, NULL, F(control_url), 0, NULL},
+    {"listen.control_remote", K_REMURL, 0, PD_PATH_MAX - 1, NULL, F(control_remote_url), 0, NULL},
     {"save_path", K_PATH, 0, PD_PATH_MAX - 16, "outputs/profile", F(save_path), 0, NULL},
     {"spool_dir", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(spool_dir), 0, NULL},
     {"node_name", K_NAME, 0, 255, NULL, F(node_name), 0, NULL},
@@ -78,6 +80,9 @@ static const ckey_t keys[] = {
     {"limits.client_timeout_ms", K_INT, 100, 3600000, "10000", F(client_timeout_ms), 0, NULL},
     {"limits.watch_hold_ms", K_INT, 100, 600000, "25000", F(watch_hold_ms), 0, NULL},
     {"limits.align_margin_ms", K_INT, 0, 600000, "100", F(align_margin_ms), 0, NULL},
+    {"limits.control_requests_per_s", K_INT, 0, 1000000, "100", F(control_rate), 0, NULL},
+    {"limits.worker_requests_per_s", K_INT, 0, 1000000, "10000", F(worker_rate), 0, NULL},
+    {"limits.max_capture_files", K_INT, 1, 10000000, "100000", F(max_capture_files), 0, NULL},
     {"checksum", K_CHOICE, 0, 15, "xxh64", F(checksum), 0, checksums},
     {"security.socket_mode", K_MODE, 0, 0777, "0660", F(socket_mode), 0, NULL},
     {"security.socket_group", K_NAME, 0, 63, NULL, F(socket_group), 0, NULL},
@@ -85,6 +90,7 @@ static const ckey_t keys[] = {
      offsetof(pd_config_t, n_allow_uids), NULL},
     {"security.allow_gids", K_IDS, 0, 4294967294LL, NULL, IDS(allow_gids),
      offsetof(pd_config_t, n_allow_gids), NULL},
+    {"security.insecure_tcp_control", K_BOOL, 0, 1, "false", F(insecure_tcp_control), 0, NULL},
     {"tls.cert_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_cert_file), 0, NULL},
     {"tls.key_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_key_file), 0, NULL},
     {"tls.ca_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_ca_file), 0, NULL},
@@ -138,6 +144,9 @@ static void expected(const ckey_t *k, char *buf, size_t len)
         break;
     case K_CTLURL:
         snprintf(buf, len, "an ipc:// or tls+tcp:// URL");
+        break;
+    case K_REMURL:
+        snprintf(buf, len, "a tls+tcp:// URL");
         break;
     case K_NAME:
         snprintf(buf, len, "a name of at most %lld characters [A-Za-z0-9_.-]", (long long)k->max);
@@ -219,14 +228,18 @@ static bool parse_bytes(const char *s, int64_t *out)
     return false;
 }
 
-static bool url_ok(const char *s, bool control)
+static bool url_ok(const char *s, ktype_t type)
 {
     static const char *const any[] = {"ipc://", "tcp://", "tls+tcp://", "inproc://", NULL};
-    static const char *const ctl[] = {"ipc://", "tls+tcp://", NULL};
+    static const char *const ctl[] = {"ipc://", "tls+tcp://", "tcp://", NULL};
+    static const char *const rem[] = {"tls+tcp://", "tcp://", NULL};
     if (*s == '\0') {
         return true;
     }
-    for (const char *const *p = control ? ctl : any; *p != NULL; p++) {
+    for (const char *const *p = type == K_URL      ? any
+                                : type == K_CTLURL ? ctl
+                                                   : rem;
+         *p != NULL; p++) {
         size_t n = strlen(*p);
         if (strncmp(s, *p, n) == 0 && s[n] != '\0') {
             return true;
@@ -267,7 +280,8 @@ static int set_text(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_t
         break;
     case K_URL:
     case K_CTLURL:
-        if (!url_ok(s, k->type == K_CTLURL)) {
+    case K_REMURL:
+        if (!url_ok(s, k->type)) {
             return bad(c, k, v);
         }
         break;
@@ -301,6 +315,7 @@ static int set_value(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_
     case K_PATH:
     case K_URL:
     case K_CTLURL:
+    case K_REMURL:
     case K_NAME:
     case K_CHOICE:
         return set_text(c, cfg, k, v);
@@ -440,8 +455,8 @@ static int walk(ctx_t *c, pd_config_t *cfg, const yt_node_t *map, const char *pr
 /* Settings that only make sense together. */
 static int cross_check(ctx_t *c, const pd_config_t *cfg)
 {
-    static const char *const urls[] = {"listen.worker", "listen.control", "coordinator.url",
-                                       "coordinator.listen"};
+    static const char *const urls[] = {"listen.worker", "listen.control", "listen.control_remote",
+                                       "coordinator.url", "coordinator.listen"};
     bool tls = cfg->tls_cert_file[0] && cfg->tls_key_file[0] && cfg->tls_ca_file[0];
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
         const ckey_t *k = key_find(urls[i]);
@@ -452,6 +467,12 @@ static int cross_check(ctx_t *c, const pd_config_t *cfg)
                      "%s:%d:%d: key '%s': tls+tcp:// needs tls.cert_file, tls.key_file and "
                      "tls.ca_file",
                      c->file, v->line, v->col, k->name);
+            return PROFD_ECONFIG;
+        }
+        if (k->type != K_URL && strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_control &&
+            v != NULL) {
+            snprintf(c->err, c->errlen, "%s:%d:%d: key '%s': %s", c->file, v->line, v->col, k->name,
+                     PD_CONFIG_TCP_CONTROL);
             return PROFD_ECONFIG;
         }
     }
@@ -603,4 +624,26 @@ void pd_config_finish(pd_config_t *cfg)
         snprintf(cfg->spool_dir, sizeof(cfg->spool_dir), "%.*s/.spool",
                  (int)sizeof(cfg->save_path) - 16, cfg->save_path);
     }
+}
+
+int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen)
+{
+    const struct {
+        const char *name, *url;
+        ktype_t type;
+    } eps[] = {{"control endpoint", cfg->control_url, K_CTLURL},
+               {"remote control endpoint", cfg->control_remote_url, K_REMURL}};
+    for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+        const char *url = eps[i].url;
+        if (!url_ok(url, eps[i].type)) {
+            snprintf(err, errlen, "%s %s: expected %s", eps[i].name, url,
+                     eps[i].type == K_CTLURL ? "an ipc:// or tls+tcp:// URL" : "a tls+tcp:// URL");
+            return PROFD_ECONFIG;
+        }
+        if (strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_control) {
+            snprintf(err, errlen, "%s %s: %s", eps[i].name, url, PD_CONFIG_TCP_CONTROL);
+            return PROFD_ECONFIG;
+        }
+    }
+    return 0;
 }

@@ -18,6 +18,7 @@ typedef struct pd_config {
     char run_dir[PD_PATH_MAX];     /* sockets; see pd_config_defaults() */
     char worker_url[PD_PATH_MAX];  /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
     char control_url[PD_PATH_MAX]; /* control endpoint; "" = ipc://<run_dir>/control.sock */
+    char control_remote_url[PD_PATH_MAX]; /* second control endpoint, tls+tcp://; "" = none */
     char save_path[PD_PATH_MAX];   /* gathered tree; default "outputs/profile" */
     char spool_dir[PD_PATH_MAX];   /* "" = <save_path>/.spool (same file system) */
     char node_name[256];           /* "" = hostname */
@@ -35,6 +36,9 @@ typedef struct pd_config {
     int64_t client_timeout_ms;  /* silence after which a rank is lost */
     int64_t watch_hold_ms;      /* longest a plan long-poll is held */
     int64_t align_margin_ms;    /* extra margin of on-demand windows */
+    int64_t control_rate;       /* control requests per second per connection; 0 = no limit */
+    int64_t worker_rate;        /* worker requests per second per connection; 0 = no limit */
+    int64_t max_capture_files;  /* files (and folders) in one capture */
     char checksum[16];          /* "xxh64" or "none" */
 
     /* security */
@@ -44,6 +48,7 @@ typedef struct pd_config {
     size_t n_allow_uids;
     int64_t allow_gids[16];
     size_t n_allow_gids;
+    bool insecure_tcp_control;       /* plain tcp:// control endpoints allowed, and trusted */
     char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
     char tls_key_file[PD_PATH_MAX];
     char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */
@@ -88,5 +93,16 @@ const char *pd_config_key(size_t i);
 
 /* Fill derived values (worker/control URLs, spool) after flags are applied. */
 void pd_config_finish(pd_config_t *cfg);
+
+/* Why a plain tcp:// control endpoint is refused. */
+#define PD_CONFIG_TCP_CONTROL                                                                      \
+    "plain tcp:// lets anyone who can connect control the daemon: use tls+tcp:// (with "           \
+    "tls.ca_file, tls.cert_file and tls.key_file), or set security.insecure_tcp_control: true"
+
+/* The control endpoints as they will listen (after flags): listen.control is
+ * ipc:// or tls+tcp://, listen.control_remote tls+tcp:// or empty; tcp://
+ * only with security.insecure_tcp_control. Returns 0 or PROFD_ECONFIG with
+ * a one-line reason naming the endpoint. */
+int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen);
 
 #endif

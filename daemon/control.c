@@ -1,7 +1,10 @@
 /* The control endpoint (see control.h). */
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "control.h"
 #include "coord.h"
@@ -12,10 +15,56 @@
 
 typedef void (*handler_fn)(pd_daemon_t *d, pd_req_t *req, pp_msg_t *m);
 
+static bool allowed_gid(const pd_daemon_t *d, int64_t gid)
+{
+    for (size_t i = 0; i < d->cfg.n_allow_gids; i++) {
+        if (d->cfg.allow_gids[i] == gid) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is the user `uid` a member of an allowed group in the group database?
+ * The kernel gives only the primary gid of an ipc:// peer, not the groups
+ * of its process. */
+static bool allowed_member(const pd_daemon_t *d, int64_t uid, int64_t gid)
+{
+    struct passwd pw, *res = NULL;
+    char buf[16384];
+    gid_t groups[256];
+    int n = (int)(sizeof(groups) / sizeof(groups[0]));
+    if (d->cfg.n_allow_gids == 0 || getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &res) != 0 ||
+        res == NULL) {
+        return false;
+    }
+    /* -1: more groups than fit; n then holds the ones that did */
+    if (getgrouplist(pw.pw_name, (gid_t)gid, groups, &n) < 0 &&
+        n > (int)(sizeof(groups) / sizeof(groups[0]))) {
+        n = (int)(sizeof(groups) / sizeof(groups[0]));
+    }
+    for (int i = 0; i < n; i++) {
+        if (allowed_gid(d, (int64_t)groups[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool pd_control_permitted(const pd_daemon_t *d, const pd_peer_t *peer)
 {
+    switch (peer->via) {
+    case PD_VIA_TLS:
+        return peer->tls_verified;
+    case PD_VIA_TCP:
+        return d->cfg.insecure_tcp_control;
+    case PD_VIA_IPC:
+        break;
+    default:
+        return false;
+    }
     if (peer->uid < 0) {
-        return false; /* not an ipc peer: no credentials to check */
+        return false; /* no credentials to check */
     }
     if (peer->uid == 0 || peer->uid == d->uid) {
         return true;
@@ -25,12 +74,7 @@ bool pd_control_permitted(const pd_daemon_t *d, const pd_peer_t *peer)
             return true;
         }
     }
-    for (size_t i = 0; i < d->cfg.n_allow_gids; i++) {
-        if (d->cfg.allow_gids[i] == peer->gid) {
-            return true;
-        }
-    }
-    return false;
+    return allowed_gid(d, peer->gid) || allowed_member(d, peer->uid, peer->gid);
 }
 
 static void reply_started(pd_daemon_t *d, pd_req_t *req, const int64_t *ids, size_t n,
@@ -246,6 +290,27 @@ static const struct {
     {PP_T_stop, on_stop},     {PP_T_apply, on_apply},
 };
 
+static void refuse(pd_daemon_t *d, pd_req_t *req, const char *what)
+{
+    const pd_peer_t *p = pd_req_peer(req);
+    if (p->via == PD_VIA_IPC) {
+        PD_LOG(&d->log, PD_LOG_WARN, "control", "refused '%s' from uid %lld gid %lld pid %lld",
+               what, (long long)p->uid, (long long)p->gid, (long long)p->pid);
+        pd_req_reply_error(req, PROFD_EPERM,
+                           "'%s' is not permitted for uid %lld (see security.allow_uids and "
+                           "allow_gids)",
+                           what, (long long)p->uid);
+    } else if (p->via == PD_VIA_TLS) {
+        PD_LOG(&d->log, PD_LOG_WARN, "control",
+               "refused '%s' from connection %u: its certificate did not verify", what, p->pipe);
+        pd_req_reply_error(req, PROFD_EPERM,
+                           "'%s' is not permitted: the client certificate did not verify", what);
+    } else {
+        PD_LOG(&d->log, PD_LOG_WARN, "control", "refused '%s' from connection %u", what, p->pipe);
+        pd_req_reply_error(req, PROFD_EPERM, "'%s' is not permitted over this transport", what);
+    }
+}
+
 static void on_request(pd_req_t *req, void *arg)
 {
     pd_daemon_t *d = arg;
@@ -271,12 +336,7 @@ static void on_request(pd_req_t *req, void *arg)
                            "'%s' against the coordinator's control endpoint",
                            d->cfg.coordinator_url, pp_type_name(m.type));
     } else if (acc == PP_ACC_WRITE && !pd_control_permitted(d, pd_req_peer(req))) {
-        const pd_peer_t *p = pd_req_peer(req);
-        PD_LOG(&d->log, PD_LOG_WARN, "control", "refused '%s' from uid %lld pid %lld",
-               pp_type_name(m.type), (long long)p->uid, (long long)p->pid);
-        pd_req_reply_error(req, PROFD_EPERM,
-                           "'%s' is not permitted for uid %lld (see security.allow_uids)",
-                           pp_type_name(m.type), (long long)p->uid);
+        refuse(d, req, pp_type_name(m.type));
     } else {
         for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
             if (handlers[i].type == m.type) {
@@ -288,23 +348,56 @@ static void on_request(pd_req_t *req, void *arg)
     pp_msg_free(&m);
 }
 
-int pd_control_init(pd_daemon_t *d, char *err, size_t errlen)
+static void on_limited(const pd_peer_t *p, void *arg)
 {
+    pd_daemon_t *d = arg;
+    PD_LOG(&d->log, PD_LOG_WARN, "control",
+           "connection %u (uid %lld pid %lld) is over the rate limit of %lld requests/s "
+           "(limits.control_requests_per_s)",
+           p->pipe, (long long)p->uid, (long long)p->pid, (long long)d->cfg.control_rate);
+}
+
+static int listen_on(pd_daemon_t *d, const char *url, pd_rep_t **out, char *err, size_t errlen)
+{
+    pt_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, NULL};
     pd_rep_opts_t o = {
-        .url = d->cfg.control_url,
+        .url = url,
         .max_msg = (size_t)d->cfg.max_msg_bytes,
         .socket_mode = (int)d->cfg.socket_mode,
+        .chgrp = d->chgrp,
+        .socket_gid = d->socket_gid,
         .initial = 2,
         .max_contexts = 16,
+        .rate = d->cfg.control_rate,
+        .tls = &tls,
         .handler = on_request,
         .pipe_gone = NULL,
+        .limited = on_limited,
         .arg = d,
     };
-    return pd_rep_open(&d->control_ep, &d->loop, &o, err, errlen);
+    if (strncmp(url, "tcp://", 6) == 0) {
+        PD_LOG(&d->log, PD_LOG_WARN, "control",
+               "%s is plain tcp:// (security.insecure_tcp_control): anyone who can connect to it "
+               "controls this daemon",
+               url);
+    }
+    return pd_rep_open(out, &d->loop, &o, err, errlen);
+}
+
+/* pd_daemon_init() has checked the URLs (pd_config_check_control). */
+int pd_control_init(pd_daemon_t *d, char *err, size_t errlen)
+{
+    int rv = listen_on(d, d->cfg.control_url, &d->control_ep, err, errlen);
+    if (rv == 0 && d->cfg.control_remote_url[0]) {
+        rv = listen_on(d, d->cfg.control_remote_url, &d->control_remote_ep, err, errlen);
+    }
+    return rv;
 }
 
 void pd_control_fini(pd_daemon_t *d)
 {
+    pd_rep_close(d->control_remote_ep);
+    d->control_remote_ep = NULL;
     pd_rep_close(d->control_ep);
     d->control_ep = NULL;
 }

@@ -1,10 +1,11 @@
 /*
- * The control endpoint: profctl and any nng peer speaking the control JSON.
- * Every request is checked in order: size, JSON, version, known type, schema
- * (the codec), then access: read-only requests (status, windows) for any peer
- * that can connect; mutating ones (start, stop, apply) only for permitted
- * peers (root, the daemon's own uid, security.allow_uids / allow_gids), by the
- * credentials of the ipc:// connection. Dispatch is by a table.
+ * The control endpoints: profctl and any nng peer speaking the control JSON,
+ * on listen.control (ipc:// or tls+tcp://) and listen.control_remote
+ * (tls+tcp://); plain tcp:// only with security.insecure_tcp_control.
+ * Every request is checked in order: rate, size, JSON, version, known type,
+ * schema (the codec), then access: read-only requests (status, windows) for
+ * any peer that can connect; mutating ones (start, stop, apply) only for
+ * permitted peers (see pd_control_permitted). Dispatch is by a table.
  */
 #ifndef PD_CONTROL_H
 #define PD_CONTROL_H
@@ -18,7 +19,11 @@ struct pd_peer;
 int pd_control_init(struct pd_daemon *d, char *err, size_t errlen);
 void pd_control_fini(struct pd_daemon *d);
 
-/* May this peer run mutating requests? */
+/* May this peer run mutating requests? ipc://: root, the daemon's uid,
+ * security.allow_uids, or security.allow_gids holding the peer's gid or a
+ * group of its user in the group database (the kernel gives only the
+ * primary gid). tls+tcp://: a certificate that verified against the CA.
+ * tcp://: only with security.insecure_tcp_control. */
 bool pd_control_permitted(const struct pd_daemon *d, const struct pd_peer *peer);
 
 /* Load a profiling config text (verl / MindSpeed / Megatron YAML) and create

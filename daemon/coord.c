@@ -388,7 +388,7 @@ static void on_pipe_gone(uint32_t pipe, void *arg)
 
 int pd_coord_init(pd_daemon_t *d, char *err, size_t errlen)
 {
-    pd_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, NULL};
+    pt_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, NULL};
     pd_coord_t *c = calloc(1, sizeof(*c));
     if (c == NULL) {
         return PROFD_ENOMEM;

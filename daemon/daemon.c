@@ -1,6 +1,7 @@
 /* The daemon context: init, run, stop, fini (see daemon.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,30 @@ static int prepare_dirs(pd_daemon_t *d, char *err, size_t errlen)
     return 0;
 }
 
+/* security.socket_group: a group name, or a numeric gid that names none. */
+static int socket_group(pd_daemon_t *d, char *err, size_t errlen)
+{
+    const char *name = d->cfg.socket_group;
+    struct group gr, *res = NULL;
+    char buf[16384];
+    if (name[0] == '\0') {
+        return 0;
+    }
+    int rc = getgrnam_r(name, &gr, buf, sizeof(buf), &res);
+    if (res != NULL) {
+        d->socket_gid = (int64_t)gr.gr_gid;
+    } else if (strspn(name, "0123456789") == strlen(name) && strlen(name) <= 10 &&
+               strtoll(name, NULL, 10) < 4294967295LL) {
+        d->socket_gid = strtoll(name, NULL, 10);
+    } else {
+        snprintf(err, errlen, "security.socket_group: no group named '%s'%s%s", name,
+                 rc != 0 ? ": " : "", rc != 0 ? strerror(rc) : "");
+        return PROFD_ECONFIG;
+    }
+    d->chgrp = true;
+    return 0;
+}
+
 int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t errlen)
 {
     int rv;
@@ -309,6 +334,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     pd_log_init(&d->log, cfg->log_level);
     d->uid = (int64_t)getuid();
     d->gid = (int64_t)getgid();
+    if ((rv = socket_group(d, err, errlen)) != 0 ||
+        (rv = pd_config_check_control(cfg, err, errlen)) != 0) {
+        return rv;
+    }
     make_instance(d);
     if (cfg->node_name[0]) {
         snprintf(d->node, sizeof(d->node), "%.64s", cfg->node_name);
@@ -347,8 +376,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     }
     load_profile_config(d);
     PD_LOG(&d->log, PD_LOG_INFO, "daemon",
-           "profd %s on %s: workers %s, control %s, save_path %s, spool %s", PROFD_VERSION_STRING,
-           d->node, cfg->worker_url, cfg->control_url, d->save_path, d->spool);
+           "profd %s on %s: workers %s, control %s%s%s, save_path %s, spool %s",
+           PROFD_VERSION_STRING, d->node, cfg->worker_url, cfg->control_url,
+           cfg->control_remote_url[0] ? " and " : "", cfg->control_remote_url, d->save_path,
+           d->spool);
     return 0;
 
 fail:

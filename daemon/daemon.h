@@ -31,6 +31,7 @@ typedef struct pd_daemon {
     pd_windows_t win;
     pd_rep_t *worker_ep;
     pd_rep_t *control_ep;
+    pd_rep_t *control_remote_ep; /* listen.control_remote, when set */
     struct pd_link *link;   /* node mode: the link to the coordinator */
     struct pd_coord *coord; /* coordinator mode: the node endpoint */
 
@@ -39,6 +40,8 @@ typedef struct pd_daemon {
     char spool[PD_PATH_MAX]; /* absolute */
     char save_path[PD_PATH_MAX];
     int64_t uid, gid;
+    bool chgrp;         /* security.socket_group is set: */
+    int64_t socket_gid; /* its gid */
 
     int64_t gen; /* plan generation: bumped on every window change */
     int64_t gen_published_us;

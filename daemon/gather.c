@@ -8,14 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <xxhash.h>
 
+#include "confine.h"
 #include "gather.h"
 
 #define MAX_DEPTH 16
-#define MAX_FILES 100000
+#define DEFAULT_MAX_FILES 100000
 #define IO_CHUNK (1u << 20)
 
 static int job_fail(pd_job_t *j, int rv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -39,6 +41,32 @@ int pd_path_join(char *out, size_t len, const char *a, const char *sep, const ch
     memcpy(out + la, sep, ls);
     memcpy(out + la + ls, b, lb + 1);
     return 0;
+}
+
+void pd_quote(char *out, size_t len, const char *in)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    if (len == 0) {
+        return;
+    }
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+            if (n + 1 >= len) {
+                break;
+            }
+            out[n++] = (char)*p;
+        } else {
+            if (n + 4 >= len) {
+                break;
+            }
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[*p >> 4];
+            out[n++] = hex[*p & 15];
+        }
+    }
+    out[n] = '\0';
 }
 
 int pd_mkdirs(const char *path, int mode)
@@ -67,11 +95,55 @@ int pd_mkdirs(const char *path, int mode)
 
 /* ---- listing ---- */
 
+/* A name fit for a manifest: no control character, valid UTF-8. */
+static bool name_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        size_t n;
+        unsigned min;
+        if (c < 0x20 || c == 0x7f) {
+            return false;
+        }
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            n = 1, min = 0x80, c &= 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            n = 2, min = 0x800, c &= 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            n = 3, min = 0x10000, c &= 0x07;
+        } else {
+            return false;
+        }
+        for (size_t i = 1; i <= n; i++) {
+            if ((p[i] & 0xc0) != 0x80) {
+                return false;
+            }
+            c = (c << 6) | (p[i] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
+            return false;
+        }
+        p += n + 1;
+    }
+    return true;
+}
+
+static const char *kind_name(mode_t m)
+{
+    return S_ISFIFO(m)   ? "a fifo"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "not a regular file";
+}
+
 static int add_file(pd_job_t *j, const char *rel, int64_t size)
 {
-    if (j->nfiles >= MAX_FILES) {
-        return job_fail(j, PROFD_ELIMIT, "more than %d files in the capture", MAX_FILES);
-    }
     if (j->nfiles == j->files_cap) {
         size_t n = j->files_cap ? j->files_cap * 2 : 8;
         pp_file_t *v = realloc(j->files, n * sizeof(*v));
@@ -96,23 +168,58 @@ static int add_file(pd_job_t *j, const char *rel, int64_t size)
     return 0;
 }
 
-/* Walk a folder without following symlinks; reject anything but folders and
- * regular files. */
-static int walk(pd_job_t *j, int fd0, const char *prefix, int depth)
+typedef struct walk {
+    pd_job_t *j;
+    int64_t entries, max_entries;
+} walk_t;
+
+/* One entry of a capture folder, by its status (never followed). */
+static int check_entry(walk_t *w, const char *rel, const struct stat *st)
 {
+    pd_job_t *j = w->j;
+    char q[300];
+    if (++w->entries > w->max_entries) {
+        return job_fail(j, PROFD_ELIMIT, "more than %lld files and folders in the capture",
+                        (long long)w->max_entries);
+    }
+    pd_quote(q, sizeof(q), rel);
+    if (S_ISLNK(st->st_mode)) {
+        return job_fail(j, PROFD_EPATH, "'%s' in the capture is a symlink (not followed)", q);
+    }
+    if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode)) {
+        return job_fail(j, PROFD_EPATH, "'%s' in the capture is %s", q, kind_name(st->st_mode));
+    }
+    if (j->owner >= 0 && (int64_t)st->st_uid != j->owner) {
+        return job_fail(j, PROFD_EPATH,
+                        "'%s' in the capture belongs to uid %lld, not to the worker that "
+                        "reported it (uid %lld)",
+                        q, (long long)st->st_uid, (long long)j->owner);
+    }
+    if (S_ISREG(st->st_mode) && st->st_nlink > 1) {
+        return job_fail(j, PROFD_EPATH, "'%s' in the capture has %llu hard links", q,
+                        (unsigned long long)st->st_nlink);
+    }
+    return 0;
+}
+
+/* List a folder without following symlinks; takes fd0. */
+static int walk(walk_t *w, int fd0, const char *prefix, int depth)
+{
+    pd_job_t *j = w->j;
     if (depth > MAX_DEPTH) {
+        close(fd0);
         return job_fail(j, PROFD_EPATH, "capture folders nested deeper than %d", MAX_DEPTH);
     }
     DIR *d = fdopendir(fd0);
     if (d == NULL) {
         close(fd0);
-        return job_fail(j, PROFD_EIO, "cannot read %s: %s", prefix[0] ? prefix : ".",
+        return job_fail(j, PROFD_EIO, "cannot read '%s': %s", prefix[0] ? prefix : ".",
                         strerror(errno));
     }
     struct dirent *de;
     int rv = 0;
     while (rv == 0 && (de = readdir(d)) != NULL) {
-        char rel[PATH_MAX];
+        char rel[PATH_MAX], q[300];
         struct stat st;
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
             continue;
@@ -122,145 +229,80 @@ static int walk(pd_job_t *j, int fd0, const char *prefix, int depth)
             rv = job_fail(j, PROFD_EPATH, "path too long in the capture");
             break;
         }
+        if (!name_ok(de->d_name)) {
+            pd_quote(q, sizeof(q), rel);
+            rv = job_fail(j, PROFD_EPATH,
+                          "'%s' in the capture: a name with a control character or not UTF-8", q);
+            break;
+        }
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rv = job_fail(j, PROFD_EIO, "cannot stat %s: %s", rel, strerror(errno));
-        } else if (S_ISLNK(st.st_mode)) {
-            rv = job_fail(j, PROFD_EPATH, "symlink %s in the capture (not followed)", rel);
+            pd_quote(q, sizeof(q), rel);
+            rv = job_fail(j, PROFD_EIO, "cannot stat '%s': %s", q, strerror(errno));
+        } else if ((rv = check_entry(w, rel, &st)) != 0) {
+            break;
         } else if (S_ISDIR(st.st_mode)) {
-            int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
-                rv = job_fail(j, PROFD_EIO, "cannot open %s: %s", rel, strerror(errno));
+                pd_quote(q, sizeof(q), rel);
+                rv = job_fail(j, errno == ELOOP || errno == ENOTDIR ? PROFD_EPATH : PROFD_EIO,
+                              "cannot open '%s' in the capture: %s", q, strerror(errno));
             } else {
-                rv = walk(j, fd, rel, depth + 1);
+                rv = walk(w, fd, rel, depth + 1);
             }
-        } else if (S_ISREG(st.st_mode)) {
-            rv = add_file(j, rel, (int64_t)st.st_size);
         } else {
-            rv = job_fail(j, PROFD_EPATH, "%s is not a regular file", rel);
+            rv = add_file(j, rel, (int64_t)st.st_size);
         }
     }
     closedir(d);
     return rv;
 }
 
-/* ---- copy across file systems ---- */
+/* ---- reading and copying, by descriptor ---- */
 
-static int copy_file(pd_job_t *j, const char *src, const char *dst, XXH64_hash_t *hash)
+/* Read exactly `size` bytes of `in` (hashing them), writing them to `out`
+ * when out >= 0. */
+static int pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, char *buf,
+                XXH64_hash_t *hash)
 {
-    char part[PATH_MAX];
-    char *buf = malloc(IO_CHUNK);
-    int in = -1, out = -1, rv = 0;
     XXH64_state_t *st = j->checksum ? XXH64_createState() : NULL;
-
-    if (pd_path_join(part, sizeof(part), dst, "", ".part") != 0) {
-        free(buf);
-        XXH64_freeState(st);
-        return job_fail(j, PROFD_EPATH, "path too long: %.200s", dst);
-    }
-    if (buf == NULL || (j->checksum && st == NULL)) {
-        rv = job_fail(j, PROFD_ENOMEM, "out of memory");
-        goto out;
+    int64_t left = size;
+    if (j->checksum && st == NULL) {
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
     }
     if (st) {
         XXH64_reset(st, 0);
     }
-    if ((in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        rv = job_fail(j, PROFD_EIO, "cannot open %s: %s", src, strerror(errno));
-        goto out;
-    }
-    if ((out = open(part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
-        rv = job_fail(j, PROFD_EIO, "cannot create %s: %s", part, strerror(errno));
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = read(in, buf, IO_CHUNK);
+    while (left > 0) {
+        ssize_t n = read(in, buf, left < IO_CHUNK ? (size_t)left : IO_CHUNK);
         if (n < 0 && errno == EINTR) {
             continue;
         }
-        if (n < 0) {
-            rv = job_fail(j, PROFD_EIO, "cannot read %s: %s", src, strerror(errno));
-            goto out;
-        }
-        if (n == 0) {
-            break;
+        if (n <= 0) {
+            XXH64_freeState(st);
+            return n < 0 ? job_fail(j, PROFD_EIO, "cannot read '%s': %s", rel, strerror(errno))
+                         : job_fail(j, PROFD_EIO, "'%s' shrank while it was gathered", rel);
         }
         if (st) {
             XXH64_update(st, buf, (size_t)n);
         }
-        for (ssize_t off = 0; off < n;) {
+        for (ssize_t off = 0; out >= 0 && off < n;) {
             ssize_t w = write(out, buf + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR) {
                 continue;
             }
             if (w < 0) {
-                rv = job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
-                goto out;
+                XXH64_freeState(st);
+                return job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
             }
             off += w;
         }
-    }
-    if (close(out) != 0) {
-        out = -1;
-        rv = job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
-        goto out;
-    }
-    out = -1;
-    if (rename(part, dst) != 0) {
-        rv = job_fail(j, PROFD_EIO, "cannot rename %s: %s", part, strerror(errno));
-        goto out;
+        left -= n;
     }
     if (st) {
         *hash = XXH64_digest(st);
+        XXH64_freeState(st);
     }
-out:
-    if (in >= 0) {
-        close(in);
-    }
-    if (out >= 0) {
-        close(out);
-        unlink(part);
-    }
-    XXH64_freeState(st);
-    free(buf);
-    return rv;
-}
-
-static int hash_file(pd_job_t *j, const char *path, XXH64_hash_t *hash)
-{
-    char *buf = malloc(IO_CHUNK);
-    XXH64_state_t *st = XXH64_createState();
-    int fd = -1, rv = 0;
-    if (buf == NULL || st == NULL) {
-        rv = job_fail(j, PROFD_ENOMEM, "out of memory");
-        goto out;
-    }
-    XXH64_reset(st, 0);
-    if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        rv = job_fail(j, PROFD_EIO, "cannot open %s: %s", path, strerror(errno));
-        goto out;
-    }
-    for (;;) {
-        ssize_t n = read(fd, buf, IO_CHUNK);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            rv = job_fail(j, PROFD_EIO, "cannot read %s: %s", path, strerror(errno));
-            goto out;
-        }
-        if (n == 0) {
-            break;
-        }
-        XXH64_update(st, buf, (size_t)n);
-    }
-    *hash = XXH64_digest(st);
-out:
-    if (fd >= 0) {
-        close(fd);
-    }
-    XXH64_freeState(st);
-    free(buf);
-    return rv;
+    return 0;
 }
 
 static void set_checksum(pp_file_t *f, XXH64_hash_t h)
@@ -271,193 +313,340 @@ static void set_checksum(pp_file_t *f, XXH64_hash_t h)
     f->checksum = strdup(buf);
 }
 
-static void remove_tree(const char *path, int depth)
+/* Checksum every listed file below the folder descriptor `dir`. */
+static int hash_all(pd_job_t *j, int dir)
 {
-    DIR *d = depth < MAX_DEPTH + 2 ? opendir(path) : NULL;
-    struct dirent *de;
-    if (d == NULL) {
-        unlink(path);
-        return;
+    char *buf = j->checksum ? malloc(IO_CHUNK) : NULL;
+    int rv = 0;
+    if (j->checksum && buf == NULL) {
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
     }
-    while ((de = readdir(d)) != NULL) {
-        char p[PATH_MAX];
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-            continue;
-        }
-        if (pd_path_join(p, sizeof(p), path, "/", de->d_name) != 0) {
-            continue;
-        }
+    for (size_t i = 0; j->checksum && rv == 0 && i < j->nfiles; i++) {
+        char why[400];
         struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            remove_tree(p, depth + 1);
-        } else {
-            unlink(p);
+        XXH64_hash_t h = 0;
+        int fd;
+        if ((rv = pd_confine_open_file(dir, j->files[i].path, &fd, &st, why, sizeof(why))) != 0) {
+            job_fail(j, rv, "%s", why);
+            break;
         }
+        if ((rv = pump(j, fd, -1, j->files[i].bytes, j->files[i].path, buf, &h)) == 0) {
+            set_checksum(&j->files[i], h);
+        }
+        close(fd);
     }
-    closedir(d);
-    rmdir(path);
+    free(buf);
+    return rv;
 }
 
-static bool inside(const char *root, const char *path)
+/* Copy every listed file from the folder `src` into the new folder `dst`. */
+static int copy_all(pd_job_t *j, int src, int dst)
 {
-    size_t n = strlen(root);
-    return strncmp(root, path, n) == 0 && path[n] == '/';
+    char *buf = malloc(IO_CHUNK);
+    int rv = 0;
+    if (buf == NULL) {
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; rv == 0 && i < j->nfiles; i++) {
+        const char *rel = j->files[i].path, *base;
+        char why[400], part[NAME_MAX + 1];
+        struct stat st;
+        XXH64_hash_t h = 0;
+        int in, dir, out;
+        if ((rv = pd_confine_open_file(src, rel, &in, &st, why, sizeof(why))) != 0) {
+            job_fail(j, rv, "%s", why);
+            break;
+        }
+        if ((rv = pd_confine_parent(dst, rel, true, &dir, &base, why, sizeof(why))) != 0) {
+            job_fail(j, rv, "%s", why);
+            close(in);
+            break;
+        }
+        if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
+            rv = job_fail(j, PROFD_EPATH, "name too long: '%.200s'", rel);
+        } else if ((out = openat(dir, part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                 0644)) < 0) {
+            rv = job_fail(j, PROFD_EIO, "cannot create '%s.part': %s", rel, strerror(errno));
+        } else {
+            rv = pump(j, in, out, j->files[i].bytes, rel, buf, &h);
+            if (close(out) != 0 && rv == 0) {
+                rv = job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+            }
+            if (rv == 0 && renameat(dir, part, dir, base) != 0) {
+                rv = job_fail(j, PROFD_EIO, "cannot rename '%s.part': %s", rel, strerror(errno));
+            }
+            if (rv != 0) {
+                unlinkat(dir, part, 0);
+            } else if (j->checksum) {
+                set_checksum(&j->files[i], h);
+            }
+        }
+        close(dir);
+        close(in);
+    }
+    free(buf);
+    return rv;
+}
+
+/* ---- limits ---- */
+
+/* Claim the capture's bytes from the window's budget, shared by the jobs
+ * of the window running at the same time. */
+static int budget_claim(pd_job_t *j)
+{
+    if (j->budget < 0 || j->used == NULL) {
+        return 0;
+    }
+    int64_t cur = atomic_load(j->used);
+    do {
+        if (cur + j->bytes > j->budget) {
+            return job_fail(j, PROFD_ELIMIT,
+                            "capture of %lld bytes exceeds the window's remaining budget of %lld "
+                            "bytes (limits.window_byte_budget)",
+                            (long long)j->bytes,
+                            (long long)(j->budget > cur ? j->budget - cur : 0));
+        }
+    } while (!atomic_compare_exchange_weak(j->used, &cur, cur + j->bytes));
+    return 0;
+}
+
+static void budget_release(pd_job_t *j)
+{
+    if (j->budget >= 0 && j->used != NULL) {
+        atomic_fetch_sub(j->used, j->bytes);
+    }
+}
+
+/* Would writing `need` bytes on the file system of `fd` leave less than
+ * min_free? */
+static int floor_check(pd_job_t *j, int fd, int64_t need)
+{
+    struct statvfs vfs;
+    if (j->min_free <= 0) {
+        return 0;
+    }
+    if (fstatvfs(fd, &vfs) != 0) {
+        return job_fail(j, PROFD_EIO, "cannot read the free space of the save_path: %s",
+                        strerror(errno));
+    }
+    int64_t avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
+    if (avail - need < j->min_free) {
+        return job_fail(j, PROFD_ELIMIT,
+                        "%lld bytes free on the save_path file system; the capture of %lld "
+                        "bytes would leave less than limits.min_free_bytes (%lld)",
+                        (long long)avail, (long long)j->bytes, (long long)j->min_free);
+    }
+    return 0;
+}
+
+/* ---- gathering ---- */
+
+typedef struct gather {
+    int spool, parent, cap; /* spool root, the capture's folder and the capture */
+    const char *name;       /* the capture in `parent` */
+    struct stat st;         /* of the capture */
+    int root, dparent;      /* save tree root, the destination's folder */
+    const char *dname;      /* the destination in `dparent` */
+} gather_t;
+
+static void gather_close(gather_t *g)
+{
+    int *fds[] = {&g->spool, &g->parent, &g->cap, &g->root, &g->dparent};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+    }
+}
+
+/* Open the capture folder below the spool, and list it. */
+static int gather_open(pd_job_t *j, gather_t *g)
+{
+    char why[400], q[300];
+    int rv;
+    pd_quote(q, sizeof(q), j->src);
+    if (!pd_confine_rel_ok(j->src)) {
+        return job_fail(j, PROFD_EPATH, "capture folder '%s' is not a plain path in the spool", q);
+    }
+    if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
+        return job_fail(j, rv, "spool: %s", why);
+    }
+    if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
+        0) {
+        if (rv == PROFD_EIO && errno == ENOENT) {
+            return job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
+        }
+        return job_fail(j, rv, "spool: %s", why);
+    }
+    g->cap = openat(g->parent, g->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (g->cap < 0) {
+        if (errno == ENOENT) {
+            return job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
+        }
+        struct stat st;
+        if (errno == ELOOP ||
+            (fstatat(g->parent, g->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
+            return job_fail(j, PROFD_EPATH, "capture folder '%s' is a symlink (not followed)", q);
+        }
+        if (errno == ENOTDIR) {
+            return job_fail(j, PROFD_EPATH, "capture folder '%s' is not a folder", q);
+        }
+        return job_fail(j, PROFD_EIO, "cannot open capture folder '%s': %s", q, strerror(errno));
+    }
+    if (fstat(g->cap, &g->st) != 0) {
+        return job_fail(j, PROFD_EIO, "cannot stat capture folder '%s': %s", q, strerror(errno));
+    }
+    if (j->owner >= 0 && (int64_t)g->st.st_uid != j->owner) {
+        return job_fail(j, PROFD_EPATH,
+                        "capture folder '%s' belongs to uid %lld, not to the worker that "
+                        "reported it (uid %lld)",
+                        q, (long long)g->st.st_uid, (long long)j->owner);
+    }
+    int fd = fcntl(g->cap, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        return job_fail(j, PROFD_EIO, "cannot read capture folder '%s': %s", q, strerror(errno));
+    }
+    walk_t w = {j, 0, j->max_files > 0 ? j->max_files : DEFAULT_MAX_FILES};
+    return walk(&w, fd, "", 0);
+}
+
+/* Rename the capture into place; true when done (or failed for good). */
+static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
+{
+    struct stat st;
+    if (renameat(g->parent, g->name, g->dparent, g->dname) != 0) {
+        *err = errno;
+        return false;
+    }
+    /* what moved must be what was listed: not something swapped in since */
+    if (fstatat(g->dparent, g->dname, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != g->st.st_dev ||
+        st.st_ino != g->st.st_ino) {
+        if (renameat(g->dparent, g->dname, g->parent, g->name) != 0) {
+            pd_confine_remove(g->dparent, g->dname);
+        }
+        job_fail(j, PROFD_EPATH, "capture folder was replaced while it was gathered");
+        return true;
+    }
+    j->renamed = true;
+    if (hash_all(j, g->cap) != 0) {
+        /* changed since it was listed: back where it came from */
+        j->renamed = false;
+        if (renameat(g->dparent, g->dname, g->parent, g->name) != 0) {
+            pd_confine_remove(g->dparent, g->dname);
+        }
+    }
+    return true;
+}
+
+static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
+{
+    int dir;
+    if (floor_check(j, g->dparent, j->bytes) != 0) {
+        return;
+    }
+    if (mkdirat(g->dparent, g->dname, 0755) != 0) {
+        job_fail(j, PROFD_EIO, "cannot create '%s': %s", j->dst, strerror(errno));
+        return;
+    }
+    if ((dir = openat(g->dparent, g->dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        job_fail(j, PROFD_EIO, "cannot open '%s': %s", j->dst, strerror(errno));
+        return;
+    }
+    int rv = copy_all(j, g->cap, dir);
+    close(dir);
+    if (rv != 0) {
+        pd_confine_remove(g->dparent, g->dname);
+        return;
+    }
+    if (why_errno == EXDEV) {
+        pd_confine_remove(g->parent, g->name); /* moved: drop the spool copy */
+    } else {
+        /* not ours to move (another user's folder in the sticky spool) */
+        j->left = true;
+        snprintf(j->reason, sizeof(j->reason),
+                 "copied: the daemon may not move the capture folder (%s); the original stays "
+                 "in the spool",
+                 strerror(why_errno));
+    }
 }
 
 void pd_gather_run(pd_job_t *j)
 {
-    char real_spool[PATH_MAX], real_src[PATH_MAX], parent[sizeof(j->dst)];
-    struct stat st;
+    gather_t g = {-1, -1, -1, NULL, {0}, -1, -1, NULL};
+    char why[400];
+    int rv, e = 0;
 
     j->rv = 0;
-    if (realpath(j->spool, real_spool) == NULL) {
-        job_fail(j, PROFD_EIO, "spool %s: %s", j->spool, strerror(errno));
-        return;
-    }
-    if (lstat(j->src, &st) != 0) {
-        job_fail(j, PROFD_EIO, "capture folder %s is missing", j->src);
-        return;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        job_fail(j, PROFD_EPATH, "capture folder %s is not a folder", j->src);
-        return;
-    }
-    if (realpath(j->src, real_src) == NULL || !inside(real_spool, real_src)) {
-        job_fail(j, PROFD_EPATH, "capture folder %s resolves outside the spool", j->src);
-        return;
-    }
-    int fd = open(real_src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        job_fail(j, PROFD_EIO, "cannot open %s: %s", real_src, strerror(errno));
-        return;
-    }
-    if (walk(j, fd, "", 0) != 0) {
+    if ((rv = gather_open(j, &g)) != 0) {
+        if (rv == PROFD_ELIMIT && g.parent >= 0) {
+            pd_confine_remove(g.parent, g.name);
+        }
+        gather_close(&g);
         return;
     }
     if (j->list_only) {
-        for (size_t i = 0; j->checksum && i < j->nfiles; i++) {
-            char p[PATH_MAX];
-            XXH64_hash_t h = 0;
-            if (pd_path_join(p, sizeof(p), real_src, "/", j->files[i].path) != 0) {
-                job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
-                return;
+        hash_all(j, g.cap);
+        gather_close(&g);
+        return;
+    }
+    if (budget_claim(j) != 0) {
+        pd_confine_remove(g.parent, g.name);
+        gather_close(&g);
+        return;
+    }
+    if ((rv = pd_confine_root(j->root, &g.root, why, sizeof(why))) != 0 ||
+        (rv = pd_confine_parent(g.root, j->dst, true, &g.dparent, &g.dname, why, sizeof(why))) !=
+            0) {
+        job_fail(j, rv, "save_path tree: %s", why);
+    } else {
+        struct stat dst;
+        bool same = fstat(g.dparent, &dst) == 0 && dst.st_dev == g.st.st_dev;
+        /* a rename takes no space; a copy takes the capture's size */
+        if (floor_check(j, g.dparent, same ? 0 : j->bytes) == 0 && !gather_rename(j, &g, &e)) {
+            if (e == EXDEV || e == EACCES || e == EPERM) {
+                gather_copy(j, &g, e);
+            } else {
+                job_fail(j, PROFD_EIO, "cannot move the capture to '%s': %s", j->dst, strerror(e));
             }
-            if (hash_file(j, p, &h) != 0) {
-                return;
-            }
-            set_checksum(&j->files[i], h);
-        }
-        return;
-    }
-    if (j->budget >= 0 && j->bytes > j->budget) {
-        job_fail(j, PROFD_ELIMIT,
-                 "capture of %lld bytes exceeds the window's remaining budget of %lld bytes",
-                 (long long)j->bytes, (long long)j->budget);
-        remove_tree(real_src, 0);
-        return;
-    }
-
-    memcpy(parent, j->dst, sizeof(parent));
-    char *slash = strrchr(parent, '/');
-    if (slash) {
-        *slash = '\0';
-        if (pd_mkdirs(parent, 0755) != 0) {
-            job_fail(j, PROFD_EIO, "cannot create %s: %s", parent, strerror(errno));
-            return;
         }
     }
-    if (rename(real_src, j->dst) == 0) {
-        j->renamed = true;
-        for (size_t i = 0; j->checksum && i < j->nfiles; i++) {
-            char p[PATH_MAX];
-            XXH64_hash_t h = 0;
-            if (pd_path_join(p, sizeof(p), j->dst, "/", j->files[i].path) != 0) {
-                job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
-                return;
-            }
-            if (hash_file(j, p, &h) != 0) {
-                return;
-            }
-            set_checksum(&j->files[i], h);
-        }
-        return;
-    }
-    if (errno != EXDEV) {
-        job_fail(j, PROFD_EIO, "cannot move %s to %s: %s", real_src, j->dst, strerror(errno));
-        return;
-    }
-    /* another file system: copy, then drop the spool copy */
-    if (pd_mkdirs(j->dst, 0755) != 0) {
-        job_fail(j, PROFD_EIO, "cannot create %s: %s", j->dst, strerror(errno));
-        return;
-    }
-    for (size_t i = 0; i < j->nfiles; i++) {
-        char s[PATH_MAX], d[PATH_MAX];
-        XXH64_hash_t h = 0;
-        if (pd_path_join(s, sizeof(s), real_src, "/", j->files[i].path) != 0 ||
-            pd_path_join(d, sizeof(d), j->dst, "/", j->files[i].path) != 0) {
-            job_fail(j, PROFD_EPATH, "path too long: %.200s", j->files[i].path);
-            return;
-        }
-        char *ds = strrchr(d, '/');
-        *ds = '\0';
-        if (pd_mkdirs(d, 0755) != 0) {
-            job_fail(j, PROFD_EIO, "cannot create %s: %s", d, strerror(errno));
-            return;
-        }
-        *ds = '/';
-        if (copy_file(j, s, d, &h) != 0) {
-            return;
-        }
-        if (j->checksum) {
-            set_checksum(&j->files[i], h);
+    if (j->rv != 0) {
+        budget_release(j);
+        if (j->rv == PROFD_ELIMIT) {
+            pd_confine_remove(g.parent, g.name);
         }
     }
-    remove_tree(real_src, 0);
+    gather_close(&g);
 }
 
-static bool prune_empty(const char *path, int depth);
-
-bool pd_prune_empty(const char *path)
-{
-    return prune_empty(path, 0);
-}
-
-/* Remove empty folders below and including `path` (never files). */
-static bool prune_empty(const char *path, int depth)
-{
-    DIR *d = depth <= MAX_DEPTH ? opendir(path) : NULL;
-    struct dirent *de;
-    bool empty = true;
-    if (d == NULL) {
-        return false;
-    }
-    while ((de = readdir(d)) != NULL) {
-        char p[PATH_MAX];
-        struct stat st;
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-            continue;
-        }
-        if (pd_path_join(p, sizeof(p), path, "/", de->d_name) != 0 || lstat(p, &st) != 0 ||
-            !S_ISDIR(st.st_mode) || !prune_empty(p, depth + 1)) {
-            empty = false;
-        }
-    }
-    closedir(d);
-    return empty && rmdir(path) == 0;
-}
+/* ---- manifests and streamed files ---- */
 
 void pd_write_run(pd_job_t *j)
 {
-    char part[PATH_MAX];
+    char why[400], part[NAME_MAX + 1];
+    const char *base;
+    int root, dir, rv;
     j->rv = 0;
-    if (pd_path_join(part, sizeof(part), j->dst, "", ".part") != 0) {
-        job_fail(j, PROFD_EPATH, "path too long: %.200s", j->dst);
+    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "%s", why);
         return;
     }
-    int fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    rv = pd_confine_parent(root, j->dst, true, &dir, &base, why, sizeof(why));
+    close(root);
+    if (rv != 0) {
+        job_fail(j, rv, "save_path tree: %s", why);
+        return;
+    }
+    if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
+        job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
+        close(dir);
+        return;
+    }
+    int fd = openat(dir, part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        job_fail(j, PROFD_EIO, "cannot create %s: %s", part, strerror(errno));
+        job_fail(j, PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
+        close(dir);
         return;
     }
     for (size_t off = 0; off < j->len;) {
@@ -466,57 +655,70 @@ void pd_write_run(pd_job_t *j)
             continue;
         }
         if (w < 0) {
-            job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+            job_fail(j, PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
             close(fd);
-            unlink(part);
+            unlinkat(dir, part, 0);
+            close(dir);
             return;
         }
         off += (size_t)w;
     }
-    if (close(fd) != 0 || rename(part, j->dst) != 0) {
+    if (close(fd) != 0 || renameat(dir, part, dir, base) != 0) {
         job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
-        unlink(part);
+        unlinkat(dir, part, 0);
     }
+    close(dir);
     if (j->prune[0]) {
-        prune_empty(j->prune, 0);
+        pd_confine_prune_path(j->spool, j->prune);
     }
 }
 
 void pd_chunk_run(pd_job_t *j)
 {
-    char part[PATH_MAX], parent[PATH_MAX];
+    char why[400], part[NAME_MAX + 1];
+    const char *base;
     struct stat st;
-    int fd;
+    int root, dir, fd, rv;
 
     j->rv = 0;
     j->complete = false;
     j->have = j->offset;
-    if (pd_path_join(part, sizeof(part), j->dst, "", ".part") != 0) {
-        job_fail(j, PROFD_EPATH, "path too long: %.200s", j->dst);
+    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "%s", why);
         return;
     }
-    memcpy(parent, j->dst, strlen(j->dst) + 1);
-    char *slash = strrchr(parent, '/');
-    if (slash) {
-        *slash = '\0';
-        if (pd_mkdirs(parent, 0755) != 0) {
-            job_fail(j, PROFD_EIO, "cannot create %s: %s", parent, strerror(errno));
-            return;
-        }
+    rv = pd_confine_parent(root, j->dst, true, &dir, &base, why, sizeof(why));
+    close(root);
+    if (rv != 0) {
+        j->have = 0;
+        job_fail(j, rv, "save_path tree: %s", why);
+        return;
+    }
+    if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
+        job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
+        close(dir);
+        return;
     }
     if (j->offset == 0) {
-        fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (floor_check(j, dir, j->size) != 0) {
+            j->have = 0;
+            close(dir);
+            return;
+        }
+        fd = openat(dir, part, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     } else {
-        fd = open(part, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        fd = openat(dir, part, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
     }
     if (fd < 0) {
         j->have = 0; /* nothing usable here: start the file again */
         job_fail(j, PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
+        close(dir);
         return;
     }
-    if (fstat(fd, &st) != 0 || (j->offset > 0 && st.st_size != j->offset)) {
-        j->have = st.st_size; /* resume from what is really here */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (j->offset > 0 && st.st_size != j->offset)) {
+        j->have = S_ISREG(st.st_mode) ? st.st_size : 0; /* resume from what is really here */
         close(fd);
+        close(dir);
         return;
     }
     for (size_t off = 0; off < j->len;) {
@@ -527,37 +729,54 @@ void pd_chunk_run(pd_job_t *j)
         if (w < 0) {
             job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
             close(fd);
+            close(dir);
             return;
         }
         off += (size_t)w;
     }
-    if (close(fd) != 0) {
-        job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
-        return;
-    }
     j->have = j->offset + (int64_t)j->len;
     if (j->have < j->size) {
+        if (close(fd) != 0) {
+            job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+        }
+        close(dir);
         return;
     }
     if (j->expect[0]) {
+        char *buf = malloc(IO_CHUNK);
         XXH64_hash_t h = 0;
         char got[32];
-        if (hash_file(j, part, &h) != 0) {
+        bool sum = j->checksum;
+        j->checksum = true;
+        rv = buf == NULL ? job_fail(j, PROFD_ENOMEM, "out of memory")
+             : lseek(fd, 0, SEEK_SET) != 0
+                 ? job_fail(j, PROFD_EIO, "cannot read %s: %s", part, strerror(errno))
+                 : pump(j, fd, -1, j->size, part, buf, &h);
+        j->checksum = sum;
+        free(buf);
+        if (rv != 0) {
+            close(fd);
+            close(dir);
             return;
         }
         snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)h);
         if (strcmp(got, j->expect) != 0) {
-            unlink(part);
+            unlinkat(dir, part, 0);
             j->have = 0;
             job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got, j->expect);
+            close(fd);
+            close(dir);
             return;
         }
     }
-    if (rename(part, j->dst) != 0) {
+    if (close(fd) != 0) {
+        job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+    } else if (renameat(dir, part, dir, base) != 0) {
         job_fail(j, PROFD_EIO, "cannot rename %s: %s", part, strerror(errno));
-        return;
+    } else {
+        j->complete = true;
     }
-    j->complete = true;
+    close(dir);
 }
 
 /* ---- thread pool glue ---- */

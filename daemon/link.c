@@ -12,6 +12,7 @@
 #include "link.h"
 #include "mirror.h"
 #include "profd/client.h"
+#include "confine.h"
 #include "reqc.h"
 
 #define CTL_TIMEOUT_MS 5000
@@ -325,8 +326,8 @@ static void window_delivered(pd_link_t *l, int64_t id)
         char dir[PD_PATH_MAX];
         w->state = PD_W_DONE;
         w->done_ms = pd_now_ms();
-        snprintf(dir, sizeof(dir), "%.600s/%s/%s", l->d->spool, w->job, w->name);
-        pd_mirror_prune(dir);
+        snprintf(dir, sizeof(dir), "%s/%s", w->job, w->name);
+        pd_confine_prune_path(l->d->spool, dir);
         PD_LOG(&l->d->log, PD_LOG_INFO, "link", "window %s delivered to the coordinator", w->name);
     }
 }
@@ -454,7 +455,7 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
     if (done) {
         l->backlog_files--;
         l->backlog_bytes -= x->size - x->offset;
-        unlink(x->src);
+        pd_confine_unlink(l->d->spool, x->src);
         int64_t window = x->window;
         xfer_free(l, x);
         window_delivered(l, window);
@@ -507,10 +508,20 @@ static void on_read(uv_fs_t *req)
 
 static void xfer_step(pd_link_t *l, xfer_t *x)
 {
-    if (x->fd < 0 && (x->fd = open(x->src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        PD_LOG(&l->d->log, PD_LOG_WARN, "link", "cannot read %s: %s", x->src, strerror(errno));
-        xfer_retry(l, x, strerror(errno));
-        return;
+    if (x->fd < 0) {
+        char why[400];
+        struct stat st;
+        int root, rv = pd_confine_root(l->d->spool, &root, why, sizeof(why));
+        if (rv == 0) {
+            rv = pd_confine_open_file(root, x->src, &x->fd, &st, why, sizeof(why));
+            close(root);
+        }
+        if (rv != 0) {
+            x->fd = -1;
+            PD_LOG(&l->d->log, PD_LOG_WARN, "link", "cannot read %s in the spool: %s", x->src, why);
+            xfer_retry(l, x, why);
+            return;
+        }
     }
     size_t want = (size_t)(x->size - x->offset);
     if (want > x->len) {
@@ -543,8 +554,8 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
     x->state = X_HELD;
     x->size = f->bytes;
     snprintf(x->path, sizeof(x->path), "%.250s/%.250s", c->dir, f->path);
-    if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s/%s", l->d->spool, w->job, w->name,
-                         x->path) >= sizeof(x->src)) {
+    if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s", w->job, w->name, x->path) >=
+        sizeof(x->src)) {
         free(x->buf);
         free(x);
         return; /* cannot happen: capture paths are short and checked */
@@ -645,7 +656,8 @@ void pd_link_backlog(const pd_daemon_t *d, int64_t *files, int64_t *bytes)
 int pd_link_init(pd_daemon_t *d, char *err, size_t errlen)
 {
     pd_link_t *l = calloc(1, sizeof(*l));
-    pd_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, d->cfg.tls_server_name};
+    pt_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file,
+                          d->cfg.tls_server_name};
     int rv;
     if (l == NULL) {
         return PROFD_ENOMEM;

@@ -29,6 +29,8 @@ static void usage(FILE *out)
             "                             else /run/profd if writable, else /tmp/profd-UID)\n"
             "      --worker-url URL       worker endpoint (default ipc://RUN_DIR/worker.sock)\n"
             "      --control-url URL      control endpoint (default ipc://RUN_DIR/control.sock)\n"
+            "      --control-remote-url URL  a second control endpoint, tls+tcp://HOST:PORT\n"
+            "                             (client certificates signed by tls.ca_file)\n"
             "  -s, --save-path DIR        where gathered windows land (default outputs/profile)\n"
             "      --spool DIR            where workers write captures (default SAVE_PATH/.spool)\n"
             "      --node NAME            this node's name (default: the host name)\n"
@@ -89,13 +91,14 @@ int main(int argc, char **argv)
 {
     enum {
         O_RUN_DIR = 256, O_WORKER_URL, O_CONTROL_URL, O_SPOOL, O_NODE, O_CHECK, O_COORD,
-        O_COORD_LISTEN, O_COORD_URL, O_SHARED
+        O_COORD_LISTEN, O_COORD_URL, O_SHARED, O_CONTROL_REMOTE
     };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
         {"run-dir", required_argument, NULL, O_RUN_DIR},
         {"worker-url", required_argument, NULL, O_WORKER_URL},
         {"control-url", required_argument, NULL, O_CONTROL_URL},
+        {"control-remote-url", required_argument, NULL, O_CONTROL_REMOTE},
         {"save-path", required_argument, NULL, 's'},
         {"spool", required_argument, NULL, O_SPOOL},
         {"node", required_argument, NULL, O_NODE},
@@ -146,6 +149,10 @@ int main(int argc, char **argv)
             break;
         case O_CONTROL_URL:
             rc = set_path(cfg.control_url, sizeof(cfg.control_url), optarg, "--control-url");
+            break;
+        case O_CONTROL_REMOTE:
+            rc = set_path(cfg.control_remote_url, sizeof(cfg.control_remote_url), optarg,
+                          "--control-remote-url");
             break;
         case 's':
             rc = set_path(cfg.save_path, sizeof(cfg.save_path), optarg, "--save-path");
@@ -209,6 +216,13 @@ int main(int argc, char **argv)
     if (check) {
         printf("run_dir: %s\nworker_url: %s\ncontrol_url: %s\nsave_path: %s\nspool_dir: %s\n",
                cfg.run_dir, cfg.worker_url, cfg.control_url, cfg.save_path, cfg.spool_dir);
+        if (cfg.control_remote_url[0]) {
+            printf("control_remote_url: %s\n", cfg.control_remote_url);
+        }
+        if (pd_config_check_control(&cfg, err, sizeof(err)) != 0) {
+            fprintf(stderr, "profd: %s\n", err);
+            return 1;
+        }
         return 0;
     }
 

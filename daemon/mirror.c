@@ -75,6 +75,7 @@ static pd_window_t *mirror_new(pd_daemon_t *d, const pp_plan_entry_t *e)
     w->mirror = true;
     w->created_ms = pd_now_ms();
     snprintf(w->dir, sizeof(w->dir), "%.800s/%s/%s", d->save_path, w->job, w->name);
+    w->root_len = strnlen(d->save_path, 800);
     pd_windows_append(&d->win, w);
     PD_LOG(&d->log, PD_LOG_INFO, "mirror", "window %s from the coordinator", w->name);
     return w;
@@ -158,9 +159,4 @@ void pd_mirror_apply(pd_daemon_t *d, const pp_node_plan_t *plan)
     if (changed) {
         pd_daemon_plans_changed(d);
     }
-}
-
-void pd_mirror_prune(const char *dir)
-{
-    pd_prune_empty(dir);
 }

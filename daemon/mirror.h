@@ -20,7 +20,4 @@ void pd_mirror_apply(struct pd_daemon *d, const pp_node_plan_t *plan);
  * cancelled and no mirror matches the new coordinator's window ids. */
 void pd_mirror_reset(struct pd_daemon *d);
 
-/* Remove empty folders below and including `dir` (a window's spool). */
-void pd_mirror_prune(const char *dir);
-
 #endif

@@ -99,6 +99,7 @@ int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int
     k->world_size = h->world_size;
     k->replica_rank = h->replica_rank;
     k->pid = h->pid;
+    k->uid = -1;
     k->state = PD_RANK_ACTIVE;
     k->step = PP_NONE;
     k->gen_acked = -1;

@@ -34,6 +34,7 @@ typedef struct pd_rank {
     int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
     int64_t rank, local_rank, world_size, replica_rank, pid;
     uint32_t pipe;
+    int64_t uid; /* registered over ipc://: the worker's uid, else -1 */
     pd_rank_state_t state;
 
     int64_t step; /* last step begun, PP_NONE before the first */

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "confine.h"
 #include "daemon.h"
 #include "gather.h"
 #include "remote.h"
@@ -163,8 +164,21 @@ int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node
         for (size_t f = 0; c->dir && f < c->files_n; f++) {
             if (shared) { /* written by the node into the same tree */
                 struct stat st;
-                snprintf(path, sizeof(path), "%s/%s/%s", w->dir, c->dir, c->files[f].path);
-                if (stat(path, &st) != 0 || st.st_size != c->files[f].bytes) {
+                char root[PD_PATH_MAX], whyc[128];
+                int rfd = -1, fd = -1;
+                snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+                snprintf(path, sizeof(path), "%s/%s/%s/%s", w->job, w->name, c->dir,
+                         c->files[f].path);
+                /* below the tree, never through a symlink */
+                bool there = pd_confine_root(root, &rfd, whyc, sizeof(whyc)) == 0 &&
+                             pd_confine_open_file(rfd, path, &fd, &st, whyc, sizeof(whyc)) == 0;
+                if (fd >= 0) {
+                    close(fd);
+                }
+                if (rfd >= 0) {
+                    close(rfd);
+                }
+                if (!there || st.st_size != c->files[f].bytes) {
                     snprintf(why, sizeof(why), "%.128s/%.64s is not in the shared save_path",
                              c->dir, c->files[f].path);
                     pd_windows_set_status(c, "failed", why);
@@ -192,7 +206,7 @@ static void reply_ack(pd_req_t *req, int64_t have, bool done)
     pd_req_reply_msg(req, &m);
 }
 
-static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
+static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in, const char *status,
                               const char *failure)
 {
     in->done = true;
@@ -200,7 +214,7 @@ static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
     if (failure) {
         pd_member_t *m = pd_windows_member(w, in->client);
         if (m && in->cap < m->ncaps) {
-            pd_windows_set_status(&m->caps[in->cap], "failed", failure);
+            pd_windows_set_status(&m->caps[in->cap], status, failure);
         }
     }
     w->pending--;
@@ -220,6 +234,7 @@ static void chunk_done(pd_job_t *j)
     pd_daemon_t *d = cc->d;
     pd_window_t *w = pd_windows_get(&d->win, cc->window);
     pd_incoming_t *in = w && cc->in < w->nincoming ? &w->incoming[cc->in] : NULL;
+    bool given_up = false;
     if (in && !in->done) {
         in->busy = false;
         in->have = j->have;
@@ -228,13 +243,17 @@ static void chunk_done(pd_job_t *j)
         }
         if (j->complete) {
             w->bytes += in->size;
-            incoming_finished(d, w, in, NULL);
+            incoming_finished(d, w, in, NULL, NULL);
+        } else if (j->rv == PROFD_ELIMIT || j->rv == PROFD_EPATH) {
+            /* no point in sending it again: the node may drop it */
+            given_up = true;
+            incoming_finished(d, w, in, j->rv == PROFD_ELIMIT ? "truncated" : "failed", j->reason);
         }
     }
     /* when stopping, the endpoint already freed its parked requests */
     if (!d->stopping) {
         if (in) {
-            reply_ack(cc->req, j->have, j->complete);
+            reply_ack(cc->req, given_up ? in->size : j->have, j->complete || given_up);
         } else {
             pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
         }
@@ -295,7 +314,10 @@ void pd_remote_on_chunk(pd_daemon_t *d, pd_req_t *req, const pp_chunk_t *c, cons
     j->offset = c->offset;
     j->size = c->size;
     snprintf(j->expect, sizeof(j->expect), "%s", in->checksum);
-    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s", w->dir, in->path) >= sizeof(j->dst)) {
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    j->min_free = d->cfg.min_free_bytes;
+    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
+        sizeof(j->dst)) {
         pd_job_free(j);
         free(cc);
         pd_req_reply_error(req, PROFD_EINVAL, "path too long");
@@ -332,12 +354,13 @@ void pd_remote_node_lost(pd_daemon_t *d, const char *node, const char *reason)
             if (m == NULL || strcmp(m->node, node) != 0) {
                 continue;
             }
-            char part[PD_PATH_MAX + 600];
-            snprintf(part, sizeof(part), "%s/%s.part", w->dir, in->path);
+            char part[PD_PATH_MAX + 600], root[PD_PATH_MAX];
+            snprintf(part, sizeof(part), "%s/%s/%s.part", w->job, w->name, in->path);
+            snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
             if (!in->busy) {
-                unlink(part);
+                pd_confine_unlink(root, part);
             }
-            incoming_finished(d, w, in, why);
+            incoming_finished(d, w, in, "failed", why);
         }
     }
 }

@@ -1,14 +1,16 @@
 /* Reply endpoint with a growable context pool (see rep.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
 
-#include "reqc.h"
 #include "rep.h"
 
 enum { R_RECV, R_LOOP, R_PARKED, R_SEND };
@@ -25,6 +27,24 @@ struct pd_req {
     pd_req_t *next_all;
 };
 
+/* Rate limit: a token bucket per connection (pipe). A bucket that has
+ * refilled is the same as none, so full ones are swept away instead of
+ * tracking connections. */
+typedef struct bucket {
+    uint32_t pipe;
+    bool warned;
+    double tokens;
+    int64_t last_us;
+    struct bucket *next;
+} bucket_t;
+
+typedef struct buckets {
+    bucket_t **tab;
+    size_t ntab; /* power of two */
+    size_t count;
+    size_t sweep_at; /* sweep the full ones when count reaches it */
+} buckets_t;
+
 struct pd_rep {
     pd_loop_t *loop;
     nng_socket sock;
@@ -32,9 +52,12 @@ struct pd_rep {
     pd_rep_opts_t o;
     pd_req_t *all;
     void *tls;
+    pd_via_t via;
     int ncontexts;
     int nparked;
     int64_t requests;
+    int64_t limited;
+    buckets_t buckets;
     _Atomic bool closing;
 };
 
@@ -75,10 +98,14 @@ static void req_cb(void *arg)
     nng_aio_set_msg(r->aio, NULL);
     nng_pipe p = nng_msg_get_pipe(r->msg);
     uint64_t v;
+    r->peer.via = rep->via;
     r->peer.pipe = (uint32_t)nng_pipe_id(p);
     r->peer.uid = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &v) == 0 ? (int64_t)v : -1;
     r->peer.gid = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &v) == 0 ? (int64_t)v : -1;
     r->peer.pid = nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_PID, &v) == 0 ? (int64_t)v : -1;
+    bool verified = false;
+    r->peer.tls_verified =
+        rep->tls != NULL && nng_pipe_get_bool(p, NNG_OPT_TLS_VERIFIED, &verified) == 0 && verified;
     r->state = R_LOOP;
     pd_loop_post(rep->loop, &r->task);
 }
@@ -109,12 +136,137 @@ static int add_context(pd_rep_t *rep)
     return 0;
 }
 
+/* ---- rate limit ---- */
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static size_t bucket_slot(const buckets_t *b, uint32_t pipe)
+{
+    return (size_t)((pipe * 2654435761u) & (uint32_t)(b->ntab - 1));
+}
+
+/* Refill a bucket to now; true when it is full again (forgettable). */
+static bool bucket_refill(bucket_t *k, double rate, int64_t now)
+{
+    k->tokens += (double)(now - k->last_us) * rate / 1e6;
+    k->last_us = now;
+    if (k->tokens >= rate) {
+        k->tokens = rate;
+        return true;
+    }
+    return false;
+}
+
+static void buckets_sweep(buckets_t *b, double rate, int64_t now)
+{
+    for (size_t i = 0; i < b->ntab; i++) {
+        for (bucket_t **pp = &b->tab[i]; *pp;) {
+            bucket_t *k = *pp;
+            if (bucket_refill(k, rate, now)) {
+                *pp = k->next;
+                free(k);
+                b->count--;
+            } else {
+                pp = &k->next;
+            }
+        }
+    }
+    b->sweep_at = b->count * 2 > 64 ? b->count * 2 : 64;
+}
+
+static bool buckets_grow(buckets_t *b)
+{
+    size_t n = b->ntab ? b->ntab * 2 : 64;
+    bucket_t **tab = calloc(n, sizeof(*tab));
+    if (tab == NULL) {
+        return false;
+    }
+    buckets_t nb = {tab, n, b->count, b->sweep_at};
+    for (size_t i = 0; i < b->ntab; i++) {
+        while (b->tab[i]) {
+            bucket_t *k = b->tab[i];
+            b->tab[i] = k->next;
+            size_t s = bucket_slot(&nb, k->pipe);
+            k->next = tab[s];
+            tab[s] = k;
+        }
+    }
+    free(b->tab);
+    *b = nb;
+    return true;
+}
+
+static void buckets_free(buckets_t *b)
+{
+    for (size_t i = 0; i < b->ntab; i++) {
+        while (b->tab[i]) {
+            bucket_t *k = b->tab[i];
+            b->tab[i] = k->next;
+            free(k);
+        }
+    }
+    free(b->tab);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Take one token from the peer's bucket: false when there is none. Out of
+ * memory lets the request through (the limit is protection, not policy). */
+static bool rate_take(pd_rep_t *rep, const pd_peer_t *peer)
+{
+    buckets_t *b = &rep->buckets;
+    double rate = (double)rep->o.rate;
+    int64_t now = mono_us();
+    if (b->count >= b->sweep_at) {
+        buckets_sweep(b, rate, now);
+    }
+    if (b->count >= b->ntab && !buckets_grow(b) && b->ntab == 0) {
+        return true;
+    }
+    bucket_t *k = b->tab[bucket_slot(b, peer->pipe)];
+    while (k && k->pipe != peer->pipe) {
+        k = k->next;
+    }
+    if (k == NULL) {
+        if ((k = calloc(1, sizeof(*k))) == NULL) {
+            return true;
+        }
+        size_t s = bucket_slot(b, peer->pipe);
+        k->pipe = peer->pipe;
+        k->tokens = rate;
+        k->last_us = now;
+        k->next = b->tab[s];
+        b->tab[s] = k;
+        b->count++;
+    } else if (bucket_refill(k, rate, now)) {
+        k->warned = false;
+    }
+    if (k->tokens >= 1.0) {
+        k->tokens -= 1.0;
+        return true;
+    }
+    if (!k->warned && rep->o.limited) {
+        rep->o.limited(peer, rep->o.arg);
+    }
+    k->warned = true;
+    return false;
+}
+
 static void req_run(pd_task_t *t)
 {
     pd_req_t *r = (pd_req_t *)((char *)t - offsetof(pd_req_t, task));
     pd_rep_t *rep = r->rep;
     rep->requests++;
     r->answered = false;
+    if (rep->o.rate > 0 && !rate_take(rep, &r->peer)) {
+        rep->limited++;
+        pd_req_reply_error(r, PROFD_ELIMIT, "rate limit: %lld requests/s", (long long)rep->o.rate);
+        return;
+    }
     rep->o.handler(r, rep->o.arg);
     /* r->state cannot be used here: once replied, the context may already
      * hold the next request */
@@ -174,6 +326,15 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     if (rep->o.max_contexts < rep->o.initial) {
         rep->o.max_contexts = rep->o.initial;
     }
+    if (strncmp(opts->url, "ipc://", 6) == 0) {
+        rep->via = PD_VIA_IPC;
+    } else if (strncmp(opts->url, "tls+tcp://", 10) == 0) {
+        rep->via = PD_VIA_TLS;
+    } else if (strncmp(opts->url, "tcp://", 6) == 0) {
+        rep->via = PD_VIA_TCP;
+    } else {
+        rep->via = PD_VIA_OTHER;
+    }
     if ((rv = nng_rep0_open(&rep->sock)) != 0) {
         snprintf(err, errlen, "cannot open a socket: %s", nng_strerror(rv));
         free(rep);
@@ -192,11 +353,12 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     if (opts->socket_mode && strncmp(opts->url, "ipc://", 6) == 0) {
         nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, opts->socket_mode);
     }
-    if (strncmp(opts->url, "tls+", 4) == 0) {
-        if (opts->tls == NULL || (rep->tls = pd_tls_config(opts->tls, 1, err, errlen)) == NULL) {
-            if (opts->tls == NULL) {
-                snprintf(err, errlen, "%s needs TLS files (tls.ca, tls.cert, tls.key)", opts->url);
-            }
+    if (pt_tls_url(opts->url)) {
+        char why[384] = "no TLS files given";
+        if (opts->tls == NULL ||
+            (rep->tls = pt_tls_config(opts->tls, true, why, sizeof(why))) == NULL) {
+            snprintf(err, errlen, "%s needs tls.ca_file, tls.cert_file and tls.key_file: %s",
+                     opts->url, why);
             pd_rep_close(rep);
             return PROFD_EINVAL;
         }
@@ -204,6 +366,15 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     }
     if ((rv = nng_listener_start(l, 0)) != 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", opts->url, nng_strerror(rv));
+        pd_rep_close(rep);
+        return PROFD_EIO;
+    }
+    /* the socket exists now, with socket_mode: hand it to its group */
+    if (opts->chgrp && strncmp(opts->url, "ipc://", 6) == 0 &&
+        chown(opts->url + 6, (uid_t)-1, (gid_t)opts->socket_gid) != 0) {
+        snprintf(err, errlen, "cannot give %s to group %lld: %s%s", opts->url + 6,
+                 (long long)opts->socket_gid, strerror(errno),
+                 errno == EPERM ? " (the daemon's user must be a member of the group)" : "");
         pd_rep_close(rep);
         return PROFD_EIO;
     }
@@ -243,7 +414,8 @@ void pd_rep_close(pd_rep_t *rep)
         nng_aio_free(r->aio);
         free(r);
     }
-    pd_tls_config_free(rep->tls);
+    pt_tls_config_free(rep->tls);
+    buckets_free(&rep->buckets);
     free(rep);
 }
 
@@ -333,4 +505,5 @@ void pd_rep_stats(const pd_rep_t *rep, pd_rep_stats_t *out)
     out->requests = rep->requests;
     out->contexts = rep->ncontexts;
     out->parked = rep->nparked;
+    out->limited = rep->limited;
 }

@@ -16,13 +16,26 @@
 
 #include "loop.h"
 #include "profd/proto.h"
+#include "tlsconf.h"
 
 typedef struct pd_rep pd_rep_t;
 typedef struct pd_req pd_req_t;
 
-/* Peer credentials of an ipc:// request; -1 when unknown (tcp). */
+typedef enum pd_via {
+    PD_VIA_IPC,   /* ipc:// */
+    PD_VIA_TLS,   /* tls+tcp:// */
+    PD_VIA_TCP,   /* tcp:// */
+    PD_VIA_OTHER, /* inproc:// ... */
+} pd_via_t;
+
+/* Who sent a request: the transport, the credentials of an ipc://
+ * connection (uid, gid and pid from the kernel; -1 for other transports),
+ * and for tls+tcp:// whether the peer's certificate verified against the
+ * configured CA. */
 typedef struct pd_peer {
+    pd_via_t via;
     int64_t uid, gid, pid;
+    bool tls_verified;
     uint32_t pipe;
 } pd_peer_t;
 
@@ -31,22 +44,33 @@ typedef struct pd_peer {
 typedef void (*pd_rep_handler)(pd_req_t *req, void *arg);
 /* Called on the loop thread when a peer's connection goes away. */
 typedef void (*pd_rep_pipe_gone)(uint32_t pipe, void *arg);
+/* Called on the loop thread when a peer first goes over the rate limit
+ * (again after its allowance has refilled). */
+typedef void (*pd_rep_limited)(const pd_peer_t *peer, void *arg);
 
 typedef struct pd_rep_opts {
     const char *url;
     size_t max_msg;     /* larger requests still arrive (to get an error reply) up
                            to 4x this; beyond that nng drops the connection */
     int socket_mode;    /* ipc socket permissions, 0 = library default */
+    bool chgrp;         /* give ipc sockets to socket_gid (else the daemon's group) */
+    int64_t socket_gid;
     int initial;        /* contexts created at start */
     int max_contexts;   /* bound on parked + receiving contexts */
-    const struct pd_tls_files *tls; /* tls+tcp:// listeners: required */
+    int64_t rate;       /* requests per second per connection, 0 = unlimited */
+    const pt_tls_files_t *tls; /* tls+tcp:// listeners: required */
     pd_rep_handler handler;
     pd_rep_pipe_gone pipe_gone; /* optional */
+    pd_rep_limited limited;     /* optional */
     void *arg;
 } pd_rep_opts_t;
 
-/* Listen on opts->url. Returns 0 and *out, or PROFD_EINVAL (bad URL),
- * PROFD_EIO (cannot listen: the message in err), PROFD_ENOMEM. */
+/* Listen on opts->url. Requests over the rate limit (a token bucket per
+ * connection: `rate` requests per second, bursts of one second's worth) get
+ * PROFD_ELIMIT "rate limit: N requests/s" without reaching the handler.
+ * Returns 0 and *out, or PROFD_EINVAL (bad URL or TLS files), PROFD_EIO
+ * (cannot listen, or cannot give an ipc socket to socket_gid: the message
+ * in err), PROFD_ENOMEM. */
 int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char *err,
                 size_t errlen);
 /* Loop thread. Stops every context, frees parked requests without a reply. */
@@ -71,6 +95,7 @@ typedef struct pd_rep_stats {
     int64_t requests;
     int64_t contexts;
     int64_t parked;
+    int64_t limited; /* refused by the rate limit */
 } pd_rep_stats_t;
 void pd_rep_stats(const pd_rep_t *rep, pd_rep_stats_t *out);
 

@@ -6,9 +6,9 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
-#include <nng/supplemental/tls/tls.h>
 
 #include "reqc.h"
+#include "tlsconf.h"
 
 enum { S_FREE, S_SEND, S_RECV, S_DONE };
 
@@ -48,75 +48,6 @@ static int map_nng(int rv)
         return PROFD_ENOMEM;
     default:
         return PROFD_ENODAEMON;
-    }
-}
-
-/* A small PEM file, NUL-terminated; NULL when unreadable. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *buf = NULL;
-    size_t n = 0;
-    if (f == NULL) {
-        return NULL;
-    }
-    if ((buf = malloc(65537)) != NULL) {
-        n = fread(buf, 1, 65536, f);
-        buf[n] = '\0';
-    }
-    fclose(f);
-    if (buf && n == 0) {
-        free(buf);
-        buf = NULL;
-    }
-    return buf;
-}
-
-void *pd_tls_config(const pd_tls_files_t *t, int server, char *err, size_t errlen)
-{
-    nng_tls_config *cfg;
-    int rv;
-    if ((rv = nng_tls_config_alloc(&cfg, server ? NNG_TLS_MODE_SERVER : NNG_TLS_MODE_CLIENT)) !=
-        0) {
-        snprintf(err, errlen, "TLS: %s", nng_strerror(rv));
-        return NULL;
-    }
-    if (t->ca && t->ca[0] && (rv = nng_tls_config_ca_file(cfg, t->ca)) != 0) {
-        snprintf(err, errlen, "TLS CA file %s: %s", t->ca, nng_strerror(rv));
-        goto fail;
-    }
-    if (t->cert && t->cert[0]) {
-        /* certificate and key in separate PEM files, or both in the first */
-        char *cert = slurp(t->cert), *key = slurp(t->key && t->key[0] ? t->key : t->cert);
-        rv = cert && key ? nng_tls_config_own_cert(cfg, cert, key, NULL) : NNG_ENOENT;
-        free(cert);
-        free(key);
-        if (rv != 0) {
-            snprintf(err, errlen, "TLS certificate %s / key %s: %s", t->cert,
-                     t->key ? t->key : "", nng_strerror(rv));
-            goto fail;
-        }
-    }
-    if (!server && t->server_name && t->server_name[0] &&
-        (rv = nng_tls_config_server_name(cfg, t->server_name)) != 0) {
-        snprintf(err, errlen, "TLS server name %s: %s", t->server_name, nng_strerror(rv));
-        goto fail;
-    }
-    /* both sides prove who they are */
-    if ((rv = nng_tls_config_auth_mode(cfg, NNG_TLS_AUTH_MODE_REQUIRED)) != 0) {
-        snprintf(err, errlen, "TLS: %s", nng_strerror(rv));
-        goto fail;
-    }
-    return cfg;
-fail:
-    nng_tls_config_free(cfg);
-    return NULL;
-}
-
-void pd_tls_config_free(void *cfg)
-{
-    if (cfg) {
-        nng_tls_config_free(cfg);
     }
 }
 
@@ -163,7 +94,7 @@ static void slot_cb(void *arg)
     pd_loop_post(s->c->loop, &s->task);
 }
 
-int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pd_tls_files_t *tls,
+int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls_files_t *tls,
                  int max_inflight, char *err, size_t errlen)
 {
     pd_reqc_t *c = calloc(1, sizeof(*c));
@@ -202,10 +133,11 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pd_tls
         pd_reqc_close(c);
         return PROFD_EINVAL;
     }
-    if (strncmp(url, "tls+", 4) == 0) {
-        if (tls == NULL || (c->tls = pd_tls_config(tls, 0, err, errlen)) == NULL) {
+    if (pt_tls_url(url)) {
+        if (tls == NULL || (c->tls = pt_tls_config(tls, false, err, errlen)) == NULL) {
             if (tls == NULL) {
-                snprintf(err, errlen, "%s needs TLS files (tls.ca, tls.cert, tls.key)", url);
+                snprintf(err, errlen,
+                         "%s needs TLS files (tls.ca_file, tls.cert_file, tls.key_file)", url);
             }
             pd_reqc_close(c);
             return PROFD_EINVAL;
@@ -294,7 +226,7 @@ void pd_reqc_close(pd_reqc_t *c)
             nng_msg_free(s->reply);
         }
     }
-    pd_tls_config_free(c->tls);
+    pt_tls_config_free(c->tls);
     free(c->slots);
     free(c);
 }

@@ -11,6 +11,7 @@
 
 #include "loop.h"
 #include "profd/proto.h"
+#include "tlsconf.h"
 
 typedef struct pd_reqc pd_reqc_t;
 
@@ -18,13 +19,9 @@ typedef struct pd_reqc pd_reqc_t;
  * PROFD_ECLOSED (no body). Loop thread. The body is valid during the call. */
 typedef void (*pd_reqc_cb)(void *arg, int rv, const void *body, size_t len);
 
-typedef struct pd_tls_files {
-    const char *ca, *cert, *key, *server_name; /* "" or NULL: unset */
-} pd_tls_files_t;
-
 /* Open and dial (in the background). PROFD_EINVAL for a bad URL or TLS
  * files, with the reason in err. */
-int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pd_tls_files_t *tls,
+int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls_files_t *tls,
                  int max_inflight, char *err, size_t errlen);
 
 /* Send a copy of `buf`. Returns 0 (cb will run once), or PROFD_ELIMIT when
@@ -39,11 +36,5 @@ int pd_reqc_inflight(const pd_reqc_t *c);
 /* Loop thread: cancel everything (callbacks of pending requests do not run)
  * and free. */
 void pd_reqc_close(pd_reqc_t *c);
-
-/* TLS configuration shared by listeners and dialers: mode client or server.
- * Returns an nng_tls_config pointer (void * to keep nng's TLS header out of
- * other modules) or NULL with the reason in err. */
-void *pd_tls_config(const pd_tls_files_t *tls, int server, char *err, size_t errlen);
-void pd_tls_config_free(void *cfg);
 
 #endif

@@ -235,6 +235,7 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
             pd_windows_free_one(w);
             break; /* cannot happen: save_root() leaves room */
         }
+        w->root_len = strlen(root);
         w->state = PD_W_PENDING;
         w->created_ms = pd_now_ms();
         int late = 0;
@@ -428,11 +429,11 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
     int rv = (j == NULL) ? PROFD_ENOMEM : pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
     free(caps);
     free(man.window.roles);
-    if (rv != 0 || pd_mkdirs(w->dir, 0755) != 0) {
+    if (rv != 0) {
         free(text);
         free(j);
         w->state = PD_W_DONE;
-        snprintf(w->reason, sizeof(w->reason), "manifest not written: cannot create %.180s", w->dir);
+        snprintf(w->reason, sizeof(w->reason), "manifest not written: out of memory");
         PD_LOG(&d->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
         return;
     }
@@ -440,9 +441,11 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
     j->data = text;
     j->len = len;
     /* fits: save_root() left room below w->dir */
-    pd_path_join(j->dst, sizeof(j->dst), w->dir, "/", "manifest.json");
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    snprintf(j->dst, sizeof(j->dst), "%s/%s/manifest.json", w->job, w->name);
     /* what is left of the window in the spool: empty folders */
-    snprintf(j->prune, sizeof(j->prune), "%.500s/%s/%s", d->spool, w->job, w->name);
+    snprintf(j->spool, sizeof(j->spool), "%s", d->spool);
+    snprintf(j->prune, sizeof(j->prune), "%s/%s", w->job, w->name);
     j->done = manifest_done;
     j->arg = d;
     j->window = w->id;
@@ -501,6 +504,10 @@ static void gather_done(pd_job_t *j)
             if (j->incomplete && strcmp(c->status, "complete") == 0) {
                 pd_windows_set_status(c, "truncated", "the profiler left an incomplete (.part) file");
             }
+            if (j->left) {
+                PD_LOG(&d->log, PD_LOG_WARN, "gather", "window %s rank %lld: %s", w->name,
+                       (long long)m->rank, j->reason);
+            }
         } else {
             pd_windows_set_status(c, j->rv == PROFD_ELIMIT ? "truncated" : "failed", j->reason);
             free(c->dir);
@@ -545,7 +552,7 @@ static bool status_ok(const char *s)
                  strcmp(s, "missed") == 0 || strcmp(s, "truncated") == 0);
 }
 
-static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t ci)
+static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner)
 {
     pp_capture_t *c = &m->caps[ci];
     size_t prefix = strlen(w->job) + 1 + strlen(w->name) + 1;
@@ -555,10 +562,12 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
         return;
     }
     j->kind = PD_JOB_GATHER;
+    /* c->dir is "<job>/<window>/<capdir>", the same below the spool and the
+     * save tree; gathering checks it again, component by component */
     snprintf(j->spool, sizeof(j->spool), "%s", d->spool);
-    if ((size_t)snprintf(j->src, sizeof(j->src), "%s/%s", d->spool, c->dir) >= sizeof(j->src) ||
-        (size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s", w->dir, c->dir + prefix) >=
-            sizeof(j->dst)) {
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    if ((size_t)snprintf(j->src, sizeof(j->src), "%s", c->dir) >= sizeof(j->src) ||
+        (size_t)snprintf(j->dst, sizeof(j->dst), "%s", c->dir) >= sizeof(j->dst)) {
         pd_windows_set_status(c, "failed", "capture path too long");
         free(c->dir);
         c->dir = NULL;
@@ -571,10 +580,11 @@ static void submit_gather(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, size_t
     if (j->list_only) {
         j->checksum = true; /* the coordinator verifies every file */
     }
-    j->budget = d->cfg.window_byte_budget > 0 ? d->cfg.window_byte_budget - w->bytes : -1;
-    if (j->budget < -1) {
-        j->budget = 0;
-    }
+    j->owner = owner;
+    j->max_files = d->cfg.max_capture_files;
+    j->min_free = d->cfg.min_free_bytes;
+    j->budget = d->cfg.window_byte_budget > 0 ? d->cfg.window_byte_budget : -1;
+    j->used = &w->claimed;
     j->done = gather_done;
     j->arg = d;
     j->window = w->id;
@@ -603,9 +613,15 @@ pd_member_t *pd_windows_report(pd_daemon_t *d, const pd_rank_t *k, int64_t windo
         return NULL;
     }
     pd_member_t *m = pd_windows_member(w, k->id);
-    if (m == NULL || m->state != PD_M_EXPECTED) {
-        snprintf(err, errlen, "window %s does not expect captures of rank %lld from %s", w->name,
-                 (long long)k->rank, k->node[0] ? k->node : "this node");
+    if (m == NULL) {
+        snprintf(err, errlen, "client %lld is not a member of window %s", (long long)k->id,
+                 w->name);
+        *rv = PROFD_ESTATE;
+        return NULL;
+    }
+    if (m->state != PD_M_EXPECTED) {
+        snprintf(err, errlen, "window %s already has the captures of rank %lld", w->name,
+                 (long long)m->rank);
         *rv = PROFD_ESTATE;
         return NULL;
     }
@@ -619,6 +635,20 @@ pd_member_t *pd_windows_report(pd_daemon_t *d, const pd_rank_t *k, int64_t windo
     }
     for (size_t i = 0; i < m->ncaps; i++) {
         pp_capture_t *c = &m->caps[i];
+        if (!rel) { /* a worker's: the files are the daemon's listing, never the report's */
+            for (size_t f = 0; f < c->files_n; f++) {
+                pp_record_free(&pp_desc_file, &c->files[f]);
+            }
+            free(c->files);
+            c->files = NULL;
+            c->files_n = 0;
+        }
+        if (c->reason) { /* free text from the worker: fit for logs and JSON */
+            char q[512];
+            pd_quote(q, sizeof(q), c->reason);
+            free(c->reason);
+            c->reason = strdup(q);
+        }
         /* who captured is the daemon's knowledge, not the report's */
         c->rank = m->rank;
         c->replica_rank = m->replica_rank;
@@ -635,8 +665,9 @@ pd_member_t *pd_windows_report(pd_daemon_t *d, const pd_rank_t *k, int64_t windo
             failure = "capture role or phase does not match the rank";
         } else if (c->dir && strcmp(c->status, "missed") != 0 &&
                    !pd_windows_capdir_ok(w, m, c, rel)) {
-            snprintf(why, sizeof(why), "capture folder '%.128s' is not where this capture belongs",
-                     c->dir);
+            char q[160];
+            pd_quote(q, sizeof(q), c->dir);
+            snprintf(why, sizeof(why), "capture folder '%s' is not where this capture belongs", q);
             PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s rank %lld: %s", w->name,
                    (long long)m->rank, why);
             failure = why;
@@ -665,7 +696,7 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
     }
     for (size_t i = 0; i < m->ncaps; i++) {
         if (m->caps[i].dir) {
-            submit_gather(d, w, m, i);
+            submit_gather(d, w, m, i, k->uid);
         }
     }
     pd_daemon_plans_changed(d);

@@ -7,6 +7,7 @@
 #ifndef PD_WINDOWS_H
 #define PD_WINDOWS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,7 +70,9 @@ typedef struct pd_window {
     size_t nwarnings;
     char reason[256];
     char dir[1024]; /* <save_path>/<job>/<name> */
+    size_t root_len; /* dir[0..root_len) is the save tree root (save_path) */
     int64_t bytes;
+    _Atomic int64_t claimed; /* bytes the window's gathering claimed from its budget */
     int pending; /* gather / manifest jobs and incoming files outstanding */
     bool mirror; /* node daemon: a window the coordinator planned */
     int64_t remote_id; /* mirror: the coordinator's id (-1: that coordinator is gone) */

@@ -54,7 +54,17 @@ static pd_rank_t *client_of(pd_daemon_t *d, pd_req_t *req, int64_t id)
                            (long long)id);
         return NULL;
     }
-    k->pipe = pd_req_peer(req)->pipe;
+    const pd_peer_t *peer = pd_req_peer(req);
+    if (k->uid >= 0 && peer->uid != k->uid) {
+        d->bad_requests++;
+        PD_LOG(&d->log, PD_LOG_WARN, "worker",
+               "refused a request for client %lld (uid %lld) from uid %lld pid %lld", (long long)id,
+               (long long)k->uid, (long long)peer->uid, (long long)peer->pid);
+        pd_req_reply_error(req, PROFD_EPERM, "client %lld was registered by another user",
+                           (long long)id);
+        return NULL;
+    }
+    k->pipe = peer->pipe;
     k->last_seen_ms = pd_now_ms();
     if (k->state == PD_RANK_LOST) {
         k->state = PD_RANK_ACTIVE;
@@ -78,7 +88,9 @@ static void on_hello(pd_daemon_t *d, pd_req_t *req, const pp_hello_t *h)
                            "rank and pid positive");
         return;
     }
-    k->pipe = pd_req_peer(req)->pipe;
+    const pd_peer_t *peer = pd_req_peer(req);
+    k->pipe = peer->pipe;
+    k->uid = peer->via == PD_VIA_IPC ? peer->uid : -1;
     PD_LOG(&d->log, PD_LOG_DEBUG, "worker", "rank %lld role %s replica %lld pid %lld registered",
            (long long)k->rank, k->role, (long long)k->replica_rank, (long long)k->pid);
     release_watch(d, k); /* a re-registration supersedes an old poll */
@@ -222,16 +234,31 @@ static void on_pipe_gone(uint32_t pipe, void *arg)
     }
 }
 
+static void on_limited(const pd_peer_t *p, void *arg)
+{
+    pd_daemon_t *d = arg;
+    PD_LOG(&d->log, PD_LOG_WARN, "worker",
+           "connection %u (pid %lld) is over the rate limit of %lld requests/s "
+           "(limits.worker_requests_per_s)",
+           p->pipe, (long long)p->pid, (long long)d->cfg.worker_rate);
+}
+
 int pd_worker_init(pd_daemon_t *d, char *err, size_t errlen)
 {
+    pt_tls_files_t tls = {d->cfg.tls_ca_file, d->cfg.tls_cert_file, d->cfg.tls_key_file, NULL};
     pd_rep_opts_t o = {
         .url = d->cfg.worker_url,
         .max_msg = (size_t)d->cfg.max_msg_bytes,
         .socket_mode = (int)d->cfg.socket_mode,
+        .chgrp = d->chgrp,
+        .socket_gid = d->socket_gid,
         .initial = 8,
         .max_contexts = (int)d->cfg.max_clients + 16,
+        .rate = d->cfg.worker_rate,
+        .tls = &tls,
         .handler = on_request,
         .pipe_gone = on_pipe_gone,
+        .limited = on_limited,
         .arg = d,
     };
     return pd_rep_open(&d->worker_ep, &d->loop, &o, err, errlen);

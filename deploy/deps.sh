@@ -11,6 +11,8 @@ packages=(
   python3-torch
   # deployment tests: systemd-analyze, man pages, ELF inspection
   systemd man-db groff-base binutils
+  # security tests: certificates, running as another user
+  openssl util-linux
 )
 # Kubernetes manifest tests run node and npm; Node.js from another source
 # brings its own npm, and Debian's npm would conflict with it.

@@ -439,6 +439,24 @@ static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t
     return 0;
 }
 
+/* A \u0000 escape in a string: cJSON would cut the string there, so the
+ * daemon would act on a different text than the one sent. */
+static bool has_nul_escape(const char *s, size_t len)
+{
+    bool str = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"') {
+            str = !str;
+        } else if (str && s[i] == '\\' && i + 1 < len) {
+            if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0) {
+                return true;
+            }
+            i++; /* the escaped character */
+        }
+    }
+    return false;
+}
+
 static int parse_doc(const void *buf, size_t len, size_t max, cJSON **out, dctx_t *c)
 {
     if (buf == NULL || out == NULL) {
@@ -446,6 +464,9 @@ static int parse_doc(const void *buf, size_t len, size_t max, cJSON **out, dctx_
     }
     if (max && len > max) {
         return fail(c, PROFD_ETOOBIG, "message of %zu bytes exceeds the limit of %zu", len, max);
+    }
+    if (has_nul_escape(buf, len)) {
+        return fail(c, PROFD_EPROTO, "a string holds a NUL character (\\u0000)");
     }
     cJSON *root = cJSON_ParseWithLength(buf, len);
     if (root == NULL) {

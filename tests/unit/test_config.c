@@ -69,6 +69,11 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.client_timeout_ms, 10000);
     assert_int_equal(c.watch_hold_ms, 25000);
     assert_int_equal(c.align_margin_ms, 100);
+    assert_int_equal(c.control_rate, 100);
+    assert_int_equal(c.worker_rate, 10000);
+    assert_int_equal(c.max_capture_files, 100000);
+    assert_string_equal(c.control_remote_url, "");
+    assert_false(c.insecure_tcp_control);
     assert_string_equal(c.checksum, "xxh64");
     assert_int_equal(c.socket_mode, 0660);
     assert_string_equal(c.socket_group, "");
@@ -83,6 +88,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "listen:\n"
                                 "  worker: tcp://0.0.0.0:7001\n"
                                 "  control: tls+tcp://ctl.example:7002\n"
+                                "  control_remote: tcp://0.0.0.0:7003\n"
                                 "save_path: /data/prof\n"
                                 "spool_dir: /data/prof/.incoming\n"
                                 "node_name: node-7.rack2\n"
@@ -102,12 +108,16 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  client_timeout_ms: 100\n"
                                 "  watch_hold_ms: 600000\n"
                                 "  align_margin_ms: 0\n"
+                                "  control_requests_per_s: 0\n"
+                                "  worker_requests_per_s: 1000000\n"
+                                "  max_capture_files: 7\n"
                                 "checksum: none\n"
                                 "security:\n"
                                 "  socket_mode: \"0600\"\n"
                                 "  socket_group: prof_users\n"
                                 "  allow_uids: [1000, 0x3e9]\n"
                                 "  allow_gids: [4294967294]\n"
+                                "  insecure_tcp_control: true\n"
                                 "tls:\n"
                                 "  cert_file: /etc/profd/node.pem\n"
                                 "  key_file: /etc/profd/node.key\n"
@@ -126,6 +136,7 @@ static void test_config_every_key(void **state)
     assert_string_equal(c.run_dir, "/srv/profd");
     assert_string_equal(c.worker_url, "tcp://0.0.0.0:7001");
     assert_string_equal(c.control_url, "tls+tcp://ctl.example:7002");
+    assert_string_equal(c.control_remote_url, "tcp://0.0.0.0:7003");
     assert_string_equal(c.save_path, "/data/prof");
     assert_string_equal(c.spool_dir, "/data/prof/.incoming");
     assert_string_equal(c.node_name, "node-7.rack2");
@@ -143,6 +154,9 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.client_timeout_ms, 100);
     assert_int_equal(c.watch_hold_ms, 600000);
     assert_int_equal(c.align_margin_ms, 0);
+    assert_int_equal(c.control_rate, 0);
+    assert_int_equal(c.worker_rate, 1000000);
+    assert_int_equal(c.max_capture_files, 7);
     assert_string_equal(c.checksum, "none");
     assert_int_equal(c.socket_mode, 0600);
     assert_string_equal(c.socket_group, "prof_users");
@@ -151,6 +165,7 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.allow_uids[1], 1001);
     assert_int_equal(c.n_allow_gids, 1);
     assert_int_equal(c.allow_gids[0], 4294967294LL);
+    assert_true(c.insecure_tcp_control);
     assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
     assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
     assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
@@ -173,8 +188,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(30));
-    assert_null(pd_config_key(31));
+    assert_non_null(pd_config_key(35));
+    assert_null(pd_config_key(36));
     yt_free(root);
 }
 
@@ -271,8 +286,10 @@ static const struct {
     {"log_level: [info]\n",
      "bad.yaml:1:12: key 'log_level': expected one of error, warn, info, debug, found a list"},
     {"listen:\n  control: tcp://0.0.0.0:5555\n",
+     "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL},
+    {"listen:\n  control: inproc://x\n",
      "bad.yaml:2:12: key 'listen.control': expected an ipc:// or tls+tcp:// URL, found "
-     "'tcp://0.0.0.0:5555'"},
+     "'inproc://x'"},
     {"listen:\n  worker: http://x\n",
      "bad.yaml:2:11: key 'listen.worker': expected an ipc://, tcp://, tls+tcp:// or inproc:// "
      "URL, found 'http://x'"},
@@ -349,6 +366,53 @@ static void test_config_file_errors(void **state)
     assert_string_equal(err, "/: not a regular file");
 }
 
+/* Control endpoints: plain tcp:// only with the insecure option, the
+ * remote one TLS only; the same rules for URLs given as flags. */
+static void test_config_control_endpoints(void **state)
+{
+    pd_config_t c;
+    char err[512];
+    pd_config_defaults(&c);
+    assert_int_equal(load(&c, "listen:\n  control: tcp://0.0.0.0:7002\n", err), PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
+    assert_int_equal(load(&c, "listen:\n  control_remote: tcp://0.0.0.0:7002\n", err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': " PD_CONFIG_TCP_CONTROL);
+    assert_int_equal(load(&c,
+                          "listen:\n  control_remote: tcp://0.0.0.0:7002\n"
+                          "security:\n  insecure_tcp_control: true\n",
+                          err),
+                     0);
+    assert_string_equal(c.control_remote_url, "tcp://0.0.0.0:7002");
+    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+
+    pd_config_defaults(&c);
+    assert_int_equal(load(&c, "listen:\n  control_remote: ipc:///tmp/x.sock\n", err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': expected a tls+tcp:// "
+                             "URL, found 'ipc:///tmp/x.sock'");
+    assert_int_equal(load(&c, "listen:\n  control_remote: tls+tcp://localhost:7002\n", err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': tls+tcp:// needs "
+                             "tls.cert_file, tls.key_file and tls.ca_file");
+
+    /* flags bypass the file: checked again before listening */
+    pd_config_defaults(&c);
+    snprintf(c.control_url, sizeof(c.control_url), "tcp://127.0.0.1:7002");
+    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err, "control endpoint tcp://127.0.0.1:7002: " PD_CONFIG_TCP_CONTROL);
+    snprintf(c.control_url, sizeof(c.control_url), "ipc:///tmp/c.sock");
+    snprintf(c.control_remote_url, sizeof(c.control_remote_url), "ipc:///tmp/r.sock");
+    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err,
+                        "remote control endpoint ipc:///tmp/r.sock: expected a tls+tcp:// URL");
+    snprintf(c.control_remote_url, sizeof(c.control_remote_url), "tls+tcp://localhost:7002");
+    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+    c.insecure_tcp_control = true;
+    snprintf(c.control_url, sizeof(c.control_url), "tcp://127.0.0.1:7002");
+    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+}
+
 static void test_config_finish(void **state)
 {
     pd_config_t c;
@@ -380,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_config_atomic),
         cmocka_unit_test(test_config_file_errors),
+        cmocka_unit_test(test_config_control_endpoints),
         cmocka_unit_test(test_config_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,275 @@
+/* Confined paths (see confine.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "profd/errors.h"
+
+#define MAX_DEPTH 64 /* removal and pruning stop below this */
+
+static int fail(int rv, char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(int rv, char *why, size_t whylen, const char *fmt, ...)
+{
+    va_list ap;
+    int e = errno;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+    errno = e;
+    return rv;
+}
+
+bool pd_confine_rel_ok(const char *rel)
+{
+    if (rel == NULL || rel[0] == '\0' || rel[0] == '/') {
+        return false;
+    }
+    for (const char *p = rel; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+            return false;
+        }
+        p += n;
+        if (*p == '/' && *++p == '\0') {
+            return false; /* trailing slash */
+        }
+    }
+    return true;
+}
+
+int pd_confine_root(const char *path, int *out, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return fail(PROFD_EIO, why, whylen, "cannot open %s: %s", path, strerror(errno));
+    }
+    *out = fd;
+    return 0;
+}
+
+/* Why openat(O_NOFOLLOW) of `name` failed, as a PROFD code and reason. */
+static int explain(int at, const char *name, const char *shown, bool want_dir, char *why,
+                   size_t whylen)
+{
+    struct stat st;
+    int e = errno;
+    if (e == ELOOP ||
+        (e == ENOTDIR && fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
+        errno = e;
+        return fail(PROFD_EPATH, why, whylen, "'%s' is a symlink (not followed)", shown);
+    }
+    if (e == ENOTDIR && want_dir) {
+        errno = e;
+        return fail(PROFD_EPATH, why, whylen, "'%s' is not a folder", shown);
+    }
+    errno = e;
+    return fail(PROFD_EIO, why, whylen, "cannot open '%s': %s", shown, strerror(e));
+}
+
+int pd_confine_dir(int root, const char *rel, bool create, int *out, char *why, size_t whylen)
+{
+    char buf[PATH_MAX];
+    size_t len = strlen(rel);
+    if (len >= sizeof(buf) || (len > 0 && !pd_confine_rel_ok(rel))) {
+        errno = EINVAL;
+        return fail(PROFD_EPATH, why, whylen, "'%.200s' is not a plain relative path", rel);
+    }
+    int fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        return fail(PROFD_EIO, why, whylen, "cannot open a folder: %s", strerror(errno));
+    }
+    memcpy(buf, rel, len + 1);
+    for (char *p = buf; *p;) {
+        char *slash = strchr(p, '/');
+        if (slash) {
+            *slash = '\0';
+        }
+        if (create && mkdirat(fd, p, 0755) != 0 && errno != EEXIST) {
+            int rv = fail(PROFD_EIO, why, whylen, "cannot create '%s': %s", buf, strerror(errno));
+            close(fd);
+            return rv;
+        }
+        int next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0) {
+            int rv = explain(fd, p, buf, true, why, whylen);
+            close(fd);
+            return rv;
+        }
+        close(fd);
+        fd = next;
+        if (slash == NULL) {
+            break;
+        }
+        *slash = '/';
+        p = slash + 1;
+    }
+    *out = fd;
+    return 0;
+}
+
+int pd_confine_parent(int root, const char *rel, bool create, int *out, const char **base,
+                      char *why, size_t whylen)
+{
+    char parent[PATH_MAX];
+    const char *slash = strrchr(rel, '/');
+    size_t n = slash ? (size_t)(slash - rel) : 0;
+    if (!pd_confine_rel_ok(rel) || n >= sizeof(parent)) {
+        errno = EINVAL;
+        return fail(PROFD_EPATH, why, whylen, "'%.200s' is not a plain relative path", rel);
+    }
+    memcpy(parent, rel, n);
+    parent[n] = '\0';
+    int rv = pd_confine_dir(root, parent, create, out, why, whylen);
+    if (rv == 0) {
+        *base = slash ? slash + 1 : rel;
+    }
+    return rv;
+}
+
+int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, char *why,
+                         size_t whylen)
+{
+    const char *base;
+    int dfd, rv = pd_confine_parent(root, rel, false, &dfd, &base, why, whylen);
+    if (rv != 0) {
+        return rv;
+    }
+    /* O_NONBLOCK: a fifo swapped in must not hang the reader */
+    int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        rv = explain(dfd, base, rel, false, why, whylen);
+        close(dfd);
+        return rv;
+    }
+    close(dfd);
+    if (fstat(fd, st) != 0) {
+        rv = fail(PROFD_EIO, why, whylen, "cannot stat '%s': %s", rel, strerror(errno));
+        close(fd);
+        return rv;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return fail(PROFD_EPATH, why, whylen, "'%s' is not a regular file", rel);
+    }
+    /* back to blocking reads */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) {
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    *out = fd;
+    return 0;
+}
+
+static int remove_in(int at, const char *name, int depth)
+{
+    int fd =
+        depth < MAX_DEPTH ? openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        if (errno == ENOTDIR || errno == ELOOP) {
+            return unlinkat(at, name, 0) == 0 || errno == ENOENT ? 0 : PROFD_EIO;
+        }
+        return errno == ENOENT ? 0 : PROFD_EIO;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return PROFD_EIO;
+    }
+    struct dirent *de;
+    int rv = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        if (remove_in(dirfd(d), de->d_name, depth + 1) != 0) {
+            rv = PROFD_EIO;
+        }
+    }
+    closedir(d);
+    if (unlinkat(at, name, AT_REMOVEDIR) != 0 && errno != ENOENT) {
+        rv = PROFD_EIO;
+    }
+    return rv;
+}
+
+int pd_confine_remove(int dirfd, const char *name)
+{
+    return remove_in(dirfd, name, 0);
+}
+
+static bool prune_in(int at, const char *name, int depth)
+{
+    int fd =
+        depth < MAX_DEPTH ? openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        return false;
+    }
+    DIR *d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return false;
+    }
+    struct dirent *de;
+    bool empty = true;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        if (!prune_in(dirfd(d), de->d_name, depth + 1)) {
+            empty = false;
+        }
+    }
+    closedir(d);
+    return empty && unlinkat(at, name, AT_REMOVEDIR) == 0;
+}
+
+bool pd_confine_prune(int dirfd, const char *name)
+{
+    return prune_in(dirfd, name, 0);
+}
+
+int pd_confine_unlink(const char *root, const char *rel)
+{
+    char why[256];
+    const char *base;
+    int rfd, dfd, rv;
+    if ((rv = pd_confine_root(root, &rfd, why, sizeof(why))) != 0) {
+        return rv;
+    }
+    rv = pd_confine_parent(rfd, rel, false, &dfd, &base, why, sizeof(why));
+    close(rfd);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = unlinkat(dfd, base, 0) == 0 ? 0 : PROFD_EIO;
+    close(dfd);
+    return rv;
+}
+
+bool pd_confine_prune_path(const char *root, const char *rel)
+{
+    char why[256];
+    const char *base;
+    int rfd, dfd;
+    bool gone;
+    if (pd_confine_root(root, &rfd, why, sizeof(why)) != 0) {
+        return false;
+    }
+    if (pd_confine_parent(rfd, rel, false, &dfd, &base, why, sizeof(why)) != 0) {
+        close(rfd);
+        return false;
+    }
+    gone = pd_confine_prune(dfd, base);
+    close(dfd);
+    close(rfd);
+    return gone;
+}

@@ -1,0 +1,580 @@
+/*
+ * Gathering and confined paths, synchronously (no daemon): plain relative
+ * paths, symlinks never followed when opening, removing or pruning, a fifo
+ * that does not block, manifests and streamed files refused through a
+ * symlinked folder, and races: a spool folder or the capture folder
+ * swapped for a symlink while gathering runs, and a capture's subfolder
+ * swapped while it is copied. Nothing from outside may reach the save tree.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "confine.h"
+#include "gather.h"
+#include "profd/errors.h"
+
+#define SECRET      "TOP-SECRET-outside-the-spool"
+#define RACE_ROUNDS 400
+
+static char tmp[256];
+
+static void pathf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void pathf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < len);
+}
+
+static void mkdirs(const char *path)
+{
+    assert_int_equal(pd_mkdirs(path, 0755), 0);
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return NULL;
+    }
+    char *buf = calloc(1, 65536);
+    size_t n = fread(buf, 1, 65535, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* No file below `dir` holds SECRET, and nothing there is a symlink. */
+static void assert_clean(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    if (d == NULL) {
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        char p[1024];
+        struct stat st;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
+            continue;
+        }
+        pathf(p, sizeof(p), "%s/%s", dir, de->d_name);
+        assert_int_equal(lstat(p, &st), 0);
+        if (S_ISLNK(st.st_mode)) {
+            fail_msg("%s is a symlink in the save tree", p);
+        } else if (S_ISDIR(st.st_mode)) {
+            assert_clean(p);
+        } else {
+            char *text = slurp(p);
+            if (text && strstr(text, SECRET)) {
+                fail_msg("%s holds a file from outside the spool", p);
+            }
+            free(text);
+        }
+    }
+    closedir(d);
+}
+
+static int setup(void **state)
+{
+    snprintf(tmp, sizeof(tmp), "/tmp/profd-gather-XXXXXX");
+    assert_non_null(mkdtemp(tmp));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char p[300];
+    snprintf(p, sizeof(p), "%s/fs", tmp);
+    umount2(p, MNT_DETACH);
+    rm_rf(tmp);
+    return 0;
+}
+
+/* ---- confine ---- */
+
+static void test_gather_rel_ok(void **state)
+{
+    static const struct {
+        const char *rel;
+        bool ok;
+    } t[] = {
+        {"a", true},      {"a/b/c", true}, {"a.b/..c", true}, {"", false},   {"/a", false},
+        {"a/", false},    {"a//b", false}, {".", false},      {"..", false}, {"a/../b", false},
+        {"a/./b", false}, {"../a", false}, {"a/..", false},   {"...", true},
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (pd_confine_rel_ok(t[i].rel) != t[i].ok) {
+            fail_msg("'%s': expected %s", t[i].rel, t[i].ok ? "ok" : "refused");
+        }
+    }
+}
+
+static void test_gather_quote(void **state)
+{
+    char out[32];
+    pd_quote(out, sizeof(out), "a/b-c.d");
+    assert_string_equal(out, "a/b-c.d");
+    pd_quote(out, sizeof(out), "x\ny\x1b\\\xff");
+    assert_string_equal(out, "x\\x0ay\\x1b\\x5c\\xff");
+    pd_quote(out, 6, "abcdefgh"); /* cut, never overflowed */
+    assert_string_equal(out, "abcde");
+    pd_quote(out, 6, "ab\ncdef");
+    assert_string_equal(out, "ab");
+}
+
+static void test_gather_confine_symlinks(void **state)
+{
+    char p[512], q[512], why[256];
+    int root, fd;
+    struct stat st;
+    const char *base;
+    pathf(p, sizeof(p), "%s/root/a/b", tmp);
+    mkdirs(p);
+    pathf(p, sizeof(p), "%s/out", tmp);
+    mkdirs(p);
+    pathf(q, sizeof(q), "%s/out/secret", tmp);
+    put(q, SECRET);
+    pathf(q, sizeof(q), "%s/root/a/link", tmp);
+    assert_int_equal(symlink(p, q), 0); /* a/link -> out */
+    pathf(q, sizeof(q), "%s/root/a/b/file", tmp);
+    put(q, "inside");
+    pathf(q, sizeof(q), "%s/root/a/b/flink", tmp);
+    pathf(p, sizeof(p), "%s/out/secret", tmp);
+    assert_int_equal(symlink(p, q), 0);
+    pathf(q, sizeof(q), "%s/root/a/b/fifo", tmp);
+    assert_int_equal(mkfifo(q, 0644), 0);
+
+    pathf(p, sizeof(p), "%s/root", tmp);
+    assert_int_equal(pd_confine_root(p, &root, why, sizeof(why)), 0);
+    assert_int_equal(pd_confine_dir(root, "a/b", false, &fd, why, sizeof(why)), 0);
+    close(fd);
+    assert_int_equal(pd_confine_dir(root, "a/link", false, &fd, why, sizeof(why)), PROFD_EPATH);
+    assert_string_equal(why, "'a/link' is a symlink (not followed)");
+    assert_int_equal(pd_confine_dir(root, "a/link/x", true, &fd, why, sizeof(why)), PROFD_EPATH);
+    assert_string_equal(why, "'a/link' is a symlink (not followed)");
+    pathf(p, sizeof(p), "%s/out/x", tmp);
+    assert_false(exists(p)); /* not created through the symlink */
+    assert_int_equal(pd_confine_dir(root, "a/b/file", false, &fd, why, sizeof(why)), PROFD_EPATH);
+    assert_string_equal(why, "'a/b/file' is not a folder");
+    assert_int_equal(pd_confine_dir(root, "a/../a", false, &fd, why, sizeof(why)), PROFD_EPATH);
+    assert_string_equal(why, "'a/../a' is not a plain relative path");
+    assert_int_equal(pd_confine_dir(root, "a/none", false, &fd, why, sizeof(why)), PROFD_EIO);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(pd_confine_dir(root, "a/new/deeper", true, &fd, why, sizeof(why)), 0);
+    close(fd);
+
+    assert_int_equal(pd_confine_open_file(root, "a/b/file", &fd, &st, why, sizeof(why)), 0);
+    assert_int_equal(st.st_size, 6);
+    close(fd);
+    assert_int_equal(pd_confine_open_file(root, "a/b/flink", &fd, &st, why, sizeof(why)),
+                     PROFD_EPATH);
+    assert_string_equal(why, "'a/b/flink' is a symlink (not followed)");
+    assert_int_equal(pd_confine_open_file(root, "a/link/secret", &fd, &st, why, sizeof(why)),
+                     PROFD_EPATH);
+    /* a fifo without a writer: refused at once, not a hang */
+    assert_int_equal(pd_confine_open_file(root, "a/b/fifo", &fd, &st, why, sizeof(why)),
+                     PROFD_EPATH);
+    assert_string_equal(why, "'a/b/fifo' is not a regular file");
+    assert_int_equal(pd_confine_parent(root, "a/b/file", false, &fd, &base, why, sizeof(why)), 0);
+    assert_string_equal(base, "file");
+    close(fd);
+
+    /* removing and pruning never go through the symlink */
+    assert_int_equal(pd_confine_remove(root, "a"), 0);
+    pathf(p, sizeof(p), "%s/root/a", tmp);
+    assert_false(exists(p));
+    pathf(p, sizeof(p), "%s/out/secret", tmp);
+    assert_true(exists(p));
+    pathf(p, sizeof(p), "%s/root/e1/e2", tmp);
+    mkdirs(p);
+    pathf(q, sizeof(q), "%s/root/e1/out", tmp);
+    pathf(p, sizeof(p), "%s/out", tmp);
+    assert_int_equal(symlink(p, q), 0);
+    pathf(p, sizeof(p), "%s/out/empty", tmp);
+    mkdirs(p);
+    assert_false(pd_confine_prune(root, "e1")); /* the symlink is not an empty folder */
+    pathf(p, sizeof(p), "%s/root/e1/e2", tmp);
+    assert_false(exists(p));
+    pathf(p, sizeof(p), "%s/out/empty", tmp);
+    assert_true(exists(p));
+    close(root);
+}
+
+/* ---- gathering ---- */
+
+static void job_init(pd_job_t *j, const char *src, const char *dst)
+{
+    memset(j, 0, sizeof(*j));
+    j->kind = PD_JOB_GATHER;
+    pathf(j->spool, sizeof(j->spool), "%s/spool", tmp);
+    pathf(j->root, sizeof(j->root), "%s/save", tmp);
+    snprintf(j->src, sizeof(j->src), "%s", src);
+    snprintf(j->dst, sizeof(j->dst), "%s", dst);
+    j->checksum = true;
+    j->owner = -1;
+    j->budget = -1;
+}
+
+static void job_reset(pd_job_t *j)
+{
+    for (size_t i = 0; i < j->nfiles; i++) {
+        pp_record_free(&pp_desc_file, &j->files[i]);
+    }
+    free(j->files);
+    j->files = NULL;
+    j->nfiles = j->files_cap = 0;
+    j->bytes = 0;
+}
+
+static void test_gather_owner_and_links(void **state)
+{
+    char p[512], q[512];
+    pd_job_t j;
+    pathf(p, sizeof(p), "%s/spool/j/w1/e2e/r0", tmp);
+    mkdirs(p);
+    pathf(p, sizeof(p), "%s/save", tmp);
+    mkdirs(p);
+    pathf(p, sizeof(p), "%s/spool/j/w1/e2e/r0/trace.json", tmp);
+    put(p, "{}");
+
+    /* the worker that reported is someone else */
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.owner = (int64_t)getuid() + 1;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    pathf(q, sizeof(q),
+          "capture folder 'j/w1/e2e/r0' belongs to uid %u, not to the worker that reported it "
+          "(uid %u)",
+          (unsigned)getuid(), (unsigned)getuid() + 1);
+    assert_string_equal(j.reason, q);
+    job_reset(&j);
+
+    /* a second name of a file elsewhere */
+    pathf(q, sizeof(q), "%s/spool/j/w1/e2e/r0/again", tmp);
+    assert_int_equal(link(p, q), 0);
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    assert_true(strcmp(j.reason, "'again' in the capture has 2 hard links") == 0 ||
+                strcmp(j.reason, "'trace.json' in the capture has 2 hard links") == 0);
+    job_reset(&j);
+    unlink(q);
+
+    /* paths that are not plain are refused before anything is opened */
+    job_init(&j, "j/w1/../../../etc", "j/w1/e2e/r0");
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    assert_string_equal(j.reason, "capture folder 'j/w1/../../../etc' is not a plain path in the "
+                                  "spool");
+    job_reset(&j);
+    job_init(&j, "/etc", "j/w1/e2e/r0");
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    job_reset(&j);
+    job_init(&j, "j/w1/e2e/r0", "j/../../escape");
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    assert_string_equal(j.reason, "save_path tree: 'j/../../escape' is not a plain relative path");
+    job_reset(&j);
+
+    /* and the good case, with its checksum */
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.owner = (int64_t)getuid();
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_true(j.renamed);
+    assert_int_equal(j.nfiles, 1);
+    assert_string_equal(j.files[0].path, "trace.json");
+    snprintf(q, sizeof(q), "xxh64:%016llx", (unsigned long long)XXH64("{}", 2, 0));
+    assert_string_equal(j.files[0].checksum, q);
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r0/trace.json", tmp);
+    assert_true(exists(p));
+    job_reset(&j);
+}
+
+static void test_gather_write_and_chunk_refuse_symlinks(void **state)
+{
+    char p[512], q[512];
+    pd_job_t j;
+    pathf(p, sizeof(p), "%s/save/j", tmp);
+    mkdirs(p);
+    pathf(q, sizeof(q), "%s/elsewhere", tmp);
+    mkdirs(q);
+    pathf(p, sizeof(p), "%s/save/j/w1", tmp);
+    assert_int_equal(symlink(q, p), 0);
+
+    memset(&j, 0, sizeof(j));
+    j.kind = PD_JOB_WRITE;
+    pathf(j.root, sizeof(j.root), "%s/save", tmp);
+    snprintf(j.dst, sizeof(j.dst), "j/w1/manifest.json");
+    j.data = strdup("{}");
+    j.len = 2;
+    pd_write_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    assert_string_equal(j.reason, "save_path tree: 'j/w1' is a symlink (not followed)");
+    free(j.data);
+
+    memset(&j, 0, sizeof(j));
+    j.kind = PD_JOB_CHUNK;
+    pathf(j.root, sizeof(j.root), "%s/save", tmp);
+    snprintf(j.dst, sizeof(j.dst), "j/w1/e2e/r0/trace.json");
+    j.data = strdup("abc");
+    j.len = 3;
+    j.size = 3;
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, PROFD_EPATH);
+    assert_false(j.complete);
+    free(j.data);
+
+    pathf(p, sizeof(p), "%s/elsewhere/manifest.json", tmp);
+    assert_false(exists(p));
+    pathf(p, sizeof(p), "%s/elsewhere/e2e", tmp);
+    assert_false(exists(p));
+
+    /* a streamed file that would go below the free-disk floor */
+    memset(&j, 0, sizeof(j));
+    j.kind = PD_JOB_CHUNK;
+    pathf(j.root, sizeof(j.root), "%s/save", tmp);
+    snprintf(j.dst, sizeof(j.dst), "j/w2/e2e/r0/trace.json");
+    j.data = strdup("abc");
+    j.len = 3;
+    j.size = 3;
+    j.min_free = 1LL << 50;
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, PROFD_ELIMIT);
+    assert_int_equal(j.have, 0);
+    free(j.data);
+}
+
+/* ---- races ---- */
+
+typedef struct flipper {
+    pthread_t thread;
+    atomic_bool stop;
+    char path[512];   /* flipped between the real folder and a symlink */
+    char real[512];   /* the real folder while the symlink is in place */
+    char target[512]; /* where the symlink points */
+    long flips;
+} flipper_t;
+
+static void *flip(void *arg)
+{
+    flipper_t *f = arg;
+    while (!atomic_load(&f->stop)) {
+        if (rename(f->path, f->real) == 0) {
+            if (symlink(f->target, f->path) == 0) {
+                f->flips++;
+                unlink(f->path);
+            }
+            rename(f->real, f->path);
+        }
+    }
+    return NULL;
+}
+
+static void flipper_start(flipper_t *f)
+{
+    atomic_store(&f->stop, false);
+    assert_int_equal(pthread_create(&f->thread, NULL, flip, f), 0);
+}
+
+static void flipper_stop(flipper_t *f)
+{
+    atomic_store(&f->stop, true);
+    pthread_join(f->thread, NULL);
+    /* as it was: the real folder in place */
+    if (exists(f->real)) {
+        unlink(f->path);
+        rename(f->real, f->path);
+    }
+}
+
+/* outside/w1/e2e/r0/trace.json holds SECRET: what a gathering that
+ * follows spool/j -> outside would move or copy. */
+static void race_fixture(const char *spool_cap, const char *outside)
+{
+    char p[512];
+    pathf(p, sizeof(p), "%s/w1/e2e/r0", outside);
+    mkdirs(p);
+    pathf(p, sizeof(p), "%s/w1/e2e/r0/trace.json", outside);
+    put(p, SECRET "\n");
+    mkdirs(spool_cap);
+    pathf(p, sizeof(p), "%s/trace.json", spool_cap);
+    put(p, "{\"traceEvents\":[]}\n");
+}
+
+static void race(const char *flip_rel, bool capture_itself)
+{
+    char outside[512], cap[512], save[512], p[512];
+    flipper_t f;
+    long moved = 0, refused = 0;
+    memset(&f, 0, sizeof(f));
+    pathf(outside, sizeof(outside), "%s/outside", tmp);
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    pathf(save, sizeof(save), "%s/save", tmp);
+    mkdirs(save);
+    pathf(f.path, sizeof(f.path), "%s/spool/%s", tmp, flip_rel);
+    pathf(f.real, sizeof(f.real), "%s/spool/%s.real", tmp, flip_rel);
+    if (capture_itself) {
+        pathf(f.target, sizeof(f.target), "%s/w1/e2e/r0", outside);
+    } else {
+        snprintf(f.target, sizeof(f.target), "%s", outside);
+    }
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        pd_job_t j;
+        race_fixture(cap, outside);
+        flipper_start(&f);
+        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+        pd_gather_run(&j);
+        flipper_stop(&f);
+        if (j.rv == 0) {
+            moved++;
+            pathf(p, sizeof(p), "%s/j/w1/e2e/r0/trace.json", save);
+            char *text = slurp(p);
+            assert_non_null(text);
+            assert_string_equal(text, "{\"traceEvents\":[]}\n");
+            free(text);
+        } else {
+            refused++;
+            if (strstr(j.reason, "is a symlink (not followed)") == NULL &&
+                strstr(j.reason, "is missing") == NULL &&
+                strstr(j.reason, "is not a folder") == NULL && /* changed as it was opened */
+                strstr(j.reason, "was replaced while it was gathered") == NULL &&
+                strstr(j.reason, "No such file") == NULL) {
+                fail_msg("round %d: unexpected refusal: %s", round, j.reason);
+            }
+        }
+        job_reset(&j);
+        /* outside intact, the save tree clean */
+        pathf(p, sizeof(p), "%s/w1/e2e/r0/trace.json", outside);
+        char *text = slurp(p);
+        if (text == NULL || strcmp(text, SECRET "\n") != 0) {
+            fail_msg("round %d: the folder outside the spool was moved", round);
+        }
+        free(text);
+        assert_clean(save);
+        pathf(p, sizeof(p), "%s/j", save);
+        rm_rf(p);
+        rm_rf(cap);
+    }
+    print_message("%ld moved, %ld refused, %ld flips\n", moved, refused, f.flips);
+    assert_true(moved + refused == RACE_ROUNDS);
+}
+
+/* A spool folder the worker owns is swapped for a symlink to a folder
+ * outside while gathering runs. */
+static void test_gather_race_spool_folder(void **state)
+{
+    race("j", false);
+}
+
+/* The capture folder itself is swapped for a symlink. */
+static void test_gather_race_capture_folder(void **state)
+{
+    race("j/w1/e2e/r0", true);
+}
+
+/* A subfolder of a capture is swapped for a symlink while it is copied to
+ * another file system (root: the save tree on a tmpfs). */
+static void test_gather_race_copy(void **state)
+{
+    char fs[512], cap[512], sub[512], outside[512], p[512];
+    flipper_t f;
+    long copied = 0;
+    pathf(fs, sizeof(fs), "%s/fs", tmp);
+    mkdirs(fs);
+    if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
+        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
+        skip();
+    }
+    memset(&f, 0, sizeof(f));
+    pathf(outside, sizeof(outside), "%s/outside", tmp);
+    mkdirs(outside);
+    pathf(p, sizeof(p), "%s/trace.json", outside);
+    put(p, SECRET "\n");
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    pathf(sub, sizeof(sub), "%s/sub", cap);
+    snprintf(f.path, sizeof(f.path), "%s", sub);
+    pathf(f.real, sizeof(f.real), "%s/sub.real", cap);
+    snprintf(f.target, sizeof(f.target), "%s", outside);
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        pd_job_t j;
+        mkdirs(sub);
+        pathf(p, sizeof(p), "%s/trace.json", sub);
+        put(p, "{\"traceEvents\":[]}\n");
+        flipper_start(&f);
+        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+        snprintf(j.root, sizeof(j.root), "%s", fs);
+        pd_gather_run(&j);
+        flipper_stop(&f);
+        copied += j.rv == 0;
+        if (j.rv == 0) {
+            assert_false(j.renamed); /* another file system: copied */
+        }
+        job_reset(&j);
+        assert_clean(fs);
+        pathf(p, sizeof(p), "%s/j", fs);
+        rm_rf(p);
+        rm_rf(cap);
+    }
+    print_message("%ld copied, %ld flips\n", copied, f.flips);
+    assert_int_equal(umount2(fs, MNT_DETACH), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_rel_ok),
+        cmocka_unit_test(test_gather_quote),
+        cmocka_unit_test_setup_teardown(test_gather_confine_symlinks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_owner_and_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_write_and_chunk_refuse_symlinks, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_gather_race_spool_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
