@@ -1,4 +1,5 @@
 /* Windows and their captures (see windows.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,15 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
         *ids = NULL;
         pd_plan_out_free(&out);
         return PROFD_EINVAL;
+    }
+    /* the root of a request's own save_path is made now: the tree below it
+     * is then only ever reached from it, never through a symlink */
+    if (pd_mkdirs(root, 0755) != 0) {
+        snprintf(err, errlen, "cannot create save_path %.200s: %s", root, strerror(errno));
+        free(*ids);
+        *ids = NULL;
+        pd_plan_out_free(&out);
+        return PROFD_EIO;
     }
     for (size_t s = 0; s < out.n_segments; s++) {
         pd_window_t *w = calloc(1, sizeof(*w));
