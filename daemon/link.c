@@ -149,7 +149,6 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     l->registered = true;
     l->backoff_ms = 100;
     l->gen = -1;
-    l->roster_dirty = false; /* the hello carried it */
     PD_LOG(&l->d->log, PD_LOG_INFO, "link", "joined coordinator %s", l->d->cfg.coordinator_url);
     pump(l);
 }
@@ -168,6 +167,7 @@ static void send_hello(pd_link_t *l)
     m.u.node_hello.ranks_n = n;
     if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_hello, l) == 0) {
         l->hello_out = true;
+        l->roster_dirty = false; /* this hello carries the roster as it is now */
     }
     free(m.u.node_hello.ranks);
 }

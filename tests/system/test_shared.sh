@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# System test, many nodes on shared storage: a coordinator and two node
-# daemons (loopback TCP) whose save_path is one folder every daemon mounts
+# System test, many nodes on shared storage, over TLS: a coordinator and two
+# node daemons linked by tls+tcp:// (certificates made here with openssl;
+# both sides present one) whose save_path is one folder every daemon mounts
 # (coordinator.shared_save_path). The node daemons gather their workers'
 # captures into the shared tree themselves and send the coordinator only the
-# listing; the coordinator checks the files and writes the manifest.
+# listing; the coordinator checks the files and writes the manifest. A node
+# whose certificate the coordinator's CA did not sign never joins.
 # Usage: test_shared.sh BUILD_DIR
 set -euo pipefail
 build=$(realpath "$1")
@@ -27,15 +29,27 @@ json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 shared=$tmp/shared
-"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator --run-dir "$tmp/c/run" \
-  --save-path "$shared" 2>"$tmp/coordinator.log" &
+"$here/../security/make_certs.sh" "$tmp/certs" || fail "certificates"
+tls() { # CERT KEY CA
+  printf 'tls:\n  cert_file: %s\n  key_file: %s\n  ca_file: %s\n' "$1" "$2" "$3"
+}
+tls "$tmp/certs/server.pem" "$tmp/certs/server.key" "$tmp/certs/ca.pem" >"$tmp/coordinator.yaml"
+tls "$tmp/certs/client.pem" "$tmp/certs/client.key" "$tmp/certs/ca.pem" >"$tmp/node.yaml"
+tls "$tmp/certs/rogue.pem" "$tmp/certs/rogue.key" "$tmp/certs/ca.pem" >"$tmp/rogue.yaml"
+"$profd" --config "$tmp/coordinator.yaml" --coordinator-listen "tls+tcp://localhost:$port" \
+  --node coordinator --run-dir "$tmp/c/run" --save-path "$shared" 2>"$tmp/coordinator.log" &
 pids+=($!)
 for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
 for i in 1 2; do
-  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --node "node$i" --run-dir "$tmp/n$i/run" \
-    --save-path "$shared" --shared-save-path 2>"$tmp/node$i.log" &
+  "$profd" --config "$tmp/node.yaml" --coordinator-url "tls+tcp://localhost:$port" \
+    --node "node$i" --run-dir "$tmp/n$i/run" --save-path "$shared" --shared-save-path \
+    2>"$tmp/node$i.log" &
   pids+=($!)
 done
+# a node with a certificate from another CA cannot join
+"$profd" --config "$tmp/rogue.yaml" --coordinator-url "tls+tcp://localhost:$port" --node rogue \
+  --run-dir "$tmp/r/run" --save-path "$tmp/rogue" 2>"$tmp/rogue.log" &
+pids+=($!)
 for i in 1 2; do
   for _ in $(seq 100); do [ -S "$tmp/n$i/run/worker.sock" ] && break; sleep 0.05; done
   PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:2,rollout:2@1 --rank-offset $(((i - 1) * 4)) \
@@ -54,6 +68,8 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 
+grep -q "joined coordinator" "$tmp/rogue.log" && fail "a node with a foreign certificate joined"
+[ "$(ctl --json status | json 'd["nodes"]')" = 2 ] || fail "the coordinator knows other nodes"
 ctl start --next 2 --tool sim >"$tmp/w.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
 name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
@@ -67,4 +83,4 @@ $check "$shared/default/$name/manifest.json" --first "$first" --last $((first + 
 grep -q "forwarding 4 rank(s)" "$tmp/node1.log" || fail "node1 did not forward"
 [ "$(ctl --json windows "$id" | json 'd["windows"][0]["pending_files"]')" = 0 ] ||
   fail "files pending on shared storage"
-echo "system test shared save_path: OK"
+echo "system test shared save_path over TLS: OK"
