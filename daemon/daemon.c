@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,28 @@ static void load_profile_config(pd_daemon_t *d)
 
 /* ---- start / stop ---- */
 
+/* The last resort of a stop that does not end: a library call that never
+ * returns (seen once in nng's close under heavy load) must not keep a
+ * service from stopping. */
+typedef struct watchdog {
+    _Atomic bool stopped; /* set by pd_daemon_fini(); the thread frees it */
+    int64_t timeout_ms;
+} watchdog_t;
+
+static void *stop_watchdog(void *arg)
+{
+    watchdog_t *w = arg;
+    struct timespec ts = {(time_t)(w->timeout_ms / 1000), (long)(w->timeout_ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    if (!atomic_load(&w->stopped)) {
+        static const char msg[] = "profd: stopping did not finish in time; exiting\n";
+        (void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        _exit(1);
+    }
+    free(w);
+    return NULL;
+}
+
 static void begin_stop(pd_daemon_t *d)
 {
     if (d->stopping) {
@@ -203,6 +227,17 @@ static void begin_stop(pd_daemon_t *d)
     }
     d->stopping = true;
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
+    pthread_t t;
+    watchdog_t *w = d->stop_timeout_ms > 0 ? calloc(1, sizeof(*w)) : NULL;
+    if (w) {
+        w->timeout_ms = d->stop_timeout_ms;
+        if (pthread_create(&t, NULL, stop_watchdog, w) == 0) {
+            pthread_detach(t);
+            d->watchdog = w;
+        } else {
+            free(w);
+        }
+    }
     pd_control_fini(d);
     pd_link_fini(d);
     pd_coord_fini(d);
@@ -407,5 +442,9 @@ int pd_daemon_fini(pd_daemon_t *d)
     int rv = pd_loop_fini(&d->loop);
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
+    if (d->watchdog) {
+        atomic_store(&((watchdog_t *)d->watchdog)->stopped, true);
+        d->watchdog = NULL;
+    }
     return rv;
 }

@@ -56,6 +56,8 @@ typedef struct pd_daemon {
     int lat_n, lat_pos;
 
     int64_t bad_requests;
+    int64_t stop_timeout_ms; /* > 0: exit(1) when stopping takes longer (main.c sets it) */
+    void *watchdog;          /* the stop watchdog's shared flag */
     int64_t reload_count;
     bool stopping;
 } pd_daemon_t;

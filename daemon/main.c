@@ -243,6 +243,7 @@ int main(int argc, char **argv)
         return 1;
     }
     notify_ready();
+    d->stop_timeout_ms = 15000;
     pd_daemon_run(d);
     rc = pd_daemon_fini(d) == 0 ? 0 : 1;
     free(d);
