@@ -7,6 +7,8 @@
 #include "daemon.h"
 #include "remote.h"
 #include "reqc.h"
+#include "state.h"
+#include "windows.h"
 
 typedef struct pd_node {
     char name[PP_MAX_NAME + 1];
@@ -19,10 +21,12 @@ typedef struct pd_node {
     pd_req_t *watch;
     int64_t watch_deadline_ms;
     int64_t gen_acked;
+    bool awaited; /* known from the state file, not registered since */
     struct pd_node *next;
 } pd_node_t;
 
 struct pd_coord {
+    struct pd_daemon *d;
     pd_rep_t *ep;
     pd_node_t *nodes;
     size_t count;
@@ -152,6 +156,7 @@ static void node_lost(pd_daemon_t *d, pd_node_t *n, const char *reason)
         }
     }
     pd_remote_node_lost(d, n->name, reason);
+    pd_windows_node_gone(d, n->name, why); /* members kept over a restart */
     release_watch(d, n);
 }
 
@@ -162,9 +167,26 @@ static void node_remove(pd_coord_t *c, pd_node_t *n)
             *pp = n->next;
             c->count--;
             free(n);
+            pd_state_changed(c->d);
             return;
         }
     }
+}
+
+static pd_node_t *node_add(pd_coord_t *c, const char *name, const char *instance)
+{
+    pd_node_t *n = calloc(1, sizeof(*n));
+    if (n == NULL) {
+        return NULL;
+    }
+    snprintf(n->name, sizeof(n->name), "%s", name);
+    snprintf(n->instance, sizeof(n->instance), "%s", instance);
+    n->gen_acked = -1;
+    n->next = c->nodes;
+    c->nodes = n;
+    c->count++;
+    pd_state_changed(c->d);
+    return n;
 }
 
 /* ---- requests ---- */
@@ -196,19 +218,17 @@ static void on_hello(pd_daemon_t *d, pd_req_t *req, const pp_node_hello_t *h)
         n = NULL;
     }
     if (n == NULL) {
-        if ((n = calloc(1, sizeof(*n))) == NULL) {
+        if ((n = node_add(c, h->node, h->instance)) == NULL) {
             pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
             return;
         }
-        snprintf(n->name, sizeof(n->name), "%s", h->node);
-        snprintf(n->instance, sizeof(n->instance), "%s", h->instance);
-        n->gen_acked = -1;
-        n->next = c->nodes;
-        c->nodes = n;
-        c->count++;
         PD_LOG(&d->log, PD_LOG_INFO, "coord", "node %s joined with %zu rank(s)", n->name,
                h->ranks_n);
+    } else if (n->awaited) {
+        PD_LOG(&d->log, PD_LOG_INFO, "coord", "node %s is back with %zu rank(s)", n->name,
+               h->ranks_n);
     }
+    n->awaited = false;
     n->shared = h->shared;
     n->pipe = pd_req_peer(req)->pipe;
     n->last_seen_ms = pd_now_ms();
@@ -403,6 +423,7 @@ int pd_coord_init(pd_daemon_t *d, char *err, size_t errlen)
         .pipe_gone = on_pipe_gone,
         .arg = d,
     };
+    c->d = d;
     d->coord = c;
     int rv = pd_rep_open(&c->ep, &d->loop, &o, err, errlen);
     if (rv != 0) {
@@ -410,6 +431,35 @@ int pd_coord_init(pd_daemon_t *d, char *err, size_t errlen)
         free(c);
     }
     return rv;
+}
+
+int pd_coord_await(pd_daemon_t *d, const char *name, const char *instance)
+{
+    pd_coord_t *c = d->coord;
+    if (node_find(c, name)) {
+        return 0;
+    }
+    pd_node_t *n = node_add(c, name, instance);
+    if (n == NULL) {
+        return PROFD_ENOMEM;
+    }
+    n->awaited = true;
+    n->gone_since_ms = pd_now_ms();
+    return 0;
+}
+
+bool pd_coord_node_at(const pd_daemon_t *d, size_t i, const char **name, const char **instance)
+{
+    const pd_node_t *n = d->coord ? d->coord->nodes : NULL;
+    for (; n && i > 0; i--) {
+        n = n->next;
+    }
+    if (n == NULL) {
+        return false;
+    }
+    *name = n->name;
+    *instance = n->instance;
+    return true;
 }
 
 void pd_coord_fini(pd_daemon_t *d)
@@ -421,7 +471,18 @@ void pd_coord_fini(pd_daemon_t *d)
     for (pd_node_t *n = c->nodes; n; n = n->next) {
         n->watch = NULL; /* freed by pd_rep_close without a reply */
     }
-    pd_rep_close(c->ep);
+    if (c->ep) {
+        pd_rep_close(c->ep);
+        c->ep = NULL;
+    }
+}
+
+void pd_coord_free(pd_daemon_t *d)
+{
+    pd_coord_t *c = d->coord;
+    if (c == NULL) {
+        return;
+    }
     while (c->nodes) {
         pd_node_t *n = c->nodes;
         c->nodes = n->next;
@@ -456,7 +517,12 @@ void pd_coord_tick(pd_daemon_t *d, int64_t now_ms)
         }
         int64_t away = n->gone_since_ms ? now_ms - n->gone_since_ms : now_ms - n->last_seen_ms;
         if (away > d->cfg.node_timeout_ms) {
-            snprintf(why, sizeof(why), "was unreachable for %lld ms", (long long)away);
+            if (n->awaited) {
+                snprintf(why, sizeof(why), "did not come back within %lld ms of a restart",
+                         (long long)away);
+            } else {
+                snprintf(why, sizeof(why), "was unreachable for %lld ms", (long long)away);
+            }
             node_lost(d, n, why);
             node_remove(d->coord, n);
         }

@@ -15,6 +15,7 @@
 #include "control.h"
 #include "coord.h"
 #include "link.h"
+#include "state.h"
 #include "profd/client.h"
 #include "daemon.h"
 #include "gather.h"
@@ -51,6 +52,7 @@ static void on_broadcast(uv_idle_t *h)
 
 void pd_daemon_plans_changed(pd_daemon_t *d)
 {
+    pd_state_changed(d);
     d->gen++;
     if (!d->broadcast_due && !d->stopping) {
         d->broadcast_due = true;
@@ -247,6 +249,10 @@ static void begin_stop(pd_daemon_t *d)
     uv_timer_stop(&d->tick);
     uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->stop_async, NULL);
+    if (d->state_timer_ready) {
+        uv_timer_stop(&d->state_timer);
+        uv_close((uv_handle_t *)&d->state_timer, NULL);
+    }
     for (int i = 0; i < d->loop.nsig; i++) {
         uv_signal_stop(&d->loop.sig[i]);
     }
@@ -397,14 +403,23 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     d->tick.data = d;
     uv_async_init(&d->loop.uv, &d->stop_async, on_stop_async);
     d->stop_async.data = d;
+    uv_timer_init(&d->loop.uv, &d->state_timer);
+    d->state_timer.data = d;
+    d->state_timer_ready = true;
     if ((rv = pd_worker_init(d, err, errlen)) != 0) {
         goto fail;
     }
     if ((rv = pd_control_init(d, err, errlen)) != 0) {
         goto fail;
     }
-    if (cfg->coordinator && (rv = pd_coord_init(d, err, errlen)) != 0) {
+    /* the loop does not run yet: no node registers before the state is back */
+    if (cfg->coordinator && ((rv = pd_coord_init(d, err, errlen)) != 0 ||
+                             (rv = pd_state_load(d, err, errlen)) != 0)) {
         goto fail;
+    }
+    for (pd_window_t *w = d->win.head, *next; w; w = next) {
+        next = w->next;
+        pd_windows_maybe_finish(d, w); /* loaded windows with nothing left to wait for */
     }
     if (cfg->coordinator_url[0] && (rv = pd_link_init(d, err, errlen)) != 0) {
         goto fail;
@@ -420,6 +435,7 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
 fail:
     begin_stop(d);
     pd_loop_fini(&d->loop);
+    pd_coord_free(d);
 fail_early:
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
@@ -440,6 +456,8 @@ int pd_daemon_fini(pd_daemon_t *d)
 {
     begin_stop(d);
     int rv = pd_loop_fini(&d->loop);
+    pd_state_fini(d);
+    pd_coord_free(d);
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     if (d->watchdog) {

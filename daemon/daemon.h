@@ -55,6 +55,9 @@ typedef struct pd_daemon {
     int64_t lat_samples[PD_LATENCY_SAMPLES];
     int lat_n, lat_pos;
 
+    uv_timer_t state_timer; /* coordinator: saves the state after changes */
+    bool state_timer_ready, state_dirty, state_saving;
+
     int64_t bad_requests;
     int64_t stop_timeout_ms; /* > 0: exit(1) when stopping takes longer (main.c sets it) */
     void *watchdog;          /* the stop watchdog's shared flag */

@@ -428,7 +428,11 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
     if (rv == 0) {
         rv = reply_of(body, len, &m);
     }
-    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED) {
+    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
+        rv == PROFD_ECLIENT) {
+        if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
+            lost_coordinator(l, "it does not know this node");
+        }
         xfer_retry(l, x, profd_strerror(rv));
         pump(l);
         return;

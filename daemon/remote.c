@@ -9,6 +9,7 @@
 #include "daemon.h"
 #include "gather.h"
 #include "remote.h"
+#include "state.h"
 
 static bool live(const pd_window_t *w)
 {
@@ -111,7 +112,7 @@ static bool file_path_ok(const char *p)
     return true;
 }
 
-static int add_incoming(pd_window_t *w, int64_t client, size_t ci, size_t fi,
+static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi,
                         const pp_capture_t *c, const pp_file_t *f)
 {
     pd_incoming_t *v = realloc(w->incoming, (w->nincoming + 1) * sizeof(*v));
@@ -125,7 +126,7 @@ static int add_incoming(pd_window_t *w, int64_t client, size_t ci, size_t fi,
         sizeof(in->path)) {
         return PROFD_EINVAL;
     }
-    in->client = client;
+    in->member = member;
     in->cap = ci;
     in->file = fi;
     in->size = f->bytes;
@@ -184,7 +185,7 @@ int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node
                     pd_windows_set_status(c, "failed", why);
                     break;
                 }
-            } else if (add_incoming(w, m->client, i, f, c, &c->files[f]) != 0) {
+            } else if (add_incoming(w, (size_t)(m - w->members), i, f, c, &c->files[f]) != 0) {
                 pd_windows_set_status(c, "failed", "cannot track the capture's files");
                 break;
             }
@@ -212,12 +213,13 @@ static void incoming_finished(pd_daemon_t *d, pd_window_t *w, pd_incoming_t *in,
     in->done = true;
     in->busy = false;
     if (failure) {
-        pd_member_t *m = pd_windows_member(w, in->client);
+        pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
         if (m && in->cap < m->ncaps) {
             pd_windows_set_status(&m->caps[in->cap], status, failure);
         }
     }
     w->pending--;
+    pd_state_changed(d);
     pd_windows_maybe_finish(d, w);
 }
 
@@ -279,7 +281,7 @@ void pd_remote_on_chunk(pd_daemon_t *d, pd_req_t *req, const pp_chunk_t *c, cons
             break;
         }
     }
-    pd_member_t *m = in ? pd_windows_member(w, in->client) : NULL;
+    pd_member_t *m = in && in->member < w->nmembers ? &w->members[in->member] : NULL;
     if (in == NULL || m == NULL || strcmp(m->node, c->node) != 0) {
         pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s",
                            w->name, c->path, c->node);
@@ -350,7 +352,7 @@ void pd_remote_node_lost(pd_daemon_t *d, const char *node, const char *reason)
     for (pd_window_t *w = d->win.head; w; w = w->next) {
         for (size_t i = 0; i < w->nincoming; i++) {
             pd_incoming_t *in = &w->incoming[i];
-            pd_member_t *m = in->done ? NULL : pd_windows_member(w, in->client);
+            pd_member_t *m = in->done ? NULL : &w->members[in->member];
             if (m == NULL || strcmp(m->node, node) != 0) {
                 continue;
             }

@@ -8,6 +8,7 @@
 #include "daemon.h"
 #include "gather.h"
 #include "link.h"
+#include "state.h"
 #include "windows.h"
 
 static const char *const state_names[] = {"pending", "active", "gathering", "done", "cancelled"};
@@ -283,6 +284,7 @@ void pd_windows_on_register(pd_daemon_t *d, const pd_rank_t *k)
     if (d->link) {
         return; /* a node daemon: the coordinator decides who joins */
     }
+    pd_windows_rebind(d, k); /* a rank of a window this daemon kept over a restart */
     pd_registry_plan_rank(k, &pr);
     for (pd_window_t *w = d->win.head; w; w = w->next) {
         if (!live(w) || pd_windows_member(w, k->id)) {
@@ -356,6 +358,7 @@ static void manifest_done(pd_job_t *j)
 {
     pd_daemon_t *d = j->arg;
     pd_window_t *w = pd_windows_get(&d->win, j->window);
+    pd_state_changed(d);
     if (w) {
         w->pending--;
         w->state = PD_W_DONE;
@@ -640,6 +643,7 @@ pd_member_t *pd_windows_report(pd_daemon_t *d, const pd_rank_t *k, int64_t windo
     *caps = NULL;
     *ncaps = 0;
     m->state = PD_M_REPORTED;
+    pd_state_changed(d); /* the coordinator keeps reports over a restart */
     if (w->state == PD_W_PENDING) {
         w->state = PD_W_ACTIVE;
     }
@@ -714,6 +718,29 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
     return 0;
 }
 
+/* An expected member will not report: one failed capture says why. */
+static void member_lost(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, const char *why)
+{
+    if ((m->caps = calloc(1, sizeof(*m->caps))) != NULL) {
+        pp_capture_t *c = &m->caps[0];
+        pp_record_init(&pp_desc_capture, c);
+        c->role = strdup(m->role);
+        c->rank = m->rank;
+        c->replica_rank = m->replica_rank;
+        c->host = strdup(m->host);
+        c->pid = m->pid;
+        c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
+        c->status = strdup("failed");
+        c->reason = strdup(why);
+        m->ncaps = 1;
+    }
+    m->state = PD_M_LOST;
+    pd_state_changed(d);
+    PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name,
+           (long long)m->rank, why);
+    pd_windows_maybe_finish(d, w);
+}
+
 void pd_windows_on_lost(pd_daemon_t *d, const pd_rank_t *k, const char *reason)
 {
     char why[256];
@@ -722,29 +749,43 @@ void pd_windows_on_lost(pd_daemon_t *d, const pd_rank_t *k, const char *reason)
         if (!live(w) || (m = pd_windows_member(w, k->id)) == NULL || m->state != PD_M_EXPECTED) {
             continue;
         }
-        if ((m->caps = calloc(1, sizeof(*m->caps))) != NULL) {
-            pp_capture_t *c = &m->caps[0];
-            pp_record_init(&pp_desc_capture, c);
-            c->role = strdup(m->role);
-            c->rank = m->rank;
-            c->replica_rank = m->replica_rank;
-            c->host = strdup(m->host);
-            c->pid = m->pid;
-            c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
-            if (k->step != PP_NONE) {
-                snprintf(why, sizeof(why), "%s (last step begun: %lld)", reason,
-                         (long long)k->step);
-            } else {
-                snprintf(why, sizeof(why), "%s (before its first step)", reason);
-            }
-            c->status = strdup("failed");
-            c->reason = strdup(why);
-            m->ncaps = 1;
+        if (k->step != PP_NONE) {
+            snprintf(why, sizeof(why), "%s (last step begun: %lld)", reason, (long long)k->step);
+        } else {
+            snprintf(why, sizeof(why), "%s (before its first step)", reason);
         }
-        m->state = PD_M_LOST;
-        PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name,
-               (long long)m->rank, reason);
-        pd_windows_maybe_finish(d, w);
+        member_lost(d, w, m, why);
+    }
+}
+
+void pd_windows_node_gone(pd_daemon_t *d, const char *node, const char *reason)
+{
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        for (size_t i = 0; live(w) && i < w->nmembers; i++) {
+            pd_member_t *m = &w->members[i];
+            if (m->state == PD_M_EXPECTED && m->node_client && strcmp(m->node, node) == 0) {
+                member_lost(d, w, m, reason);
+            }
+        }
+    }
+}
+
+void pd_windows_rebind(pd_daemon_t *d, const pd_rank_t *k)
+{
+    for (pd_window_t *w = d->win.head; w; w = w->next) {
+        if (w->state == PD_W_DONE || w->state == PD_W_CANCELLED) {
+            continue;
+        }
+        for (size_t i = 0; i < w->nmembers; i++) {
+            pd_member_t *m = &w->members[i];
+            bool same = k->node_client
+                            ? m->node_client == k->node_client && strcmp(m->node, k->node) == 0
+                            : m->node_client == 0 && m->rank == k->rank && m->pid == k->pid &&
+                                  strcmp(m->role, k->role) == 0 && strcmp(m->host, k->host) == 0;
+            if (same && m->client != k->id) {
+                m->client = k->id;
+            }
+        }
     }
 }
 

@@ -48,7 +48,7 @@ typedef struct pd_member {
 /* Coordinator: a file of a remote capture still arriving from its node. */
 typedef struct pd_incoming {
     char path[512];  /* relative to the window folder */
-    int64_t client;  /* member */
+    size_t member;   /* index in the window's members */
     size_t cap, file;
     int64_t size;
     char checksum[32];
@@ -113,6 +113,12 @@ void pd_windows_on_lost(struct pd_daemon *d, const struct pd_rank *k, const char
  * PROFD_ESTATE (not a member, or already reported) with a reason. */
 int pd_windows_on_result(struct pd_daemon *d, const struct pd_rank *k, pp_result_t *res,
                          char *err, size_t errlen);
+/* Coordinator: a node is gone (or did not come back after a restart): its
+ * expected members that no rank stands for fail with `reason`. */
+void pd_windows_node_gone(struct pd_daemon *d, const char *node, const char *reason);
+/* A rank registered: members kept over a restart that it is (the same node
+ * and node client id; or the same role, rank, host and pid) are its again. */
+void pd_windows_rebind(struct pd_daemon *d, const struct pd_rank *k);
 /* A worker began a step (window state only). */
 void pd_windows_on_step(struct pd_daemon *d, const struct pd_rank *k);
 

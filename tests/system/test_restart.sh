@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# System test, a coordinator that restarts: it keeps its unfinished windows
+# in <save_path>/.profd-coordinator.json and takes up where it stopped.
+#  1. killed (SIGKILL) while node daemons stream a window's files: started
+#     again, it keeps its identity, the nodes register again without
+#     dropping the window, the files resume from their .part and the window
+#     completes with every capture and checksum;
+#  2. stopped while a window waits for future steps, one node gone for good:
+#     the window still completes, that node's ranks failed with the reason;
+#  3. a corrupt state file: the coordinator does not start, says why in one
+#     line, and leaves the file as it was.
+# Usage: test_restart.sh BUILD_DIR
+set -euo pipefail
+build=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
+profd=$build/daemon/profd
+profctl_bin=$build/client/profctl
+sim=$build/client/profd-sim
+check="/usr/bin/python3 $here/check_manifest.py"
+
+tmp=$(mktemp -d /tmp/profd-restart-XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; tail -n 15 "$tmp"/*.log >&2 || true; exit 1; }
+ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+state=$tmp/c/save/.profd-coordinator.json
+
+# small chunks: streaming a window takes long enough to be cut
+printf 'coordinator:\n  chunk_bytes: 4KiB\n' >"$tmp/node.yaml"
+printf 'coordinator:\n  node_timeout_ms: 4000\n' >"$tmp/coordinator.yaml"
+coordinator_pid=
+start_coordinator() { # LOG
+  "$profd" --config "$tmp/coordinator.yaml" --coordinator-listen "tcp://127.0.0.1:$port" \
+    --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/$1" &
+  coordinator_pid=$!
+  pids+=($coordinator_pid)
+  for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
+  fail "the coordinator did not start"
+}
+ranks() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "lost")'; }
+wait_ranks() { # N
+  for _ in $(seq 300); do [ "$(ranks)" = "$1" ] && return 0; sleep 0.05; done
+  fail "$1 ranks did not register (have $(ranks))"
+}
+
+start_coordinator coordinator.log
+node_pids=()
+sim_pids=()
+for i in 1 2; do
+  "$profd" --config "$tmp/node.yaml" --coordinator-url "tcp://127.0.0.1:$port" --node "node$i" \
+    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" 2>"$tmp/node$i.log" &
+  node_pids+=($!)
+  pids+=($!)
+done
+for i in 1 2; do
+  for _ in $(seq 100); do [ -S "$tmp/n$i/run/worker.sock" ] && break; sleep 0.05; done
+  PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:4 --rank-offset $(((i - 1) * 4)) \
+    --steps 100000 --rate 10 --trace-bytes 3000000 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
+  sim_pids+=($!)
+  pids+=($!)
+done
+wait_ranks 8
+for _ in $(seq 200); do
+  [ "$(ctl --json status | json 'all(r["step_ms"] > 0 for r in d["ranks"])')" = True ] && break
+  sleep 0.05
+done
+instance=$(ctl --json status | json 'd["instance"]')
+
+# ---- 1. killed while streaming -------------------------------------------
+ctl start --next 1 --tool sim >"$tmp/w1.txt" || fail "start"
+id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w1.txt")
+name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w1.txt")
+cut=
+for _ in $(seq 600); do
+  info=$(ctl --json windows "$id" | json '(d["windows"][0]["pending_files"], d["windows"][0]["pending_bytes"])')
+  # files announced and partly received: 8 captures of 3 MB in 4 KiB chunks
+  if /usr/bin/python3 -c "f, b = $info; exit(0 if f > 0 and 0 < b < 8 * 3000000 - 200000 else 1)"; then
+    cut=$info
+    break
+  fi
+  sleep 0.02
+done
+[ -n "$cut" ] || fail "never saw the window half streamed"
+sleep 0.3 # past the state's save delay
+kill -9 "$coordinator_pid"
+wait "$coordinator_pid" 2>/dev/null || true
+[ -f "$state" ] || fail "no state file"
+parts=$(find "$tmp/c/save/default/$name" -name '*.part' | wc -l)
+[ "$parts" -gt 0 ] || fail "no partial file left by the kill (cut at $cut)"
+start_coordinator coordinator.log
+grep -q "1 unfinished window(s), 2 node(s) awaited" "$tmp/coordinator.log" ||
+  fail "the state was not read back"
+[ "$(ctl --json status | json 'd["instance"]')" = "$instance" ] || fail "a new instance"
+ctl wait "$id" --timeout 90 >/dev/null || fail "the window did not complete after the restart"
+first=$(json 'd["window"]["steps"][0]' <"$tmp/c/save/default/$name/manifest.json")
+$check "$tmp/c/save/default/$name/manifest.json" --first "$first" --last "$first" \
+  --ranks 0,1,2,3,4,5,6,7 --sim || fail "manifest after the restart"
+[ -z "$(find "$tmp/c/save/default/$name" -name '*.part')" ] || fail ".part files left"
+grep -q "node node1 is back" "$tmp/coordinator.log" || fail "node1 was not taken back"
+grep -q "the coordinator restarted" "$tmp"/node*.log && fail "a node dropped its windows"
+echo "restart 1 (killed while streaming at $cut): OK"
+
+# ---- 2. stopped with a window ahead; one node does not come back ----------
+step=$(ctl --json status | json 'max(r["step"] for r in d["ranks"])')
+first=$((step + 80)) # 8 s ahead: past the node's timeout
+ctl start --steps "$first:$((first + 1))" --tool sim --settings '{"bytes": 4096}' \
+  >"$tmp/w2.txt" || fail "start 2"
+id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt")
+name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
+for _ in $(seq 100); do
+  [ "$(ctl --json windows "$id" | json 'd["windows"][0]["selected"]')" = 8 ] && break
+  sleep 0.05
+done
+kill -TERM "$coordinator_pid"
+wait "$coordinator_pid" 2>/dev/null || true
+kill -TERM "${sim_pids[1]}"
+kill -9 "${node_pids[1]}"
+start_coordinator coordinator.log
+grep -q "1 unfinished window(s)" "$tmp/coordinator.log" || fail "window 2 not read back"
+rc=0
+ctl wait "$id" --timeout 60 >/dev/null || rc=$?
+[ "$rc" = 3 ] || fail "window 2: profctl wait exit $rc, expected 3 (incomplete)"
+manifest=$tmp/c/save/default/$name/manifest.json
+/usr/bin/python3 - "$manifest" <<'EOF' || fail "window 2 manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+caps = {c["rank"]: c for c in m["captures"]}
+assert sorted(caps) == list(range(8)), sorted(caps)
+for r in range(4):
+    assert caps[r]["status"] == "complete", (r, caps[r])
+for r in range(4, 8):
+    assert caps[r]["status"] == "failed", (r, caps[r])
+    assert "lost with node node2 (did not come back within" in caps[r]["reason"], caps[r]["reason"]
+EOF
+echo "restart 2 (a node gone for good): OK"
+
+# ---- 3. a corrupt state file ----------------------------------------------
+kill -TERM "$coordinator_pid"
+wait "$coordinator_pid" 2>/dev/null || true
+printf '{"version": 1, "instance": ' >"$state"
+sum=$(md5sum <"$state")
+rc=0
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator \
+  --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
+[ "$rc" = 1 ] || fail "a corrupt state file: exit $rc, expected 1"
+grep -q "coordinator state .*\.profd-coordinator.json: .*move the file away" "$tmp/corrupt.err" ||
+  fail "no clear error: $(cat "$tmp/corrupt.err")"
+[ "$(md5sum <"$state")" = "$sum" ] || fail "the corrupt state file was overwritten"
+# well-formed, but a file arriving for a member the window does not have
+printf '{"version": 1, "instance": "0123456789abcdef", "windows": [{"id": 1, "name": "w1",
+  "job": "default", "dir": "%s/c/save/default/w1", "root_len": %d, "state": "gathering",
+  "incoming": [{"path": "x/trace.json", "member": 3}]}]}\n' "$tmp" $((${#tmp} + 7)) >"$state"
+rc=0
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator \
+  --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
+[ "$rc" = 1 ] || fail "an inconsistent state file: exit $rc, expected 1"
+grep -q "coordinator state .*: an incoming file is not valid (move the file away" \
+  "$tmp/corrupt.err" || fail "no clear error: $(cat "$tmp/corrupt.err")"
+echo "restart 3 (a corrupt state file): OK"
+echo "system test coordinator restart: OK"
