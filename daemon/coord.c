@@ -344,16 +344,12 @@ static void on_request(pd_req_t *req, void *arg)
 {
     pd_daemon_t *d = arg;
     pp_msg_t m;
-    char err[256];
     size_t len, plen;
     const void *payload;
     const void *body = pd_req_body(req, &len);
-    size_t jl = pp_frame_split(body, len, &payload, &plen);
     /* chunks carry up to chunk_bytes of payload beyond the JSON limit */
-    int rv = pp_msg_decode(body, jl, (size_t)d->cfg.max_msg_bytes, &m, err, sizeof(err));
-    if (rv != 0) {
-        d->bad_requests++;
-        pd_req_reply_error(req, rv, "%s", err);
+    size_t jl = pp_frame_split(body, len, &payload, &plen);
+    if (pd_daemon_decode(d, req, "coord", body, jl, &m) != 0) {
         return;
     }
     if (pp_type_access(m.type) != PP_ACC_NODE || (plen && m.type != PP_T_chunk)) {

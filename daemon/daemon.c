@@ -114,6 +114,19 @@ void pd_daemon_plan_params(const pd_daemon_t *d, pd_plan_params_t *p)
     p->default_job = job ? job : "default";
 }
 
+int pd_daemon_decode(pd_daemon_t *d, pd_req_t *req, const char *endpoint, const void *body,
+                     size_t len, pp_msg_t *m)
+{
+    char err[256];
+    int rv = pp_msg_decode(body, len, (size_t)d->cfg.max_msg_bytes, m, err, sizeof(err));
+    if (rv != 0) {
+        d->bad_requests++;
+        PD_LOG(&d->log, PD_LOG_DEBUG, endpoint, "bad request: %s", err);
+        pd_req_reply_error(req, rv, "%s", err);
+    }
+    return rv;
+}
+
 void pd_daemon_reply_ack(pd_daemon_t *d, pd_req_t *req)
 {
     pp_msg_t m;

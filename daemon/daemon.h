@@ -90,6 +90,10 @@ int64_t pd_daemon_latency_us(const pd_daemon_t *d);
 void pd_daemon_latency_sample(pd_daemon_t *d, int64_t us);
 /* Planner parameters for now. */
 void pd_daemon_plan_params(const pd_daemon_t *d, pd_plan_params_t *p);
+/* Decode a request's JSON body (at most limits.max_msg_bytes): 0, or the
+ * error, already counted, logged at debug level and replied. */
+int pd_daemon_decode(pd_daemon_t *d, pd_req_t *req, const char *endpoint, const void *body,
+                     size_t len, pp_msg_t *m);
 /* Reply "ack" with the current plan generation. */
 void pd_daemon_reply_ack(pd_daemon_t *d, pd_req_t *req);
 /* Start the liveness timer if ranks are registered, stop it otherwise. */

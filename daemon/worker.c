@@ -189,14 +189,9 @@ static void on_request(pd_req_t *req, void *arg)
 {
     pd_daemon_t *d = arg;
     pp_msg_t m;
-    char err[256];
     size_t len;
     const void *body = pd_req_body(req, &len);
-    int rv = pp_msg_decode(body, len, (size_t)d->cfg.max_msg_bytes, &m, err, sizeof(err));
-    if (rv != 0) {
-        d->bad_requests++;
-        PD_LOG(&d->log, PD_LOG_DEBUG, "worker", "bad request: %s", err);
-        pd_req_reply_error(req, rv, "%s", err);
+    if (pd_daemon_decode(d, req, "worker", body, len, &m) != 0) {
         return;
     }
     switch (m.type) {

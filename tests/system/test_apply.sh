@@ -7,26 +7,11 @@
 # manifests are checked (who, which steps, which phases); an on-demand
 # `--next 2` window taken while the job runs is aligned on every rank.
 # Usage: test_apply.sh BUILD_DIR
-set -euo pipefail
-build=$(realpath "$1")
-here=$(dirname "$(realpath "$0")")
+lib_name=apply
+. "$(dirname "$0")/lib.sh"
 src=$(realpath "$here/../..")
 corpus=$src/tests/fixtures/corpus
-profd=$build/daemon/profd
-profctl_bin=$build/client/profctl
-sim=$build/client/profd-sim
-check="/usr/bin/python3 $here/check_manifest.py"
-
-tmp=$(mktemp -d /tmp/profd-apply-XXXXXX)
 export PROFD_RUN_DIR=$tmp/run
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -20 "$tmp/profd.log" >&2 || true; exit 1; }
 profctl() { "$profctl_bin" "$@"; }
 py() { /usr/bin/python3 - "$@"; }
 

@@ -10,13 +10,6 @@
 # Needs root (namespaces): exits 77 (skipped) otherwise.
 # Usage: test_multinode.sh BUILD_DIR
 set -euo pipefail
-build=$(realpath "$1")
-here=$(dirname "$(realpath "$0")")
-profd=$build/daemon/profd
-profctl_bin=$build/client/profctl
-sim=$build/client/profd-sim
-check="/usr/bin/python3 $here/check_manifest.py"
-
 if [ "$(id -u)" -ne 0 ] || ! ip netns add pdt-probe-$$ 2>/dev/null; then
   echo "SKIP: network namespaces need root (ip netns add failed)"
   exit 77
@@ -26,20 +19,10 @@ ip netns del pdt-probe-$$
 tag=$$
 C=pdc-$tag
 N=(pdn1-$tag pdn2-$tag pdn3-$tag)
-tmp=$(mktemp -d /tmp/profd-mn-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  for ns in "$C" "${N[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$tmp"/*.log; do echo "--- $f" >&2; tail -15 "$f" >&2; done
-  exit 1
-}
+del_namespaces() { for ns in "$C" "${N[@]}"; do ip netns del "$ns" 2>/dev/null || true; done; }
+lib_name=mn
+lib_on_exit=del_namespaces
+. "$(dirname "$0")/lib.sh"
 
 # --- the network: a star of veth links around the coordinator's namespace
 ip netns add "$C"
@@ -58,7 +41,6 @@ for i in 1 2 3; do
 done
 
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 ranks() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "lost")'; }
 step_now() { ctl --json status | json 'max((r["step"] or 0) for r in d["ranks"])'; }
 wid() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }

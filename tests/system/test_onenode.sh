@@ -4,37 +4,20 @@
 # manifests. Also: malformed control requests, profctl usage errors, a window
 # that selects nobody, an aligned stop, and a clean SIGTERM.
 # Usage: test_onenode.sh BUILD_DIR
-set -euo pipefail
-build=$(realpath "$1")
-here=$(dirname "$(realpath "$0")")
-profd=$build/daemon/profd
-profctl_bin=$build/client/profctl
-sim=$build/client/profd-sim
-check="/usr/bin/python3 $here/check_manifest.py"
-
-tmp=$(mktemp -d /tmp/profd-sys-XXXXXX)
+. "$(dirname "$0")/lib.sh"
 export PROFD_RUN_DIR=$tmp/run
-daemon_pid=
-sim_pid=
-cleanup() {
-  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
-  [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; echo "--- profd log" >&2; tail -30 "$tmp/profd.log" >&2 || true; exit 1; }
 profctl() { "$profctl_bin" "$@"; }
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 "$profd" --save-path "$tmp/out" --log-level info 2>"$tmp/profd.log" &
 daemon_pid=$!
+pids+=($daemon_pid)
 for _ in $(seq 100); do profctl status >/dev/null 2>&1 && break; sleep 0.05; done
 profctl status >/dev/null || fail "profd did not come up"
 
 "$sim" --layout actor:3,rollout:4@2,ref:2 --steps 400 --rate 20 --substeps 4 \
   --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 sim_pid=$!
+pids+=($sim_pid)
 for _ in $(seq 200); do
   n=$(profctl --json status | json 'len(d["ranks"])')
   [ "$n" = 9 ] && break

@@ -10,25 +10,9 @@
 #  3. a corrupt state file: the coordinator does not start, says why in one
 #     line, and leaves the file as it was.
 # Usage: test_restart.sh BUILD_DIR
-set -euo pipefail
-build=$(realpath "$1")
-here=$(dirname "$(realpath "$0")")
-profd=$build/daemon/profd
-profctl_bin=$build/client/profctl
-sim=$build/client/profd-sim
-check="/usr/bin/python3 $here/check_manifest.py"
-
-tmp=$(mktemp -d /tmp/profd-restart-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -n 15 "$tmp"/*.log >&2 || true; exit 1; }
+lib_name=restart
+. "$(dirname "$0")/lib.sh"
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 state=$tmp/c/save/.profd-coordinator.json
 

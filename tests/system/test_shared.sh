@@ -7,25 +7,9 @@
 # listing; the coordinator checks the files and writes the manifest. A node
 # whose certificate the coordinator's CA did not sign never joins.
 # Usage: test_shared.sh BUILD_DIR
-set -euo pipefail
-build=$(realpath "$1")
-here=$(dirname "$(realpath "$0")")
-profd=$build/daemon/profd
-profctl_bin=$build/client/profctl
-sim=$build/client/profd-sim
-check="/usr/bin/python3 $here/check_manifest.py"
-
-tmp=$(mktemp -d /tmp/profd-shared-XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; tail -n 15 "$tmp"/*.log >&2 || true; exit 1; }
+lib_name=shared
+. "$(dirname "$0")/lib.sh"
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 shared=$tmp/shared

@@ -1,0 +1,31 @@
+# Sourced by the system tests, with the build folder as $1: the paths of the
+# binaries, a temporary folder ($tmp, named after $lib_name), the processes
+# in $pids killed and the folder removed on exit (after $lib_on_exit, a
+# function, if set), fail() with the tails of $tmp/*.log, and json().
+set -euo pipefail
+build=$(realpath "$1")
+here=$(dirname "$(realpath "${BASH_SOURCE[0]}")")
+profd=$build/daemon/profd
+profctl_bin=$build/client/profctl
+sim=$build/client/profd-sim
+check="/usr/bin/python3 $here/check_manifest.py"
+
+tmp=$(mktemp -d "/tmp/profd-${lib_name:-sys}-XXXXXX")
+pids=()
+lib_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [ -n "${lib_on_exit:-}" ]; then "$lib_on_exit"; fi
+  rm -rf "$tmp"
+}
+trap lib_cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$tmp"/*.log; do
+    [ -f "$f" ] || continue
+    echo "--- $f" >&2
+    tail -n 20 "$f" >&2
+  done
+  exit 1
+}
+json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
