@@ -89,10 +89,10 @@ static int encode(pd_daemon_t *d, char **out, size_t *len)
             const pd_member_t *m = &w->members[i];
             pp_state_member_t *sm = &s->members[i];
             pp_record_init(&pp_desc_state_member, sm);
-            sm->node = (char *)m->node;
+            sm->node = m->node[0] ? (char *)m->node : NULL; /* "": a local worker */
             sm->node_client = m->node_client;
             sm->role = (char *)m->role;
-            sm->host = (char *)m->host;
+            sm->host = m->host[0] ? (char *)m->host : NULL;
             sm->rank = m->rank;
             sm->replica_rank = m->replica_rank;
             sm->pid = m->pid;
@@ -274,7 +274,8 @@ static int load_window(pd_daemon_t *d, pp_state_window_t *s, const char *file, c
         pd_member_t *m = &w->members[w->nmembers++];
         int ms = index_of(mstates, 3, sm->state);
         if (ms < 0 || sm->selector < -1 || sm->selector >= (int64_t)w->spec.selectors_n ||
-            !pp_ident_ok(sm->role) || (sm->host && !pp_host_ok(sm->host))) {
+            !pp_ident_ok(sm->role) || (sm->host && !pp_host_ok(sm->host)) ||
+            (sm->node && !pp_host_ok(sm->node))) {
             pd_windows_free_one(w);
             return bad(err, errlen, file, "a window member is not valid");
         }
