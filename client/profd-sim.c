@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -492,6 +493,7 @@ int main(int argc, char **argv)
         return run_threads(&s);
     }
     pid_t *pids = calloc((size_t)s.nranks, sizeof(*pids));
+    pid_t parent = getpid();
     int rank = s.rank_offset, spawned = 0;
     for (int g = 0; g < s.ngroups; g++) {
         const group_t *gr = &s.groups[g];
@@ -500,6 +502,11 @@ int main(int argc, char **argv)
                                        : PROFD_NO_REPLICA;
             pid_t pid = fork();
             if (pid == 0) {
+                /* a simulator killed with SIGKILL takes its workers along */
+                prctl(PR_SET_PDEATHSIG, SIGTERM);
+                if (getppid() != parent) {
+                    _exit(1);
+                }
                 free(pids);
                 _exit(worker(&s, gr->role, rank, rank - s.rank_offset, replica));
             }
