@@ -17,6 +17,11 @@
  *
  * usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]
  * Prints one JSON object on stdout.
+ *
+ * bench_hotpath --url WORKER_URL --control CONTROL_URL --syscall-loop N: for
+ * kernels that refuse perf_event_open: prints the training thread's id, then
+ * runs N pairs between two getppid() calls, for `strace -f` to count what
+ * that thread does in between.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -234,10 +239,34 @@ static void print_array(const char *name, const double *v, int n)
     printf("],\n");
 }
 
+static int syscall_loop(const char *url, int64_t n)
+{
+    profd_options_t o;
+    profd_client_t *c;
+    profd_options_init(&o);
+    o.url = url;
+    o.job = "bench";
+    o.role = "benchhot";
+    if (profd_open(&c, &o) != 0 || bench_wait_connected(c, 10000) != 0) {
+        bench_die("no daemon at %s", url);
+    }
+    printf("tid %ld\n", (long)syscall(SYS_gettid));
+    fflush(stdout);
+    getppid(); /* marker */
+    for (int64_t s = 1; s <= n; s++) {
+        profd_step_begin(c, s);
+        profd_step_end(c, s);
+    }
+    getppid(); /* marker */
+    profd_close(c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *url = NULL, *control = NULL;
     int reps = 7;
+    int64_t loop = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
             url = argv[++i];
@@ -245,9 +274,14 @@ int main(int argc, char **argv)
             control = argv[++i];
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
             reps = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--syscall-loop") == 0 && i + 1 < argc) {
+            loop = atoll(argv[++i]);
         } else {
             bench_die("usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]");
         }
+    }
+    if (url && loop > 0) {
+        return syscall_loop(url, loop);
     }
     if (url == NULL || control == NULL || reps < 1 || reps > 100) {
         bench_die("usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]");
