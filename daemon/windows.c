@@ -645,7 +645,11 @@ int pd_windows_on_result(pd_daemon_t *d, const pd_rank_t *k, pp_result_t *res, c
         }
         submit_gather(d, w, m, i);
     }
-    pd_daemon_plans_changed(d);
+    /* No new plan generation: a report changes no other rank's plan, and the
+     * reporting rank is done with the window (its engine keeps it as done
+     * until the next plan drops it). Bumping the generation here re-sent
+     * every plan to every rank once per report: N^2 plan messages for a
+     * window over N ranks. */
     pd_windows_maybe_finish(d, w);
     return 0;
 }
