@@ -401,25 +401,31 @@ class Bench:
         time.sleep(2)  # step rates known everywhere
         self.raw["align_rss_kib"] = {"coordinator": rss_kib(c["pid"]),
                                      "node": [rss_kib(d["pid"]) for d in ns]}
-        shares, detail = [], []
+        shares, detail, turn = [], [], []
         for w in range(windows):
+            t0 = time.monotonic()
             out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
             m = re.search(r"started window (\d+) (\S+):", out)
             if not m:
                 raise RuntimeError("start: " + out)
             wid, name = m.group(1), m.group(2)
             self.ctl(c, "wait", wid, "--timeout", "120", check=False, timeout=150)
+            turn.append(time.monotonic() - t0)
             man = json.load(open(os.path.join(c["save"], "default", name, "manifest.json")))
             first, end = man["window"]["steps"]
             caps = man["captures"]
             same = {cp["rank"] for cp in caps if cp["status"] == "complete" and
                     cp["first_step"] == first and cp["last_step"] == end - 1}
-            counts = {}
+            counts, reasons = {}, {}
             for cp in caps:
                 counts[cp["status"]] = counts.get(cp["status"], 0) + 1
+                if cp["reason"]:
+                    why = re.sub(r"\d+", "N", cp["reason"])
+                    reasons[why] = reasons.get(why, 0) + 1
             shares.append(100.0 * len(same) / ranks)
             detail.append({"window": name, "steps": [first, end], "captures": len(caps),
-                           "same_steps": len(same), "status": counts})
+                           "same_steps": len(same), "status": counts, "reasons": reasons,
+                           "turnaround_s": turn[-1]})
             time.sleep(0.5)
         self.raw["align"] = detail
         for s in sims:
@@ -432,7 +438,12 @@ class Bench:
                  "%", shares, target="100 %", status="PASS" if ok else "MISS",
                  note="%d windows; ranks as threads (profd-sim --threads), %d per node, loopback "
                       "TCP" % (windows, per),
-                 reason="windows short of 100 %%: %s" % json.dumps(bad)[:400])
+                 reason="windows short of 100 %%: %s" % "; ".join(
+                     "%s: %d of %d, %s" % (x["window"], x["same_steps"], ranks,
+                                           json.dumps(x["reasons"])) for x in bad))
+        self.row("align.turnaround", g, "window turnaround: start -> manifest at the "
+                 "coordinator", "s", turn, note="%d captures of 4 KiB streamed from %d nodes" % (
+                     ranks, nodes))
 
     # ---------------------------------------------------------- 4. ingest
 
