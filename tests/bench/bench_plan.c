@@ -180,7 +180,9 @@ int main(int argc, char **argv)
             nready++;
         }
     }
-    bench_sleep_us(200000);
+    /* past the daemon's latency probe (a plan resent about a second after
+     * the first registrations) */
+    bench_sleep_us(2500000);
 
     nng_socket ctl;
     if (bench_control_open(&ctl, control) != 0) {
