@@ -212,22 +212,34 @@ static void measure(profd_client_t *c, int64_t *step, int64_t *pushed, int reps,
     }
 }
 
+#define SYSCALL_BATCHES 20
+
+/* System calls in each of SYSCALL_BATCHES batches of pairs (into `out`);
+ * returns the total, -1 when the counter cannot be read. */
 static int64_t count_syscalls(int fd, profd_client_t *c, int64_t *step, int64_t *pushed,
-                              int64_t *pairs)
+                              int64_t *out)
 {
     int64_t total = 0;
-    *pairs = 0;
-    for (int b = 0; b < 20; b++) {
+    for (int b = 0; b < SYSCALL_BATCHES; b++) {
         int64_t n = count_batch(fd, c, step, BATCH);
         if (n < 0) {
             return -1;
         }
+        out[b] = n;
         total += n;
-        *pairs += BATCH;
         *pushed += 2 * BATCH;
         bench_wait_drained(c, *pushed, 5000);
     }
     return total;
+}
+
+static void print_counts(const char *name, const int64_t *v, int n)
+{
+    printf("  \"%s\": [", name);
+    for (int i = 0; i < n; i++) {
+        printf("%s%" PRId64, i ? ", " : "", v[i]);
+    }
+    printf("],\n");
 }
 
 static void print_array(const char *name, const double *v, int n)
@@ -318,9 +330,10 @@ int main(int argc, char **argv)
     measure(c, &step, &pushed, reps, BETWEEN_DRAIN, idle);
 
     int fd = syscall_counter();
-    int64_t idle_sys = -1, idle_pairs = 0, cap_sys = -1, cap_pairs = 0;
+    int64_t idle_sys = -1, cap_sys = -1;
+    int64_t idle_b[SYSCALL_BATCHES] = {0}, cap_b[SYSCALL_BATCHES] = {0};
     if (fd >= 0) {
-        idle_sys = count_syscalls(fd, c, &step, &pushed, &idle_pairs);
+        idle_sys = count_syscalls(fd, c, &step, &pushed, idle_b);
     }
 
     /* a capture running: an open-ended window from a step ahead */
@@ -362,7 +375,7 @@ int main(int argc, char **argv)
     bench_wait_drained(c, pushed, 5000);
     measure(c, &step, &pushed, reps, BETWEEN_DRAIN, capture);
     if (fd >= 0) {
-        cap_sys = count_syscalls(fd, c, &step, &pushed, &cap_pairs);
+        cap_sys = count_syscalls(fd, c, &step, &pushed, cap_b);
         close(fd);
     }
     snprintf(req, sizeof(req), "{\"v\":1,\"type\":\"stop\",\"job\":\"bench\",\"id\":%" PRId64 "}",
@@ -392,12 +405,17 @@ int main(int argc, char **argv)
     print_array("capture_pair_ns", capture, reps);
     print_array("nodaemon_pair_ns", nodaemon, reps);
     printf("  \"pairs_per_rep\": %d,\n", BATCHES * BATCH);
+    if (idle_sys >= 0 && cap_sys >= 0) {
+        print_counts("syscalls_idle_batches", idle_b, SYSCALL_BATCHES);
+        print_counts("syscalls_capture_batches", cap_b, SYSCALL_BATCHES);
+    }
+    printf("  \"syscalls_batch_pairs\": %d,\n", BATCH);
     printf("  \"syscalls_method\": \"%s\",\n",
            idle_sys >= 0 ? "perf_event_open raw_syscalls:sys_enter, training thread only"
                          : "unavailable");
-    printf("  \"syscalls_idle\": %" PRId64 ", \"syscalls_idle_pairs\": %" PRId64 ",\n", idle_sys,
-           idle_pairs);
-    printf("  \"syscalls_capture\": %" PRId64 ", \"syscalls_capture_pairs\": %" PRId64 "\n}\n",
-           cap_sys, cap_pairs);
+    printf("  \"syscalls_idle\": %" PRId64 ", \"syscalls_idle_pairs\": %d,\n", idle_sys,
+           idle_sys >= 0 ? SYSCALL_BATCHES * BATCH : 0);
+    printf("  \"syscalls_capture\": %" PRId64 ", \"syscalls_capture_pairs\": %d\n}\n", cap_sys,
+           cap_sys >= 0 ? SYSCALL_BATCHES * BATCH : 0);
     return 0;
 }
