@@ -12,6 +12,7 @@ usage: run.py --build BUILD_DIR [--quick] [--only NAME,...] [--no-results-md]
   figures: hotpath python plan align ingest footprint gather overhead
   --quick   fewer repetitions and a smaller gather tree (a smoke test; the
             figures are then not comparable with a full run)
+Only a full run (no --quick, no --only) rewrites RESULTS.md.
 Environment: PROFD_BENCH_LARGE_MIB (size of each of the 2 large files of
 the gather tree, default 1024), PROFD_BENCH_TMP (folder for data and spools,
 default /var/tmp), PROFD_BENCH_SYSCALLS=strace (count the hot path's system
@@ -420,8 +421,10 @@ class Bench:
         time.sleep(2)  # step rates known everywhere
         self.raw["align_rss_kib"] = {"coordinator": rss_kib(c["pid"]),
                                      "node": [rss_kib(d["pid"]) for d in ns]}
-        shares, detail, turn = [], [], []
+        shares, detail, turn, cpu = [], [], [], []
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
         for w in range(windows):
+            c0 = sum(cpu_s(p) for p in daemons)
             t0 = time.monotonic()
             out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
             m = re.search(r"started window (\d+) (\S+):", out)
@@ -430,6 +433,7 @@ class Bench:
             wid, name = m.group(1), m.group(2)
             self.ctl(c, "wait", wid, "--timeout", "120", check=False, timeout=150)
             turn.append(time.monotonic() - t0)
+            cpu.append(sum(cpu_s(p) for p in daemons) - c0)
             man = json.load(open(os.path.join(c["save"], "default", name, "manifest.json")))
             first, end = man["window"]["steps"]
             caps = man["captures"]
@@ -444,7 +448,7 @@ class Bench:
             shares.append(100.0 * len(same) / ranks)
             detail.append({"window": name, "steps": [first, end], "captures": len(caps),
                            "same_steps": len(same), "status": counts, "reasons": reasons,
-                           "turnaround_s": turn[-1]})
+                           "turnaround_s": turn[-1], "daemons_cpu_s": cpu[-1]})
             time.sleep(0.5)
         self.raw["align"] = detail
         for s in sims:
@@ -463,6 +467,7 @@ class Bench:
         self.row("align.turnaround", g, "window turnaround: start -> manifest at the "
                  "coordinator", "s", turn, note="%d captures of 4 KiB streamed from %d nodes" % (
                      ranks, nodes))
+
 
     # ---------------------------------------------------------- 4. ingest
 
@@ -1209,7 +1214,7 @@ def main():
     out = os.path.join(b.build, "bench-results.json")
     write_json(out, b, meta)
     log("wrote %s" % out)
-    if not args.no_results_md and not args.only:
+    if not args.no_results_md and not args.only and not args.quick:
         md = os.path.join(HERE, "RESULTS.md")
         write_md(md, b, meta)
         log("wrote %s" % md)
