@@ -5,14 +5,21 @@
  * its role with sub-steps, and writes synthetic Chrome traces of a chosen
  * size through the `sim` backend when a window selects it. Drives the demo,
  * the system tests and the benchmarks.
+ *
+ * --threads runs the ranks as threads of one process instead (each with its
+ * own client and training thread), so that a thousand ranks fit on a few
+ * cores; --work replaces the sleeps by a fixed amount of CPU work, and
+ * --report prints each rank's step times: the benchmarks' training overhead.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +48,9 @@ typedef struct sim {
     bool verbose;
     int rank_offset;
     int replica_offset;
+    bool threads;
+    int64_t work; /* thousands of iterations of CPU work per sub-step; 0: sleep */
+    bool report;
 } sim_t;
 
 static volatile sig_atomic_t stop_flag;
@@ -73,6 +83,11 @@ static void usage(FILE *out)
             "  --host H          host name reported (default: this host)\n"
             "  --rank-offset N   first global rank (several sims, one job)\n"
             "  --replica-offset N  first replica index (replicas spanning several sims)\n"
+            "  --threads         run the ranks as threads of this process (one client and one\n"
+            "                    training thread each) instead of one process per rank\n"
+            "  --work N          instead of sleeping, do N thousand iterations of arithmetic per\n"
+            "                    sub-step and run the steps back to back (--rate is ignored)\n"
+            "  --report          print each rank's step times on exit (median, p10, p90)\n"
             "  --verbose         print the client library's log\n"
             "  --help            this help\n");
 }
@@ -109,12 +124,13 @@ static int parse_layout(sim_t *s, const char *spec)
     return s->ngroups > 0 && s->nranks <= MAX_RANKS ? 0 : -1;
 }
 
-static int role_phases(const sim_t *s, const char *role, const char *out[8])
+/* `buf` (512 bytes) holds the names of an override: one per worker, so that
+ * threads do not share it. */
+static int role_phases(const sim_t *s, const char *role, const char *out[8], char *buf)
 {
-    static char buf[512];
     int n = 0;
     if (s->phases_override[0]) {
-        snprintf(buf, sizeof(buf), "%s", s->phases_override);
+        snprintf(buf, 512, "%s", s->phases_override);
         char *save = NULL;
         for (char *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save)) {
             out[n++] = t;
@@ -146,14 +162,48 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Sleeps in slices of at most 100 ms: in threads mode a signal wakes only
+ * one thread, and the others must still notice the stop soon. */
 static void sleep_until(double t)
 {
-    double d = t - now_s();
-    if (d > 0) {
-        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !stop_flag) {
+    double d;
+    while (!stop_flag && (d = t - now_s()) > 0) {
+        if (d > 0.1) {
+            d = 0.1;
         }
+        struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+        nanosleep(&ts, NULL);
     }
+}
+
+/* A fixed amount of CPU work the compiler cannot remove. */
+static void work(int64_t thousands)
+{
+    uint64_t x = 88172645463325252ull;
+    for (int64_t i = 0; i < thousands * 1000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    __asm__ volatile("" : : "r"(x)); /* keep the loop */
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_report(int rank, double *t, int64_t n)
+{
+    if (n == 0) {
+        printf("profd-sim: rank %d: 0 steps\n", rank);
+        return;
+    }
+    qsort(t, (size_t)n, sizeof(*t), cmp_double);
+    printf("profd-sim: rank %d: %lld steps, step time median %.1f us, p10 %.1f us, p90 %.1f us\n",
+           rank, (long long)n, t[n / 2] * 1e6, t[n / 10] * 1e6, t[(n * 9) / 10] * 1e6);
+    fflush(stdout);
 }
 
 /* ---- the sim backend with the default size of this run ---- */
@@ -201,7 +251,10 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
     profd_client_t *c;
     sim_user_t user = {s->trace_bytes};
     const char *phases[8];
-    int nph = role_phases(s, role, phases);
+    char names[512];
+    int nph = role_phases(s, role, phases, names);
+    double *times = NULL;
+    int64_t ntimes = 0;
 
     profd_options_init(&o);
     o.url = s->url;
@@ -224,34 +277,109 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
     }
     profd_set_backend(c, profd_backend_exec(), NULL);
     profd_set_backend(c, &sized_sim, &user);
+    if (s->report) {
+        times = malloc((size_t)(s->steps < (1 << 20) ? s->steps : (1 << 20)) * sizeof(*times));
+    }
 
-    double period = s->rate > 0 ? 1.0 / s->rate : 0;
+    double period = s->rate > 0 && s->work == 0 ? 1.0 / s->rate : 0;
     double slice = nph && s->substeps ? period / (nph * s->substeps) : period;
     double t = now_s();
     for (int64_t step = s->start_step; step < s->start_step + s->steps && !stop_flag; step++) {
-        double t0 = t;
+        double t0 = t, began = now_s();
         profd_step_begin(c, step);
         for (int p = 0; p < nph; p++) {
             profd_phase_begin(c, phases[p]);
             for (int k = 0; k < s->substeps; k++) {
-                t += slice;
-                sleep_until(t);
+                if (s->work > 0) {
+                    work(s->work);
+                } else {
+                    t += slice;
+                    sleep_until(t);
+                }
                 profd_substep(c);
             }
             profd_phase_end(c, phases[p]);
         }
-        t = t0 + period;
-        sleep_until(t);
+        if (s->work == 0) {
+            t = t0 + period;
+            sleep_until(t);
+        }
         profd_step_end(c, step);
+        if (times && ntimes < (1 << 20)) {
+            times[ntimes++] = now_s() - began;
+        }
     }
     profd_close(c);
+    if (times) {
+        print_report(rank, times, ntimes);
+        free(times);
+    }
+    return 0;
+}
+
+/* ---- threads mode ---- */
+
+typedef struct rank_thread {
+    pthread_t tid;
+    const sim_t *s;
+    const char *role;
+    int rank, local, replica, rv;
+} rank_thread_t;
+
+static void *rank_main(void *arg)
+{
+    rank_thread_t *r = arg;
+    r->rv = worker(r->s, r->role, r->rank, r->local, r->replica);
+    return NULL;
+}
+
+static int run_threads(const sim_t *s)
+{
+    rank_thread_t *th = calloc((size_t)s->nranks, sizeof(*th));
+    int rank = s->rank_offset, spawned = 0, failed = 0;
+    if (th == NULL) {
+        fprintf(stderr, "profd-sim: out of memory\n");
+        return 1;
+    }
+    for (int g = 0; g < s->ngroups && !stop_flag; g++) {
+        const group_t *gr = &s->groups[g];
+        for (int i = 0; i < gr->count; i++, rank++) {
+            rank_thread_t *r = &th[spawned];
+            r->s = s;
+            r->role = gr->role;
+            r->rank = rank;
+            r->local = rank - s->rank_offset;
+            r->replica = gr->replicas ? s->replica_offset + i / (gr->count / gr->replicas)
+                                      : PROFD_NO_REPLICA;
+            int rv = pthread_create(&r->tid, NULL, rank_main, r);
+            if (rv != 0) {
+                fprintf(stderr, "profd-sim: pthread_create: %s\n", strerror(rv));
+                stop_flag = 1;
+                break;
+            }
+            spawned++;
+        }
+    }
+    printf("profd-sim: %d worker thread(s), %lld step(s) from %lld at %.3g/s\n", spawned,
+           (long long)s->steps, (long long)s->start_step, s->rate);
+    fflush(stdout);
+    for (int i = 0; i < spawned; i++) {
+        pthread_join(th[i].tid, NULL);
+        failed += th[i].rv != 0;
+    }
+    free(th);
+    if (failed || spawned < s->nranks) {
+        fprintf(stderr, "profd-sim: %d worker(s) failed\n", failed + s->nranks - spawned);
+        return 1;
+    }
+    printf("profd-sim: %d worker thread(s) finished\n", spawned);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     enum { O_LAYOUT = 1, O_STEPS, O_START, O_RATE, O_SUB, O_PHASES, O_BYTES, O_JOB, O_URL, O_HOST,
-           O_OFFSET, O_REPLICA_OFFSET, O_VERBOSE, O_HELP };
+           O_OFFSET, O_REPLICA_OFFSET, O_THREADS, O_WORK, O_REPORT, O_VERBOSE, O_HELP };
     static const struct option opts[] = {
         {"layout", required_argument, NULL, O_LAYOUT},
         {"steps", required_argument, NULL, O_STEPS},
@@ -265,6 +393,9 @@ int main(int argc, char **argv)
         {"host", required_argument, NULL, O_HOST},
         {"rank-offset", required_argument, NULL, O_OFFSET},
         {"replica-offset", required_argument, NULL, O_REPLICA_OFFSET},
+        {"threads", no_argument, NULL, O_THREADS},
+        {"work", required_argument, NULL, O_WORK},
+        {"report", no_argument, NULL, O_REPORT},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -323,6 +454,15 @@ int main(int argc, char **argv)
         case O_REPLICA_OFFSET:
             s.replica_offset = atoi(optarg);
             break;
+        case O_THREADS:
+            s.threads = true;
+            break;
+        case O_WORK:
+            s.work = atoll(optarg);
+            break;
+        case O_REPORT:
+            s.report = true;
+            break;
         case O_VERBOSE:
             s.verbose = true;
             break;
@@ -335,7 +475,8 @@ int main(int argc, char **argv)
         }
     }
     if (!have_layout || optind < argc || s.steps < 1 || s.start_step < 0 || s.rate < 0 ||
-        s.substeps < 0 || s.trace_bytes < 0 || s.rank_offset < 0 || s.replica_offset < 0) {
+        s.substeps < 0 || s.trace_bytes < 0 || s.rank_offset < 0 || s.replica_offset < 0 ||
+        s.work < 0) {
         fprintf(stderr, "profd-sim: %s\n",
                 !have_layout ? "--layout is required" : "invalid arguments");
         usage(stderr);
@@ -348,7 +489,11 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    if (s.threads) {
+        return run_threads(&s);
+    }
     pid_t *pids = calloc((size_t)s.nranks, sizeof(*pids));
+    pid_t parent = getpid();
     int rank = s.rank_offset, spawned = 0;
     for (int g = 0; g < s.ngroups; g++) {
         const group_t *gr = &s.groups[g];
@@ -357,6 +502,11 @@ int main(int argc, char **argv)
                                        : PROFD_NO_REPLICA;
             pid_t pid = fork();
             if (pid == 0) {
+                /* a simulator killed with SIGKILL takes its workers along */
+                prctl(PR_SET_PDEATHSIG, SIGTERM);
+                if (getppid() != parent) {
+                    _exit(1);
+                }
                 free(pids);
                 _exit(worker(&s, gr->role, rank, rank - s.rank_offset, replica));
             }

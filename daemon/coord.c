@@ -290,7 +290,8 @@ static void on_watch(pd_daemon_t *d, pd_req_t *req, const pp_node_watch_t *w)
         return;
     }
     if (w->gen == d->gen && n->gen_acked != d->gen) {
-        pd_daemon_latency_sample(d, pd_now_us() - d->gen_published_us + n->latency_us);
+        /* the hop to the node; its own fan-out is added when planning */
+        pd_daemon_latency_sample(d, pd_now_us() - d->gen_published_us);
     }
     n->gen_acked = w->gen;
     release_watch(d, n);
@@ -528,4 +529,15 @@ void pd_coord_tick(pd_daemon_t *d, int64_t now_ms)
 size_t pd_coord_nodes(const pd_daemon_t *d)
 {
     return d->coord ? d->coord->count : 0;
+}
+
+int64_t pd_coord_latency_us(const pd_daemon_t *d)
+{
+    int64_t max = 0;
+    for (pd_node_t *n = d->coord ? d->coord->nodes : NULL; n; n = n->next) {
+        if (n->gone_since_ms == 0 && n->latency_us > max) {
+            max = n->latency_us;
+        }
+    }
+    return max;
 }

@@ -39,5 +39,8 @@ void pd_coord_broadcast(struct pd_daemon *d);
 void pd_coord_tick(struct pd_daemon *d, int64_t now_ms);
 /* Nodes known (for status). */
 size_t pd_coord_nodes(const struct pd_daemon *d);
+/* The slowest connected node's plan delivery estimate to its workers, as
+ * its summaries report it (us; 0 when not a coordinator or no node). */
+int64_t pd_coord_latency_us(const struct pd_daemon *d);
 
 #endif

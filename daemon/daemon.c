@@ -99,7 +99,7 @@ void pd_daemon_plan_params(const pd_daemon_t *d, pd_plan_params_t *p)
 {
     memset(p, 0, sizeof(*p));
     p->now_us = pd_now_us();
-    p->latency_us = pd_daemon_latency_us(d);
+    p->latency_us = pd_daemon_latency_us(d) + pd_coord_latency_us(d);
     p->margin_us = d->cfg.align_margin_ms * 1000;
     /* the default job: the one every registered rank shares, if any */
     const char *job = NULL;
@@ -138,9 +138,24 @@ void pd_daemon_reply_ack(pd_daemon_t *d, pd_req_t *req)
 
 /* ---- liveness tick ---- */
 
+/* Until a window is planned, no delivery has been measured and the first
+ * on-demand window would be planned with the 2 ms default, however many
+ * ranks a plan must reach. So send the unchanged plans once more when the
+ * first peers (ranks or node daemons) are registered, and again whenever
+ * their number has doubled since: each peer's next long poll is a sample. */
+static void probe_latency(pd_daemon_t *d)
+{
+    int64_t peers = (int64_t)d->reg.count + (int64_t)pd_coord_nodes(d);
+    if (peers > 0 && peers >= 2 * d->lat_probe_peers && !d->broadcast_due) {
+        d->lat_probe_peers = peers;
+        pd_daemon_plans_changed(d);
+    }
+}
+
 static void on_tick(uv_timer_t *h)
 {
     pd_daemon_t *d = h->data;
+    probe_latency(d);
     pd_worker_tick(d, pd_now_ms());
     pd_coord_tick(d, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);

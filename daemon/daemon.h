@@ -54,6 +54,7 @@ typedef struct pd_daemon {
     /* plan delivery latency (publish -> worker acknowledges), microseconds */
     int64_t lat_samples[PD_LATENCY_SAMPLES];
     int lat_n, lat_pos;
+    int64_t lat_probe_peers; /* ranks + nodes at the last latency probe */
 
     uv_timer_t state_timer; /* coordinator: saves the state after changes */
     bool state_timer_ready, state_dirty, state_saving;
@@ -85,7 +86,9 @@ int64_t pd_now_us(void);
 /* Something that changes plans happened: bump the generation and answer the
  * parked long polls once the current loop iteration is over. */
 void pd_daemon_plans_changed(pd_daemon_t *d);
-/* Delivery latency estimate (p99 of recent samples, at least 2 ms). */
+/* Delivery latency estimate (p99 of recent samples, at least 2 ms). On a
+ * coordinator it covers the hop to the node daemons; pd_daemon_plan_params
+ * adds the slowest node's own estimate. */
 int64_t pd_daemon_latency_us(const pd_daemon_t *d);
 void pd_daemon_latency_sample(pd_daemon_t *d, int64_t us);
 /* Planner parameters for now. */

@@ -191,7 +191,7 @@ int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node
             }
         }
     }
-    pd_daemon_plans_changed(d);
+    /* no new plan generation: see pd_windows_on_result() */
     pd_windows_maybe_finish(d, w);
     return 0;
 }

@@ -197,7 +197,7 @@ def worker(rank, args):
     dist.barrier()
     if role == "actor":
         print(
-            "grpo_sim: %d steps on %d ranks in %.1f s; mean reward %.3f -> %.3f"
+            "grpo_sim: %d steps on %d ranks in %.3f s; mean reward %.3f -> %.3f"
             % (args.steps, world, time.monotonic() - t0, first_reward, last_reward),
             flush=True,
         )

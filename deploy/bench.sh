@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Benchmarks: profd against the targets of DESIGN.md section 6 and against
+# what users would do instead (an empty call, nng_send, cp -r, a raw TCP
+# stream, training without profd). Installs what it needs (deploy/deps.sh),
+# builds into build-bench/ (Release, no sanitizers) and runs
+# tests/bench/run.py, which prints the table, writes
+# build-bench/bench-results.json and regenerates tests/bench/RESULTS.md.
+# About 10 minutes on 2 cores; needs about 5 GiB of free disk and memory.
+# The exit status says whether every benchmark ran, not whether targets are
+# met.
+# Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,gather,overhead]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+deploy/deps.sh socat strace
+build=${PROFD_BUILD:-build-bench}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPROFD_SANITIZE=OFF -DPROFD_TESTS=OFF \
+  -DPROFD_BENCH=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" >/dev/null
+exec /usr/bin/python3 tests/bench/run.py --build "$build" "$@"

@@ -1,0 +1,138 @@
+/*
+ * Helpers shared by the benchmark programs: a monotonic clock in
+ * nanoseconds, one control request over nng, and stats-based waits.
+ * Header-only: each benchmark is one translation unit plus this.
+ */
+#ifndef PROFD_BENCH_UTIL_H
+#define PROFD_BENCH_UTIL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "profd/client.h"
+
+static inline int64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void bench_sleep_us(int64_t us)
+{
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static inline void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static inline void bench_die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "bench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+/* A REQ socket dialed to a control endpoint (as profctl dials it). */
+static inline int bench_control_open(nng_socket *s, const char *url)
+{
+    if (nng_req0_open(s) != 0) {
+        return -1;
+    }
+    nng_socket_set_ms(*s, NNG_OPT_RECVTIMEO, 10000);
+    nng_socket_set_ms(*s, NNG_OPT_SENDTIMEO, 10000);
+    if (nng_dial(*s, url, NULL, 0) != 0) {
+        nng_close(*s);
+        return -1;
+    }
+    return 0;
+}
+
+/* One control request (a JSON document) and its reply on a dialed socket.
+ * Returns the reply (malloc'ed, NUL-terminated) or NULL. */
+static inline char *bench_request(nng_socket s, const char *json)
+{
+    char *buf = NULL, *out = NULL;
+    size_t len = 0;
+    if (nng_send(s, (void *)json, strlen(json), 0) == 0 &&
+        nng_recv(s, &buf, &len, NNG_FLAG_ALLOC) == 0) {
+        if ((out = malloc(len + 1)) != NULL) {
+            memcpy(out, buf, len);
+            out[len] = '\0';
+        }
+        nng_free(buf, len);
+    }
+    return out;
+}
+
+/* The same on a connection of its own, as one profctl command. */
+static inline char *bench_control(const char *url, const char *json)
+{
+    nng_socket s;
+    char *out;
+    if (bench_control_open(&s, url) != 0) {
+        return NULL;
+    }
+    out = bench_request(s, json);
+    nng_close(s);
+    return out;
+}
+
+/* The integer after the first `"key":` in a JSON text (whitespace allowed),
+ * or `def`. Enough for the flat replies the benchmarks read. */
+static inline int64_t bench_json_i64(const char *text, const char *key, int64_t def)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    const char *p = text ? strstr(text, pat) : NULL;
+    if (p == NULL) {
+        return def;
+    }
+    p += strlen(pat);
+    while (*p == ' ' || *p == '\t' || *p == '\n') {
+        p++;
+    }
+    return strtoll(p, NULL, 10);
+}
+
+/* Wait until the background thread delivered (or dropped) every event the
+ * training thread pushed: the ring is empty again. */
+static inline int bench_wait_drained(profd_client_t *c, int64_t pushed, int64_t timeout_ms)
+{
+    int64_t deadline = bench_now_ns() + timeout_ms * 1000000;
+    profd_stats_t st;
+    do {
+        profd_stats(c, &st);
+        if (st.events_sent + st.events_dropped >= pushed) {
+            return 0;
+        }
+        bench_sleep_us(200);
+    } while (bench_now_ns() < deadline);
+    return -1;
+}
+
+static inline int bench_wait_connected(profd_client_t *c, int64_t timeout_ms)
+{
+    int64_t deadline = bench_now_ns() + timeout_ms * 1000000;
+    profd_stats_t st;
+    do {
+        profd_stats(c, &st);
+        if (st.connected) {
+            return 0;
+        }
+        bench_sleep_us(1000);
+    } while (bench_now_ns() < deadline);
+    return -1;
+}
+
+#endif
