@@ -241,7 +241,7 @@ int pd_confine_unlink(const char *root, const char *rel)
 {
     char why[256];
     const char *base;
-    int rfd, dfd, rv;
+    int rfd = -1, dfd, rv;
     if ((rv = pd_confine_root(root, &rfd, why, sizeof(why))) != 0) {
         return rv;
     }
@@ -259,7 +259,7 @@ bool pd_confine_prune_path(const char *root, const char *rel)
 {
     char why[256];
     const char *base;
-    int rfd, dfd;
+    int rfd = -1, dfd;
     bool gone;
     if (pd_confine_root(root, &rfd, why, sizeof(why)) != 0) {
         return false;

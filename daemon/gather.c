@@ -15,6 +15,7 @@
 
 #include "confine.h"
 #include "gather.h"
+#include "hasher.h"
 
 #define MAX_DEPTH 16
 #define DEFAULT_MAX_FILES 100000
@@ -261,48 +262,100 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
 
 /* Read exactly `size` bytes of `in` (hashing them), writing them to `out`
  * when out >= 0. */
+/* Copies of at least this size hash on a second thread (hasher.h). */
+#define HASH_THREAD_MIN (8 * (int64_t)IO_CHUNK)
+
+typedef struct {
+    XXH64_state_t *st; /* hashing inline */
+    pd_hasher_t *th;   /* or on a thread */
+} sum_t;
+
+static int sum_start(sum_t *s, pd_job_t *j, bool thread)
+{
+    s->st = NULL;
+    s->th = NULL;
+    if (!j->checksum || (thread && pd_hasher_start(&s->th) == 0)) {
+        return 0;
+    }
+    if ((s->st = XXH64_createState()) == NULL) {
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
+    }
+    XXH64_reset(s->st, 0);
+    return 0;
+}
+
+static void sum_update(sum_t *s, const void *buf, size_t len)
+{
+    if (s->th) {
+        pd_hasher_feed(s->th, buf, len);
+    } else if (s->st) {
+        XXH64_update(s->st, buf, len);
+    }
+}
+
+static XXH64_hash_t sum_end(sum_t *s)
+{
+    XXH64_hash_t h = 0;
+    if (s->th) {
+        h = (XXH64_hash_t)pd_hasher_finish(s->th);
+    } else if (s->st) {
+        h = XXH64_digest(s->st);
+        XXH64_freeState(s->st);
+    }
+    s->st = NULL;
+    s->th = NULL;
+    return h;
+}
+
+/* Read `size` bytes of `in`, checksum them (j->checksum) and write them to
+ * `out` (-1: checksum only). A large copy alternates `buf` and a second
+ * buffer while another thread hashes the one just read. */
 static int pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, char *buf,
                 XXH64_hash_t *hash)
 {
-    XXH64_state_t *st = j->checksum ? XXH64_createState() : NULL;
+    char *bufs[2] = {buf, NULL};
+    sum_t sum;
     int64_t left = size;
-    if (j->checksum && st == NULL) {
-        return job_fail(j, PROFD_ENOMEM, "out of memory");
+    int rv = 0, k = 0;
+    if (j->checksum && out >= 0 && size >= HASH_THREAD_MIN) {
+        bufs[1] = malloc(IO_CHUNK); /* without it: one buffer, hashed inline */
     }
-    if (st) {
-        XXH64_reset(st, 0);
+    if ((rv = sum_start(&sum, j, bufs[1] != NULL)) != 0) {
+        free(bufs[1]);
+        return rv;
     }
-    while (left > 0) {
-        ssize_t n = read(in, buf, left < IO_CHUNK ? (size_t)left : IO_CHUNK);
+    while (left > 0 && rv == 0) {
+        char *b = bufs[k];
+        ssize_t n = read(in, b, left < IO_CHUNK ? (size_t)left : IO_CHUNK);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
-            XXH64_freeState(st);
-            return n < 0 ? job_fail(j, PROFD_EIO, "cannot read '%s': %s", rel, strerror(errno))
-                         : job_fail(j, PROFD_EIO, "'%s' shrank while it was gathered", rel);
+            rv = n < 0 ? job_fail(j, PROFD_EIO, "cannot read '%s': %s", rel, strerror(errno))
+                       : job_fail(j, PROFD_EIO, "'%s' shrank while it was gathered", rel);
+            break;
         }
-        if (st) {
-            XXH64_update(st, buf, (size_t)n);
-        }
+        sum_update(&sum, b, (size_t)n);
         for (ssize_t off = 0; out >= 0 && off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            ssize_t w = write(out, b + off, (size_t)(n - off));
             if (w < 0 && errno == EINTR) {
                 continue;
             }
             if (w < 0) {
-                XXH64_freeState(st);
-                return job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+                rv = job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+                break;
             }
             off += w;
         }
         left -= n;
+        k = bufs[1] ? !k : 0;
     }
-    if (st) {
-        *hash = XXH64_digest(st);
-        XXH64_freeState(st);
+    XXH64_hash_t h = sum_end(&sum); /* waits for the hashing thread */
+    free(bufs[1]);
+    if (rv == 0 && j->checksum) {
+        *hash = h;
     }
-    return 0;
+    return rv;
 }
 
 static void set_checksum(pp_file_t *f, XXH64_hash_t h)

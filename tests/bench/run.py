@@ -548,9 +548,10 @@ class Bench:
                 os.makedirs(os.path.join(t, "rank%02d" % r), exist_ok=True)
         for i in range(small_n):
             p = os.path.join("rank%02d" % (i % 20), "trace-%04d.json" % i)
-            with open(os.path.join(data, p), "wb") as f:
-                f.write(os.urandom(16384))
-            os.link(os.path.join(data, p), os.path.join(small, p))
+            body = os.urandom(16384)
+            for t in (data, small):  # not hard links: profd refuses those
+                with open(os.path.join(t, p), "wb") as f:
+                    f.write(body)
         block = os.urandom(16 << 20)
         for k in range(2):
             with open(os.path.join(data, "device-%d.bin" % k), "wb") as f:
@@ -563,12 +564,17 @@ class Bench:
         total = small_n * 16384 + 2 * (large_mib << 20)
         return data, small, small_n, large_mib, total
 
-    def stage(self, src, name):
-        """A hard-linked copy of `src` (same file system: O(files))."""
+    def stage(self, src, name, move):
+        """`src` itself, moved (the caller moves the gathered tree back), or
+        a copy. Not hard links: profd refuses files with more than one."""
         dst = os.path.join(self.data_root, "stage", name)
         shutil.rmtree(dst, ignore_errors=True)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        subprocess.run(["cp", "-al", src, dst], check=True)
+        if move:
+            os.rename(src, dst)
+        else:
+            subprocess.run(["cp", "-a", src, dst], check=True)
+            os.sync()  # no writeback of the copy during the timed gather
         return dst
 
     def mount_tmpfs(self, size_bytes):
@@ -587,10 +593,11 @@ class Bench:
             return self.tmpfs, "/dev/shm"
         raise RuntimeError("no tmpfs (mount needs root; no /dev/shm)")
 
-    def gather_once(self, d_client, d_manifest, client, src, stage_file, tag):
-        """One capture whose output is the tree `src`; seconds from the end
-        of the capture to the manifest on disk, and the manifest."""
-        st = self.stage(src, tag)
+    def gather_once(self, d_client, d_manifest, client, src, stage_file, tag, move=False):
+        """One capture whose output is the tree `src` (moved in, or a copy);
+        seconds from the end of the capture to the manifest on disk, and
+        the manifest."""
+        st = self.stage(src, tag, move)
         with open(stage_file, "w") as f:
             f.write(st + "\n")
         out = self.ctl(d_manifest, "start", "--next", "1", "--roles", "benchgather", "--job",
@@ -662,10 +669,13 @@ class Bench:
                                     (data, nfiles, total, "full")):
                 vals = []
                 for i in range(reps + 1):  # the first is a warm-up
+                    ino = tree_inode(tree)
                     t, man, wdir = self.gather_once(d, d, cl, tree, stage_file,
-                                                    "s%s%s%d" % (label, key, i))
+                                                    "s%s%s%d" % (label, key, i), move=True)
+                    gathered = os.path.join(wdir, man["captures"][0]["dir"])
+                    renamed = tree_inode(gathered) == ino
+                    os.rename(gathered, tree)  # the tree again, for the next round
                     self.check_manifest(man, n, b, chk)
-                    renamed = same_inode(os.path.join(wdir, man["captures"][0]["dir"]), tree)
                     shutil.rmtree(wdir)
                     if i:
                         vals.append(t)
@@ -942,13 +952,13 @@ def fs_type(path):
     return r.stdout.strip() or "?"
 
 
-def same_inode(gathered, tree):
-    """The gathered large file is the staged one (a rename), not a copy."""
+def tree_inode(tree):
+    """The inode of the tree's large file (else its first small one): the
+    same after a gather means a rename, not a copy."""
     for f in ("device-0.bin", "rank00/trace-0000.json"):
-        a, b = os.path.join(gathered, f), os.path.join(tree, f)
-        if os.path.exists(a) and os.path.exists(b):
-            return os.stat(a).st_ino == os.stat(b).st_ino
-    return False
+        if os.path.exists(os.path.join(tree, f)):
+            return os.stat(os.path.join(tree, f)).st_ino
+    return None
 
 
 def read_line(pipe, timeout):

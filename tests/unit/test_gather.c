@@ -563,6 +563,95 @@ static void test_gather_race_copy(void **state)
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
+/* Files written with a known pattern; their xxh64 as the manifest says it. */
+static void write_pattern(const char *path, size_t size, unsigned seed, char *sum, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    XXH64_state_t *st = XXH64_createState();
+    unsigned char buf[4096];
+    assert_non_null(f);
+    assert_non_null(st);
+    XXH64_reset(st, 0);
+    for (size_t off = 0; off < size;) {
+        size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+        for (size_t i = 0; i < n; i++) {
+            buf[i] = (unsigned char)((off + i) * 2654435761u >> 13 ^ seed);
+        }
+        assert_int_equal(fwrite(buf, 1, n, f), n);
+        XXH64_update(st, buf, n);
+        off += n;
+    }
+    assert_int_equal(fclose(f), 0);
+    snprintf(sum, len, "xxh64:%016llx", (unsigned long long)XXH64_digest(st));
+    XXH64_freeState(st);
+}
+
+/* A copy to another file system (a tmpfs) checksums what it copies: small
+ * files inline, large ones (8 MiB and more) on a second thread while the
+ * copy goes on; the sums are those of the bytes, and so are the copies. */
+static void test_gather_copy_checksums(void **state)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } files[] = {
+        {"empty.json", 0},
+        {"small.json", 1000},
+        {"exact.bin", 8u << 20},                /* the threshold */
+        {"big.bin", (9u << 20) + 12345},        /* an odd last buffer */
+        {"sub/big2.bin", (17u << 20) + 1},      /* two buffers, many times */
+    };
+    char fs[512], cap[512], p[512], sums[5][32], got[32];
+    pathf(fs, sizeof(fs), "%s/fs", tmp);
+    mkdirs(fs);
+    if (mount("tmpfs", fs, "tmpfs", 0, "size=80m") != 0) {
+        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
+        skip();
+    }
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    pathf(p, sizeof(p), "%s/sub", cap);
+    mkdirs(p);
+    for (size_t i = 0; i < 5; i++) {
+        pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
+        write_pattern(p, files[i].size, (unsigned)i, sums[i], sizeof(sums[i]));
+    }
+    pd_job_t j;
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j.root, sizeof(j.root), "%s", fs);
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(j.renamed);
+    assert_int_equal(j.nfiles, 5);
+    for (size_t i = 0; i < 5; i++) {
+        size_t k = 0;
+        while (k < j.nfiles && strcmp(j.files[k].path, files[i].name) != 0) {
+            k++;
+        }
+        assert_true(k < j.nfiles);
+        assert_int_equal(j.files[k].bytes, (int64_t)files[i].size);
+        assert_string_equal(j.files[k].checksum, sums[i]);
+        /* the copy holds the same bytes */
+        pathf(p, sizeof(p), "%s/j/w1/e2e/r0/%s", fs, files[i].name);
+        FILE *f = fopen(p, "rb");
+        assert_non_null(f);
+        XXH64_state_t *st = XXH64_createState();
+        XXH64_reset(st, 0);
+        char buf[65536];
+        size_t n, total = 0;
+        while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+            XXH64_update(st, buf, n);
+            total += n;
+        }
+        fclose(f);
+        snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)XXH64_digest(st));
+        XXH64_freeState(st);
+        assert_int_equal(total, files[i].size);
+        assert_string_equal(got, sums[i]);
+    }
+    job_reset(&j);
+    assert_int_equal(umount2(fs, MNT_DETACH), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -575,6 +664,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gather_race_spool_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_copy_checksums, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
