@@ -19,7 +19,7 @@
 #include "profd/proto.h"
 
 #define SIM_DEFAULT_BYTES (64 * 1024)
-#define SIM_MAX_BYTES (64LL << 30)
+#define SIM_MAX_BYTES     (64LL << 30)
 
 static int64_t wall_us(void)
 {
@@ -78,8 +78,9 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
         return fail(reason, reason_len, "cannot open", path);
     }
     if (fgets(head, sizeof(head), f) == NULL ||
-        sscanf(head, "{\"otherData\":{\"profd_sim\":1,\"start_step\":%lld,\"start_substep\":%lld,"
-                     "\"start_us\":%lld}",
+        sscanf(head,
+               "{\"otherData\":{\"profd_sim\":1,\"start_step\":%lld,\"start_substep\":%lld,"
+               "\"start_us\":%lld}",
                &s0, &k0, &t0) != 3) {
         fclose(f);
         snprintf(reason, reason_len, "sim: %s has no valid header", path);

@@ -181,8 +181,10 @@ static int resolve(profd_client_t *c, const profd_options_t *o, ce_identity_t *i
     sanitize_host(id->host, sizeof(id->host), s);
 
     id->rank = o->rank != PROFD_FROM_ENV ? o->rank : env_i64("RANK", 0, &bad);
-    c->local_rank = o->local_rank != PROFD_FROM_ENV ? o->local_rank : env_i64("LOCAL_RANK", 0, &bad);
-    c->world_size = o->world_size != PROFD_FROM_ENV ? o->world_size : env_i64("WORLD_SIZE", 1, &bad);
+    c->local_rank =
+        o->local_rank != PROFD_FROM_ENV ? o->local_rank : env_i64("LOCAL_RANK", 0, &bad);
+    c->world_size =
+        o->world_size != PROFD_FROM_ENV ? o->world_size : env_i64("WORLD_SIZE", 1, &bad);
     int64_t rep = o->replica_rank != PROFD_FROM_ENV
                       ? o->replica_rank
                       : env_i64("PROFD_REPLICA_RANK", PROFD_NO_REPLICA, &bad);

@@ -53,7 +53,7 @@ typedef struct cl_io {
     int64_t client_id;
     char instance[64];
     char spool[PP_MAX_PATH];
-    int64_t gen;       /* plan generation last received */
+    int64_t gen; /* plan generation last received */
     int backoff_ms;
     int64_t next_try_ms;
     int64_t last_sent_ms;
@@ -63,7 +63,7 @@ typedef struct cl_io {
     uint64_t pub_seq;
     cl_result_t *results; /* not yet delivered, oldest first */
     uint64_t dropped_reported;
-    int64_t *evbuf; /* flattened (kind, step, t_us) triples */
+    int64_t *evbuf;        /* flattened (kind, step, t_us) triples */
     cl_event_t last_begin; /* newest step begin seen while disconnected */
     bool have_last_begin;
 } cl_io_t;
@@ -95,7 +95,8 @@ struct profd_client {
 };
 
 /* Log through the user's hook, if any (never prints otherwise). */
-void cl_log(profd_client_t *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cl_log(profd_client_t *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Monotonic milliseconds / microseconds. */
 int64_t cl_now_ms(void);

@@ -19,14 +19,14 @@
 
 #include "internal.h"
 
-#define RPC_TIMEOUT_MS 2000
+#define RPC_TIMEOUT_MS   2000
 #define CLOSE_TIMEOUT_MS 500
-#define HEARTBEAT_MS 2000
-#define WATCH_HOLD_MS 25000
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
-#define EV_BATCH 2048
-#define IDLE_MAX_MS 1000
+#define HEARTBEAT_MS     2000
+#define WATCH_HOLD_MS    25000
+#define BACKOFF_MIN_MS   50
+#define BACKOFF_MAX_MS   2000
+#define EV_BATCH         2048
+#define IDLE_MAX_MS      1000
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
 
@@ -478,8 +478,8 @@ static void *io_main(void *arg)
             }
             if (do_hello(c) != 0) {
                 io->next_try_ms = cl_now_ms() + io->backoff_ms;
-                io->backoff_ms = io->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
-                                                                     : io->backoff_ms * 2;
+                io->backoff_ms =
+                    io->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : io->backoff_ms * 2;
                 continue;
             }
             io->backoff_ms = BACKOFF_MIN_MS;

@@ -153,8 +153,7 @@ static int ctl_connect(ctl_t *c)
                        "host?)",
                        c->url, nng_strerror(rv));
         }
-        return die(1, "cannot reach profd at %s: %s (is profd running?)", c->url,
-                   nng_strerror(rv));
+        return die(1, "cannot reach profd at %s: %s (is profd running?)", c->url, nng_strerror(rv));
     }
     return 0;
 }
@@ -414,8 +413,8 @@ static void print_windows(const pp_window_t *v, size_t n)
         return;
     }
     printf("%-4s %-18s %-10s %-10s %-9s %-8s %-8s %-18s %5s %5s %5s %5s %5s %9s\n", "ID", "NAME",
-           "JOB", "STATE", "STEPS", "TOOL", "MODE", "ROLES", "RANKS", "OK", "FAIL", "MISS",
-           "TRUNC", "BYTES");
+           "JOB", "STATE", "STEPS", "TOOL", "MODE", "ROLES", "RANKS", "OK", "FAIL", "MISS", "TRUNC",
+           "BYTES");
     for (size_t i = 0; i < n; i++) {
         const pp_window_t *w = &v[i];
         char steps[48], bytes[24], roles[128] = "";
@@ -427,9 +426,9 @@ static void print_windows(const pp_window_t *v, size_t n)
         }
         printf("%-4lld %-18s %-10s %-10s %-9s %-8s %-8s %-18s %5lld %5lld %5lld %5lld %5lld %9s\n",
                (long long)w->id, w->name, or_dash(w->job), or_dash(w->state), steps,
-               or_dash(w->tool), or_dash(w->mode), roles[0] ? roles : "all",
-               (long long)w->selected, (long long)w->complete, (long long)w->failed,
-               (long long)w->missed, (long long)w->truncated, bytes);
+               or_dash(w->tool), or_dash(w->mode), roles[0] ? roles : "all", (long long)w->selected,
+               (long long)w->complete, (long long)w->failed, (long long)w->missed,
+               (long long)w->truncated, bytes);
     }
 }
 
@@ -553,8 +552,23 @@ static int cmd_windows(ctl_t *c, int argc, char **argv)
 static int cmd_start(ctl_t *c, int argc, char **argv)
 {
     enum {
-        O_STEPS = 1, O_NEXT, O_ROUNDUP, O_ROLES, O_RANKS, O_REPLICAS, O_PHASES, O_DISCRETE, O_E2E,
-        O_CONT, O_TOOL, O_LEVEL, O_CONTENTS, O_SETTINGS, O_SCHEDULE, O_JOB, O_SAVE
+        O_STEPS = 1,
+        O_NEXT,
+        O_ROUNDUP,
+        O_ROLES,
+        O_RANKS,
+        O_REPLICAS,
+        O_PHASES,
+        O_DISCRETE,
+        O_E2E,
+        O_CONT,
+        O_TOOL,
+        O_LEVEL,
+        O_CONTENTS,
+        O_SETTINGS,
+        O_SCHEDULE,
+        O_JOB,
+        O_SAVE
     };
     static const struct option o[] = {
         {"steps", required_argument, NULL, O_STEPS},
@@ -867,8 +881,8 @@ static int cmd_wait(ctl_t *c, int argc, char **argv)
             } else {
                 printf("%s done: %lld complete, %lld failed, %lld missed, %lld truncated; "
                        "manifest %s/manifest.json\n",
-                       w->name, (long long)w->complete, (long long)w->failed,
-                       (long long)w->missed, (long long)w->truncated, or_dash(w->path));
+                       w->name, (long long)w->complete, (long long)w->failed, (long long)w->missed,
+                       (long long)w->truncated, or_dash(w->path));
             }
             if (w->failed || w->missed || w->truncated) {
                 fprintf(stderr, "profctl: %s: not every capture is complete (see the manifest)\n",

@@ -28,7 +28,7 @@
 #include "profd/proto.h"
 
 #define MAX_GROUPS 16
-#define MAX_RANKS 4096
+#define MAX_RANKS  4096
 
 typedef struct group {
     char role[PP_MAX_NAME + 1];
@@ -378,8 +378,25 @@ static int run_threads(const sim_t *s)
 
 int main(int argc, char **argv)
 {
-    enum { O_LAYOUT = 1, O_STEPS, O_START, O_RATE, O_SUB, O_PHASES, O_BYTES, O_JOB, O_URL, O_HOST,
-           O_OFFSET, O_REPLICA_OFFSET, O_THREADS, O_WORK, O_REPORT, O_VERBOSE, O_HELP };
+    enum {
+        O_LAYOUT = 1,
+        O_STEPS,
+        O_START,
+        O_RATE,
+        O_SUB,
+        O_PHASES,
+        O_BYTES,
+        O_JOB,
+        O_URL,
+        O_HOST,
+        O_OFFSET,
+        O_REPLICA_OFFSET,
+        O_THREADS,
+        O_WORK,
+        O_REPORT,
+        O_VERBOSE,
+        O_HELP
+    };
     static const struct option opts[] = {
         {"layout", required_argument, NULL, O_LAYOUT},
         {"steps", required_argument, NULL, O_STEPS},
@@ -414,8 +431,9 @@ int main(int argc, char **argv)
         switch (ch) {
         case O_LAYOUT:
             if (parse_layout(&s, optarg) != 0) {
-                fprintf(stderr, "profd-sim: --layout: expected ROLE:N[@REPLICAS],... with N a "
-                                "multiple of REPLICAS, found '%s'\n",
+                fprintf(stderr,
+                        "profd-sim: --layout: expected ROLE:N[@REPLICAS],... with N a "
+                        "multiple of REPLICAS, found '%s'\n",
                         optarg);
                 return 2;
             }
@@ -498,8 +516,8 @@ int main(int argc, char **argv)
     for (int g = 0; g < s.ngroups; g++) {
         const group_t *gr = &s.groups[g];
         for (int i = 0; i < gr->count; i++, rank++) {
-            int replica = gr->replicas ? s.replica_offset + i / (gr->count / gr->replicas)
-                                       : PROFD_NO_REPLICA;
+            int replica =
+                gr->replicas ? s.replica_offset + i / (gr->count / gr->replicas) : PROFD_NO_REPLICA;
             pid_t pid = fork();
             if (pid == 0) {
                 /* a simulator killed with SIGKILL takes its workers along */

@@ -15,13 +15,13 @@
 
 typedef struct pd_config {
     /* where */
-    char run_dir[PD_PATH_MAX];     /* sockets; see pd_config_defaults() */
-    char worker_url[PD_PATH_MAX];  /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
-    char control_url[PD_PATH_MAX]; /* control endpoint; "" = ipc://<run_dir>/control.sock */
+    char run_dir[PD_PATH_MAX];            /* sockets; see pd_config_defaults() */
+    char worker_url[PD_PATH_MAX];         /* worker endpoint; "" = ipc://<run_dir>/worker.sock */
+    char control_url[PD_PATH_MAX];        /* control endpoint; "" = ipc://<run_dir>/control.sock */
     char control_remote_url[PD_PATH_MAX]; /* second control endpoint, tls+tcp://; "" = none */
-    char save_path[PD_PATH_MAX];   /* gathered tree; default "outputs/profile" */
-    char spool_dir[PD_PATH_MAX];   /* "" = <save_path>/.spool (same file system) */
-    char node_name[256];           /* "" = hostname */
+    char save_path[PD_PATH_MAX];          /* gathered tree; default "outputs/profile" */
+    char spool_dir[PD_PATH_MAX];          /* "" = <save_path>/.spool (same file system) */
+    char node_name[256];                  /* "" = hostname */
 
     /* coordination of several node daemons */
     char coordinator_url[PD_PATH_MAX];    /* node daemon: dial this coordinator; "" = none */

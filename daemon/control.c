@@ -265,9 +265,9 @@ static void on_apply(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
     int64_t *ids;
     size_t n, nw;
     char **warnings;
-    int rv = pd_control_apply_text(d, a->file, a->yaml, strlen(a->yaml), a->overrides,
-                                   a->overrides_n, a->job, &ids, &n, &warnings, &nw, err,
-                                   sizeof(err));
+    int rv =
+        pd_control_apply_text(d, a->file, a->yaml, strlen(a->yaml), a->overrides, a->overrides_n,
+                              a->job, &ids, &n, &warnings, &nw, err, sizeof(err));
     if (rv != 0) {
         pd_req_reply_error(req, rv, "%s", err);
     } else {
@@ -323,8 +323,7 @@ static void on_request(pd_req_t *req, void *arg)
     pp_access_t acc = pp_type_access(m.type);
     if (acc != PP_ACC_READ && acc != PP_ACC_WRITE) {
         d->bad_requests++;
-        pd_req_reply_error(req, PROFD_ETYPE, "'%s' is not a control request",
-                           pp_type_name(m.type));
+        pd_req_reply_error(req, PROFD_ETYPE, "'%s' is not a control request", pp_type_name(m.type));
     } else if (acc == PP_ACC_WRITE && d->cfg.coordinator_url[0]) {
         pd_req_reply_error(req, PROFD_ENOTSUP,
                            "this node daemon's windows are planned by its coordinator (%s): run "

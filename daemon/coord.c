@@ -122,8 +122,8 @@ static void apply_roster(pd_daemon_t *d, pd_node_t *n, const pp_node_rank_t *v, 
             h.host = v[i].host;
             h.pid = v[i].pid;
             if (pd_registry_add(&d->reg, &h, n->name, now, &k) != 0) {
-                PD_LOG(&d->log, PD_LOG_WARN, "coord", "node %s: rank %lld not registered",
-                       n->name, (long long)v[i].rank);
+                PD_LOG(&d->log, PD_LOG_WARN, "coord", "node %s: rank %lld not registered", n->name,
+                       (long long)v[i].rank);
                 continue;
             }
             k->node_client = v[i].client;
@@ -261,8 +261,7 @@ static void on_summary(pd_daemon_t *d, pd_req_t *req, const pp_node_summary_t *s
     n->latency_us = s->latency_us;
     for (size_t i = 0; i < s->roles_n; i++) {
         const pp_role_summary_t *r = &s->roles[i];
-        for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); k;
-             k = pd_registry_next(&d->reg, k)) {
+        for (pd_rank_t *k = pd_registry_next(&d->reg, NULL); k; k = pd_registry_next(&d->reg, k)) {
             if (k->node_client == 0 || strcmp(k->node, n->name) != 0 ||
                 strcmp(k->job, r->job) != 0 || strcmp(k->role, r->role) != 0) {
                 continue;
@@ -299,8 +298,8 @@ static void on_watch(pd_daemon_t *d, pd_req_t *req, const pp_node_watch_t *w)
         reply_plan(d, n, req, false);
         return;
     }
-    int64_t hold = w->hold_ms > 0 && w->hold_ms < d->cfg.watch_hold_ms ? w->hold_ms
-                                                                        : d->cfg.watch_hold_ms;
+    int64_t hold =
+        w->hold_ms > 0 && w->hold_ms < d->cfg.watch_hold_ms ? w->hold_ms : d->cfg.watch_hold_ms;
     if (!pd_req_park(req)) {
         reply_plan(d, n, req, true);
         return;

@@ -21,7 +21,7 @@
 #include "gather.h"
 #include "worker.h"
 
-#define TICK_MS 1000
+#define TICK_MS               1000
 #define KEEP_FINISHED_WINDOWS 256
 
 int64_t pd_now_ms(void)
@@ -320,8 +320,8 @@ static void make_instance(pd_daemon_t *d)
     if (fd >= 0) {
         close(fd);
     }
-    snprintf(d->instance, sizeof(d->instance), "%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1],
-             r[2], r[3], r[4], r[5], r[6], r[7]);
+    snprintf(d->instance, sizeof(d->instance), "%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
+             r[3], r[4], r[5], r[6], r[7]);
 }
 
 static int absolute(const char *path, char *out, size_t len)
@@ -441,8 +441,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         goto fail;
     }
     /* the loop does not run yet: no node registers before the state is back */
-    if (cfg->coordinator && ((rv = pd_coord_init(d, err, errlen)) != 0 ||
-                             (rv = pd_state_load(d, err, errlen)) != 0)) {
+    if (cfg->coordinator &&
+        ((rv = pd_coord_init(d, err, errlen)) != 0 || (rv = pd_state_load(d, err, errlen)) != 0)) {
         goto fail;
     }
     for (pd_window_t *w = d->win.head, *next; w; w = next) {

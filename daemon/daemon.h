@@ -32,8 +32,8 @@ typedef struct pd_daemon {
     pd_rep_t *worker_ep;
     pd_rep_t *control_ep;
     pd_rep_t *control_remote_ep; /* listen.control_remote, when set */
-    struct pd_link *link;   /* node mode: the link to the coordinator */
-    struct pd_coord *coord; /* coordinator mode: the node endpoint */
+    struct pd_link *link;        /* node mode: the link to the coordinator */
+    struct pd_coord *coord;      /* coordinator mode: the node endpoint */
 
     char instance[24]; /* random id of this daemon run */
     char node[PP_MAX_NAME + 1];

@@ -17,11 +17,12 @@
 #include "gather.h"
 #include "hasher.h"
 
-#define MAX_DEPTH 16
+#define MAX_DEPTH         16
 #define DEFAULT_MAX_FILES 100000
-#define IO_CHUNK (1u << 20)
+#define IO_CHUNK          (1u << 20)
 
-static int job_fail(pd_job_t *j, int rv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int job_fail(pd_job_t *j, int rv, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int job_fail(pd_job_t *j, int rv, const char *fmt, ...)
 {
     va_list ap;

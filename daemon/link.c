@@ -15,12 +15,12 @@
 #include "confine.h"
 #include "reqc.h"
 
-#define CTL_TIMEOUT_MS 5000
+#define CTL_TIMEOUT_MS   5000
 #define CHUNK_TIMEOUT_MS 30000
-#define WATCH_HOLD_MS 20000
-#define HEARTBEAT_MS 2000
-#define BACKOFF_MAX_MS 2000
-#define MAX_XFERS 4
+#define WATCH_HOLD_MS    20000
+#define HEARTBEAT_MS     2000
+#define BACKOFF_MAX_MS   2000
+#define MAX_XFERS        4
 
 typedef struct fwd {
     int64_t window;
@@ -109,8 +109,7 @@ static pp_node_rank_t *roster(pd_daemon_t *d, size_t *n)
     }
     pp_node_rank_t *v = k ? calloc(k, sizeof(*v)) : NULL;
     *n = 0;
-    for (pd_rank_t *r = pd_registry_next(&d->reg, NULL); v && r;
-         r = pd_registry_next(&d->reg, r)) {
+    for (pd_rank_t *r = pd_registry_next(&d->reg, NULL); v && r; r = pd_registry_next(&d->reg, r)) {
         pp_node_rank_t *x = &v[(*n)++];
         pp_record_init(&pp_desc_node_rank, x);
         x->client = r->id;
@@ -355,8 +354,9 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
         }
     }
     if (rv != 0) {
-        PD_LOG(&l->d->log, PD_LOG_WARN, "link", "the coordinator refused the results of window "
-                                                "%lld: %s",
+        PD_LOG(&l->d->log, PD_LOG_WARN, "link",
+               "the coordinator refused the results of window "
+               "%lld: %s",
                (long long)f->window, profd_strerror(rv));
     }
     l->results = f->next;

@@ -57,7 +57,7 @@ void pd_log_write(const pd_log_t *log, int level, const char *tag, const char *f
         clock_gettime(CLOCK_REALTIME, &ts);
         localtime_r(&ts.tv_sec, &tm);
         strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-        fprintf(stderr, "%s.%03ld profd %s %s: %s\n", when, ts.tv_nsec / 1000000, names[level],
-                tag, msg);
+        fprintf(stderr, "%s.%03ld profd %s %s: %s\n", when, ts.tv_nsec / 1000000, names[level], tag,
+                msg);
     }
 }

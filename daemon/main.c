@@ -90,8 +90,17 @@ static int set_path(char *dst, size_t len, const char *src, const char *flag)
 int main(int argc, char **argv)
 {
     enum {
-        O_RUN_DIR = 256, O_WORKER_URL, O_CONTROL_URL, O_SPOOL, O_NODE, O_CHECK, O_COORD,
-        O_COORD_LISTEN, O_COORD_URL, O_SHARED, O_CONTROL_REMOTE
+        O_RUN_DIR = 256,
+        O_WORKER_URL,
+        O_CONTROL_URL,
+        O_SPOOL,
+        O_NODE,
+        O_CHECK,
+        O_COORD,
+        O_COORD_LISTEN,
+        O_COORD_URL,
+        O_SHARED,
+        O_CONTROL_REMOTE
     };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
@@ -169,8 +178,9 @@ int main(int argc, char **argv)
             break;
         case 'l':
             if ((cfg.log_level = pd_log_level_parse(optarg)) < 0) {
-                fprintf(stderr, "profd: --log-level: expected error, warn, info or debug, found "
-                                "'%s'\n",
+                fprintf(stderr,
+                        "profd: --log-level: expected error, warn, info or debug, found "
+                        "'%s'\n",
                         optarg);
                 return 1;
             }

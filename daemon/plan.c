@@ -6,7 +6,8 @@
 
 #include "plan.h"
 
-static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -42,7 +43,8 @@ int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_r
             continue;
         }
         if (s->all_ranks || has(s->ranks, s->ranks_n, r->rank) ||
-            (r->replica_rank != PP_NONE && has(s->replica_ranks, s->replica_ranks_n, r->replica_rank))) {
+            (r->replica_rank != PP_NONE &&
+             has(s->replica_ranks, s->replica_ranks_n, r->replica_rank))) {
             return (int)i;
         }
     }
@@ -180,7 +182,8 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int add_warning(pd_plan_out_t *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
 {
     char buf[256];
@@ -304,8 +307,9 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
         }
     }
     if (out->n_members == 0 &&
-        add_warning(out, "selects no registered rank of job '%s' yet; matching ranks that "
-                         "register later are added",
+        add_warning(out,
+                    "selects no registered rank of job '%s' yet; matching ranks that "
+                    "register later are added",
                     job) != 0) {
         goto nomem;
     }

@@ -6,7 +6,7 @@
 #include "registry.h"
 
 #define SLOT_OF(id) ((size_t)((uint64_t)(id)&0xffffffffu) - 1)
-#define GEN_OF(id) ((uint32_t)((uint64_t)(id) >> 32))
+#define GEN_OF(id)  ((uint32_t)((uint64_t)(id) >> 32))
 
 void pd_registry_init(pd_registry_t *r, size_t max)
 {

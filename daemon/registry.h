@@ -39,15 +39,15 @@ typedef struct pd_rank {
 
     int64_t step; /* last step begun, PP_NONE before the first */
     bool in_step;
-    int64_t step_began_us; /* monotonic clock of the worker's host */
-    int64_t step_us;       /* median of the recent step times, 0 unknown */
+    int64_t step_began_us;              /* monotonic clock of the worker's host */
+    int64_t step_us;                    /* median of the recent step times, 0 unknown */
     int64_t recent_us[PD_STEP_SAMPLES]; /* recent step times, a ring */
     int nrecent, recent_pos;
     int64_t last_seen_ms;
     int64_t registered_ms;
     int64_t events, dropped;
 
-    int64_t gen_acked; /* plan generation the worker confirmed */
+    int64_t gen_acked;    /* plan generation the worker confirmed */
     struct pd_req *watch; /* parked long poll */
     int64_t watch_deadline_ms;
 } pd_rank_t;

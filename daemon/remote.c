@@ -112,8 +112,8 @@ static bool file_path_ok(const char *p)
     return true;
 }
 
-static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi,
-                        const pp_capture_t *c, const pp_file_t *f)
+static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi, const pp_capture_t *c,
+                        const pp_file_t *f)
 {
     pd_incoming_t *v = realloc(w->incoming, (w->nincoming + 1) * sizeof(*v));
     if (v == NULL) {
@@ -142,8 +142,8 @@ int pd_remote_on_result(pd_daemon_t *d, const pd_rank_t *k, bool shared, pp_node
     char why[256], path[PD_PATH_MAX + 300];
     pd_window_t *w;
     int rv;
-    pd_member_t *m = pd_windows_report(d, k, r->window, &r->captures, &r->captures_n, true, &w,
-                                       &rv, err, errlen);
+    pd_member_t *m = pd_windows_report(d, k, r->window, &r->captures, &r->captures_n, true, &w, &rv,
+                                       err, errlen);
     if (m == NULL) {
         return rv;
     }
@@ -283,8 +283,8 @@ void pd_remote_on_chunk(pd_daemon_t *d, pd_req_t *req, const pp_chunk_t *c, cons
     }
     pd_member_t *m = in && in->member < w->nmembers ? &w->members[in->member] : NULL;
     if (in == NULL || m == NULL || strcmp(m->node, c->node) != 0) {
-        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s",
-                           w->name, c->path, c->node);
+        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s", w->name,
+                           c->path, c->node);
         return;
     }
     if (in->done) { /* a resend after the reply was lost */

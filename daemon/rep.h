@@ -50,14 +50,14 @@ typedef void (*pd_rep_limited)(const pd_peer_t *peer, void *arg);
 
 typedef struct pd_rep_opts {
     const char *url;
-    size_t max_msg;     /* larger requests still arrive (to get an error reply) up
-                           to 4x this; beyond that nng drops the connection */
-    int socket_mode;    /* ipc socket permissions, 0 = library default */
-    bool chgrp;         /* give ipc sockets to socket_gid (else the daemon's group) */
+    size_t max_msg;  /* larger requests still arrive (to get an error reply) up
+                        to 4x this; beyond that nng drops the connection */
+    int socket_mode; /* ipc socket permissions, 0 = library default */
+    bool chgrp;      /* give ipc sockets to socket_gid (else the daemon's group) */
     int64_t socket_gid;
-    int initial;        /* contexts created at start */
-    int max_contexts;   /* bound on parked + receiving contexts */
-    int64_t rate;       /* requests per second per connection, 0 = unlimited */
+    int initial;               /* contexts created at start */
+    int max_contexts;          /* bound on parked + receiving contexts */
+    int64_t rate;              /* requests per second per connection, 0 = unlimited */
     const pt_tls_files_t *tls; /* tls+tcp:// listeners: required */
     pd_rep_handler handler;
     pd_rep_pipe_gone pipe_gone; /* optional */

@@ -11,9 +11,9 @@
 #include "gather.h"
 #include "state.h"
 
-#define STATE_FILE ".profd-coordinator.json"
+#define STATE_FILE    ".profd-coordinator.json"
 #define SAVE_DELAY_MS 100
-#define STATE_MAX (64u << 20)
+#define STATE_MAX     (64u << 20)
 
 static const char *const wstates[] = {"pending", "active", "gathering", "done", "cancelled"};
 static const char *const mstates[] = {"expected", "reported", "lost"};

@@ -212,10 +212,10 @@ int pd_windows_create(pd_daemon_t *d, const pp_window_spec_t *spec, int64_t **id
         return PROFD_ENOMEM;
     }
     if ((rv = save_root(d, spec, root, sizeof(root))) != 0) {
-        snprintf(err, errlen, rv == PROFD_EPATH
-                                  ? "a relative save_path must stay below the daemon's save_path "
-                                    "(no '..')"
-                                  : "save_path is too long");
+        snprintf(err, errlen,
+                 rv == PROFD_EPATH ? "a relative save_path must stay below the daemon's save_path "
+                                     "(no '..')"
+                                   : "save_path is too long");
         free(*ids);
         *ids = NULL;
         pd_plan_out_free(&out);
@@ -430,7 +430,8 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
     man.window.roles_n = nroles;
     man.window.tool = distinct_tool(w, false);
     man.window.mode = distinct_tool(w, true);
-    man.window.settings = (char *)pd_plan_settings(&w->spec, w->nmembers ? w->members[0].selector : -1);
+    man.window.settings =
+        (char *)pd_plan_settings(&w->spec, w->nmembers ? w->members[0].selector : -1);
     man.window.warnings = w->warnings;
     man.window.warnings_n = w->nwarnings;
     man.captures = caps;
@@ -439,7 +440,8 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
     pd_job_t *j = calloc(1, sizeof(*j));
     char *text = NULL;
     size_t len = 0;
-    int rv = (j == NULL) ? PROFD_ENOMEM : pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
+    int rv =
+        (j == NULL) ? PROFD_ENOMEM : pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
     free(caps);
     free(man.window.roles);
     if (rv != 0) {
@@ -472,8 +474,7 @@ static void write_manifest(pd_daemon_t *d, pd_window_t *w)
 
 void pd_windows_maybe_finish(pd_daemon_t *d, pd_window_t *w)
 {
-    if (w->state == PD_W_DONE || w->state == PD_W_CANCELLED || w->nmembers == 0 ||
-        w->forwarded) {
+    if (w->state == PD_W_DONE || w->state == PD_W_CANCELLED || w->nmembers == 0 || w->forwarded) {
         return;
     }
     for (size_t i = 0; i < w->nmembers; i++) {
@@ -515,7 +516,8 @@ static void gather_done(pd_job_t *j)
             j->nfiles = 0;
             w->bytes += j->bytes;
             if (j->incomplete && strcmp(c->status, "complete") == 0) {
-                pd_windows_set_status(c, "truncated", "the profiler left an incomplete (.part) file");
+                pd_windows_set_status(c, "truncated",
+                                      "the profiler left an incomplete (.part) file");
             }
             if (j->left) {
                 PD_LOG(&d->log, PD_LOG_WARN, "gather", "window %s rank %lld: %s", w->name,
@@ -542,9 +544,8 @@ bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_c
 {
     char capdir[PP_MAX_PATH], a[PP_MAX_PATH], b[PP_MAX_PATH + 32];
     int n;
-    if (c->dir == NULL ||
-        pp_capture_dir(capdir, sizeof(capdir), c->role, c->phase, m->rank, m->replica_rank,
-                       m->host) != 0) {
+    if (c->dir == NULL || pp_capture_dir(capdir, sizeof(capdir), c->role, c->phase, m->rank,
+                                         m->replica_rank, m->host) != 0) {
         return false;
     }
     if (rel) {
@@ -741,8 +742,8 @@ static void member_lost(pd_daemon_t *d, pd_window_t *w, pd_member_t *m, const ch
     }
     m->state = PD_M_LOST;
     pd_state_changed(d);
-    PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name,
-           (long long)m->rank, why);
+    PD_LOG(&d->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name, (long long)m->rank,
+           why);
     pd_windows_maybe_finish(d, w);
 }
 

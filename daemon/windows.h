@@ -47,13 +47,13 @@ typedef struct pd_member {
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
 typedef struct pd_incoming {
-    char path[512];  /* relative to the window folder */
-    size_t member;   /* index in the window's members */
+    char path[512]; /* relative to the window folder */
+    size_t member;  /* index in the window's members */
     size_t cap, file;
     int64_t size;
     char checksum[32];
-    int64_t have;    /* bytes written to <path>.part */
-    bool busy;       /* a write is running */
+    int64_t have; /* bytes written to <path>.part */
+    bool busy;    /* a write is running */
     bool done;
 } pd_incoming_t;
 
@@ -69,14 +69,14 @@ typedef struct pd_window {
     char **warnings;
     size_t nwarnings;
     char reason[256];
-    char dir[1024]; /* <save_path>/<job>/<name> */
+    char dir[1024];  /* <save_path>/<job>/<name> */
     size_t root_len; /* dir[0..root_len) is the save tree root (save_path) */
     int64_t bytes;
     _Atomic int64_t claimed; /* bytes the window's gathering claimed from its budget */
-    int pending; /* gather / manifest jobs and incoming files outstanding */
-    bool mirror; /* node daemon: a window the coordinator planned */
-    int64_t remote_id; /* mirror: the coordinator's id (-1: that coordinator is gone) */
-    bool forwarded; /* node daemon: results sent to the coordinator */
+    int pending;             /* gather / manifest jobs and incoming files outstanding */
+    bool mirror;             /* node daemon: a window the coordinator planned */
+    int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */
+    bool forwarded;          /* node daemon: results sent to the coordinator */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;
     int64_t created_ms, done_ms;
@@ -111,8 +111,8 @@ void pd_windows_on_register(struct pd_daemon *d, const struct pd_rank *k);
 void pd_windows_on_lost(struct pd_daemon *d, const struct pd_rank *k, const char *reason);
 /* A worker reported a window's captures. 0, or PROFD_ENOENT (no such window),
  * PROFD_ESTATE (not a member, or already reported) with a reason. */
-int pd_windows_on_result(struct pd_daemon *d, const struct pd_rank *k, pp_result_t *res,
-                         char *err, size_t errlen);
+int pd_windows_on_result(struct pd_daemon *d, const struct pd_rank *k, pp_result_t *res, char *err,
+                         size_t errlen);
 /* Coordinator: a node is gone (or did not come back after a restart): its
  * expected members that no rank stands for fail with `reason`. */
 void pd_windows_node_gone(struct pd_daemon *d, const char *node, const char *reason);

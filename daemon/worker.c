@@ -142,8 +142,8 @@ static void on_watch(pd_daemon_t *d, pd_req_t *req, const pp_watch_t *w)
         reply_plan(d, k, req, false);
         return;
     }
-    int64_t hold = w->hold_ms > 0 && w->hold_ms < d->cfg.watch_hold_ms ? w->hold_ms
-                                                                        : d->cfg.watch_hold_ms;
+    int64_t hold =
+        w->hold_ms > 0 && w->hold_ms < d->cfg.watch_hold_ms ? w->hold_ms : d->cfg.watch_hold_ms;
     if (!pd_req_park(req)) {
         reply_plan(d, k, req, true); /* too many parked: the worker asks again */
         return;

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make gcc pkg-config
+  cmake make gcc pkg-config clang-format
   libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev
   python3 iproute2 procps xxhash
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)

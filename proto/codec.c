@@ -15,20 +15,20 @@
 
 /* ---- descriptors ---- */
 
-#define PP_FD_I64(T, n, fl, s) {#n, PP_K_I64, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_BOOL(T, n, fl, s) {#n, PP_K_BOOL, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_F64(T, n, fl, s) {#n, PP_K_F64, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_STR(T, n, fl, s) {#n, PP_K_STR, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_JSON(T, n, fl, s) {#n, PP_K_JSON, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_I64S(T, n, fl, s) {#n, PP_K_I64S, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
-#define PP_FD_STRS(T, n, fl, s) {#n, PP_K_STRS, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
-#define PP_FD_ARR(T, n, fl, s) {#n, PP_K_ARR, fl, offsetof(T, n), offsetof(T, n##_n), &pp_desc_##s},
-#define PP_FD_OBJ(T, n, fl, s) {#n, PP_K_OBJ, fl, offsetof(T, n), 0, &pp_desc_##s},
+#define PP_FD_I64(T, n, fl, s)           {#n, PP_K_I64, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_BOOL(T, n, fl, s)          {#n, PP_K_BOOL, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_F64(T, n, fl, s)           {#n, PP_K_F64, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_STR(T, n, fl, s)           {#n, PP_K_STR, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_JSON(T, n, fl, s)          {#n, PP_K_JSON, fl, offsetof(T, n), 0, NULL},
+#define PP_FD_I64S(T, n, fl, s)          {#n, PP_K_I64S, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
+#define PP_FD_STRS(T, n, fl, s)          {#n, PP_K_STRS, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
+#define PP_FD_ARR(T, n, fl, s)           {#n, PP_K_ARR, fl, offsetof(T, n), offsetof(T, n##_n), &pp_desc_##s},
+#define PP_FD_OBJ(T, n, fl, s)           {#n, PP_K_OBJ, fl, offsetof(T, n), 0, &pp_desc_##s},
 #define PP_FD(T, kind, name, flags, sub) PP_FD_##kind(T, name, flags, sub)
 
 #define PP_DEF_DESC(id)                                                                            \
     static const pp_field_t pp_fields_##id[] = {PP_FIELDS_##id(PP_FD, pp_##id##_t)};               \
-    const pp_desc_t pp_desc_##id = {#id, sizeof(pp_##id##_t), pp_fields_##id,                     \
+    const pp_desc_t pp_desc_##id = {#id, sizeof(pp_##id##_t), pp_fields_##id,                      \
                                     sizeof(pp_fields_##id) / sizeof(pp_fields_##id[0])};
 PP_RECORDS(PP_DEF_DESC)
 #undef PP_DEF_DESC
@@ -89,10 +89,10 @@ const pp_desc_t *pp_type_desc(pp_type_t t)
 
 /* ---- record memory ---- */
 
-#define FIELD_PTR(rec, f) ((void *)((char *)(rec) + (f)->off))
+#define FIELD_PTR(rec, f)  ((void *)((char *)(rec) + (f)->off))
 #define FIELD_CPTR(rec, f) ((const void *)((const char *)(rec) + (f)->off))
-#define FIELD_N(rec, f) ((size_t *)((char *)(rec) + (f)->off_n))
-#define FIELD_CN(rec, f) (*(const size_t *)((const char *)(rec) + (f)->off_n))
+#define FIELD_N(rec, f)    ((size_t *)((char *)(rec) + (f)->off_n))
+#define FIELD_CN(rec, f)   (*(const size_t *)((const char *)(rec) + (f)->off_n))
 
 void pp_record_init(const pp_desc_t *d, void *rec)
 {
@@ -368,7 +368,7 @@ static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     if (n == 0) {
         return 0;
     }
-    size_t esz = f->kind == PP_K_I64S ? sizeof(int64_t)
+    size_t esz = f->kind == PP_K_I64S   ? sizeof(int64_t)
                  : f->kind == PP_K_STRS ? sizeof(char *)
                                         : f->sub->size;
     char *v = calloc((size_t)n, esz);
@@ -654,7 +654,8 @@ static bool encode_into(cJSON *obj, const pp_desc_t *d, const void *rec)
         if ((f->flags & PP_OMIT) && field_empty(f, rec)) {
             continue;
         }
-        if (f->kind == PP_K_STR && !(f->flags & PP_NUL) && *(char *const *)FIELD_CPTR(rec, f) == NULL) {
+        if (f->kind == PP_K_STR && !(f->flags & PP_NUL) &&
+            *(char *const *)FIELD_CPTR(rec, f) == NULL) {
             continue; /* absent optional string */
         }
         cJSON *j = encode_field(f, rec);

@@ -37,8 +37,8 @@
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pipeline0/push.h>
 
-#define BATCH 1024
-#define BATCHES 50
+#define BATCH     1024
+#define BATCHES   50
 #define NNG_SENDS 2000
 
 typedef int (*step_fn)(profd_client_t *, int64_t);

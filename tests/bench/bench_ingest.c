@@ -27,7 +27,7 @@
 #include "bench_util.h"
 
 #define MAX_CLIENTS 1024
-#define BURST 1024
+#define BURST       1024
 
 static volatile sig_atomic_t g_stop;
 

@@ -226,8 +226,8 @@ int main(int argc, char **argv)
         fflush(stdout);
 
         /* cancel it; every client back to its previous plan */
-        snprintf(req, sizeof(req), "{\"v\":1,\"type\":\"stop\",\"job\":\"bench\",\"id\":%" PRId64 "}",
-                 wid);
+        snprintf(req, sizeof(req),
+                 "{\"v\":1,\"type\":\"stop\",\"job\":\"bench\",\"id\":%" PRId64 "}", wid);
         free(bench_request(ctl, req));
         int back = 0;
         for (int i = 0; i < nclients; i++) {

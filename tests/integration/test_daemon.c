@@ -229,8 +229,7 @@ static void test_daemon_window_end_to_end(void **state)
     pp_msg_free(&rep);
 
     run_steps(c, NCLIENTS, 3, 8);
-    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
-         t++) {
+    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
         sleep_ms(10);
     }
     assert_string_equal(st, "done");
@@ -395,16 +394,16 @@ static void test_daemon_restart_under_clients(void **state)
     assert_true(a.connected);
     assert_int_equal(a.reconnects, 1);
 
-    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"start\",\"next\":1,"
-                                              "\"tool\":\"sim\"}",
+    assert_int_equal(call(r->cfg.control_url,
+                          "{\"v\":1,\"type\":\"start\",\"next\":1,"
+                          "\"tool\":\"sim\"}",
                           &rep),
                      0);
     int64_t first = rep.u.started.windows[0].first_step;
     assert_int_equal(rep.u.started.windows[0].selected, 2);
     pp_msg_free(&rep);
     run_steps(c, 2, 7, first + 3);
-    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
-         t++) {
+    for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
         sleep_ms(10);
     }
     assert_string_equal(st, "done");

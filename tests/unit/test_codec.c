@@ -179,9 +179,9 @@ static void test_codec_rejects(void **state)
                             &m, err),
                      PROFD_EPROTO);
     assert_string_equal(err, "field 'job': missing");
-    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"selectors\":[{\"ranks\":[0,\"x\"]}]}",
-                            &m, err),
-                     PROFD_EPROTO);
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"start\",\"selectors\":[{\"ranks\":[0,\"x\"]}]}", &m, err),
+        PROFD_EPROTO);
     assert_string_equal(err, "field 'selectors[0].ranks[1]': expected integer, found string");
     assert_int_equal(m.type, PP_T_NONE);
 

@@ -74,8 +74,8 @@ static int fake_substep(const profd_capture_t *cap, void *user, char *reason, si
 }
 
 static const profd_backend_t fake_backend = {"fake", 0, fake_start, fake_stop, NULL};
-static const profd_backend_t native_backend = {"native", PROFD_BACKEND_NATIVE_SCHEDULE,
-                                               fake_start, fake_stop, fake_substep};
+static const profd_backend_t native_backend = {"native", PROFD_BACKEND_NATIVE_SCHEDULE, fake_start,
+                                               fake_stop, fake_substep};
 
 static int fake_mkdirs(const char *path, void *arg)
 {
@@ -97,8 +97,12 @@ static int setup(void **state)
         free(F.results[i]);
     }
     memset(&F, 0, sizeof(F));
-    ce_identity_t id = {.job = "run", .role = "actor", .host = "node1", .rank = 3,
-                        .replica_rank = PP_NONE, .pid = 4242};
+    ce_identity_t id = {.job = "run",
+                        .role = "actor",
+                        .host = "node1",
+                        .rank = 3,
+                        .replica_rank = PP_NONE,
+                        .pid = 4242};
     ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
     ce_init(&E, &id, &hooks);
     ce_set_spool(&E, "/spool");
@@ -202,9 +206,18 @@ static void test_engine_schedule_matches_torch(void **state)
     /* torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=2) */
     profd_schedule_t s = {1, 1, 1, 2, 2};
     static const ce_sched_action_t want[] = {
-        CE_SCHED_NONE,   CE_SCHED_NONE,   CE_SCHED_WARMUP, CE_SCHED_RECORD,
-        CE_SCHED_RECORD_AND_SAVE, CE_SCHED_NONE, CE_SCHED_WARMUP, CE_SCHED_RECORD,
-        CE_SCHED_RECORD_AND_SAVE, CE_SCHED_NONE, CE_SCHED_NONE, CE_SCHED_NONE,
+        CE_SCHED_NONE,
+        CE_SCHED_NONE,
+        CE_SCHED_WARMUP,
+        CE_SCHED_RECORD,
+        CE_SCHED_RECORD_AND_SAVE,
+        CE_SCHED_NONE,
+        CE_SCHED_WARMUP,
+        CE_SCHED_RECORD,
+        CE_SCHED_RECORD_AND_SAVE,
+        CE_SCHED_NONE,
+        CE_SCHED_NONE,
+        CE_SCHED_NONE,
     };
     for (int i = 0; i < 12; i++) {
         assert_int_equal(ce_schedule_action(&s, i), want[i]);
@@ -306,8 +319,8 @@ static void test_engine_backend_failure_marks_failed(void **state)
 static void test_engine_no_backend_for_tool(void **state)
 {
     ce_t e2;
-    ce_identity_t id = {.job = "run", .role = "ref", .host = "h", .rank = 0,
-                        .replica_rank = PP_NONE, .pid = 1};
+    ce_identity_t id = {
+        .job = "run", .role = "ref", .host = "h", .rank = 0, .replica_rank = PP_NONE, .pid = 1};
     ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
     ce_init(&e2, &id, &hooks);
     ce_set_spool(&e2, "/s");
@@ -372,8 +385,10 @@ static void test_engine_discrete_phase_filter_multi_step(void **state)
         ce_on_step_end(&E, s);
     }
     assert_int_equal(F.ncalls, 4); /* update_actor in steps 1 and 2 only */
-    assert_string_equal(F.calls[0].dir, "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step1");
-    assert_string_equal(F.calls[2].dir, "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step2");
+    assert_string_equal(F.calls[0].dir,
+                        "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step1");
+    assert_string_equal(F.calls[2].dir,
+                        "/spool/run/w8-steps1-2/actor.update_actor/rank3-node1/step2");
     assert_int_equal(F.nresults, 1);
     assert_int_equal(F.results[0]->captures_n, 2);
     assert_int_equal(F.results[0]->captures[0].first_step, 1);
@@ -398,8 +413,8 @@ static void test_engine_discrete_no_matching_phase(void **state)
 static void test_engine_schedule_spans_non_native(void **state)
 {
     const pp_plan_t *p = plan1(10, "w10-step1", 1, 1, "discrete", "generate");
-    entry.schedule = (pp_schedule_t){.skip_first = 1, .wait = 1, .warmup = 1, .active = 2,
-                                     .repeat = 1};
+    entry.schedule =
+        (pp_schedule_t){.skip_first = 1, .wait = 1, .warmup = 1, .active = 2, .repeat = 1};
     ce_adopt(&E, p);
     ce_on_step_begin(&E, 1);
     phase("generate", 8);
@@ -511,10 +526,20 @@ static void test_engine_close_truncates_and_misses(void **state)
     pp_plan_t p;
     pp_record_init(&pp_desc_plan_entry, &two[0]);
     pp_record_init(&pp_desc_plan_entry, &two[1]);
-    two[0] = (pp_plan_entry_t){.window = 20, .name = "w20-steps1-9", .job = "run",
-                               .first_step = 1, .last_step = 9, .tool = "fake", .mode = "e2e"};
-    two[1] = (pp_plan_entry_t){.window = 21, .name = "w21-step50", .job = "run",
-                               .first_step = 50, .last_step = 50, .tool = "fake", .mode = "e2e"};
+    two[0] = (pp_plan_entry_t){.window = 20,
+                               .name = "w20-steps1-9",
+                               .job = "run",
+                               .first_step = 1,
+                               .last_step = 9,
+                               .tool = "fake",
+                               .mode = "e2e"};
+    two[1] = (pp_plan_entry_t){.window = 21,
+                               .name = "w21-step50",
+                               .job = "run",
+                               .first_step = 50,
+                               .last_step = 50,
+                               .tool = "fake",
+                               .mode = "e2e"};
     pp_record_init(&pp_desc_plan, &p);
     p.instance = "i1";
     p.entries = two;

@@ -597,9 +597,9 @@ static void test_gather_copy_checksums(void **state)
     } files[] = {
         {"empty.json", 0},
         {"small.json", 1000},
-        {"exact.bin", 8u << 20},                /* the threshold */
-        {"big.bin", (9u << 20) + 12345},        /* an odd last buffer */
-        {"sub/big2.bin", (17u << 20) + 1},      /* two buffers, many times */
+        {"exact.bin", 8u << 20},           /* the threshold */
+        {"big.bin", (9u << 20) + 12345},   /* an odd last buffer */
+        {"sub/big2.bin", (17u << 20) + 1}, /* two buffers, many times */
     };
     char fs[512], cap[512], p[512], sums[5][32], got[32];
     pathf(fs, sizeof(fs), "%s/fs", tmp);

@@ -10,7 +10,7 @@
 
 #include "plan.h"
 
-#define MS 1000LL
+#define MS  1000LL
 #define NOW (1000000 * MS)
 
 /* A job of 8 ranks: actor 0-1, rollout 2-5 (replicas 0,0,1,1), ref 6-7.
@@ -38,8 +38,8 @@ static int setup(void **state)
 
 static pd_plan_params_t params(void)
 {
-    pd_plan_params_t p = {.now_us = NOW, .latency_us = 2 * MS, .margin_us = 100 * MS,
-                          .default_job = "run"};
+    pd_plan_params_t p = {
+        .now_us = NOW, .latency_us = 2 * MS, .margin_us = 100 * MS, .default_job = "run"};
     return p;
 }
 
@@ -178,7 +178,7 @@ static void test_plan_selector_without_ranks_selects_none(void **state)
     assert_int_equal(out.n_members, 0);
     assert_int_equal(out.n_warnings, 1);
     assert_string_equal(out.warnings[0], "selects no registered rank of job 'run' yet; matching "
-                                          "ranks that register later are added");
+                                         "ranks that register later are added");
     pd_plan_out_free(&out);
 }
 

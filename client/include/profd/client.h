@@ -97,10 +97,10 @@ typedef struct profd_schedule {
  */
 typedef struct profd_capture {
     int64_t window_id;
-    const char *window;        /* "w3-step2" */
+    const char *window; /* "w3-step2" */
     const char *job;
-    const char *role;          /* "e2e" for end-to-end captures */
-    const char *phase;         /* NULL for end-to-end captures */
+    const char *role;  /* "e2e" for end-to-end captures */
+    const char *phase; /* NULL for end-to-end captures */
     int64_t rank;
     int64_t replica_rank;      /* PROFD_NO_REPLICA when none */
     int64_t first_step;        /* planned, inclusive */
@@ -117,9 +117,10 @@ typedef struct profd_capture {
 } profd_capture_t;
 
 /* Backend flags. */
-#define PROFD_BACKEND_NATIVE_SCHEDULE 1u /* backend walks the schedule itself:
-                                            start/stop once per capture and
-                                            substep() on every sub-step */
+#define PROFD_BACKEND_NATIVE_SCHEDULE                                                              \
+    1u /* backend walks the schedule itself:                                                       \
+          start/stop once per capture and                                                          \
+          substep() on every sub-step */
 
 /*
  * A profiler backend: a table of callbacks run on the training thread.
@@ -197,12 +198,12 @@ PROFD_API const profd_backend_t *profd_backend_cuda(void);
 
 /* Counters for tests, benchmarks and status displays. */
 typedef struct profd_stats {
-    bool connected;       /* registered with a daemon right now */
-    int64_t client_id;    /* id the daemon gave, 0 when not registered */
-    int64_t plan_gen;     /* plan generation adopted by the training thread */
-    int64_t windows;      /* windows in the adopted plan */
-    int64_t captures;     /* captures started */
-    int64_t events_sent;  /* step events delivered */
+    bool connected;      /* registered with a daemon right now */
+    int64_t client_id;   /* id the daemon gave, 0 when not registered */
+    int64_t plan_gen;    /* plan generation adopted by the training thread */
+    int64_t windows;     /* windows in the adopted plan */
+    int64_t captures;    /* captures started */
+    int64_t events_sent; /* step events delivered */
     int64_t events_dropped;
     int64_t reconnects;
 } profd_stats_t;

@@ -25,17 +25,17 @@ extern "C" {
 /* Limits. Messages larger than pp_limits.max_msg are refused with
  * PROFD_ETOOBIG before parsing. */
 #define PP_MAX_MSG_DEFAULT (1024 * 1024)
-#define PP_MAX_STR 65536
-#define PP_MAX_ARR (1 << 20)
-#define PP_MAX_NAME 64
-#define PP_MAX_PATH 1024
+#define PP_MAX_STR         65536
+#define PP_MAX_ARR         (1 << 20)
+#define PP_MAX_NAME        64
+#define PP_MAX_PATH        1024
 
 /* "null" for nullable integer fields. */
 #define PP_NONE INT64_MIN
 
 /* field flags */
-#define PP_REQ 1u
-#define PP_NUL 2u
+#define PP_REQ  1u
+#define PP_NUL  2u
 #define PP_OMIT 4u
 
 typedef enum pp_access {
@@ -49,10 +49,10 @@ typedef enum pp_access {
 /* ---- the structs, generated from messages.def ---- */
 #include "../../messages.def"
 
-#define PP_DECL_I64(n, s) int64_t n;
+#define PP_DECL_I64(n, s)  int64_t n;
 #define PP_DECL_BOOL(n, s) bool n;
-#define PP_DECL_F64(n, s) double n;
-#define PP_DECL_STR(n, s) char *n;
+#define PP_DECL_F64(n, s)  double n;
+#define PP_DECL_STR(n, s)  char *n;
 #define PP_DECL_JSON(n, s) char *n;
 #define PP_DECL_I64S(n, s)                                                                         \
     int64_t *n;                                                                                    \
@@ -63,7 +63,7 @@ typedef enum pp_access {
 #define PP_DECL_ARR(n, s)                                                                          \
     struct pp_##s *n;                                                                              \
     size_t n##_n;
-#define PP_DECL_OBJ(n, s) struct pp_##s n;
+#define PP_DECL_OBJ(n, s)                  struct pp_##s n;
 #define PP_DECL(T, kind, name, flags, sub) PP_DECL_##kind(name, sub)
 
 #define PP_DECL_RECORD(id)                                                                         \
