@@ -17,6 +17,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
 
+static void remove_dir(void)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/.profd-coordinator.json", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void prepare(void)
 {
     if (dir[0] == '\0') {
@@ -25,6 +33,7 @@ static void prepare(void)
         if (mkdtemp(dir) == NULL) {
             abort();
         }
+        atexit(remove_dir);
     }
 }
 
