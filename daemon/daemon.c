@@ -453,6 +453,7 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         goto fail;
     }
     load_profile_config(d);
+    pd_windows_remove_spool(d, PD_TRASH); /* copies a stopped daemon had not removed yet */
     PD_LOG(&d->log, PD_LOG_INFO, "daemon",
            "profd %s on %s: workers %s, control %s%s%s, save_path %s, spool %s",
            PROFD_VERSION_STRING, d->node, cfg->worker_url, cfg->control_url,

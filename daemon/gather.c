@@ -593,6 +593,45 @@ static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
     return true;
 }
 
+/* Open (making it) the folder `name` in `at`, which must be this daemon's
+ * and writable by nobody else: the spool is writable by every worker. */
+static int own_dir(int at, const char *name)
+{
+    struct stat st;
+    int fd;
+    if (mkdirat(at, name, 0700) != 0 && errno != EEXIST) {
+        return -1;
+    }
+    if ((fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 0022) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Move the copied capture to .trash/w<window>/ in the spool; false when it
+ * cannot go there (then it is removed at once). */
+static bool trash_aside(pd_job_t *j, gather_t *g)
+{
+    char wdir[32], name[48];
+    int t, w;
+    bool ok = false;
+    snprintf(wdir, sizeof(wdir), "w%lld", (long long)j->window);
+    snprintf(name, sizeof(name), "c%lld-%zu", (long long)j->client, j->cap);
+    if ((t = own_dir(g->spool, PD_TRASH)) < 0) {
+        return false;
+    }
+    if ((w = own_dir(t, wdir)) >= 0) {
+        ok = renameat(g->parent, g->name, w, name) == 0;
+        close(w);
+    }
+    close(t);
+    return ok;
+}
+
 static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
 {
     int dir;
@@ -614,7 +653,10 @@ static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
         return;
     }
     if (why_errno == EXDEV) {
-        pd_confine_remove(g->parent, g->name); /* moved: drop the spool copy */
+        /* moved: the spool copy goes, after the manifest when it can */
+        if (!(j->trashed = trash_aside(j, g))) {
+            pd_confine_remove(g->parent, g->name);
+        }
     } else {
         /* not ours to move (another user's folder in the sticky spool) */
         j->left = true;
@@ -834,6 +876,35 @@ void pd_chunk_run(pd_job_t *j)
     close(dir);
 }
 
+/* ---- spool removal ---- */
+
+void pd_remove_run(pd_job_t *j)
+{
+    char why[400];
+    const char *base;
+    int spool, dir, rv;
+    j->rv = 0;
+    if (!pd_confine_rel_ok(j->src)) {
+        job_fail(j, PROFD_EPATH, "not a plain path in the spool: %.200s", j->src);
+        return;
+    }
+    if ((rv = pd_confine_root(j->spool, &spool, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "spool: %s", why);
+        return;
+    }
+    rv = pd_confine_parent(spool, j->src, false, &dir, &base, why, sizeof(why));
+    if (rv == 0) {
+        if (pd_confine_remove(dir, base) != 0) {
+            job_fail(j, PROFD_EIO, "cannot remove %s from the spool", j->src);
+        }
+        close(dir);
+    } else if (errno != ENOENT) {
+        job_fail(j, rv, "%s", why);
+    }
+    pd_confine_prune(spool, PD_TRASH); /* gone when nothing else waits there */
+    close(spool);
+}
+
 /* ---- thread pool glue ---- */
 
 static void job_work(uv_work_t *w)
@@ -843,6 +914,8 @@ static void job_work(uv_work_t *w)
         pd_gather_run(j);
     } else if (j->kind == PD_JOB_CHUNK) {
         pd_chunk_run(j);
+    } else if (j->kind == PD_JOB_REMOVE) {
+        pd_remove_run(j);
     } else {
         pd_write_run(j);
     }

@@ -5,7 +5,11 @@
  *
  * Same file system: one rename(2) of the folder, O(1) in bytes. Otherwise
  * (another file system, or a folder of another user that this daemon may
- * not move) a copy, each file written as .part and then renamed.
+ * not move) a copy, each file written as .part and then renamed; the
+ * spool copy then goes aside into <spool>/.trash/w<window>/ (one rename on
+ * the spool's file system) and is removed once the window's manifest is
+ * written (PD_JOB_REMOVE): unlinking GiB files takes a while on some file
+ * systems, and nobody waits for it. A daemon that starts empties .trash.
  *
  * Confinement: everything is reached from the spool's and the save tree's
  * descriptors one component at a time without following symlinks (see
@@ -35,7 +39,11 @@ typedef enum pd_job_kind {
     PD_JOB_GATHER, /* move spool/src -> root/dst, list files */
     PD_JOB_WRITE,  /* write `data` to root/dst atomically (manifest.json) */
     PD_JOB_CHUNK,  /* write `data` at `offset` of root/<dst>.part; at `size`, verify and rename */
+    PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
 } pd_job_kind_t;
+
+/* Below the spool: copies waiting for removal (job names never start with a dot). */
+#define PD_TRASH ".trash"
 
 typedef struct pd_job {
     uv_work_t work;
@@ -65,6 +73,7 @@ typedef struct pd_job {
     bool incomplete; /* a .part file was left in the capture */
     bool renamed;    /* moved by rename(2) */
     bool left;       /* copied, but the spool copy could not be removed (see reason) */
+    bool trashed;    /* copied; the spool copy went to .trash/w<window> */
     pp_file_t *files;
     size_t nfiles, files_cap;
     int64_t bytes;
@@ -83,6 +92,7 @@ void pd_job_free(pd_job_t *j);
 void pd_gather_run(pd_job_t *j);
 void pd_write_run(pd_job_t *j);
 void pd_chunk_run(pd_job_t *j);
+void pd_remove_run(pd_job_t *j);
 
 /* out = a + sep + b; PROFD_EINVAL (out untouched) when it does not fit. */
 int pd_path_join(char *out, size_t len, const char *a, const char *sep, const char *b);

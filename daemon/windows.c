@@ -354,11 +354,42 @@ static char **window_roles(const pd_window_t *w, size_t *n)
     return v;
 }
 
+static void remove_done(pd_job_t *j)
+{
+    pd_daemon_t *d = j->arg;
+    if (j->rv != 0) {
+        PD_LOG(&d->log, PD_LOG_WARN, "gather", "spool: %s", j->reason);
+    }
+    pd_job_free(j);
+}
+
+void pd_windows_remove_spool(pd_daemon_t *d, const char *rel)
+{
+    pd_job_t *j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        return; /* left for the next start */
+    }
+    j->kind = PD_JOB_REMOVE;
+    snprintf(j->spool, sizeof(j->spool), "%s", d->spool);
+    snprintf(j->src, sizeof(j->src), "%s", rel);
+    j->done = remove_done;
+    j->arg = d;
+    if (pd_job_submit(&d->loop.uv, j) != 0) {
+        pd_job_free(j);
+    }
+}
+
 static void manifest_done(pd_job_t *j)
 {
     pd_daemon_t *d = j->arg;
     pd_window_t *w = pd_windows_get(&d->win, j->window);
     pd_state_changed(d);
+    if (w && w->trash) {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "%s/w%lld", PD_TRASH, (long long)w->id);
+        w->trash = false;
+        pd_windows_remove_spool(d, rel);
+    }
     if (w) {
         w->pending--;
         w->state = PD_W_DONE;
@@ -515,6 +546,7 @@ static void gather_done(pd_job_t *j)
             j->files = NULL;
             j->nfiles = 0;
             w->bytes += j->bytes;
+            w->trash |= j->trashed;
             if (j->incomplete && strcmp(c->status, "complete") == 0) {
                 pd_windows_set_status(c, "truncated",
                                       "the profiler left an incomplete (.part) file");

@@ -77,6 +77,7 @@ typedef struct pd_window {
     bool mirror;             /* node daemon: a window the coordinator planned */
     int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */
     bool forwarded;          /* node daemon: results sent to the coordinator */
+    bool trash;              /* spool copies wait in .trash/w<id> for the manifest */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;
     int64_t created_ms, done_ms;
@@ -165,5 +166,7 @@ bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_c
 
 /* Drop finished windows beyond the most recent `keep` (bounded memory). */
 void pd_windows_trim(pd_windows_t *ws, size_t keep);
+/* Remove spool/rel (a whole tree) on the thread pool; nobody waits for it. */
+void pd_windows_remove_spool(struct pd_daemon *d, const char *rel);
 
 #endif

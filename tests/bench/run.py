@@ -769,7 +769,8 @@ class Bench:
                         "it by reading every byte (checksum: none avoids it, row above)")
         cr = [a / b for a, b in zip(res["copy_cp"], res["copy_profd"])]
         self.row("gather.copy_profd", g, "other FS (disk -> tmpfs), profd: " + tree, "s",
-                 res["copy_profd"], note="%.0f MiB/s; copy and xxh64 in one pass" % (
+                 res["copy_profd"], note="%.0f MiB/s; copy and xxh64 in one pass; the spool copy is removed after "
+                 "the manifest" % (
                      mib / statistics.median(res["copy_profd"])))
         self.row("gather.copy_cp", g, "baseline: cp -r of the same tree, same FS pair", "s",
                  res["copy_cp"], note="%.0f MiB/s" % (mib / statistics.median(res["copy_cp"])))
@@ -778,10 +779,10 @@ class Bench:
                  target=">= 0.9x cp -r", status="PASS" if statistics.median(cr) >= 0.9 else
                  "MISS", note="paired by repetition",
                  reason="not the checksum (it runs on a second thread; with checksum: none "
-                        "the copy is %.2fx cp -r, row below): profd also removes the spool "
-                        "copy before the manifest (unlinking GiB files costs 0.1-0.2 s per "
-                        "GiB on this ext4) and opens every path confined (no symlink "
-                        "followed), which cp -r does not" % statistics.median(cr0))
+                        "the copy is %.2fx cp -r, row below): profd opens every path "
+                        "confined (no symlink followed), writes each file as .part and "
+                        "renames it, and its figure includes the result's trip to the daemon, "
+                        "which cp -r does not" % statistics.median(cr0))
         self.row("gather.copy_ratio_none", g, "ratio: profd with checksum: none / cp -r", "x",
                  cr0, note="what the checksum costs")
         nr = [a / b for a, b in zip(res["node_raw"], res["node_profd"])]

@@ -929,8 +929,14 @@ static void test_security_disk_floor_tmpfs(void **state)
                                       "3670016 bytes would leave less than "
                                       "limits.min_free_bytes (1048576)"));
     pp_record_free(&pp_desc_manifest, &man);
-    /* copied across file systems: the spool copy is gone */
+    /* copied across file systems: the spool copy is gone, and after the
+     * manifest so is the .trash it waited in */
     path_of(p, sizeof(p), "%s/sec/w1-step1/actor.fits/rank0-h1", r->cfg.spool_dir);
+    assert_false(exists(p));
+    path_of(p, sizeof(p), "%s/.trash", r->cfg.spool_dir);
+    for (int i = 0; i < 500 && exists(p); i++) {
+        usleep(10 * 1000);
+    }
     assert_false(exists(p));
     path_of(p, sizeof(p), "%s/sec/w1-step1/actor.fits/rank0-h1/trace.bin", r->cfg.save_path);
     assert_true(exists(p));

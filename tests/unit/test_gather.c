@@ -652,6 +652,73 @@ static void test_gather_copy_checksums(void **state)
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
+/* After a copy to another file system the spool copy goes aside into
+ * .trash/w<window>/c<client>-<cap>, for PD_JOB_REMOVE after the manifest;
+ * a .trash that is not the daemon's alone is not used: the copy goes at once. */
+static void test_gather_copy_trash(void **state)
+{
+    char fs[512], cap[512], p[512], trash[512];
+    struct stat st;
+    pd_job_t j;
+    pathf(fs, sizeof(fs), "%s/fs", tmp);
+    mkdirs(fs);
+    if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
+        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
+        skip();
+    }
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    pathf(p, sizeof(p), "%s/sub", cap);
+    mkdirs(p);
+    pathf(p, sizeof(p), "%s/sub/trace.json", cap);
+    put(p, "{\"traceEvents\":[]}\n");
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j.root, sizeof(j.root), "%s", fs);
+    j.window = 7;
+    j.client = 3;
+    j.cap = 1;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(j.renamed);
+    assert_true(j.trashed);
+    assert_false(exists(cap));
+    pathf(p, sizeof(p), "%s/spool/.trash/w7/c3-1/sub/trace.json", tmp);
+    assert_true(exists(p));
+    pathf(trash, sizeof(trash), "%s/spool/.trash", tmp);
+    assert_int_equal(stat(trash, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    pathf(p, sizeof(p), "%s/j/w1/e2e/r0/sub/trace.json", fs);
+    assert_true(exists(p));
+    job_reset(&j);
+
+    /* the removal after the manifest; .trash goes with its last entry */
+    job_init(&j, ".trash/w7", "");
+    j.kind = PD_JOB_REMOVE;
+    pd_remove_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(exists(trash));
+    pd_remove_run(&j); /* nothing left: not an error */
+    assert_int_equal(j.rv, 0);
+
+    /* a .trash writable by others is not used */
+    mkdirs(trash);
+    assert_int_equal(chmod(trash, 0777), 0);
+    mkdirs(cap);
+    pathf(p, sizeof(p), "%s/trace.json", cap);
+    put(p, "{}\n");
+    pathf(p, sizeof(p), "%s/j", fs);
+    rm_rf(p);
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j.root, sizeof(j.root), "%s", fs);
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(j.trashed);
+    assert_false(exists(cap));
+    pathf(p, sizeof(p), "%s/w0", trash);
+    assert_false(exists(p));
+    job_reset(&j);
+    assert_int_equal(umount2(fs, MNT_DETACH), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -665,6 +732,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_copy_checksums, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_copy_trash, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
