@@ -630,7 +630,10 @@ void ce_fini(ce_t *e)
     char why[160];
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
-        if (s->state == SLOT_ACTIVE) {
+        if (s->state == SLOT_ACTIVE && !e->in_step && s->last == INT64_MAX) {
+            /* a window "until the job ends", and the job ended between steps */
+            slot_finish(e, s, NULL, NULL);
+        } else if (s->state == SLOT_ACTIVE) {
             snprintf(why, sizeof(why), "worker closed during step %lld", (long long)e->step);
             slot_finish(e, s, "truncated", why);
         } else if (s->state == SLOT_ARMED) {

@@ -556,6 +556,39 @@ static void test_engine_close_truncates_and_misses(void **state)
     assert_string_equal(F.results[1]->captures[0].reason, "worker closed before step 50");
 }
 
+/* A window until the job ends ([start, -1)): a worker that closes between
+ * steps took it whole (complete, up to its last step); one that closes
+ * during a step did not (truncated). */
+static void test_engine_open_window_ends_with_the_job(void **state)
+{
+    ce_adopt(&E, plan1(22, "w22-from3", 3, PP_NONE, "e2e", NULL));
+    step(2);
+    step(3);
+    step(4);
+    step(5);
+    ce_fini(&E);
+    assert_int_equal(F.nresults, 1);
+    assert_int_equal(F.ncalls, 2);
+    assert_call(0, "start", 3, 0, 0);
+    assert_call(1, "stop", 5, 0, 0);
+    assert_string_equal(F.results[0]->captures[0].status, "complete");
+    assert_null(F.results[0]->captures[0].reason);
+    assert_int_equal(F.results[0]->captures[0].first_step, 3);
+    assert_int_equal(F.results[0]->captures[0].last_step, 5);
+}
+
+static void test_engine_open_window_closed_mid_step(void **state)
+{
+    ce_adopt(&E, plan1(23, "w23-from3", 3, PP_NONE, "e2e", NULL));
+    step(3);
+    ce_on_step_begin(&E, 4);
+    ce_fini(&E);
+    assert_int_equal(F.nresults, 1);
+    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 4");
+    assert_int_equal(F.results[0]->captures[0].last_step, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +612,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_engine_stop_shortens_open_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_window_cancelled_and_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_close_truncates_and_misses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_open_window_ends_with_the_job, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_open_window_closed_mid_step, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
