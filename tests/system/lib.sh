@@ -1,7 +1,8 @@
 # Sourced by the system tests, with the build folder as $1: the paths of the
 # binaries, a temporary folder ($tmp, named after $lib_name), the processes
-# in $pids killed and the folder removed on exit (after $lib_on_exit, a
-# function, if set), fail() with the tails of $tmp/*.log, and json().
+# in $pids killed and the folder removed on exit, also on SIGINT, SIGTERM
+# and SIGHUP (after $lib_on_exit, a function, if set), fail() with the tails
+# of $tmp/*.log, and json().
 set -euo pipefail
 build=$(realpath "$1")
 here=$(dirname "$(realpath "${BASH_SOURCE[0]}")")
@@ -19,6 +20,10 @@ lib_cleanup() {
   rm -rf "$tmp"
 }
 trap lib_cleanup EXIT
+# a killed test cleans up too (ctest's timeout sends SIGTERM first)
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 fail() {
   echo "FAIL: $*" >&2
   for f in "$tmp"/*.log; do

@@ -16,6 +16,14 @@ if [ "$(id -u)" -ne 0 ] || ! ip netns add pdt-probe-$$ 2>/dev/null; then
 fi
 ip netns del pdt-probe-$$
 
+# namespaces of an earlier run killed beyond cleaning up (its pid is gone)
+for ns in $(ip netns list | awk '{print $1}' | grep -E '^pd(c|n[0-9]+)-[0-9]+$' || true); do
+  if ! kill -0 "${ns##*-}" 2>/dev/null; then
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+  fi
+done
+
 tag=$$
 C=pdc-$tag
 N=(pdn1-$tag pdn2-$tag pdn3-$tag)
