@@ -217,7 +217,7 @@ static void on_stop(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
 }
 
 int pd_control_apply_text(pd_daemon_t *d, const char *file, const char *text, size_t len,
-                          char *const *overrides, size_t n_overrides, const char *job,
+                          char *const *overrides, size_t n_overrides, const char *job, bool own,
                           int64_t **ids, size_t *nids, char ***warnings, size_t *nwarnings,
                           char *err, size_t errlen)
 {
@@ -231,6 +231,35 @@ int pd_control_apply_text(pd_daemon_t *d, const char *file, const char *text, si
     if (rv != 0) {
         return rv;
     }
+    char **keys = own ? calloc(cfg.n_specs + 1, sizeof(*keys)) : NULL;
+    bool *planned = own ? calloc(cfg.n_specs + 1, sizeof(*planned)) : NULL;
+    if (own && (keys == NULL || planned == NULL)) {
+        free(keys);
+        free(planned);
+        pd_profcfg_free(&cfg);
+        snprintf(err, errlen, "out of memory");
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; own && i < cfg.n_specs; i++) {
+        size_t klen;
+        if (pp_record_encode(&pp_desc_window_spec, &cfg.specs[i], false, &keys[i], &klen) != 0) {
+            keys[i] = NULL; /* planned again: better twice than never */
+        }
+    }
+    for (pd_window_t *w = d->win.head; own && w; w = w->next) {
+        bool asked = false;
+        for (size_t i = 0; w->origin && i < cfg.n_specs; i++) {
+            if (keys[i] && strcmp(keys[i], w->origin) == 0) {
+                asked = planned[i] = true;
+            }
+        }
+        if (w->origin && !asked && w->state == PD_W_PENDING) {
+            char why[256];
+            PD_LOG(&d->log, PD_LOG_INFO, "config", "%s no longer asks for window %s: withdrawn",
+                   file, w->name);
+            pd_windows_stop(d, w->id, why, sizeof(why));
+        }
+    }
     for (size_t i = 0; i < cfg.n_specs && rv == 0; i++) {
         int64_t *v;
         size_t n;
@@ -238,7 +267,16 @@ int pd_control_apply_text(pd_daemon_t *d, const char *file, const char *text, si
         if (job && spec->job == NULL) {
             spec->job = strdup(job);
         }
+        if (own && planned[i]) {
+            continue;
+        }
         rv = pd_windows_create(d, spec, &v, &n, err, errlen);
+        for (size_t k = 0; rv == 0 && own && keys[i] && k < n; k++) {
+            pd_window_t *w = pd_windows_get(&d->win, v[k]);
+            if (w) {
+                w->origin = strdup(keys[i]);
+            }
+        }
         if (rv == 0) {
             int64_t *all = realloc(*ids, (*nids + n) * sizeof(*all));
             if (all) {
@@ -249,6 +287,11 @@ int pd_control_apply_text(pd_daemon_t *d, const char *file, const char *text, si
             free(v);
         }
     }
+    for (size_t i = 0; own && i < cfg.n_specs; i++) {
+        free(keys[i]);
+    }
+    free(keys);
+    free(planned);
     /* hand over the file-level warnings */
     *warnings = cfg.warnings;
     *nwarnings = cfg.n_warnings;
@@ -267,7 +310,7 @@ static void on_apply(pd_daemon_t *d, pd_req_t *req, pp_msg_t *in)
     char **warnings;
     int rv =
         pd_control_apply_text(d, a->file, a->yaml, strlen(a->yaml), a->overrides, a->overrides_n,
-                              a->job, &ids, &n, &warnings, &nw, err, sizeof(err));
+                              a->job, false, &ids, &n, &warnings, &nw, err, sizeof(err));
     if (rv != 0) {
         pd_req_reply_error(req, rv, "%s", err);
     } else {

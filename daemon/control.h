@@ -28,10 +28,14 @@ bool pd_control_permitted(const struct pd_daemon *d, const struct pd_peer *peer)
 
 /* Load a profiling config text (verl / MindSpeed / Megatron YAML) and create
  * its windows; used by `apply` and at start / SIGHUP for cfg.profile_config.
- * Returns 0 with the created window ids, or PROFD_ECONFIG / PROFD_EINVAL with
- * the reason in err. */
+ * own: the daemon's own profiling config, read again on SIGHUP: its windows
+ * remember the request that made them; a request the file still makes is
+ * not planned twice, and a window of a request it no longer makes is
+ * withdrawn when it has not started (one that runs finishes). Returns 0 with
+ * the created window ids, or PROFD_ECONFIG / PROFD_EINVAL with the reason in
+ * err (nothing changed then). */
 int pd_control_apply_text(struct pd_daemon *d, const char *file, const char *text, size_t len,
-                          char *const *overrides, size_t n_overrides, const char *job,
+                          char *const *overrides, size_t n_overrides, const char *job, bool own,
                           int64_t **ids, size_t *nids, char ***warnings, size_t *nwarnings,
                           char *err, size_t errlen);
 

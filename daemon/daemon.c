@@ -210,12 +210,12 @@ static void load_profile_config(pd_daemon_t *d)
         free(text);
         return;
     }
-    int rv = pd_control_apply_text(d, d->cfg.profile_config, text, len, NULL, 0, NULL, &ids, &n,
-                                   &warnings, &nw, err, sizeof(err));
+    int rv = pd_control_apply_text(d, d->cfg.profile_config, text, len, NULL, 0, NULL, true, &ids,
+                                   &n, &warnings, &nw, err, sizeof(err));
     if (rv != 0) {
         PD_LOG(&d->log, PD_LOG_ERROR, "config", "%s", err);
     } else {
-        PD_LOG(&d->log, PD_LOG_INFO, "config", "%s: %zu window(s)", d->cfg.profile_config, n);
+        PD_LOG(&d->log, PD_LOG_INFO, "config", "%s: %zu new window(s)", d->cfg.profile_config, n);
     }
     for (size_t i = 0; i < nw; i++) {
         PD_LOG(&d->log, PD_LOG_WARN, "config", "%s", warnings[i]);

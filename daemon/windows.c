@@ -45,6 +45,7 @@ void pd_windows_free_one(pd_window_t *w)
     }
     free(w->warnings);
     pp_record_free(&pp_desc_window_spec, &w->spec);
+    free(w->origin);
     free(w);
 }
 

@@ -78,6 +78,7 @@ typedef struct pd_window {
     int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */
     bool forwarded;          /* node daemon: results sent to the coordinator */
     bool trash;              /* spool copies wait in .trash/w<id> for the manifest */
+    char *origin;            /* the profiling config's request that made it (encoded); NULL */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;
     int64_t created_ms, done_ms;

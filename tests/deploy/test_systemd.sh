@@ -101,7 +101,15 @@ print(s.recv(4096).decode(), flush=True)
 PY
 listener=$!
 for _ in $(seq 50); do [ -S "$NOTIFY_SOCKET" ] && break; sleep 0.1; done
-"$PROFD_PROFD" --save-path "$tmp/profile" --profile-config "$tmp/no-profile.yaml" \
+# the profiling config it reloads: Megatron style, one window (step 1001:
+# Megatron counts from 0)
+cat >"$tmp/profile.yaml" <<'YAML'
+profile: true
+use_pytorch_profiler: true
+profile_step_start: 1000
+profile_step_end: 1001
+YAML
+"$PROFD_PROFD" --save-path "$tmp/profile" --profile-config "$tmp/profile.yaml" \
   2>"$tmp/profd.log" &
 daemon=$!
 if wait "$listener"; then
@@ -115,6 +123,27 @@ for _ in $(seq 50); do grep -q 'reloading' "$tmp/profd.log" && break; sleep 0.1;
 check "SIGHUP (ExecReload) reloads the profiling config" \
   grep -q '^<6>daemon: SIGHUP: reloading the profiling config$' "$tmp/profd.log"
 check "daemon still runs after SIGHUP" kill -0 "$daemon"
+# windows: "<name> <state>" per line
+windows() {
+  "$PROFD_PROFCTL" --json windows | python3 -c '
+import json, sys
+for w in json.load(sys.stdin)["windows"]:
+    print(w["name"], w["state"])'
+}
+kill -HUP "$daemon"
+for _ in $(seq 50); do [ "$(grep -c reloading "$tmp/profd.log")" -ge 2 ] && break; sleep 0.1; done
+sleep 0.2
+got=$(windows | tr '\n' ' ')
+check "the same file reloaded twice plans its window once (found: $got)" \
+  test "$got" = "w1-step1001 pending "
+sed -i 's/^profile_step_start: 1000$/profile_step_start: 2000/; s/^profile_step_end: 1001$/profile_step_end: 2001/' \
+  "$tmp/profile.yaml"
+kill -HUP "$daemon"
+for _ in $(seq 50); do [ "$(grep -c reloading "$tmp/profd.log")" -ge 3 ] && break; sleep 0.1; done
+sleep 0.2
+got=$(windows | tr '\n' ' ')
+check "a changed file withdraws the window it no longer asks for (found: $got)" \
+  test "$got" = "w1-step1001 cancelled w2-step2001 pending "
 kill -TERM "$daemon"
 rc=0
 wait "$daemon" || rc=$?
