@@ -66,6 +66,39 @@ check "installed profctl --version" \
   test "$("$root$PROFD_BINDIR/profctl" --version)" = "profctl $PROFD_VERSION"
 check "installed profd-sim --help" quiet "$root$PROFD_BINDIR/profd-sim" --help
 
+# ---- the Python package ----
+if [ -n "${PROFD_PYTHON_SITEDIR:-}" ] && [ -x /usr/bin/python3 ]; then
+  case $PROFD_PYTHON_SITEDIR in
+  /*) site=$root$PROFD_PYTHON_SITEDIR ;;
+  *) site=$root$PROFD_PREFIX/$PROFD_PYTHON_SITEDIR ;;
+  esac
+  for m in __init__.py _native.py capture.py client.py settings.py backends.py; do
+    [ -f "$site/profd/$m" ] || bad "not installed: $PROFD_PYTHON_SITEDIR/profd/$m"
+  done
+  # the installed package, finding the installed library through the linker
+  # path; a sanitized build's library is refused (it would abort python),
+  # and the package is then a no-op, as documented
+  py=$(cd "$tmp" && PYTHONPATH=$site LD_LIBRARY_PATH=$lib PROFD_URL="ipc://$tmp/no-daemon.sock" \
+    PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import sys, profd
+from profd import _native
+assert profd.__file__.startswith(sys.argv[1] + "/profd/"), profd.__file__
+lib = _native.load()
+c = profd.Client(role="actor")
+with c.step(1):
+    pass
+c.close()
+print("loaded " + lib.path if lib else "no-op: " + _native.load_error())
+' "$site" 2>&1) || bad "import profd from the installed package: $py"
+  if [[ "${PROFD_CONSUMER_FLAGS:-}" == *address* ]]; then
+    check "installed Python package imports; the sanitized library is refused ($py)" \
+      grep -q '^no-op: libprofd not found (.*AddressSanitizer' <<<"$py"
+  else
+    check "installed Python package imports and loads libprofd.so.0 ($py)" \
+      grep -qx 'loaded libprofd.so.0' <<<"$py"
+  fi
+fi
+
 # ---- consumers ----
 # No daemon: a socket path that does not exist.
 export PROFD_URL="ipc://$tmp/no-daemon.sock"
