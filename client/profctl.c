@@ -377,7 +377,11 @@ static void fmt_steps(char *buf, size_t len, int64_t first, int64_t last)
 static int cmp_rank(const void *a, const void *b)
 {
     const pp_rank_t *x = a, *y = b;
-    int c = strcmp(x->job, y->job);
+    int c = strcmp(x->node ? x->node : "", y->node ? y->node : "");
+    if (c) {
+        return c;
+    }
+    c = strcmp(x->job, y->job);
     if (c) {
         return c;
     }
@@ -398,6 +402,16 @@ static void print_status(const pp_status_reply_t *s)
     for (size_t i = 0; i < s->ranks_n; i++) {
         const pp_rank_t *r = &s->ranks[i];
         char rep[24], step[24];
+        /* a coordinator's ranks: grouped by the node daemon they are on */
+        if (r->node && r->node[0] &&
+            (i == 0 || !s->ranks[i - 1].node || strcmp(s->ranks[i - 1].node, r->node) != 0)) {
+            size_t n = 0;
+            while (i + n < s->ranks_n && s->ranks[i + n].node &&
+                   strcmp(s->ranks[i + n].node, r->node) == 0) {
+                n++;
+            }
+            printf("node %s: %zu rank(s)\n", r->node, n);
+        }
         fmt_i64(rep, sizeof(rep), r->replica_rank);
         fmt_i64(step, sizeof(step), r->step);
         printf("%-12s %6lld %-10s %7s %-16s %8lld %7s %9.1f %-8s %6.1f\n", r->job,

@@ -94,6 +94,10 @@ start_node 2
 start_sim 1 actor:4,rollout:4@2 0 0 1
 start_sim 2 rollout:4@2,ref:4 8 1 1
 wait_ranks 16
+# the coordinator's status table: the ranks grouped by node
+ctl status >"$tmp/status.txt" || fail "status"
+grep -qx "node node1: 8 rank(s)" "$tmp/status.txt" && grep -qx "node node2: 8 rank(s)" "$tmp/status.txt" ||
+  fail "status not grouped by node: $(cat "$tmp/status.txt")"
 
 # 1. a window ahead of time; node3 joins late and is added to it
 s=$(( $(step_now) + 40 ))
