@@ -25,6 +25,7 @@ typedef enum ktype {
     K_URL,    /* ipc://, tcp://, tls+tcp://, inproc:// (or "") */
     K_CTLURL, /* control endpoint: ipc://, tls+tcp:// (tcp:// see cross_check) or "" */
     K_REMURL, /* remote control endpoint: tls+tcp:// (tcp:// see cross_check) or "" */
+    K_LNKURL, /* node <-> coordinator link: as K_URL (tcp:// see cross_check) */
     K_NAME,   /* node or group name */
     K_INT,    /* integer min..max */
     K_BYTES,  /* integer or "64MiB" style, min..max */
@@ -66,8 +67,8 @@ static const ckey_t keys[] = {
     {"save_path", K_PATH, 0, PD_PATH_MAX - 16, "outputs/profile", F(save_path), 0, NULL},
     {"spool_dir", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(spool_dir), 0, NULL},
     {"node_name", K_NAME, 0, 255, NULL, F(node_name), 0, NULL},
-    {"coordinator.url", K_URL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_url), 0, NULL},
-    {"coordinator.listen", K_URL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_listen), 0, NULL},
+    {"coordinator.url", K_LNKURL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_url), 0, NULL},
+    {"coordinator.listen", K_LNKURL, 0, PD_PATH_MAX - 1, NULL, F(coordinator_listen), 0, NULL},
     {"coordinator.shared_save_path", K_BOOL, 0, 1, "false", F(shared_save_path), 0, NULL},
     {"coordinator.summary_ms", K_INT, 10, 60000, "100", F(summary_ms), 0, NULL},
     {"coordinator.chunk_bytes", K_BYTES, 4 * KIB, 64 * MIB, "1MiB", F(chunk_bytes), 0, NULL},
@@ -91,6 +92,7 @@ static const ckey_t keys[] = {
     {"security.allow_gids", K_IDS, 0, 4294967294LL, NULL, IDS(allow_gids),
      offsetof(pd_config_t, n_allow_gids), NULL},
     {"security.insecure_tcp_control", K_BOOL, 0, 1, "false", F(insecure_tcp_control), 0, NULL},
+    {"security.insecure_tcp_links", K_BOOL, 0, 1, "false", F(insecure_tcp_links), 0, NULL},
     {"tls.cert_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_cert_file), 0, NULL},
     {"tls.key_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_key_file), 0, NULL},
     {"tls.ca_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_ca_file), 0, NULL},
@@ -140,6 +142,7 @@ static void expected(const ckey_t *k, char *buf, size_t len)
                  (long long)k->max);
         break;
     case K_URL:
+    case K_LNKURL:
         snprintf(buf, len, "an ipc://, tcp://, tls+tcp:// or inproc:// URL");
         break;
     case K_CTLURL:
@@ -236,9 +239,9 @@ static bool url_ok(const char *s, ktype_t type)
     if (*s == '\0') {
         return true;
     }
-    for (const char *const *p = type == K_URL      ? any
-                                : type == K_CTLURL ? ctl
-                                                   : rem;
+    for (const char *const *p = type == K_URL || type == K_LNKURL ? any
+                                : type == K_CTLURL                ? ctl
+                                                                  : rem;
          *p != NULL; p++) {
         size_t n = strlen(*p);
         if (strncmp(s, *p, n) == 0 && s[n] != '\0') {
@@ -281,6 +284,7 @@ static int set_text(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_t
     case K_URL:
     case K_CTLURL:
     case K_REMURL:
+    case K_LNKURL:
         if (!url_ok(s, k->type)) {
             return bad(c, k, v);
         }
@@ -316,6 +320,7 @@ static int set_value(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_
     case K_URL:
     case K_CTLURL:
     case K_REMURL:
+    case K_LNKURL:
     case K_NAME:
     case K_CHOICE:
         return set_text(c, cfg, k, v);
@@ -469,10 +474,11 @@ static int cross_check(ctx_t *c, const pd_config_t *cfg)
                      c->file, v->line, v->col, k->name);
             return PROFD_ECONFIG;
         }
-        if (k->type != K_URL && strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_control &&
-            v != NULL) {
+        bool links = k->type == K_LNKURL;
+        bool insecure = links ? cfg->insecure_tcp_links : cfg->insecure_tcp_control;
+        if (k->type != K_URL && strncmp(url, "tcp://", 6) == 0 && !insecure && v != NULL) {
             snprintf(c->err, c->errlen, "%s:%d:%d: key '%s': %s", c->file, v->line, v->col, k->name,
-                     PD_CONFIG_TCP_CONTROL);
+                     links ? PD_CONFIG_TCP_LINKS : PD_CONFIG_TCP_CONTROL);
             return PROFD_ECONFIG;
         }
     }
@@ -642,6 +648,27 @@ int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen)
         }
         if (strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_control) {
             snprintf(err, errlen, "%s %s: %s", eps[i].name, url, PD_CONFIG_TCP_CONTROL);
+            return PROFD_ECONFIG;
+        }
+    }
+    return 0;
+}
+
+int pd_config_check_links(const pd_config_t *cfg, char *err, size_t errlen)
+{
+    const struct {
+        const char *name, *url;
+    } links[] = {{"coordinator URL", cfg->coordinator_url},
+                 {"coordinator listen endpoint", cfg->coordinator_listen}};
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+        const char *url = links[i].url;
+        if (!url_ok(url, K_LNKURL)) {
+            snprintf(err, errlen, "%s %s: expected an ipc://, tcp://, tls+tcp:// or inproc:// URL",
+                     links[i].name, url);
+            return PROFD_ECONFIG;
+        }
+        if (strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_links) {
+            snprintf(err, errlen, "%s %s: %s", links[i].name, url, PD_CONFIG_TCP_LINKS);
             return PROFD_ECONFIG;
         }
     }

@@ -49,6 +49,7 @@ typedef struct pd_config {
     int64_t allow_gids[16];
     size_t n_allow_gids;
     bool insecure_tcp_control;       /* plain tcp:// control endpoints allowed, and trusted */
+    bool insecure_tcp_links;         /* plain tcp:// coordinator.url / coordinator.listen allowed */
     char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
     char tls_key_file[PD_PATH_MAX];
     char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */
@@ -104,5 +105,17 @@ void pd_config_finish(pd_config_t *cfg);
  * only with security.insecure_tcp_control. Returns 0 or PROFD_ECONFIG with
  * a one-line reason naming the endpoint. */
 int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen);
+
+/* Why a plain tcp:// node <-> coordinator link is refused. */
+#define PD_CONFIG_TCP_LINKS                                                                        \
+    "plain tcp:// node links are unauthenticated and unencrypted: use tls+tcp:// (with "           \
+    "tls.ca_file, tls.cert_file and tls.key_file), or set security.insecure_tcp_links: true "      \
+    "(--insecure-tcp-links)"
+
+/* The node <-> coordinator links as they will be used (after flags):
+ * coordinator.url and coordinator.listen are ipc://, tls+tcp://, inproc://
+ * or empty; tcp:// only with security.insecure_tcp_links. Returns 0 or
+ * PROFD_ECONFIG with a one-line reason naming the link. */
+int pd_config_check_links(const pd_config_t *cfg, char *err, size_t errlen);
 
 #endif

@@ -421,6 +421,12 @@ int pd_coord_init(pd_daemon_t *d, char *err, size_t errlen)
     };
     c->d = d;
     d->coord = c;
+    if (strncmp(o.url, "tcp://", 6) == 0) {
+        PD_LOG(&d->log, PD_LOG_WARN, "coord",
+               "%s is plain tcp:// (security.insecure_tcp_links): the node links are "
+               "unauthenticated and unencrypted, anyone who can connect to it can join as a node",
+               o.url);
+    }
     int rv = pd_rep_open(&c->ep, &d->loop, &o, err, errlen);
     if (rv != 0) {
         d->coord = NULL;

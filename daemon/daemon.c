@@ -396,7 +396,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         return PROFD_ECONFIG;
     }
     if (cfg->coordinator && cfg->coordinator_listen[0] == '\0') {
-        snprintf(err, errlen, "a coordinator needs coordinator.listen (e.g. tcp://0.0.0.0:7710)");
+        snprintf(err, errlen,
+                 "a coordinator needs coordinator.listen (e.g. tls+tcp://0.0.0.0:7710)");
         return PROFD_ECONFIG;
     }
     d->cfg = *cfg;
@@ -404,7 +405,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     d->uid = (int64_t)getuid();
     d->gid = (int64_t)getgid();
     if ((rv = socket_group(d, err, errlen)) != 0 ||
-        (rv = pd_config_check_control(cfg, err, errlen)) != 0) {
+        (rv = pd_config_check_control(cfg, err, errlen)) != 0 ||
+        (rv = pd_config_check_links(cfg, err, errlen)) != 0) {
         return rv;
     }
     make_instance(d);

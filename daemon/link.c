@@ -670,6 +670,12 @@ int pd_link_init(pd_daemon_t *d, char *err, size_t errlen)
     l->backoff_ms = 100;
     l->gen = -1;
     l->results_tail = &l->results;
+    if (strncmp(d->cfg.coordinator_url, "tcp://", 6) == 0) {
+        PD_LOG(&d->log, PD_LOG_WARN, "link",
+               "%s is plain tcp:// (security.insecure_tcp_links): the link to the coordinator is "
+               "unauthenticated and unencrypted",
+               d->cfg.coordinator_url);
+    }
     if ((rv = pd_reqc_open(&l->ctl, &d->loop, d->cfg.coordinator_url, &tls, 8, err, errlen)) != 0 ||
         (rv = pd_reqc_open(&l->data, &d->loop, d->cfg.coordinator_url, &tls, MAX_XFERS, err,
                            errlen)) != 0) {

@@ -41,8 +41,12 @@ static void usage(FILE *out)
             "many nodes:\n"
             "      --coordinator          plan windows for node daemons across hosts\n"
             "      --coordinator-listen URL  node endpoint of the coordinator\n"
-            "                             (tcp://0.0.0.0:7710, or tls+tcp:// with tls files)\n"
+            "                             (tls+tcp://0.0.0.0:7710 with the tls files)\n"
             "      --coordinator-url URL  run as a node daemon of this coordinator\n"
+            "                             (tls+tcp://HOST:7710 with the tls files)\n"
+            "      --insecure-tcp-links   allow plain tcp:// for the two above: the links are\n"
+            "                             unauthenticated and unencrypted\n"
+            "                             (security.insecure_tcp_links)\n"
             "      --shared-save-path     node: save_path is shared storage every node mounts\n"
             "                             (write captures there; send only the manifest data)\n"
             "      --check-config         load the settings, print them, and exit\n"
@@ -100,7 +104,8 @@ int main(int argc, char **argv)
         O_COORD_LISTEN,
         O_COORD_URL,
         O_SHARED,
-        O_CONTROL_REMOTE
+        O_CONTROL_REMOTE,
+        O_INSECURE_LINKS
     };
     static const struct option opts[] = {
         {"config", required_argument, NULL, 'c'},
@@ -118,6 +123,7 @@ int main(int argc, char **argv)
         {"coordinator-listen", required_argument, NULL, O_COORD_LISTEN},
         {"coordinator-url", required_argument, NULL, O_COORD_URL},
         {"shared-save-path", no_argument, NULL, O_SHARED},
+        {"insecure-tcp-links", no_argument, NULL, O_INSECURE_LINKS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -142,6 +148,12 @@ int main(int argc, char **argv)
         }
     }
     pd_config_defaults(&cfg);
+    /* known before the file is read, which refuses a tcp:// link without it */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--insecure-tcp-links") == 0) {
+            cfg.insecure_tcp_links = true;
+        }
+    }
     if (config_file && pd_config_load(&cfg, config_file, err, sizeof(err)) != 0) {
         fprintf(stderr, "profd: %s\n", err);
         return 1;
@@ -203,6 +215,9 @@ int main(int argc, char **argv)
         case O_SHARED:
             cfg.shared_save_path = true;
             break;
+        case O_INSECURE_LINKS:
+            cfg.insecure_tcp_links = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -229,7 +244,8 @@ int main(int argc, char **argv)
         if (cfg.control_remote_url[0]) {
             printf("control_remote_url: %s\n", cfg.control_remote_url);
         }
-        if (pd_config_check_control(&cfg, err, sizeof(err)) != 0) {
+        if (pd_config_check_control(&cfg, err, sizeof(err)) != 0 ||
+            pd_config_check_links(&cfg, err, sizeof(err)) != 0) {
             fprintf(stderr, "profd: %s\n", err);
             return 1;
         }

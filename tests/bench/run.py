@@ -407,11 +407,14 @@ class Bench:
         windows = self.reps(5, 2)
         g = "3. alignment, %d ranks over %d node daemons" % (ranks, nodes)
         port = self.port()
+        # plain tcp:// on loopback, opted in (--insecure-tcp-links)
         c = self.daemon("coord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links",
                         save_path=os.path.join(self.data_root, "coord", "out"))
         ns, sims = [], []
         for i in range(nodes):
-            ns.append(self.daemon("n%d" % i, "--coordinator-url", "tcp://127.0.0.1:%d" % port))
+            ns.append(self.daemon("n%d" % i, "--coordinator-url", "tcp://127.0.0.1:%d" % port,
+                                  "--insecure-tcp-links"))
         for i, d in enumerate(ns):
             sims.append(self.sim(d, "--layout", "actor:16,rollout:32@4,ref:16", "--rank-offset",
                                  str(i * per), "--replica-offset", str(i * 4), "--steps",
@@ -718,10 +721,12 @@ class Bench:
             self.stop_daemon(dd)
 
         # across nodes: node daemon -> coordinator over loopback TCP; vs tar | socat
+        # (plain tcp://, opted in with --insecure-tcp-links, like socat)
         port = self.port()
         c = self.daemon("gcoord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
-                        save_path=os.path.join(tmpfs, "coord-out"))
-        n = self.daemon("gnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port)
+                        "--insecure-tcp-links", save_path=os.path.join(tmpfs, "coord-out"))
+        n = self.daemon("gnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links")
         cl = client_for(n)
         self.wait_ranks(c, 1, job="bench")
         raw, streamed = [], []

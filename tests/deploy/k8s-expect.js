@@ -63,7 +63,7 @@ function base(coordinator) {
   const c = container(ds, "profd");
   const args = [...nodeArgs, "--node", "$(NODE_NAME)"];
   if (coordinator) {
-    args.push("--coordinator-url", "tcp://profd-coordinator:7710");
+    args.push("--coordinator-url", "tcp://profd-coordinator:7710", "--insecure-tcp-links");
   }
   expect("DaemonSet profd args", c.args, args);
   expect("DaemonSet run volume", volume(ds, "run").hostPath,
@@ -85,7 +85,7 @@ function coordinator() {
   }
   const c = container(dep, "profd");
   expect("coordinator args", c.args, ["--coordinator", "--coordinator-listen",
-    "tcp://0.0.0.0:7710", "--config", "/etc/profd/profd.yaml"]);
+    "tcp://0.0.0.0:7710", "--insecure-tcp-links", "--config", "/etc/profd/profd.yaml"]);
   expect("coordinator port", c.ports, [{ name: "coordinator", containerPort: 7710, protocol: "TCP" }]);
   expect("coordinator Service port", svc.spec.ports,
     [{ name: "coordinator", port: 7710, targetPort: "coordinator", protocol: "TCP" }]);

@@ -2,9 +2,10 @@
 # The Kubernetes manifests: every kustomization under deploy/k8s renders
 # with `kubectl kustomize`, every object validates offline against the
 # Kubernetes schemas and profd's rules (validate-k8s.js), each renders
-# exactly the expected objects and interface (k8s-expect.js), and the plain
-# examples validate too. Broken manifests must be rejected by the same
-# checks.
+# exactly the expected objects and interface (k8s-expect.js), profd
+# --check-config accepts the arguments each gives the daemons (a plain tcp://
+# coordinator link only with --insecure-tcp-links), and the plain examples
+# validate too. Broken manifests must be rejected by the same checks.
 #
 # Tools, fetched into $PROFD_CACHE_DIR when missing: the npm packages yaml
 # and kubernetes-models; a kubectl with kustomize v4 or later (the one on
@@ -115,6 +116,41 @@ done
 
 for f in "$k8s"/examples/*.yaml; do
   check "examples/$(basename "$f") valid" validate "$f"
+done
+
+# ---- profd accepts the arguments the manifests give it ----
+# k8s_args RENDERED KIND NAME: the args of the object's profd container, one
+# a line, the ConfigMap's files taken from base/ and $(NODE_NAME) = node1.
+k8s_args() {
+  node -e '
+    const fs = require("fs"), YAML = require("yaml");
+    const [file, kind, name, dir] = process.argv.slice(1);
+    const o = YAML.parseAllDocuments(fs.readFileSync(file, "utf8")).map((d) => d.toJS())
+      .find((x) => x.kind === kind && x.metadata.name === name);
+    for (const a of o.spec.template.spec.containers.find((c) => c.name === "profd").args) {
+      console.log(a.replace(/^\/etc\/profd\//, dir + "/").replace("$(NODE_NAME)", "node1"));
+    }' "$@" "$k8s/base"
+}
+export PROFD_RUN_DIR=$tmp/run
+for obj in "base DaemonSet profd" "coordinator DaemonSet profd" \
+  "coordinator Deployment profd-coordinator"; do
+  set -- $obj
+  [ -f "$tmp/$1.yaml" ] || continue
+  mapfile -t args < <(k8s_args "$tmp/$1.yaml" "$2" "$3")
+  if "$PROFD_PROFD" "${args[@]}" --check-config >"$tmp/out" 2>&1; then
+    ok "$1: $2 $3: profd --check-config accepts its arguments"
+  else
+    bad "$1: $2 $3: profd refuses its arguments (${args[*]}): $(cat "$tmp/out")"
+  fi
+  # the plain tcp:// link is there only by the explicit opt-in
+  printf '%s\n' "${args[@]}" | grep -qx -- --insecure-tcp-links || continue
+  mapfile -t args < <(printf '%s\n' "${args[@]}" | grep -vx -- --insecure-tcp-links)
+  if ! "$PROFD_PROFD" "${args[@]}" --check-config >"$tmp/out" 2>&1 &&
+    grep -q "plain tcp:// node links .* security.insecure_tcp_links: true" "$tmp/out"; then
+    ok "$1: $2 $3: without --insecure-tcp-links its tcp:// link is refused"
+  else
+    bad "$1: $2 $3: without --insecure-tcp-links: $(cat "$tmp/out")"
+  fi
 done
 
 # ---- the checks reject what they should ----

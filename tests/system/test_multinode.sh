@@ -7,6 +7,8 @@
 # disappears mid-window (its captures fail, the window completes), and a
 # coordinator restart under running training. Gathered files are verified
 # against the checksums the nodes computed on their spool originals.
+# The links are plain tcp:// between the namespaces, opted in with
+# --insecure-tcp-links (test_shared.sh runs them over tls+tcp://).
 # Needs root (namespaces): exits 77 (skipped) otherwise.
 # Usage: test_multinode.sh BUILD_DIR
 set -euo pipefail
@@ -56,8 +58,8 @@ wname() { sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' | head -1; }
 
 start_coordinator() {
   mkdir -p "$tmp/c"
-  ip netns exec "$C" "$profd" --coordinator-listen tcp://0.0.0.0:7710 --node coordinator \
-    --run-dir "$tmp/c/run" --save-path "$tmp/c/out" 2>>"$tmp/coordinator.log" &
+  ip netns exec "$C" "$profd" --coordinator-listen tcp://0.0.0.0:7710 --insecure-tcp-links \
+    --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/out" 2>>"$tmp/coordinator.log" &
   coord_pid=$!
   pids+=($coord_pid)
   for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
@@ -67,8 +69,8 @@ node_pid=()
 start_node() { # i
   local i=$1 ns=${N[$(($1 - 1))]}
   mkdir -p "$tmp/n$i"
-  ip netns exec "$ns" "$profd" --coordinator-url "tcp://10.88.$i.1:7710" --node "node$i" \
-    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/out" 2>>"$tmp/node$i.log" &
+  ip netns exec "$ns" "$profd" --coordinator-url "tcp://10.88.$i.1:7710" --insecure-tcp-links \
+    --node "node$i" --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/out" 2>>"$tmp/node$i.log" &
   node_pid[$i]=$!
   pids+=(${node_pid[$i]})
 }

@@ -9,6 +9,8 @@
 #     the window still completes, that node's ranks failed with the reason;
 #  3. a corrupt state file: the coordinator does not start, says why in one
 #     line, and leaves the file as it was.
+# The links are plain tcp:// on loopback, opted in with --insecure-tcp-links
+# (refused without it, warned about with it); test_shared.sh runs tls+tcp://.
 # Usage: test_restart.sh BUILD_DIR
 lib_name=restart
 . "$(dirname "$0")/lib.sh"
@@ -22,7 +24,7 @@ printf 'coordinator:\n  node_timeout_ms: 4000\n' >"$tmp/coordinator.yaml"
 coordinator_pid=
 start_coordinator() { # LOG
   "$profd" --config "$tmp/coordinator.yaml" --coordinator-listen "tcp://127.0.0.1:$port" \
-    --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/$1" &
+    --insecure-tcp-links --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/$1" &
   coordinator_pid=$!
   pids+=($coordinator_pid)
   for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
@@ -34,12 +36,29 @@ wait_ranks() { # N
   fail "$1 ranks did not register (have $(ranks))"
 }
 
+# plain tcp:// links without the option: refused at start, in one line
+reason="plain tcp:// node links are unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, tls.cert_file and tls.key_file), or set security.insecure_tcp_links: true (--insecure-tcp-links)"
+rc=0
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator --run-dir "$tmp/x/run" \
+  --save-path "$tmp/x/save" 2>"$tmp/refused.err" || rc=$?
+[ "$rc" = 1 ] && [ "$(cat "$tmp/refused.err")" = "profd: coordinator listen endpoint tcp://127.0.0.1:$port: $reason" ] ||
+  fail "--coordinator-listen tcp:// without --insecure-tcp-links: exit $rc, $(cat "$tmp/refused.err")"
+printf 'coordinator:\n  url: tcp://127.0.0.1:%s\n' "$port" >"$tmp/plain.yaml"
+rc=0
+"$profd" --config "$tmp/plain.yaml" --node n0 --run-dir "$tmp/x/run" --save-path "$tmp/x/save" \
+  2>"$tmp/refused.err" || rc=$?
+[ "$rc" = 1 ] && [ "$(cat "$tmp/refused.err")" = "profd: $tmp/plain.yaml:2:8: key 'coordinator.url': $reason" ] ||
+  fail "coordinator.url: tcp:// without security.insecure_tcp_links: exit $rc, $(cat "$tmp/refused.err")"
+[ -e "$tmp/x" ] && fail "a refused daemon created its folders"
+
 start_coordinator coordinator.log
+grep -q "warn coord: tcp://127.0.0.1:$port is plain tcp:// (security.insecure_tcp_links): the node links are unauthenticated and unencrypted" \
+  "$tmp/coordinator.log" || fail "no warning about the insecure coordinator endpoint"
 node_pids=()
 sim_pids=()
 for i in 1 2; do
   "$profd" --config "$tmp/node.yaml" --coordinator-url "tcp://127.0.0.1:$port" --node "node$i" \
-    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" 2>"$tmp/node$i.log" &
+    --insecure-tcp-links --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" 2>"$tmp/node$i.log" &
   node_pids+=($!)
   pids+=($!)
 done
@@ -131,7 +150,7 @@ wait "$coordinator_pid" 2>/dev/null || true
 printf '{"version": 1, "instance": ' >"$state"
 sum=$(md5sum <"$state")
 rc=0
-"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator \
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
   --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
 [ "$rc" = 1 ] || fail "a corrupt state file: exit $rc, expected 1"
 grep -q "coordinator state .*\.profd-coordinator.json: .*move the file away" "$tmp/corrupt.err" ||
@@ -142,7 +161,7 @@ printf '{"version": 1, "instance": "0123456789abcdef", "windows": [{"id": 1, "na
   "job": "default", "dir": "%s/c/save/default/w1", "root_len": %d, "state": "gathering",
   "incoming": [{"path": "x/trace.json", "member": 3}]}]}\n' "$tmp" $((${#tmp} + 7)) >"$state"
 rc=0
-"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --node coordinator \
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
   --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
 [ "$rc" = 1 ] || fail "an inconsistent state file: exit $rc, expected 1"
 grep -q "coordinator state .*: an incoming file is not valid (move the file away" \

@@ -74,6 +74,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.max_capture_files, 100000);
     assert_string_equal(c.control_remote_url, "");
     assert_false(c.insecure_tcp_control);
+    assert_false(c.insecure_tcp_links);
     assert_string_equal(c.checksum, "xxh64");
     assert_int_equal(c.socket_mode, 0660);
     assert_string_equal(c.socket_group, "");
@@ -118,6 +119,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  allow_uids: [1000, 0x3e9]\n"
                                 "  allow_gids: [4294967294]\n"
                                 "  insecure_tcp_control: true\n"
+                                "  insecure_tcp_links: true\n"
                                 "tls:\n"
                                 "  cert_file: /etc/profd/node.pem\n"
                                 "  key_file: /etc/profd/node.key\n"
@@ -166,6 +168,7 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.n_allow_gids, 1);
     assert_int_equal(c.allow_gids[0], 4294967294LL);
     assert_true(c.insecure_tcp_control);
+    assert_true(c.insecure_tcp_links);
     assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
     assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
     assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
@@ -188,8 +191,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(35));
-    assert_null(pd_config_key(36));
+    assert_non_null(pd_config_key(36));
+    assert_null(pd_config_key(37));
     yt_free(root);
 }
 
@@ -413,6 +416,97 @@ static void test_config_control_endpoints(void **state)
     assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
 }
 
+/* Node <-> coordinator links: plain tcp:// only with
+ * security.insecure_tcp_links (or --insecure-tcp-links, checked with the
+ * flags); ipc://, inproc:// and tls+tcp:// need no option. */
+static void test_config_links(void **state)
+{
+    pd_config_t c, before;
+    char err[512];
+    pd_config_defaults(&c);
+    before = c;
+    assert_int_equal(load(&c, "coordinator:\n  url: tcp://coord.example:7710\n", err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:8: key 'coordinator.url': plain tcp:// node links are "
+                             "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
+                             "tls.cert_file and tls.key_file), or set "
+                             "security.insecure_tcp_links: true (--insecure-tcp-links)");
+    assert_memory_equal(&c, &before, sizeof(c));
+    assert_int_equal(load(&c, "coordinator:\n  listen: tcp://0.0.0.0:7710\n", err), PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
+    assert_memory_equal(&c, &before, sizeof(c));
+    /* the control option does not allow links, nor the links option control */
+    assert_int_equal(load(&c,
+                          "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
+                          "security:\n  insecure_tcp_control: true\n",
+                          err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
+    assert_int_equal(load(&c,
+                          "listen:\n  control: tcp://0.0.0.0:7002\n"
+                          "security:\n  insecure_tcp_links: true\n",
+                          err),
+                     PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
+    assert_memory_equal(&c, &before, sizeof(c));
+
+    assert_int_equal(load(&c,
+                          "coordinator:\n  url: tcp://coord.example:7710\n"
+                          "security:\n  insecure_tcp_links: true\n",
+                          err),
+                     0);
+    assert_string_equal(c.coordinator_url, "tcp://coord.example:7710");
+    assert_true(c.insecure_tcp_links);
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    pd_config_defaults(&c);
+    assert_int_equal(load(&c,
+                          "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
+                          "security:\n  insecure_tcp_links: true\n",
+                          err),
+                     0);
+    assert_string_equal(c.coordinator_listen, "tcp://0.0.0.0:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+
+    /* the flag is set before the file is read (main.c) */
+    pd_config_defaults(&c);
+    c.insecure_tcp_links = true;
+    assert_int_equal(load(&c, "coordinator:\n  url: tcp://coord.example:7710\n", err), 0);
+    assert_string_equal(c.coordinator_url, "tcp://coord.example:7710");
+
+    /* no option needed for the others */
+    pd_config_defaults(&c);
+    assert_int_equal(load(&c, "coordinator:\n  listen: ipc:///tmp/coord.sock\n", err), 0);
+    assert_int_equal(load(&c, "coordinator:\n  url: inproc://coord\n", err), 0);
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    assert_int_equal(load(&c, "coordinator:\n  url: http://coord\n", err), PROFD_ECONFIG);
+    assert_string_equal(err, "bad.yaml:2:8: key 'coordinator.url': expected an ipc://, tcp://, "
+                             "tls+tcp:// or inproc:// URL, found 'http://coord'");
+
+    /* flags bypass the file: checked again before listening or dialing */
+    pd_config_defaults(&c);
+    snprintf(c.coordinator_url, sizeof(c.coordinator_url), "tcp://127.0.0.1:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err, "coordinator URL tcp://127.0.0.1:7710: plain tcp:// node links are "
+                             "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
+                             "tls.cert_file and tls.key_file), or set "
+                             "security.insecure_tcp_links: true (--insecure-tcp-links)");
+    c.coordinator_url[0] = '\0';
+    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp://0.0.0.0:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err,
+                        "coordinator listen endpoint tcp://0.0.0.0:7710: " PD_CONFIG_TCP_LINKS);
+    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp4://0.0.0.0:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
+    assert_string_equal(err, "coordinator listen endpoint tcp4://0.0.0.0:7710: expected an ipc://, "
+                             "tcp://, tls+tcp:// or inproc:// URL");
+    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tls+tcp://0.0.0.0:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    c.insecure_tcp_links = true;
+    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp://0.0.0.0:7710");
+    snprintf(c.coordinator_url, sizeof(c.coordinator_url), "tcp://127.0.0.1:7710");
+    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+}
+
 static void test_config_finish(void **state)
 {
     pd_config_t c;
@@ -445,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_config_atomic),
         cmocka_unit_test(test_config_file_errors),
         cmocka_unit_test(test_config_control_endpoints),
+        cmocka_unit_test(test_config_links),
         cmocka_unit_test(test_config_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
