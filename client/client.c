@@ -132,20 +132,8 @@ static void sanitize_host(char *dst, size_t len, const char *src)
     }
 }
 
-static void default_url(char *buf, size_t len)
-{
-    const char *dir = getenv("PROFD_RUN_DIR");
-    struct stat st;
-    if (dir && *dir) {
-        snprintf(buf, len, "ipc://%s/worker.sock", dir);
-    } else if (stat("/run/profd/worker.sock", &st) == 0) {
-        snprintf(buf, len, "ipc:///run/profd/worker.sock");
-    } else {
-        snprintf(buf, len, "ipc:///tmp/profd-%u/worker.sock", (unsigned)getuid());
-    }
-}
-
-static int resolve(profd_client_t *c, const profd_options_t *o, ce_identity_t *id)
+static int resolve(profd_client_t *c, const profd_options_t *o, const cl_rundir_t *rundir,
+                   ce_identity_t *id)
 {
     bool bad = false;
     char host[256];
@@ -158,7 +146,9 @@ static int resolve(profd_client_t *c, const profd_options_t *o, ce_identity_t *i
         }
         snprintf(c->url, sizeof(c->url), "%s", s);
     } else {
-        default_url(c->url, sizeof(c->url));
+        c->rundir = *rundir;
+        c->url_search = rundir->n > 1;
+        cl_rundir_url(&c->rundir, "worker.sock", c->url, sizeof(c->url));
     }
     s = o->job ? o->job : env_str("PROFD_JOB", "default");
     if (!pp_ident_ok(s)) {
@@ -222,6 +212,13 @@ static void emit_result(pp_result_t *res, void *arg)
 
 int profd_open(profd_client_t **out, const profd_options_t *opts)
 {
+    cl_rundir_t rundir;
+    cl_rundir_init(&rundir);
+    return cl_open(out, opts, &rundir);
+}
+
+int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t *rundir)
+{
     profd_options_t defaults;
     ce_identity_t id;
     profd_client_t *c;
@@ -238,9 +235,14 @@ int profd_open(profd_client_t **out, const profd_options_t *opts)
         return PROFD_ENOMEM;
     }
     memset(&id, 0, sizeof(id));
-    if ((rv = resolve(c, opts, &id)) != 0) {
+    if ((rv = resolve(c, opts, rundir, &id)) != 0) {
         free(c);
         return rv;
+    }
+    if (c->url_search && rundir->ignored) {
+        cl_log(c, PROFD_LOG_WARN,
+               "profd: PROFD_RUN_DIR is not an absolute path of at most %d bytes: ignored",
+               PP_RUN_DIR_MAX);
     }
     if ((c->ring = malloc(sizeof(*c->ring))) == NULL) {
         free(c);

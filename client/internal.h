@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "profd/client.h"
 #include "ring.h"
+#include "rundir.h"
 
 typedef struct cl_plan {
     pp_plan_t p;
@@ -44,6 +45,7 @@ typedef struct cl_io {
     int watch_state; /* under mu */
 
     nng_socket sock;
+    nng_dialer dialer; /* to c->url */
     nng_ctx rpc_ctx, watch_ctx;
     nng_aio *rpc_aio, *watch_aio;
     bool sock_open;
@@ -83,7 +85,8 @@ struct profd_client {
         st_events_sent, st_reconnects;
 
     /* ---- options (immutable after open) ---- */
-    char url[PP_MAX_PATH];
+    bool url_search;    /* no URL given: look for the daemon with `rundir` */
+    cl_rundir_t rundir; /* candidates from the environment at open */
     int flush_ms;
     profd_log_fn log;
     void *log_arg;
@@ -92,6 +95,9 @@ struct profd_client {
 
     /* ---- background thread ---- */
     cl_io_t io;
+    /* the daemon's URL: set by open, then the background thread's (it
+     * re-resolves it before registering when url_search) */
+    char url[PP_MAX_PATH];
 };
 
 /* Log through the user's hook, if any (never prints otherwise). */
@@ -101,6 +107,10 @@ void cl_log(profd_client_t *c, int level, const char *fmt, ...)
 /* Monotonic milliseconds / microseconds. */
 int64_t cl_now_ms(void);
 int64_t cl_now_us(void);
+
+/* profd_open() with the run directory candidates given (tests point them at
+ * folders of their own; profd_open takes them from cl_rundir_init()). */
+int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t *rundir);
 
 /* Background thread (io.c). */
 int cl_io_start(profd_client_t *c);

@@ -137,6 +137,33 @@ static void set_disconnected(profd_client_t *c)
 
 /* ---- registration ---- */
 
+/* With no URL given, the daemon may have started after us, or moved between
+ * /run/profd and /tmp/profd-<uid>: ask the rule again and dial there. The
+ * old dialer goes only once the new one exists. */
+static void redial(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    char url[sizeof(c->url)];
+    nng_dialer d;
+    int rv;
+
+    if (!c->url_search) {
+        return;
+    }
+    cl_rundir_url(&c->rundir, "worker.sock", url, sizeof(url));
+    if (strcmp(url, c->url) == 0) {
+        return;
+    }
+    if ((rv = nng_dial(io->sock, url, &d, NNG_FLAG_NONBLOCK)) != 0) {
+        cl_log(c, PROFD_LOG_DEBUG, "profd: cannot dial %s: %s", url, nng_strerror(rv));
+        return;
+    }
+    nng_dialer_close(io->dialer);
+    io->dialer = d;
+    cl_log(c, PROFD_LOG_INFO, "profd: looking for the daemon at %s instead of %s", url, c->url);
+    snprintf(c->url, sizeof(c->url), "%s", url);
+}
+
 static int do_hello(profd_client_t *c)
 {
     cl_io_t *io = &c->io;
@@ -476,6 +503,7 @@ static void *io_main(void *arg)
             if (io->watching || cl_now_ms() < io->next_try_ms) {
                 continue; /* wait for the cancelled watch to come back first */
             }
+            redial(c);
             if (do_hello(c) != 0) {
                 io->next_try_ms = cl_now_ms() + io->backoff_ms;
                 io->backoff_ms =
@@ -537,7 +565,7 @@ int cl_io_start(profd_client_t *c)
         (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
         goto fail;
     }
-    if ((rv = nng_dial(io->sock, c->url, NULL, NNG_FLAG_NONBLOCK)) != 0) {
+    if ((rv = nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
         goto fail;
     }
     if (pthread_create(&io->thread, NULL, io_main, c) != 0) {

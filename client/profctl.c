@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 
 #include "profd/client.h"
 #include "profd/proto.h"
+#include "rundir.h"
 #include "tlsconf.h"
 
 #define MAX_LIST 4096
@@ -64,8 +64,8 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -u, --url URL     control endpoint (default $PROFD_CONTROL_URL, else\n"
-            "                    ipc://RUN_DIR/control.sock: $PROFD_RUN_DIR, /run/profd,\n"
-            "                    /tmp/profd-UID)\n"
+            "                    ipc://RUN_DIR/control.sock: $PROFD_RUN_DIR if absolute,\n"
+            "                    else /run/profd or /tmp/profd-UID, whichever holds it)\n"
             "  -j, --json        print the reply documents as JSON\n"
             "  -t, --timeout S   request timeout in seconds (default 10)\n"
             "      --tls-ca FILE           tls+tcp:// URLs: CA certificate the daemon's\n"
@@ -108,20 +108,24 @@ static int bad_usage(const char *fmt, ...)
 
 /* ---- transport ---- */
 
+/* $PROFD_CONTROL_URL, else the control socket where the rule of libprofd
+ * finds the daemon (rundir.h). */
 static void default_url(char *buf, size_t len)
 {
     const char *u = getenv("PROFD_CONTROL_URL");
-    const char *dir = getenv("PROFD_RUN_DIR");
-    struct stat st;
+    cl_rundir_t rd;
     if (u && *u) {
         snprintf(buf, len, "%s", u);
-    } else if (dir && *dir) {
-        snprintf(buf, len, "ipc://%s/control.sock", dir);
-    } else if (stat("/run/profd/control.sock", &st) == 0) {
-        snprintf(buf, len, "ipc:///run/profd/control.sock");
-    } else {
-        snprintf(buf, len, "ipc:///tmp/profd-%u/control.sock", (unsigned)getuid());
+        return;
     }
+    cl_rundir_init(&rd);
+    if (rd.ignored) {
+        fprintf(stderr,
+                "profctl: warning: PROFD_RUN_DIR is not an absolute path of at most %d bytes: "
+                "ignored\n",
+                PP_RUN_DIR_MAX);
+    }
+    cl_rundir_url(&rd, "control.sock", buf, len);
 }
 
 static int ctl_connect(ctl_t *c)
@@ -1038,7 +1042,6 @@ int main(int argc, char **argv)
 
     memset(&c, 0, sizeof(c));
     c.timeout_ms = 10000;
-    default_url(c.url, sizeof(c.url));
     c.tls.ca = getenv("PROFD_TLS_CA");
     c.tls.cert = getenv("PROFD_TLS_CERT");
     c.tls.key = getenv("PROFD_TLS_KEY");
@@ -1083,6 +1086,9 @@ int main(int argc, char **argv)
     if (optind >= argc) {
         usage(stderr);
         return bad_usage("no command given");
+    }
+    if (c.url[0] == '\0') {
+        default_url(c.url, sizeof(c.url));
     }
     const char *cmd = argv[optind];
     int sub_argc = argc - optind;

@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "profd/errors.h"
+#include "profd/proto.h"
 #include "yamltree.h"
 
 typedef enum ktype {
@@ -53,8 +54,8 @@ typedef struct ckey {
 #define MIB    (1024LL * 1024)
 #define GIB    (1024LL * 1024 * 1024)
 #define PIB    (1024LL * 1024 * 1024 * 1024 * 1024)
-/* sockaddr_un holds 107 bytes of path; "/control.sock" is 13 of them. */
-#define RUN_DIR_MAX 94
+/* the clients' limit too (proto.h): a longer $PROFD_RUN_DIR is ignored by all */
+#define RUN_DIR_MAX PP_RUN_DIR_MAX
 
 static const char *const checksums[] = {"xxh64", "none", NULL};
 static const char *const levels[] = {"error", "warn", "info", "debug", NULL};

@@ -71,8 +71,11 @@ typedef struct pd_config {
     char tls_server_name[256];
 } pd_config_t;
 
-/* Built-in defaults. run_dir: $PROFD_RUN_DIR, else /run/profd when that folder
- * exists and is writable, else /tmp/profd-<uid>. */
+/* Built-in defaults. run_dir: $PROFD_RUN_DIR when absolute and at most
+ * PP_RUN_DIR_MAX bytes (otherwise ignored), else /run/profd when that folder
+ * exists and is writable, else /tmp/profd-<uid>. Workers and profctl look in
+ * the same places (client/rundir.h): $PROFD_RUN_DIR on the same terms, else
+ * whichever of the other two holds the socket. */
 void pd_config_defaults(pd_config_t *cfg);
 
 /*

@@ -2,8 +2,9 @@
  * Integration: the daemon core running in a thread of this process, real
  * libprofd clients over a temporary ipc:// path, control requests as plain
  * JSON over nng. Checks a window end to end (manifest, files), bad input on
- * both endpoints, a daemon restart under running clients, and two daemons in
- * one process.
+ * both endpoints, a daemon restart under running clients, two daemons in one
+ * process, and a client given no URL that finds late daemons by the run
+ * directory rule.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "daemon.h"
+#include "internal.h" /* cl_open: a client with run directory candidates of ours */
 #include "profd/client.h"
 
 typedef struct running {
@@ -45,15 +47,23 @@ static void *run_daemon(void *arg)
     return NULL;
 }
 
-static void daemon_config(running_t *r, const char *dir)
+/* A daemon with its sockets in run_dir and its output below dir. */
+static void daemon_config_in(running_t *r, const char *dir, const char *run_dir)
 {
     snprintf(r->dir, sizeof(r->dir), "%s", dir);
     pd_config_defaults(&r->cfg);
-    snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s/run", dir);
+    snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s", run_dir);
     snprintf(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", dir);
     r->cfg.log_level = PD_LOG_WARN;
     r->cfg.max_msg_bytes = 65536;
     pd_config_finish(&r->cfg);
+}
+
+static void daemon_config(running_t *r, const char *dir)
+{
+    char run_dir[300];
+    snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
+    daemon_config_in(r, dir, run_dir);
 }
 
 static void daemon_start(running_t *r)
@@ -446,6 +456,92 @@ static void test_daemon_two_in_one_process(void **state)
     free(b);
 }
 
+/* Wait until the client has registered `reconnects` times after the first,
+ * stepping as a worker would; then the daemon must list it and only it. */
+static void expect_registered(const running_t *r, profd_client_t *c, int64_t reconnects)
+{
+    profd_stats_t st;
+    pp_msg_t rep;
+    for (int t = 0; t < 750; t++) { /* 15 s: a 2 s hello timeout and backoffs */
+        profd_stats(c, &st);
+        if (st.connected && st.reconnects == reconnects) {
+            break;
+        }
+        run_steps(&c, 1, 1, 1);
+    }
+    profd_stats(c, &st);
+    assert_int_equal(st.connected, 1);
+    assert_int_equal(st.reconnects, reconnects);
+    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(rep.u.status_reply.ranks_n, 1);
+    assert_int_equal(rep.u.status_reply.ranks[0].client, st.client_id);
+    assert_string_equal(rep.u.status_reply.ranks[0].role, "actor");
+    assert_int_equal(rep.u.status_reply.ranks[0].rank, 0);
+    assert_int_equal(rep.u.status_reply.ranks[0].pid, (int64_t)getpid());
+    pp_msg_free(&rep);
+}
+
+/* No URL and no PROFD_RUN_DIR: the worker starts first, with the system run
+ * folder present (a systemd RuntimeDirectory, a hostPath) and no daemon
+ * anywhere, and must find the daemon wherever the rule puts it: in the
+ * system folder, then (an unprivileged daemon) in the per-user one, then
+ * back. Fake folders stand in for /run/profd and /tmp/profd-<uid>. */
+static void test_daemon_client_finds_late_daemon_by_rule(void **state)
+{
+    running_t *r = calloc(1, sizeof(*r));
+    cl_rundir_t rd;
+    profd_options_t o;
+    profd_client_t *c;
+    profd_stats_t st;
+    struct stat sb;
+    char path[400];
+
+    memset(&rd, 0, sizeof(rd));
+    rd.n = 2;
+    snprintf(rd.dirs[0], sizeof(rd.dirs[0]), "%.80s/sys", tmp);
+    snprintf(rd.dirs[1], sizeof(rd.dirs[1]), "%.80s/user", tmp);
+    assert_int_equal(mkdir(rd.dirs[0], 0755), 0); /* the per-user one does not exist yet */
+    unsetenv("PROFD_URL");
+    unsetenv("PROFD_RUN_DIR");
+    profd_options_init(&o);
+    o.job = "itest";
+    o.role = "actor";
+    o.rank = 0;
+    o.host = "node1";
+    o.flush_ms = 10;
+    if (getenv("ITEST_LOG")) {
+        o.log = log_hook;
+        o.log_level = PROFD_LOG_DEBUG;
+    }
+    assert_int_equal(cl_open(&c, &o, &rd), 0);
+    assert_int_equal(profd_set_backend(c, profd_backend_sim(), NULL), 0);
+    run_steps(&c, 1, 1, 10);
+    profd_stats(c, &st);
+    assert_int_equal(st.connected, 0);
+
+    /* the daemon starts in the system folder after the worker */
+    daemon_config_in(r, tmp, rd.dirs[0]);
+    daemon_start(r);
+    expect_registered(r, c, 0);
+    daemon_stop(r);
+    snprintf(path, sizeof(path), "%s/worker.sock", rd.dirs[0]);
+    assert_int_not_equal(stat(path, &sb), 0); /* the socket went with it */
+
+    /* it comes back in the per-user folder: the system one is still there */
+    daemon_config_in(r, tmp, rd.dirs[1]);
+    daemon_start(r);
+    expect_registered(r, c, 1);
+    daemon_stop(r);
+
+    /* and in the system folder again */
+    daemon_config_in(r, tmp, rd.dirs[0]);
+    daemon_start(r);
+    expect_registered(r, c, 2);
+    profd_close(c);
+    daemon_stop(r);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +549,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_daemon_bad_input_keeps_serving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_restart_under_clients, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_two_in_one_process, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_client_finds_late_daemon_by_rule, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

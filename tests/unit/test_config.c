@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "profd/errors.h"
+#include "profd/proto.h"
 #include "yamltree.h"
 
 static char *read_file(const char *path, size_t *len)
@@ -52,6 +53,17 @@ static void test_config_defaults(void **state)
     setenv("PROFD_RUN_DIR", "relative/dir", 1); /* not absolute: ignored */
     pd_config_defaults(&c);
     assert_string_equal(c.run_dir, expect);
+    char long_dir[PP_RUN_DIR_MAX + 2]; /* too long for a socket path: ignored */
+    memset(long_dir, 'd', sizeof(long_dir) - 1);
+    long_dir[0] = '/';
+    long_dir[PP_RUN_DIR_MAX + 1] = '\0';
+    setenv("PROFD_RUN_DIR", long_dir, 1);
+    pd_config_defaults(&c);
+    assert_string_equal(c.run_dir, expect);
+    long_dir[PP_RUN_DIR_MAX] = '\0'; /* the longest taken */
+    setenv("PROFD_RUN_DIR", long_dir, 1);
+    pd_config_defaults(&c);
+    assert_string_equal(c.run_dir, long_dir);
     unsetenv("PROFD_RUN_DIR");
 
     assert_string_equal(c.worker_url, "");

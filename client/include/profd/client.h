@@ -52,8 +52,12 @@ typedef void (*profd_log_fn)(void *arg, int level, const char *msg);
  * Options of profd_open(). Initialise with profd_options_init(), which sets
  * every field to "from the environment":
  *   url          PROFD_URL, else ipc://<run dir>/worker.sock where the run dir
- *                is PROFD_RUN_DIR, else /run/profd when it exists, else
- *                /tmp/profd-<uid>
+ *                is PROFD_RUN_DIR when absolute (a relative one is ignored,
+ *                as the daemon ignores it), else whichever of /run/profd and
+ *                /tmp/profd-<uid> holds worker.sock, else /run/profd when
+ *                that folder exists, else /tmp/profd-<uid>. Without
+ *                PROFD_URL or PROFD_RUN_DIR the background thread looks
+ *                again before each attempt to register.
  *   job          PROFD_JOB, else "default"
  *   role         PROFD_ROLE, else "worker"
  *   rank         RANK, else 0;  local_rank LOCAL_RANK;  world_size WORLD_SIZE

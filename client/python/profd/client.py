@@ -269,8 +269,9 @@ class Client:
 
     role, rank, job, url, replica_rank, local_rank, world_size and host
     default to the environment: PROFD_ROLE (else "worker"), RANK, PROFD_JOB
-    (else "default"), PROFD_URL (else the socket in PROFD_RUN_DIR, /run/profd
-    or /tmp/profd-UID), PROFD_REPLICA_RANK (else none), LOCAL_RANK,
+    (else "default"), PROFD_URL (else the socket in PROFD_RUN_DIR if absolute,
+    else in /run/profd or /tmp/profd-UID, looked for again at each reconnect),
+    PROFD_REPLICA_RANK (else none), LOCAL_RANK,
     WORLD_SIZE, PROFD_HOST (else the host name).
 
     backend picks the profiler for captures whose tool has no built-in one:

@@ -30,6 +30,11 @@ extern "C" {
 #define PP_MAX_NAME        64
 #define PP_MAX_PATH        1024
 
+/* Longest run directory (the folder of worker.sock and control.sock), for
+ * daemon, library and profctl alike: sockaddr_un holds 107 bytes of path,
+ * "/control.sock" is 13 of them. */
+#define PP_RUN_DIR_MAX 94
+
 /* "null" for nullable integer fields. */
 #define PP_NONE INT64_MIN
 
