@@ -11,6 +11,8 @@
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,gather,overhead]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PROFD_BENCH_T0=$(date +%s.%N)
+export PROFD_BENCH_T0
 
 deploy/deps.sh socat strace
 build=${PROFD_BUILD:-build-bench}
