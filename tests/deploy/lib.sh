@@ -10,8 +10,14 @@ test_name=$(basename "$0" .sh)
 failures=0
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/profd-${test_name}.XXXXXX")
-cleanup() { rm -rf "$tmp"; }
+pids=() # processes a test started: killed on exit
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 ok() { echo "ok: $*"; }
 bad() {

@@ -112,6 +112,7 @@ YAML
 "$PROFD_PROFD" --save-path "$tmp/profile" --profile-config "$tmp/profile.yaml" \
   2>"$tmp/profd.log" &
 daemon=$!
+pids+=("$daemon" "$listener")
 if wait "$listener"; then
   check "READY=1 sent to \$NOTIFY_SOCKET" grep -qx 'READY=1' "$tmp/notify.txt"
 else
