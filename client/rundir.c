@@ -41,18 +41,13 @@ static bool searchable_dir(const char *dir)
 
 void cl_rundir_url(const cl_rundir_t *r, const char *sock, char *buf, size_t len)
 {
-    int pick = r->n - 1; /* the last resort */
+    int pick = r->n - 1; /* $PROFD_RUN_DIR (step 1) */
 
     if (r->n > 1) {
-        int i;
-        for (i = 0; i < r->n && !has_socket(r->dirs[i], sock); i++) {
+        for (pick = 0; pick < r->n && !has_socket(r->dirs[pick], sock); pick++) {
         }
-        if (i < r->n) {
-            pick = i;
-        } else {
-            for (i = 0; i < r->n - 1 && !searchable_dir(r->dirs[i]); i++) {
-            }
-            pick = i;
+        if (pick == r->n) { /* no socket yet: step 3, else step 4 */
+            pick = searchable_dir(r->dirs[0]) ? 0 : r->n - 1;
         }
     }
     snprintf(buf, len, "ipc://%s/%s", r->dirs[pick], sock);

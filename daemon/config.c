@@ -633,45 +633,46 @@ void pd_config_finish(pd_config_t *cfg)
     }
 }
 
-int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen)
+/* Endpoints as set after the flags: the scheme their type allows, and plain
+ * tcp:// only with the insecure option of that kind. */
+typedef struct endpoint {
+    const char *name, *url;
+    ktype_t type;
+} endpoint_t;
+
+static int check_endpoints(const pd_config_t *cfg, const endpoint_t *eps, size_t n, char *err,
+                           size_t errlen)
 {
-    const struct {
-        const char *name, *url;
-        ktype_t type;
-    } eps[] = {{"control endpoint", cfg->control_url, K_CTLURL},
-               {"remote control endpoint", cfg->control_remote_url, K_REMURL}};
-    for (size_t i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         const char *url = eps[i].url;
+        bool links = eps[i].type == K_LNKURL;
         if (!url_ok(url, eps[i].type)) {
-            snprintf(err, errlen, "%s %s: expected %s", eps[i].name, url,
-                     eps[i].type == K_CTLURL ? "an ipc:// or tls+tcp:// URL" : "a tls+tcp:// URL");
+            const ckey_t k = {.type = eps[i].type};
+            char want[128];
+            expected(&k, want, sizeof(want));
+            snprintf(err, errlen, "%s %s: expected %s", eps[i].name, url, want);
             return PROFD_ECONFIG;
         }
-        if (strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_control) {
-            snprintf(err, errlen, "%s %s: %s", eps[i].name, url, PD_CONFIG_TCP_CONTROL);
+        if (strncmp(url, "tcp://", 6) == 0 &&
+            !(links ? cfg->insecure_tcp_links : cfg->insecure_tcp_control)) {
+            snprintf(err, errlen, "%s %s: %s", eps[i].name, url,
+                     links ? PD_CONFIG_TCP_LINKS : PD_CONFIG_TCP_CONTROL);
             return PROFD_ECONFIG;
         }
     }
     return 0;
 }
 
+int pd_config_check_control(const pd_config_t *cfg, char *err, size_t errlen)
+{
+    const endpoint_t eps[] = {{"control endpoint", cfg->control_url, K_CTLURL},
+                              {"remote control endpoint", cfg->control_remote_url, K_REMURL}};
+    return check_endpoints(cfg, eps, sizeof(eps) / sizeof(eps[0]), err, errlen);
+}
+
 int pd_config_check_links(const pd_config_t *cfg, char *err, size_t errlen)
 {
-    const struct {
-        const char *name, *url;
-    } links[] = {{"coordinator URL", cfg->coordinator_url},
-                 {"coordinator listen endpoint", cfg->coordinator_listen}};
-    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-        const char *url = links[i].url;
-        if (!url_ok(url, K_LNKURL)) {
-            snprintf(err, errlen, "%s %s: expected an ipc://, tcp://, tls+tcp:// or inproc:// URL",
-                     links[i].name, url);
-            return PROFD_ECONFIG;
-        }
-        if (strncmp(url, "tcp://", 6) == 0 && !cfg->insecure_tcp_links) {
-            snprintf(err, errlen, "%s %s: %s", links[i].name, url, PD_CONFIG_TCP_LINKS);
-            return PROFD_ECONFIG;
-        }
-    }
-    return 0;
+    const endpoint_t eps[] = {{"coordinator URL", cfg->coordinator_url, K_LNKURL},
+                              {"coordinator listen endpoint", cfg->coordinator_listen, K_LNKURL}};
+    return check_endpoints(cfg, eps, sizeof(eps) / sizeof(eps[0]), err, errlen);
 }
