@@ -139,11 +139,10 @@ static void summarize(ce_t *e)
     }
 }
 
-static void cap_fail(ce_cap_t *c, const char *status, const char *reason)
+static void cap_fail(ce_cap_t *c, pp_capture_status_t status, const char *reason)
 {
-    free(c->rec.status);
     free(c->rec.reason);
-    c->rec.status = strdup(status);
+    c->rec.status = status;
     c->rec.reason = reason ? strdup(reason) : NULL;
     c->ended = true;
 }
@@ -166,7 +165,7 @@ static void fill_capture(const ce_t *e, const ce_slot_t *s, const ce_cap_t *c, i
     out->substep = substep;
     out->part = c->part;
     out->tool = pe->tool ? pe->tool : "";
-    out->mode = pe->mode ? pe->mode : "e2e";
+    out->mode = pe->mode == PP_MODE_DISCRETE ? "discrete" : "e2e";
     out->settings_json = pe->settings ? pe->settings : "{}";
     out->dir = c->dir;
     out->schedule = slot_schedule(s);
@@ -182,7 +181,7 @@ static void cap_start(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
     if (c->be < 0) {
         snprintf(reason, sizeof(reason), "no profiler backend for tool '%s' in this process",
                  s->e->tool ? s->e->tool : "");
-        cap_fail(c, "failed", reason);
+        cap_fail(c, PP_CAP_FAILED, reason);
         return;
     }
     fill_capture(e, s, c, e->step, substep, &pc);
@@ -192,7 +191,7 @@ static void cap_start(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
         if (reason[0] == '\0') {
             snprintf(reason, sizeof(reason), "%s start: %s", b->name, profd_strerror(rv));
         }
-        cap_fail(c, "failed", reason);
+        cap_fail(c, PP_CAP_FAILED, reason);
         return;
     }
     c->recording = true;
@@ -218,7 +217,7 @@ static void cap_stop(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
         if (reason[0] == '\0') {
             snprintf(reason, sizeof(reason), "%s stop: %s", b->name, profd_strerror(rv));
         }
-        cap_fail(c, "failed", reason);
+        cap_fail(c, PP_CAP_FAILED, reason);
     }
 }
 
@@ -267,7 +266,7 @@ static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, const char *phase, int64_t step)
     c->rec.pid = e->id.pid;
     c->rec.tool = strdup(s->e->tool ? s->e->tool : "");
     c->rec.first_step = step;
-    c->rec.status = strdup("complete");
+    c->rec.status = PP_CAP_COMPLETE;
     c->be = backend_for(e, s->e->tool);
 
     int rv = pp_capture_dir(capdir, sizeof(capdir), role, phase, e->id.rank, e->id.replica_rank,
@@ -284,25 +283,26 @@ static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, const char *phase, int64_t step)
     }
     if (n < 0 || (size_t)n >= sizeof(rel) ||
         (size_t)snprintf(c->dir, sizeof(c->dir), "%s/%s", e->spool, rel) >= sizeof(c->dir)) {
-        cap_fail(c, "failed", "capture folder name too long or invalid");
+        cap_fail(c, PP_CAP_FAILED, "capture folder name too long or invalid");
         return c;
     }
     c->rec.dir = strdup(rel);
-    if (c->rec.role == NULL || c->rec.host == NULL || c->rec.tool == NULL ||
-        c->rec.status == NULL || c->rec.dir == NULL || (phase && c->rec.phase == NULL)) {
-        cap_fail(c, "failed", "out of memory");
+    if (c->rec.role == NULL || c->rec.host == NULL || c->rec.tool == NULL || c->rec.dir == NULL ||
+        (phase && c->rec.phase == NULL)) {
+        cap_fail(c, PP_CAP_FAILED, "out of memory");
         return c;
     }
     if (e->hooks.mkdirs && (rv = e->hooks.mkdirs(c->dir, e->hooks.arg)) != 0) {
         char reason[PP_MAX_PATH + 64];
         snprintf(reason, sizeof(reason), "cannot create %s: %s", c->dir, profd_strerror(rv));
-        cap_fail(c, "failed", reason);
+        cap_fail(c, PP_CAP_FAILED, reason);
     }
     return c;
 }
 
 /* End one capture (or one phase occurrence of it). */
-static void cap_end(ce_t *e, ce_slot_t *s, ce_cap_t *c, const char *status, const char *reason)
+static void cap_end(ce_t *e, ce_slot_t *s, ce_cap_t *c, pp_capture_status_t status,
+                    const char *reason)
 {
     if (c->span_open) {
         span_push(c, c->span_from, e->substep - 1);
@@ -310,7 +310,7 @@ static void cap_end(ce_t *e, ce_slot_t *s, ce_cap_t *c, const char *status, cons
     }
     cap_stop(e, s, c, e->substep);
     c->rec.last_step = e->step;
-    if (status && !c->ended) {
+    if (status != PP_CAP_NONE && !c->ended) {
         cap_fail(c, status, reason);
     }
 }
@@ -338,7 +338,7 @@ static void slot_emit(ce_t *e, ce_slot_t *s, const char *missed_reason)
         c->host = strdup(e->id.host);
         c->pid = e->id.pid;
         c->tool = strdup(s->e->tool ? s->e->tool : "");
-        c->status = strdup("missed");
+        c->status = PP_CAP_MISSED;
         c->reason = strdup(missed_reason ? missed_reason : "no matching phase ran");
     } else {
         for (size_t i = 0; i < s->ncaps; i++) {
@@ -361,7 +361,7 @@ static void slot_emit(ce_t *e, ce_slot_t *s, const char *missed_reason)
 }
 
 /* The window is over for this process. */
-static void slot_finish(ce_t *e, ce_slot_t *s, const char *status, const char *reason)
+static void slot_finish(ce_t *e, ce_slot_t *s, pp_capture_status_t status, const char *reason)
 {
     char why[160];
     for (size_t i = 0; i < s->ncaps; i++) {
@@ -415,7 +415,7 @@ static void slot_retarget(ce_t *e, ce_slot_t *s, const pp_plan_entry_t *pe)
 {
     s->e = pe;
     s->id = pe->window;
-    s->discrete = pe->mode && strcmp(pe->mode, "discrete") == 0;
+    s->discrete = pe->mode == PP_MODE_DISCRETE;
     s->last = pe->last_step == PP_NONE ? INT64_MAX : pe->last_step;
 }
 
@@ -459,7 +459,7 @@ void ce_adopt(ce_t *e, const pp_plan_t *plan)
         }
         if (s->state == SLOT_ACTIVE) {
             snprintf(why, sizeof(why), "window cancelled at step %lld", (long long)e->step);
-            slot_finish(e, s, "truncated", why);
+            slot_finish(e, s, PP_CAP_TRUNCATED, why);
         }
         slot_free(s);
     }
@@ -474,7 +474,7 @@ void ce_adopt(ce_t *e, const pp_plan_t *plan)
                      (long long)e->step, (long long)s->e->first_step);
             slot_missed(e, s, why);
         } else if (s->state == SLOT_ACTIVE && !e->in_step && e->step >= s->last) {
-            slot_finish(e, s, NULL, NULL); /* stopped: ends at the last step taken */
+            slot_finish(e, s, PP_CAP_NONE, NULL); /* stopped: ends at the last step taken */
         }
     }
     summarize(e);
@@ -504,7 +504,7 @@ void ce_step_begin_slow(ce_t *e, int64_t step)
         } else if (s->state == SLOT_ACTIVE && step > s->last) {
             /* the last step's end was never marked: finish with what ran */
             e->step = step - 1;
-            slot_finish(e, s, NULL, NULL);
+            slot_finish(e, s, PP_CAP_NONE, NULL);
             e->step = step;
         }
     }
@@ -519,11 +519,11 @@ void ce_step_end_slow(ce_t *e, int64_t step)
             continue;
         }
         if (s->cur) { /* a phase left open at the step's end ends with it */
-            cap_end(e, s, s->cur, NULL, NULL);
+            cap_end(e, s, s->cur, PP_CAP_NONE, NULL);
             s->cur = NULL;
         }
         if (step >= s->last) {
-            slot_finish(e, s, NULL, NULL);
+            slot_finish(e, s, PP_CAP_NONE, NULL);
         }
     }
     summarize(e);
@@ -547,7 +547,7 @@ void ce_phase_begin_slow(ce_t *e)
             continue;
         }
         if (s->cur) { /* phases do not nest: the previous one ends here */
-            cap_end(e, s, s->cur, NULL, NULL);
+            cap_end(e, s, s->cur, PP_CAP_NONE, NULL);
             s->cur = NULL;
         }
         ce_cap_t *c = NULL;
@@ -571,7 +571,7 @@ void ce_phase_end_slow(ce_t *e)
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state == SLOT_ACTIVE && s->cur) {
-            cap_end(e, s, s->cur, NULL, NULL);
+            cap_end(e, s, s->cur, PP_CAP_NONE, NULL);
             s->cur = NULL;
         }
     }
@@ -611,7 +611,7 @@ void ce_substep_slow(ce_t *e)
                 int rv = b->substep(&pc, e->backends[c->be].user, reason, sizeof(reason));
                 if (rv != 0) {
                     c->recording = false;
-                    cap_fail(c, "failed", reason[0] ? reason : profd_strerror(rv));
+                    cap_fail(c, PP_CAP_FAILED, reason[0] ? reason : profd_strerror(rv));
                 }
             }
             continue;
@@ -632,10 +632,10 @@ void ce_fini(ce_t *e)
         ce_slot_t *s = &e->slots[i];
         if (s->state == SLOT_ACTIVE && !e->in_step && s->last == INT64_MAX) {
             /* a window "until the job ends", and the job ended between steps */
-            slot_finish(e, s, NULL, NULL);
+            slot_finish(e, s, PP_CAP_NONE, NULL);
         } else if (s->state == SLOT_ACTIVE) {
             snprintf(why, sizeof(why), "worker closed during step %lld", (long long)e->step);
-            slot_finish(e, s, "truncated", why);
+            slot_finish(e, s, PP_CAP_TRUNCATED, why);
         } else if (s->state == SLOT_ARMED) {
             snprintf(why, sizeof(why), "worker closed before step %lld",
                      (long long)s->e->first_step);

@@ -82,183 +82,79 @@ static void notify_ready(void)
     close(fd);
 }
 
-static int set_path(char *dst, size_t len, const char *src, const char *flag)
+/* Options that are not settings keys; every key's flag comes from the
+ * key table (pd_config_flag_at). */
+enum { O_CONFIG = 'c', O_HELP = 'h', O_VERSION = 'V', O_CHECK = 256, O_COORD, O_KEY_BASE };
+#define MAX_OPTS 64
+
+/* getopt's table: ours, then one per settings flag (val = O_KEY_BASE + i). */
+static void options(struct option *o, char *shorts, size_t slen)
 {
-    if (strlen(src) >= len) {
-        fprintf(stderr, "profd: %s: value too long\n", flag);
-        return -1;
+    static const struct option own[] = {
+        {"config", required_argument, NULL, O_CONFIG}, {"check-config", no_argument, NULL, O_CHECK},
+        {"coordinator", no_argument, NULL, O_COORD},   {"help", no_argument, NULL, O_HELP},
+        {"version", no_argument, NULL, O_VERSION},
+    };
+    const char *flag, *key;
+    char sh;
+    bool arg;
+    size_t n = 0, k = (size_t)snprintf(shorts, slen, "c:hV");
+    for (; n < sizeof(own) / sizeof(own[0]); n++) {
+        o[n] = own[n];
     }
-    snprintf(dst, len, "%s", src);
-    return 0;
+    for (size_t i = 0; n < MAX_OPTS - 1 && pd_config_flag_at(i, &flag, &sh, &arg, &key); i++, n++) {
+        o[n] =
+            (struct option){flag, arg ? required_argument : no_argument, NULL, O_KEY_BASE + (int)i};
+        if (sh && k + 3 < slen) {
+            shorts[k++] = sh;
+            if (arg) {
+                shorts[k++] = ':';
+            }
+            shorts[k] = '\0';
+        }
+    }
+    o[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-int main(int argc, char **argv)
+/* The settings flag of a one-letter option. */
+static int short_key(int c)
 {
-    enum {
-        O_RUN_DIR = 256,
-        O_WORKER_URL,
-        O_CONTROL_URL,
-        O_SPOOL,
-        O_NODE,
-        O_CHECK,
-        O_COORD,
-        O_COORD_LISTEN,
-        O_COORD_URL,
-        O_SHARED,
-        O_CONTROL_REMOTE,
-        O_INSECURE_LINKS
-    };
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"run-dir", required_argument, NULL, O_RUN_DIR},
-        {"worker-url", required_argument, NULL, O_WORKER_URL},
-        {"control-url", required_argument, NULL, O_CONTROL_URL},
-        {"control-remote-url", required_argument, NULL, O_CONTROL_REMOTE},
-        {"save-path", required_argument, NULL, 's'},
-        {"spool", required_argument, NULL, O_SPOOL},
-        {"node", required_argument, NULL, O_NODE},
-        {"profile-config", required_argument, NULL, 'p'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"check-config", no_argument, NULL, O_CHECK},
-        {"coordinator", no_argument, NULL, O_COORD},
-        {"coordinator-listen", required_argument, NULL, O_COORD_LISTEN},
-        {"coordinator-url", required_argument, NULL, O_COORD_URL},
-        {"shared-save-path", no_argument, NULL, O_SHARED},
-        {"insecure-tcp-links", no_argument, NULL, O_INSECURE_LINKS},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    pd_config_t cfg;
-    char err[1024];
-    const char *config_file = NULL;
-    bool check = false;
-    int c, rc = 0;
+    const char *flag, *key;
+    char sh;
+    bool arg;
+    for (size_t i = 0; pd_config_flag_at(i, &flag, &sh, &arg, &key); i++) {
+        if (sh == c) {
+            return O_KEY_BASE + (int)i;
+        }
+    }
+    return -1;
+}
 
-    /* the config file is read first so that flags override it */
-    for (int i = 1; i < argc - 1; i++) {
-        if (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) {
-            config_file = argv[i + 1];
-        }
+static int print_config(const pd_config_t *cfg)
+{
+    char err[1024];
+    printf("run_dir: %s\nworker_url: %s\ncontrol_url: %s\nsave_path: %s\nspool_dir: %s\n",
+           cfg->run_dir, cfg->worker_url, cfg->control_url, cfg->save_path, cfg->spool_dir);
+    if (cfg->control_remote_url[0]) {
+        printf("control_remote_url: %s\n", cfg->control_remote_url);
     }
-    for (int i = 1; i < argc; i++) {
-        if (strncmp(argv[i], "--config=", 9) == 0) {
-            config_file = argv[i] + 9;
-        } else if (strncmp(argv[i], "-c", 2) == 0 && argv[i][2] != '\0') {
-            config_file = argv[i] + 2; /* -cFILE */
-        }
-    }
-    pd_config_defaults(&cfg);
-    /* known before the file is read, which refuses a tcp:// link without it */
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--insecure-tcp-links") == 0) {
-            cfg.insecure_tcp_links = true;
-        }
-    }
-    if (config_file && pd_config_load(&cfg, config_file, err, sizeof(err)) != 0) {
+    if (pd_config_check_control(cfg, err, sizeof(err)) != 0 ||
+        pd_config_check_links(cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "profd: %s\n", err);
         return 1;
     }
-    while ((c = getopt_long(argc, argv, "c:s:p:l:hV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            break;
-        case O_RUN_DIR:
-            rc = set_path(cfg.run_dir, sizeof(cfg.run_dir), optarg, "--run-dir");
-            break;
-        case O_WORKER_URL:
-            rc = set_path(cfg.worker_url, sizeof(cfg.worker_url), optarg, "--worker-url");
-            break;
-        case O_CONTROL_URL:
-            rc = set_path(cfg.control_url, sizeof(cfg.control_url), optarg, "--control-url");
-            break;
-        case O_CONTROL_REMOTE:
-            rc = set_path(cfg.control_remote_url, sizeof(cfg.control_remote_url), optarg,
-                          "--control-remote-url");
-            break;
-        case 's':
-            rc = set_path(cfg.save_path, sizeof(cfg.save_path), optarg, "--save-path");
-            break;
-        case O_SPOOL:
-            rc = set_path(cfg.spool_dir, sizeof(cfg.spool_dir), optarg, "--spool");
-            break;
-        case O_NODE:
-            rc = set_path(cfg.node_name, sizeof(cfg.node_name), optarg, "--node");
-            break;
-        case 'p':
-            rc = set_path(cfg.profile_config, sizeof(cfg.profile_config), optarg,
-                          "--profile-config");
-            break;
-        case 'l':
-            if ((cfg.log_level = pd_log_level_parse(optarg)) < 0) {
-                fprintf(stderr,
-                        "profd: --log-level: expected error, warn, info or debug, found "
-                        "'%s'\n",
-                        optarg);
-                return 1;
-            }
-            break;
-        case O_CHECK:
-            check = true;
-            break;
-        case O_COORD:
-            cfg.coordinator = true;
-            break;
-        case O_COORD_LISTEN:
-            rc = set_path(cfg.coordinator_listen, sizeof(cfg.coordinator_listen), optarg,
-                          "--coordinator-listen");
-            cfg.coordinator = true;
-            break;
-        case O_COORD_URL:
-            rc = set_path(cfg.coordinator_url, sizeof(cfg.coordinator_url), optarg,
-                          "--coordinator-url");
-            break;
-        case O_SHARED:
-            cfg.shared_save_path = true;
-            break;
-        case O_INSECURE_LINKS:
-            cfg.insecure_tcp_links = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'V':
-            printf("profd %s\n", PROFD_VERSION_STRING);
-            return 0;
-        default:
-            usage(stderr);
-            return 1;
-        }
-        if (rc != 0) {
-            return 1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "profd: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
-        return 1;
-    }
-    pd_config_finish(&cfg);
-    if (check) {
-        printf("run_dir: %s\nworker_url: %s\ncontrol_url: %s\nsave_path: %s\nspool_dir: %s\n",
-               cfg.run_dir, cfg.worker_url, cfg.control_url, cfg.save_path, cfg.spool_dir);
-        if (cfg.control_remote_url[0]) {
-            printf("control_remote_url: %s\n", cfg.control_remote_url);
-        }
-        if (pd_config_check_control(&cfg, err, sizeof(err)) != 0 ||
-            pd_config_check_links(&cfg, err, sizeof(err)) != 0) {
-            fprintf(stderr, "profd: %s\n", err);
-            return 1;
-        }
-        return 0;
-    }
+    return 0;
+}
 
+static int run(const pd_config_t *cfg)
+{
+    char err[1024];
     pd_daemon_t *d = calloc(1, sizeof(*d));
     if (d == NULL) {
         fprintf(stderr, "profd: out of memory\n");
         return 1;
     }
-    if (pd_daemon_init(d, &cfg, err, sizeof(err)) != 0) {
+    if (pd_daemon_init(d, cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "profd: %s\n", err);
         free(d);
         return 1;
@@ -272,7 +168,66 @@ int main(int argc, char **argv)
     notify_ready();
     d->stop_timeout_ms = 15000;
     pd_daemon_run(d);
-    rc = pd_daemon_fini(d) == 0 ? 0 : 1;
+    int rc = pd_daemon_fini(d) == 0 ? 0 : 1;
     free(d);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct option opts[MAX_OPTS];
+    char shorts[64], err[1024];
+    pd_config_arg_t args[MAX_OPTS];
+    size_t nargs = 0;
+    const char *config_file = NULL;
+    bool check = false, coordinator = false;
+    int c;
+
+    options(opts, shorts, sizeof(shorts));
+    /* one pass: flags are kept, and applied over the file by the loader */
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+        int key = c >= O_KEY_BASE ? c : short_key(c);
+        if (key >= O_KEY_BASE && nargs < MAX_OPTS) {
+            const char *flag, *name;
+            char sh;
+            bool arg;
+            pd_config_flag_at((size_t)(key - O_KEY_BASE), &flag, &sh, &arg, &name);
+            args[nargs++] = (pd_config_arg_t){flag, arg ? optarg : NULL};
+            continue;
+        }
+        switch (c) {
+        case O_CONFIG:
+            config_file = optarg;
+            break;
+        case O_CHECK:
+            check = true;
+            break;
+        case O_COORD:
+            coordinator = true;
+            break;
+        case O_HELP:
+            usage(stdout);
+            return 0;
+        case O_VERSION:
+            printf("profd %s\n", PROFD_VERSION_STRING);
+            return 0;
+        default:
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "profd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 1;
+    }
+    pd_config_t cfg;
+    pd_config_defaults(&cfg);
+    if (pd_config_load_args(&cfg, config_file, args, nargs, err, sizeof(err)) != 0) {
+        fprintf(stderr, "profd: %s\n", err);
+        return 1;
+    }
+    cfg.coordinator = coordinator;
+    pd_config_finish(&cfg);
+    return check ? print_config(&cfg) : run(&cfg);
 }

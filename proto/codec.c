@@ -3,6 +3,7 @@
  * descriptors generated below. This is the only file that reads or writes
  * message JSON; no cJSON type leaves it.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,17 +14,45 @@
 
 #include "profd/proto.h"
 
+/* ---- enumerations ---- */
+
+#define PP_ENUM_NAME(c, name) name,
+#define PP_DEF_ENUM(id)                                                                            \
+    static const char *const pp_names_##id[] = {PP_ENUM_##id(PP_ENUM_NAME)};                       \
+    const pp_enum_t pp_enum_##id = {#id, pp_names_##id,                                            \
+                                    (int)(sizeof(pp_names_##id) / sizeof(pp_names_##id[0]))};
+PP_ENUMS(PP_DEF_ENUM)
+#undef PP_DEF_ENUM
+#undef PP_ENUM_NAME
+
+const char *pp_enum_name(const pp_enum_t *e, int v)
+{
+    return v > 0 && v < e->count ? e->names[v] : NULL;
+}
+
+int pp_enum_value(const pp_enum_t *e, const char *name)
+{
+    for (int i = 1; name && i < e->count; i++) {
+        if (strcmp(e->names[i], name) == 0) {
+            return i;
+        }
+    }
+    return 0;
+}
+
 /* ---- descriptors ---- */
 
-#define PP_FD_I64(T, n, fl, s)           {#n, PP_K_I64, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_BOOL(T, n, fl, s)          {#n, PP_K_BOOL, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_F64(T, n, fl, s)           {#n, PP_K_F64, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_STR(T, n, fl, s)           {#n, PP_K_STR, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_JSON(T, n, fl, s)          {#n, PP_K_JSON, fl, offsetof(T, n), 0, NULL},
-#define PP_FD_I64S(T, n, fl, s)          {#n, PP_K_I64S, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
-#define PP_FD_STRS(T, n, fl, s)          {#n, PP_K_STRS, fl, offsetof(T, n), offsetof(T, n##_n), NULL},
-#define PP_FD_ARR(T, n, fl, s)           {#n, PP_K_ARR, fl, offsetof(T, n), offsetof(T, n##_n), &pp_desc_##s},
-#define PP_FD_OBJ(T, n, fl, s)           {#n, PP_K_OBJ, fl, offsetof(T, n), 0, &pp_desc_##s},
+#define PP_FD_I64(T, n, fl, s)  {#n, PP_K_I64, fl, offsetof(T, n), 0, NULL, NULL},
+#define PP_FD_BOOL(T, n, fl, s) {#n, PP_K_BOOL, fl, offsetof(T, n), 0, NULL, NULL},
+#define PP_FD_F64(T, n, fl, s)  {#n, PP_K_F64, fl, offsetof(T, n), 0, NULL, NULL},
+#define PP_FD_STR(T, n, fl, s)  {#n, PP_K_STR, fl, offsetof(T, n), 0, NULL, NULL},
+#define PP_FD_JSON(T, n, fl, s) {#n, PP_K_JSON, fl, offsetof(T, n), 0, NULL, NULL},
+#define PP_FD_ENUM(T, n, fl, s) {#n, PP_K_ENUM, fl, offsetof(T, n), 0, NULL, &pp_enum_##s},
+#define PP_FD_I64S(T, n, fl, s) {#n, PP_K_I64S, fl, offsetof(T, n), offsetof(T, n##_n), NULL, NULL},
+#define PP_FD_STRS(T, n, fl, s) {#n, PP_K_STRS, fl, offsetof(T, n), offsetof(T, n##_n), NULL, NULL},
+#define PP_FD_ARR(T, n, fl, s)                                                                     \
+    {#n, PP_K_ARR, fl, offsetof(T, n), offsetof(T, n##_n), &pp_desc_##s, NULL},
+#define PP_FD_OBJ(T, n, fl, s)           {#n, PP_K_OBJ, fl, offsetof(T, n), 0, &pp_desc_##s, NULL},
 #define PP_FD(T, kind, name, flags, sub) PP_FD_##kind(T, name, flags, sub)
 
 #define PP_DEF_DESC(id)                                                                            \
@@ -107,42 +136,54 @@ void pp_record_init(const pp_desc_t *d, void *rec)
     }
 }
 
+/* Release what one field holds and reset it to empty (not OBJ defaults:
+ * pp_record_free re-initialises the whole record afterwards). */
+static void pp_record_free_field(const pp_field_t *f, void *rec)
+{
+    void *p = FIELD_PTR(rec, f);
+    switch (f->kind) {
+    case PP_K_STR:
+    case PP_K_JSON:
+    case PP_K_I64S:
+        free(*(void **)p);
+        *(void **)p = NULL;
+        break;
+    case PP_K_STRS: {
+        char **v = *(char ***)p;
+        for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
+            free(v[j]);
+        }
+        free(v);
+        *(void **)p = NULL;
+        break;
+    }
+    case PP_K_ARR: {
+        char *v = *(char **)p;
+        for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
+            pp_record_free(f->sub, v + j * f->sub->size);
+        }
+        free(v);
+        *(void **)p = NULL;
+        break;
+    }
+    case PP_K_OBJ:
+        pp_record_free(f->sub, p);
+        return;
+    default:
+        return;
+    }
+    if (f->off_n) {
+        *FIELD_N(rec, f) = 0;
+    }
+}
+
 void pp_record_free(const pp_desc_t *d, void *rec)
 {
     if (rec == NULL) {
         return;
     }
     for (size_t i = 0; i < d->nfields; i++) {
-        const pp_field_t *f = &d->fields[i];
-        void *p = FIELD_PTR(rec, f);
-        switch (f->kind) {
-        case PP_K_STR:
-        case PP_K_JSON:
-        case PP_K_I64S:
-            free(*(void **)p);
-            break;
-        case PP_K_STRS: {
-            char **v = *(char ***)p;
-            for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
-                free(v[j]);
-            }
-            free(v);
-            break;
-        }
-        case PP_K_ARR: {
-            char *v = *(char **)p;
-            for (size_t j = 0; v && j < *FIELD_N(rec, f); j++) {
-                pp_record_free(f->sub, v + j * f->sub->size);
-            }
-            free(v);
-            break;
-        }
-        case PP_K_OBJ:
-            pp_record_free(f->sub, p);
-            break;
-        default:
-            break;
-        }
+        pp_record_free_field(&d->fields[i], rec);
     }
     pp_record_init(d, rec);
 }
@@ -152,6 +193,46 @@ static char *dup_str(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* The elements of an array field, copied deep; 0 or PROFD_ENOMEM. */
+static int copy_array(const pp_field_t *f, void *dst, const void *src)
+{
+    size_t n = FIELD_CN(src, f);
+    const void *sp = FIELD_CPTR(src, f);
+    if (n == 0) {
+        return 0;
+    }
+    if (f->kind == PP_K_I64S) {
+        int64_t *v = malloc(n * sizeof(*v));
+        if (v == NULL) {
+            return PROFD_ENOMEM;
+        }
+        memcpy(v, *(int64_t *const *)sp, n * sizeof(*v));
+        *(int64_t **)FIELD_PTR(dst, f) = v;
+        *FIELD_N(dst, f) = n;
+        return 0;
+    }
+    size_t esz = f->kind == PP_K_STRS ? sizeof(char *) : f->sub->size;
+    char *v = calloc(n, esz);
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    *(char **)FIELD_PTR(dst, f) = v;
+    *FIELD_N(dst, f) = n;
+    for (size_t j = 0; f->kind == PP_K_ARR && j < n; j++) {
+        pp_record_init(f->sub, v + j * esz);
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (f->kind == PP_K_STRS) {
+            if ((((char **)(void *)v)[j] = dup_str((*(char **const *)sp)[j])) == NULL) {
+                return PROFD_ENOMEM;
+            }
+        } else if (pp_record_copy(f->sub, v + j * esz, *(char *const *)sp + j * esz) != 0) {
+            return PROFD_ENOMEM;
+        }
+    }
+    return 0;
+}
+
 int pp_record_copy(const pp_desc_t *d, void *dst, const void *src)
 {
     pp_record_init(d, dst);
@@ -159,7 +240,7 @@ int pp_record_copy(const pp_desc_t *d, void *dst, const void *src)
         const pp_field_t *f = &d->fields[i];
         void *dp = FIELD_PTR(dst, f);
         const void *sp = FIELD_CPTR(src, f);
-        size_t n = 0;
+        int rv = 0;
         switch (f->kind) {
         case PP_K_I64:
             *(int64_t *)dp = *(const int64_t *)sp;
@@ -170,73 +251,28 @@ int pp_record_copy(const pp_desc_t *d, void *dst, const void *src)
         case PP_K_F64:
             *(double *)dp = *(const double *)sp;
             break;
+        case PP_K_ENUM:
+            *(int *)dp = *(const int *)sp;
+            break;
         case PP_K_STR:
         case PP_K_JSON:
-            if (*(char *const *)sp) {
-                if ((*(char **)dp = dup_str(*(char *const *)sp)) == NULL) {
-                    goto nomem;
-                }
-            }
-            break;
-        case PP_K_I64S:
-            n = FIELD_CN(src, f);
-            if (n) {
-                int64_t *v = malloc(n * sizeof(*v));
-                if (v == NULL) {
-                    goto nomem;
-                }
-                memcpy(v, *(int64_t *const *)sp, n * sizeof(*v));
-                *(int64_t **)dp = v;
-                *FIELD_N(dst, f) = n;
-            }
-            break;
-        case PP_K_STRS:
-            n = FIELD_CN(src, f);
-            if (n) {
-                char **v = calloc(n, sizeof(*v));
-                if (v == NULL) {
-                    goto nomem;
-                }
-                *(char ***)dp = v;
-                *FIELD_N(dst, f) = n;
-                for (size_t j = 0; j < n; j++) {
-                    if ((v[j] = dup_str((*(char **const *)sp)[j])) == NULL) {
-                        goto nomem;
-                    }
-                }
-            }
-            break;
-        case PP_K_ARR:
-            n = FIELD_CN(src, f);
-            if (n) {
-                char *v = calloc(n, f->sub->size);
-                if (v == NULL) {
-                    goto nomem;
-                }
-                *(char **)dp = v;
-                *FIELD_N(dst, f) = n;
-                for (size_t j = 0; j < n; j++) {
-                    pp_record_init(f->sub, v + j * f->sub->size);
-                }
-                for (size_t j = 0; j < n; j++) {
-                    const char *sv = *(char *const *)sp;
-                    if (pp_record_copy(f->sub, v + j * f->sub->size, sv + j * f->sub->size)) {
-                        goto nomem;
-                    }
-                }
+            if (*(char *const *)sp && (*(char **)dp = dup_str(*(char *const *)sp)) == NULL) {
+                rv = PROFD_ENOMEM;
             }
             break;
         case PP_K_OBJ:
-            if (pp_record_copy(f->sub, dp, sp)) {
-                goto nomem;
-            }
+            rv = pp_record_copy(f->sub, dp, sp);
             break;
+        default:
+            rv = copy_array(f, dst, src);
+            break;
+        }
+        if (rv != 0) {
+            pp_record_free(d, dst);
+            return PROFD_ENOMEM;
         }
     }
     return 0;
-nomem:
-    pp_record_free(d, dst);
-    return PROFD_ENOMEM;
 }
 
 /* ---- decoding ---- */
@@ -303,61 +339,31 @@ static bool json_i64(const cJSON *j, int64_t *out)
 
 static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t *c);
 
-static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *c)
+static int decode_enum(const pp_field_t *f, const cJSON *j, int *out, dctx_t *c)
+{
+    if (!cJSON_IsString(j)) {
+        return fail(c, PROFD_EPROTO, "expected string, found %s", json_kind(j));
+    }
+    int v = pp_enum_value(f->en, j->valuestring);
+    if (v == 0 && !(f->flags & PP_LAX)) {
+        char names[160];
+        size_t n = 0;
+        names[0] = '\0';
+        for (int i = 1; i < f->en->count && n < sizeof(names); i++) {
+            n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", i > 1 ? ", " : "",
+                                  f->en->names[i]);
+        }
+        return fail(c, PROFD_EPROTO, "expected one of %s, found '%.64s'", names, j->valuestring);
+    }
+    *out = v;
+    return 0;
+}
+
+/* An array field: integers, strings or records. */
+static int decode_array(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *c)
 {
     void *p = FIELD_PTR(rec, f);
     int n, rv;
-
-    if (cJSON_IsNull(j)) {
-        if (f->flags & PP_REQ) {
-            return fail(c, PROFD_EPROTO, "must not be null");
-        }
-        return 0; /* null == absent: the init value stays */
-    }
-    switch (f->kind) {
-    case PP_K_I64:
-        if (!json_i64(j, (int64_t *)p)) {
-            return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(j));
-        }
-        return 0;
-    case PP_K_BOOL:
-        if (!cJSON_IsBool(j)) {
-            return fail(c, PROFD_EPROTO, "expected boolean, found %s", json_kind(j));
-        }
-        *(bool *)p = cJSON_IsTrue(j);
-        return 0;
-    case PP_K_F64:
-        if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble)) {
-            return fail(c, PROFD_EPROTO, "expected number, found %s", json_kind(j));
-        }
-        *(double *)p = j->valuedouble;
-        return 0;
-    case PP_K_STR:
-        if (!cJSON_IsString(j)) {
-            return fail(c, PROFD_EPROTO, "expected string, found %s", json_kind(j));
-        }
-        if (strlen(j->valuestring) > PP_MAX_STR) {
-            return fail(c, PROFD_ETOOBIG, "string longer than %d bytes", PP_MAX_STR);
-        }
-        if ((*(char **)p = strdup(j->valuestring)) == NULL) {
-            return PROFD_ENOMEM;
-        }
-        return 0;
-    case PP_K_JSON:
-        if ((*(char **)p = cJSON_PrintUnformatted(j)) == NULL) {
-            return PROFD_ENOMEM;
-        }
-        return 0;
-    case PP_K_OBJ:
-        if (!cJSON_IsObject(j)) {
-            return fail(c, PROFD_EPROTO, "expected object, found %s", json_kind(j));
-        }
-        return decode_fields(f->sub, j, p, c);
-    default:
-        break;
-    }
-
-    /* arrays */
     if (!cJSON_IsArray(j)) {
         return fail(c, PROFD_EPROTO, "expected array, found %s", json_kind(j));
     }
@@ -415,6 +421,62 @@ static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     }
     c->path[plen] = '\0';
     return 0;
+}
+
+static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *c)
+{
+    void *p = FIELD_PTR(rec, f);
+
+    if (cJSON_IsNull(j)) {
+        if (f->flags & PP_REQ) {
+            return fail(c, PROFD_EPROTO, "must not be null");
+        }
+        return 0; /* null == absent: the init value stays */
+    }
+    switch (f->kind) {
+    case PP_K_I64:
+        if (!json_i64(j, (int64_t *)p)) {
+            return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(j));
+        }
+        return 0;
+    case PP_K_BOOL:
+        if (!cJSON_IsBool(j)) {
+            return fail(c, PROFD_EPROTO, "expected boolean, found %s", json_kind(j));
+        }
+        *(bool *)p = cJSON_IsTrue(j);
+        return 0;
+    case PP_K_F64:
+        if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble)) {
+            return fail(c, PROFD_EPROTO, "expected number, found %s", json_kind(j));
+        }
+        *(double *)p = j->valuedouble;
+        return 0;
+    case PP_K_STR:
+        if (!cJSON_IsString(j)) {
+            return fail(c, PROFD_EPROTO, "expected string, found %s", json_kind(j));
+        }
+        if (strlen(j->valuestring) > PP_MAX_STR) {
+            return fail(c, PROFD_ETOOBIG, "string longer than %d bytes", PP_MAX_STR);
+        }
+        if ((*(char **)p = strdup(j->valuestring)) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        return 0;
+    case PP_K_JSON:
+        if ((*(char **)p = cJSON_PrintUnformatted(j)) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        return 0;
+    case PP_K_ENUM:
+        return decode_enum(f, j, (int *)p, c);
+    case PP_K_OBJ:
+        if (!cJSON_IsObject(j)) {
+            return fail(c, PROFD_EPROTO, "expected object, found %s", json_kind(j));
+        }
+        return decode_fields(f->sub, j, p, c);
+    default:
+        return decode_array(f, j, rec, c);
+    }
 }
 
 static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t *c)
@@ -577,6 +639,8 @@ static bool field_empty(const pp_field_t *f, const void *rec)
         return !*(const bool *)p;
     case PP_K_F64:
         return *(const double *)p == 0.0;
+    case PP_K_ENUM:
+        return *(const int *)p == 0;
     case PP_K_STR:
     case PP_K_JSON:
         return *(char *const *)p == NULL;
@@ -609,6 +673,10 @@ static cJSON *encode_field(const pp_field_t *f, const void *rec)
         return cJSON_CreateNumber(*(const double *)p);
     case PP_K_STR: {
         const char *s = *(char *const *)p;
+        return s ? cJSON_CreateString(s) : cJSON_CreateNull();
+    }
+    case PP_K_ENUM: {
+        const char *s = pp_enum_name(f->en, *(const int *)p);
         return s ? cJSON_CreateString(s) : cJSON_CreateNull();
     }
     case PP_K_JSON: {
@@ -657,6 +725,9 @@ static bool encode_into(cJSON *obj, const pp_desc_t *d, const void *rec)
         if (f->kind == PP_K_STR && !(f->flags & PP_NUL) &&
             *(char *const *)FIELD_CPTR(rec, f) == NULL) {
             continue; /* absent optional string */
+        }
+        if (f->kind == PP_K_ENUM && !(f->flags & (PP_NUL | PP_REQ)) && field_empty(f, rec)) {
+            continue; /* absent optional state or mode */
         }
         cJSON *j = encode_field(f, rec);
         if (j == NULL || !cJSON_AddItemToObject(obj, f->name, j)) {
@@ -764,6 +835,137 @@ int pp_error_encode(int code, const char *message, char **out, size_t *len)
     int rv = pp_msg_encode(&m, out, len);
     /* the strings above are borrowed: do not pp_msg_free */
     return rv;
+}
+
+/* ---- fields from text (command lines) ---- */
+
+const pp_field_t *pp_field_find(const pp_desc_t *d, const char *name)
+{
+    for (size_t i = 0; name && i < d->nfields; i++) {
+        if (strcmp(d->fields[i].name, name) == 0) {
+            return &d->fields[i];
+        }
+    }
+    return NULL;
+}
+
+static bool text_i64(const char *s, int64_t *out)
+{
+    char *end;
+    if (*s == '\0') {
+        return false;
+    }
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end != '\0') {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* Comma-separated elements of a list field. */
+static int set_list(const pp_field_t *f, void *rec, const char *text, char *err, size_t errlen)
+{
+    size_t n = 1, k = 0;
+    for (const char *p = text; *p; p++) {
+        n += *p == ',';
+    }
+    if (*text == '\0' || n > PP_MAX_ARR) {
+        snprintf(err, errlen, "expected a comma-separated list");
+        return PROFD_EINVAL;
+    }
+    char *copy = strdup(text), *save = NULL;
+    void *v = calloc(n, f->kind == PP_K_I64S ? sizeof(int64_t) : sizeof(char *));
+    int rv = copy && v ? 0 : PROFD_ENOMEM;
+    for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && rv == 0;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (f->kind == PP_K_I64S && !text_i64(tok, (int64_t *)v + k)) {
+            snprintf(err, errlen, "expected integers like 0,1, found '%.64s'", tok);
+            rv = PROFD_EINVAL;
+        } else if (f->kind == PP_K_STRS && !pp_ident_ok(tok)) {
+            snprintf(err, errlen, "expected names like a,b ([A-Za-z0-9_-]), found '%.64s'", tok);
+            rv = PROFD_EINVAL;
+        } else if (f->kind == PP_K_STRS && (((char **)v)[k] = strdup(tok)) == NULL) {
+            rv = PROFD_ENOMEM;
+        }
+        k++;
+    }
+    free(copy);
+    if (rv == 0 && k != n) { /* an empty element: "1,,2" or "1," */
+        snprintf(err, errlen, "expected a comma-separated list without empty elements");
+        rv = PROFD_EINVAL;
+    }
+    if (rv != 0) {
+        for (size_t i = 0; f->kind == PP_K_STRS && v && i < n; i++) {
+            free(((char **)v)[i]);
+        }
+        free(v);
+        return rv;
+    }
+    pp_record_free_field(f, rec);
+    *(void **)FIELD_PTR(rec, f) = v;
+    *FIELD_N(rec, f) = n;
+    return 0;
+}
+
+int pp_field_set_text(const pp_desc_t *d, void *rec, const char *name, const char *text, char *err,
+                      size_t errlen)
+{
+    const pp_field_t *f = pp_field_find(d, name);
+    void *p = f ? FIELD_PTR(rec, f) : NULL;
+    int64_t v;
+    int e;
+    if (f == NULL) {
+        snprintf(err, errlen, "no field '%.64s' in %s", name ? name : "", d->name);
+        return PROFD_EINVAL;
+    }
+    switch (f->kind) {
+    case PP_K_I64:
+        if (!text_i64(text, &v)) {
+            snprintf(err, errlen, "expected an integer, found '%.64s'", text);
+            return PROFD_EINVAL;
+        }
+        *(int64_t *)p = v;
+        return 0;
+    case PP_K_BOOL:
+        if (strcmp(text, "true") != 0 && strcmp(text, "false") != 0) {
+            snprintf(err, errlen, "expected true or false, found '%.64s'", text);
+            return PROFD_EINVAL;
+        }
+        *(bool *)p = strcmp(text, "true") == 0;
+        return 0;
+    case PP_K_ENUM:
+        if ((e = pp_enum_value(f->en, text)) == 0) {
+            snprintf(err, errlen, "expected a %s name, found '%.64s'", f->en->name, text);
+            return PROFD_EINVAL;
+        }
+        *(int *)p = e;
+        return 0;
+    case PP_K_STR:
+    case PP_K_JSON: {
+        cJSON *j = f->kind == PP_K_JSON ? cJSON_Parse(text) : NULL;
+        bool object = j && cJSON_IsObject(j);
+        cJSON_Delete(j);
+        if (f->kind == PP_K_JSON && !object) {
+            snprintf(err, errlen, "expected a JSON object");
+            return PROFD_EINVAL;
+        }
+        char *copy = strdup(text);
+        if (copy == NULL) {
+            return PROFD_ENOMEM;
+        }
+        free(*(char **)p);
+        *(char **)p = copy;
+        return 0;
+    }
+    case PP_K_I64S:
+    case PP_K_STRS:
+        return set_list(f, rec, text, err, errlen);
+    default:
+        snprintf(err, errlen, "field '%s' is not set from text", f->name);
+        return PROFD_EINVAL;
+    }
 }
 
 /* ---- JSON settings helpers ---- */

@@ -41,8 +41,9 @@ for b in profd profctl profd-sim; do
 done
 
 headers=$(cd "$root$PROFD_INCLUDEDIR" && find . -type f | sort | tr '\n' ' ')
-check "public headers are exactly profd/client.h and profd/errors.h ($headers)" \
-  test "$headers" = "./profd/client.h ./profd/errors.h "
+# profd/version.h: the version, generated from the CMake project's
+check "public headers are exactly profd/client.h, errors.h and version.h ($headers)" \
+  test "$headers" = "./profd/client.h ./profd/errors.h ./profd/version.h "
 
 lib=$root$PROFD_LIBDIR
 check "libprofd.so -> libprofd.so.0 -> libprofd.so.$PROFD_VERSION" \

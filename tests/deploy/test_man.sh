@@ -31,6 +31,12 @@ for entry in "profd.8:$PROFD_PROFD" "profctl.1:$PROFD_PROFCTL" "profd-sim.1:$PRO
   done
 
   "$bin" --help >"$tmp/help.txt"
+  # profctl: every command answers --help with its own options
+  if [ "$name" = profctl.1 ]; then
+    for cmd in $(awk '/^commands/ {on = 1; next} on && /^$/ {on = 0} on {print $1}' "$tmp/help.txt"); do
+      "$bin" "$cmd" --help >>"$tmp/help.txt" || bad "profctl $cmd --help failed"
+    done
+  fi
   help=$(long_opts <"$tmp/help.txt")
   all=$(plain "$page" | long_opts)
   doc=$(documented "$page" | long_opts)

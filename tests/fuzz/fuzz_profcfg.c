@@ -46,8 +46,9 @@ static void check_json_object(const char *s)
 static void check_spec(const pp_window_spec_t *s)
 {
     check(s->selectors_n > 0, "a request without selectors");
-    check(s->tool != NULL && s->mode != NULL && s->settings != NULL, "request defaults missing");
-    check(strcmp(s->mode, "e2e") == 0 || strcmp(s->mode, "discrete") == 0, "unknown mode");
+    check(s->tool != NULL && s->mode != PP_MODE_NONE && s->settings != NULL,
+          "request defaults missing");
+    check(s->mode == PP_MODE_E2E || s->mode == PP_MODE_DISCRETE, "unknown mode");
     check_json_object(s->settings);
     if (s->steps_n > 0) {
         check(s->start == PP_NONE && s->end == PP_NONE, "both steps and start/end");

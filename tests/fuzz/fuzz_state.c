@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,20 +36,33 @@ static void prepare(void)
     }
 }
 
-static pd_daemon_t *daemon_new(void)
+/* A coordinator's state alone: its window table, log and save_path, no
+ * loop, no node endpoint. */
+typedef struct daemon {
+    pd_log_t log;
+    pd_windows_t win;
+    pd_node_t node;
+    pd_state_t state;
+    char instance[24];
+} daemon_t;
+
+static daemon_t *daemon_new(void)
 {
-    pd_daemon_t *d = calloc(1, sizeof(*d));
+    daemon_t *d = calloc(1, sizeof(*d));
     if (d == NULL) {
         abort();
     }
-    d->cfg.coordinator = true;
     pd_log_init(&d->log, PD_LOG_ERROR - 1); /* quiet */
-    pd_windows_init(&d->win);
-    snprintf(d->save_path, sizeof(d->save_path), "%s", dir);
+    pd_windows_init(&d->win, &d->log, 0);
+    d->node.log = &d->log;
+    d->node.win = &d->win;
+    d->node.save_path = dir;
+    d->node.instance = d->instance;
+    pd_state_init(&d->state, &d->node, NULL, d->instance, sizeof(d->instance));
     return d;
 }
 
-static void daemon_free(pd_daemon_t *d)
+static void daemon_free(daemon_t *d)
 {
     pd_windows_fini(&d->win);
     free(d);
@@ -65,12 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (f == NULL || fwrite(data, 1, size, f) != size || fclose(f) != 0) {
         abort();
     }
-    pd_daemon_t *d = daemon_new();
-    if (pd_state_load(d, err, sizeof(err)) == 0) {
+    daemon_t *d = daemon_new();
+    if (pd_state_load(&d->state, err, sizeof(err)) == 0) {
         size_t n = d->win.count;
-        pd_state_fini(d); /* saves it again */
-        pd_daemon_t *again = daemon_new();
-        if (pd_state_load(again, err, sizeof(err)) != 0 || again->win.count != n ||
+        pd_state_fini(&d->state); /* saves it again */
+        daemon_t *again = daemon_new();
+        if (pd_state_load(&again->state, err, sizeof(err)) != 0 || again->win.count != n ||
             strcmp(again->instance, d->instance) != 0) {
             fprintf(stderr, "a saved state does not load back: %s\n", err);
             abort();

@@ -124,7 +124,8 @@ static int64_t window_state(const running_t *r, int64_t id, char *state, size_t 
     snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"windows\",\"id\":%lld}", (long long)id);
     assert_int_equal(call(r->cfg.control_url, q, &rep), 0);
     assert_int_equal(rep.u.windows_reply.windows_n, 1);
-    snprintf(state, len, "%s", rep.u.windows_reply.windows[0].state);
+    snprintf(state, len, "%s",
+             pp_enum_name(&pp_enum_window_state, rep.u.windows_reply.windows[0].state));
     int64_t complete = rep.u.windows_reply.windows[0].complete;
     pp_msg_free(&rep);
     return complete;
@@ -266,7 +267,7 @@ static void test_daemon_window_end_to_end(void **state)
         pp_capture_t *cap = &man.captures[i];
         assert_string_equal(cap->role, "e2e");
         assert_int_equal(cap->rank, want_rank[i]);
-        assert_string_equal(cap->status, "complete");
+        assert_string_equal(pp_status_name(cap->status), "complete");
         assert_int_equal(cap->first_step, 5);
         assert_int_equal(cap->last_step, 6);
         assert_int_equal(cap->files_n, 1);
@@ -357,7 +358,8 @@ static void test_daemon_bad_input_keeps_serving(void **state)
     assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[3]}", &rep), 0);
     assert_int_equal(rep.u.started.windows_n, 1);
     assert_int_equal(rep.u.started.windows[0].selected, 0);
-    assert_string_equal(rep.u.started.windows[0].state, "pending");
+    assert_string_equal(pp_enum_name(&pp_enum_window_state, rep.u.started.windows[0].state),
+                        "pending");
     assert_int_equal(rep.u.started.windows[0].warnings_n, 1);
     pp_msg_free(&rep);
 

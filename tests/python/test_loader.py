@@ -83,6 +83,13 @@ class TestLoader(unittest.TestCase):
             shutil.copy(BUILD_LIB, dst)
         return os.path.dirname(dst)
 
+    def test_version_is_the_project_version(self):
+        # one definition: CMake's project version, in the C header and here
+        self.assertEqual(profd.__version__, os.environ["PROFD_VERSION"])
+        out = subprocess.run([os.path.join(os.environ["PROFD_BUILD_DIR"], "client", "profctl"),
+                              "--version"], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout, "profctl %s\n" % os.environ["PROFD_VERSION"])
+
     def test_next_to_the_package(self):
         r = run_worker()
         self.assertEqual(r["path"], BUILD_LIB)

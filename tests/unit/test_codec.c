@@ -105,7 +105,7 @@ static void test_codec_copy_is_deep(void **state)
     pp_file_t f = {.path = "trace.json", .bytes = 10, .checksum = "xxh64:00"};
     pp_record_init(&pp_desc_capture, &a);
     a.role = "actor";
-    a.status = "complete";
+    a.status = PP_CAP_COMPLETE;
     a.files = &f;
     a.files_n = 1;
     assert_int_equal(pp_record_copy(&pp_desc_capture, &b, &a), 0);
@@ -133,7 +133,7 @@ static void test_codec_manifest_nulls(void **state)
     man.window.steps_n = 2;
     man.window.settings = "{}";
     cap.role = "actor";
-    cap.status = "complete";
+    cap.status = PP_CAP_COMPLETE;
     cap.first_step = 5;
     cap.last_step = 9;
     man.captures = &cap;

@@ -131,7 +131,7 @@ static const pp_plan_t *plan1(int64_t id, const char *name, int64_t first, int64
     entry.first_step = first;
     entry.last_step = last;
     entry.tool = "fake";
-    entry.mode = (char *)mode;
+    entry.mode = (pp_mode_t)pp_enum_value(&pp_enum_mode, mode);
     if (phase) {
         phases_buf[0] = (char *)phase;
         entry.phases = phases_buf;
@@ -265,7 +265,7 @@ static void test_engine_e2e_window_exact_steps(void **state)
     assert_int_equal(c->rank, 3);
     assert_int_equal(c->first_step, 3);
     assert_int_equal(c->last_step, 4);
-    assert_string_equal(c->status, "complete");
+    assert_string_equal(pp_status_name(c->status), "complete");
     assert_null(c->reason);
     assert_string_equal(c->dir, "run/w1-steps3-4/e2e/rank3-node1");
     assert_int_equal(c->pid, 4242);
@@ -281,7 +281,7 @@ static void test_engine_missed_when_plan_arrives_late(void **state)
     assert_int_equal(F.ncalls, 0);
     assert_int_equal(F.nresults, 1);
     pp_capture_t *c = &F.results[0]->captures[0];
-    assert_string_equal(c->status, "missed");
+    assert_string_equal(pp_status_name(c->status), "missed");
     assert_string_equal(c->reason, "plan arrived at step 2, after start step 2");
     assert_int_equal(c->first_step, PP_NONE);
     assert_null(c->dir);
@@ -299,7 +299,7 @@ static void test_engine_missed_when_start_step_skipped(void **state)
     step(6); /* the job jumped over step 5 */
     assert_int_equal(F.ncalls, 0);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(F.results[0]->captures[0].status, "missed");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "missed");
     assert_string_equal(F.results[0]->captures[0].reason,
                         "start step 5 was never begun (went to 6)");
 }
@@ -312,7 +312,7 @@ static void test_engine_backend_failure_marks_failed(void **state)
     assert_int_equal(F.ncalls, 1); /* start only: no stop after a failed start */
     assert_int_equal(F.nresults, 1);
     pp_capture_t *c = &F.results[0]->captures[0];
-    assert_string_equal(c->status, "failed");
+    assert_string_equal(pp_status_name(c->status), "failed");
     assert_string_equal(c->reason, "fake: no device");
 }
 
@@ -328,7 +328,7 @@ static void test_engine_no_backend_for_tool(void **state)
     ce_on_step_begin(&e2, 1);
     ce_on_step_end(&e2, 1);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(F.results[0]->captures[0].status, "failed");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "failed");
     assert_string_equal(F.results[0]->captures[0].reason,
                         "no profiler backend for tool 'fake' in this process");
     ce_fini(&e2);
@@ -340,7 +340,7 @@ static void test_engine_mkdir_failure(void **state)
     ce_adopt(&E, plan1(5, "w5-step1", 1, 1, "e2e", NULL));
     step(1);
     assert_int_equal(F.ncalls, 0);
-    assert_string_equal(F.results[0]->captures[0].status, "failed");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "failed");
     assert_string_equal(F.results[0]->captures[0].reason,
                         "cannot create /nodir/run/w5-step1/e2e/rank3-node1: input/output error");
 }
@@ -405,7 +405,7 @@ static void test_engine_discrete_no_matching_phase(void **state)
     ce_on_step_end(&E, 1);
     assert_int_equal(F.ncalls, 0);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(F.results[0]->captures[0].status, "missed");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "missed");
     assert_string_equal(F.results[0]->captures[0].reason, "no matching phase ran in steps 1-1");
     assert_string_equal(F.results[0]->captures[0].role, "actor");
 }
@@ -427,7 +427,7 @@ static void test_engine_schedule_spans_non_native(void **state)
     assert_int_equal(c->substeps_n, 1);
     assert_int_equal(c->substeps[0].first, 3);
     assert_int_equal(c->substeps[0].last, 4);
-    assert_string_equal(c->status, "complete");
+    assert_string_equal(pp_status_name(c->status), "complete");
 }
 
 static void test_engine_schedule_repeat_cycles(void **state)
@@ -492,7 +492,7 @@ static void test_engine_stop_shortens_open_window(void **state)
     assert_call(1, "stop", 4, 0, 0);
     assert_int_equal(F.results[0]->captures[0].first_step, 2);
     assert_int_equal(F.results[0]->captures[0].last_step, 4);
-    assert_string_equal(F.results[0]->captures[0].status, "complete");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "complete");
 }
 
 static void test_engine_window_cancelled_and_restart(void **state)
@@ -506,7 +506,7 @@ static void test_engine_window_cancelled_and_restart(void **state)
     ce_adopt(&E, &empty);
     assert_int_equal(F.ncalls, 2);
     assert_call(1, "stop", 2, 0, 0);
-    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
     assert_string_equal(F.results[0]->captures[0].reason, "window cancelled at step 2");
     ce_on_step_end(&E, 2);
 
@@ -517,7 +517,7 @@ static void test_engine_window_cancelled_and_restart(void **state)
     step(3);
     assert_int_equal(F.ncalls, 4);
     assert_int_equal(F.nresults, 2);
-    assert_string_equal(F.results[1]->captures[0].status, "complete");
+    assert_string_equal(pp_status_name(F.results[1]->captures[0].status), "complete");
 }
 
 static void test_engine_close_truncates_and_misses(void **state)
@@ -532,14 +532,14 @@ static void test_engine_close_truncates_and_misses(void **state)
                                .first_step = 1,
                                .last_step = 9,
                                .tool = "fake",
-                               .mode = "e2e"};
+                               .mode = PP_MODE_E2E};
     two[1] = (pp_plan_entry_t){.window = 21,
                                .name = "w21-step50",
                                .job = "run",
                                .first_step = 50,
                                .last_step = 50,
                                .tool = "fake",
-                               .mode = "e2e"};
+                               .mode = PP_MODE_E2E};
     pp_record_init(&pp_desc_plan, &p);
     p.instance = "i1";
     p.entries = two;
@@ -549,10 +549,10 @@ static void test_engine_close_truncates_and_misses(void **state)
     ce_on_step_begin(&E, 2);
     ce_fini(&E);
     assert_int_equal(F.nresults, 2);
-    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
     assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 2");
     assert_int_equal(F.results[0]->captures[0].last_step, 2);
-    assert_string_equal(F.results[1]->captures[0].status, "missed");
+    assert_string_equal(pp_status_name(F.results[1]->captures[0].status), "missed");
     assert_string_equal(F.results[1]->captures[0].reason, "worker closed before step 50");
 }
 
@@ -571,7 +571,7 @@ static void test_engine_open_window_ends_with_the_job(void **state)
     assert_int_equal(F.ncalls, 2);
     assert_call(0, "start", 3, 0, 0);
     assert_call(1, "stop", 5, 0, 0);
-    assert_string_equal(F.results[0]->captures[0].status, "complete");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "complete");
     assert_null(F.results[0]->captures[0].reason);
     assert_int_equal(F.results[0]->captures[0].first_step, 3);
     assert_int_equal(F.results[0]->captures[0].last_step, 5);
@@ -584,7 +584,7 @@ static void test_engine_open_window_closed_mid_step(void **state)
     ce_on_step_begin(&E, 4);
     ce_fini(&E);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(F.results[0]->captures[0].status, "truncated");
+    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
     assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 4");
     assert_int_equal(F.results[0]->captures[0].last_step, 4);
 }

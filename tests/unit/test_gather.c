@@ -28,6 +28,7 @@
 
 #include "confine.h"
 #include "gather.h"
+#include "text.h"
 #include "profd/errors.h"
 
 #define SECRET      "TOP-SECRET-outside-the-spool"

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "hydra.h"
 #include "omegaconf.h"
 #include "profd/errors.h"
 
@@ -22,7 +23,7 @@ static void fx_load(fx_t *f, const char *text, const char *const *ov, size_t n)
 {
     memset(f, 0, sizeof(*f));
     assert_int_equal(yt_parse("c.yaml", text, strlen(text), &f->root, f->err, sizeof(f->err)), 0);
-    int rc = oc_apply_overrides("c.yaml", &f->root, (char *const *)ov, n, f->err, sizeof(f->err));
+    int rc = hy_apply_overrides("c.yaml", &f->root, (char *const *)ov, n, f->err, sizeof(f->err));
     if (rc != 0) {
         print_error("%s\n", f->err);
     }
@@ -65,7 +66,7 @@ static void expect_override_error(const char *text, const char *ov, const char *
     char err[512] = "";
     char *o[] = {(char *)ov};
     assert_int_equal(yt_parse("c.yaml", text, strlen(text), &root, err, sizeof(err)), 0);
-    assert_int_equal(oc_apply_overrides("c.yaml", &root, o, 1, err, sizeof(err)), PROFD_ECONFIG);
+    assert_int_equal(hy_apply_overrides("c.yaml", &root, o, 1, err, sizeof(err)), PROFD_ECONFIG);
     assert_string_equal(err, msg);
     yt_free(root);
 }

@@ -296,7 +296,7 @@ static void test_plan_selector_overrides(void **state)
     pp_selector_t sels[2] = {sel("actor", true, NULL, 0, NULL, 0),
                              sel("rollout", true, NULL, 0, NULL, 0)};
     sels[1].tool = "npu";
-    sels[1].mode = "discrete";
+    sels[1].mode = PP_MODE_DISCRETE;
     sels[1].settings = "{\"level\":\"level1\"}";
     sels[1].schedule.wait = 1;
     sels[1].schedule.active = 2;
@@ -307,8 +307,8 @@ static void test_plan_selector_overrides(void **state)
     s.settings = "{\"contents\":[\"cpu\"]}";
     assert_string_equal(pd_plan_tool(&s, 0), "torch");
     assert_string_equal(pd_plan_tool(&s, 1), "npu");
-    assert_string_equal(pd_plan_mode(&s, 0), "e2e");
-    assert_string_equal(pd_plan_mode(&s, 1), "discrete");
+    assert_int_equal(pd_plan_mode(&s, 0), PP_MODE_E2E);
+    assert_int_equal(pd_plan_mode(&s, 1), PP_MODE_DISCRETE);
     assert_string_equal(pd_plan_settings(&s, 0), "{\"contents\":[\"cpu\"]}");
     assert_string_equal(pd_plan_settings(&s, 1), "{\"level\":\"level1\"}");
     assert_int_equal(pd_plan_schedule(&s, 0)->active, 0);
@@ -364,10 +364,12 @@ static void mk_next_neg(pp_window_spec_t *s)
 {
     s->next = -3;
 }
+/* modes are an enumeration: the codec refuses unknown names (test_codec);
+ * "mixed" describes windows and is no mode a request may ask for */
 static void mk_bad_mode(pp_window_spec_t *s)
 {
     s->next = 1;
-    s->mode = "sideways";
+    s->mode = PP_MODE_MIXED;
 }
 static void mk_bad_tool(pp_window_spec_t *s)
 {
@@ -410,7 +412,7 @@ static void test_plan_rejects_bad_requests(void **state)
         {"end == start", mk_end_equal, "end (10) must be greater than start (10), or -1"},
         {"end only", mk_end_only, "end given without start"},
         {"next < 0", mk_next_neg, "next must be >= 1, found -3"},
-        {"mode", mk_bad_mode, "mode must be e2e or discrete, found 'sideways'"},
+        {"mode", mk_bad_mode, "mode must be e2e or discrete, found 'mixed'"},
         {"tool", mk_bad_tool, "tool must be an identifier, found '../x'"},
         {"rank", mk_bad_rank, "selector 0: ranks must be >= 0, found -1"},
         {"phase", mk_bad_phase, "selector 0: phase must be an identifier, found 'gen/erate'"},

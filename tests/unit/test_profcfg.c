@@ -547,7 +547,7 @@ static void test_profcfg_settings_text(void **state)
     assert_string_equal(out.specs[0].settings,
                         "{\"level\":\"level1\",\"contents\":[\"npu\",\"cpu\"],\"analysis\":false}");
     assert_string_equal(out.specs[0].tool, "npu");
-    assert_string_equal(out.specs[0].mode, "discrete");
+    assert_string_equal(pp_mode_name(out.specs[0].mode), "discrete");
     assert_string_equal(out.specs[0].source, "p.yaml");
     assert_int_equal(out.specs[0].start, PP_NONE);
     assert_int_equal(out.specs[0].end, PP_NONE);

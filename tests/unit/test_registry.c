@@ -153,7 +153,7 @@ static void test_registry_events_step_time(void **state)
     pd_registry_row(k, 1090, &row);
     assert_int_equal(row.rank, 3);
     assert_int_equal(row.step, 5);
-    assert_string_equal(row.state, "idle");
+    assert_string_equal(pp_enum_name(&pp_enum_rank_activity, row.state), "idle");
     assert_int_equal(row.age_ms, 1000);
     assert_true(row.rate > 0.0);
     pd_registry_fini(&r);

@@ -25,12 +25,11 @@
 #include <stdint.h>
 
 #include "profd/errors.h"
+#include "profd/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define PROFD_VERSION_STRING "0.1.0"
 
 /* Value of an integer option meaning "take it from the environment". */
 #define PROFD_FROM_ENV (-2)

@@ -17,12 +17,11 @@ imported when a capture needs them.
 """
 
 from ._native import load_error
+from ._version import __version__
 from .backends import Backend, BackendError
 from .capture import Capture, Schedule
 from .client import Client, Stats
 from .settings import SettingsError
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Backend",

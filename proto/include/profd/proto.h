@@ -42,6 +42,7 @@ extern "C" {
 #define PP_REQ  1u
 #define PP_NUL  2u
 #define PP_OMIT 4u
+#define PP_LAX  8u
 
 typedef enum pp_access {
     PP_ACC_REPLY,
@@ -54,11 +55,18 @@ typedef enum pp_access {
 /* ---- the structs, generated from messages.def ---- */
 #include "../../messages.def"
 
+#define PP_ENUM_CONST(c, name) c,
+#define PP_DECL_ENUM_TYPE(id)  typedef enum pp_##id{PP_ENUM_##id(PP_ENUM_CONST)} pp_##id##_t;
+PP_ENUMS(PP_DECL_ENUM_TYPE)
+#undef PP_DECL_ENUM_TYPE
+#undef PP_ENUM_CONST
+
 #define PP_DECL_I64(n, s)  int64_t n;
 #define PP_DECL_BOOL(n, s) bool n;
 #define PP_DECL_F64(n, s)  double n;
 #define PP_DECL_STR(n, s)  char *n;
 #define PP_DECL_JSON(n, s) char *n;
+#define PP_DECL_ENUM(n, s) pp_##s##_t n;
 #define PP_DECL_I64S(n, s)                                                                         \
     int64_t *n;                                                                                    \
     size_t n##_n;
@@ -103,11 +111,32 @@ typedef enum pp_kind {
     PP_K_F64,
     PP_K_STR,
     PP_K_JSON,
+    PP_K_ENUM,
     PP_K_I64S,
     PP_K_STRS,
     PP_K_ARR,
     PP_K_OBJ,
 } pp_kind_t;
+
+/* An enumeration's names, by value (names[0] is NULL: "none"). */
+typedef struct pp_enum {
+    const char *name;
+    const char *const *names;
+    int count;
+} pp_enum_t;
+
+#define PP_ENUM_EXTERN(id) extern const pp_enum_t pp_enum_##id;
+PP_ENUMS(PP_ENUM_EXTERN)
+#undef PP_ENUM_EXTERN
+
+/* The name of value v ("complete"), or NULL for 0 and values out of range. */
+const char *pp_enum_name(const pp_enum_t *e, int v);
+/* The value of a name, 0 when the enumeration has no such name (or NULL). */
+int pp_enum_value(const pp_enum_t *e, const char *name);
+
+/* Shorthands for the names used in logs and tables. */
+#define pp_status_name(v) pp_enum_name(&pp_enum_capture_status, (int)(v))
+#define pp_mode_name(v)   pp_enum_name(&pp_enum_mode, (int)(v))
 
 struct pp_desc;
 typedef struct pp_field {
@@ -117,6 +146,7 @@ typedef struct pp_field {
     size_t off;   /* the value, or the array pointer */
     size_t off_n; /* array count (I64S, STRS, ARR) */
     const struct pp_desc *sub;
+    const pp_enum_t *en; /* ENUM */
 } pp_field_t;
 
 typedef struct pp_desc {
@@ -185,6 +215,20 @@ int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out,
                      size_t errlen);
 /* Encode a record; pretty = indented for humans (manifest.json). */
 int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **out, size_t *len);
+
+/* ---- fields from text (command lines) ---- */
+
+/* The field of a record by its JSON name, or NULL. */
+const pp_field_t *pp_field_find(const pp_desc_t *d, const char *name);
+/*
+ * Set one field of `rec` from command-line text, parsed by the field's
+ * kind: integers, true/false, a name of the field's enumeration, a string,
+ * a JSON object, or a comma-separated list (integers; names
+ * [A-Za-z0-9_-]). Returns 0, or PROFD_EINVAL with a one-line reason in err
+ * (the field unchanged), PROFD_ENOMEM.
+ */
+int pp_field_set_text(const pp_desc_t *d, void *rec, const char *name, const char *text, char *err,
+                      size_t errlen);
 
 /* ---- small helpers shared by every part ---- */
 

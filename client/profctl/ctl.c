@@ -1,0 +1,193 @@
+/* profctl's connection, messages and argument helpers (see profctl.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profctl.h"
+
+#include <nng/protocol/reqrep0/req.h>
+
+#include "rundir.h"
+
+int ctl_die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "profctl: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return code;
+}
+
+int ctl_usage(const ctl_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "profctl: ");
+    vfprintf(stderr, fmt, ap);
+    if (c && c->cmd) {
+        fprintf(stderr, "\n(see profctl %s --help)\n", c->cmd->name);
+    } else {
+        fprintf(stderr, "\n(see profctl --help)\n");
+    }
+    va_end(ap);
+    return 2;
+}
+
+int ctl_help(const ctl_t *c)
+{
+    fputs(c->cmd->help, stdout);
+    return 0;
+}
+
+void ctl_default_url(char *buf, size_t len)
+{
+    const char *u = getenv("PROFD_CONTROL_URL");
+    cl_rundir_t rd;
+    if (u && *u) {
+        snprintf(buf, len, "%s", u);
+        return;
+    }
+    cl_rundir_init(&rd);
+    if (rd.ignored) {
+        fprintf(stderr,
+                "profctl: warning: PROFD_RUN_DIR is not an absolute path of at most %d bytes: "
+                "ignored\n",
+                PP_RUN_DIR_MAX);
+    }
+    cl_rundir_url(&rd, "control.sock", buf, len);
+}
+
+static int ctl_connect(ctl_t *c)
+{
+    char err[512];
+    nng_dialer d;
+    int rv;
+    if ((rv = nng_req0_open(&c->sock)) != 0) {
+        return ctl_die(1, "cannot open a socket: %s", nng_strerror(rv));
+    }
+    c->open = true;
+    nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+    nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 64u << 20);
+    if ((rv = nng_dialer_create(&d, c->sock, c->url)) != 0) {
+        return ctl_die(1, "invalid address %s: %s", c->url, nng_strerror(rv));
+    }
+    if (pt_tls_url(c->url)) {
+        if ((c->tls_cfg = pt_tls_config(&c->tls, false, err, sizeof(err))) == NULL) {
+            return ctl_die(1, "%s: %s (see --tls-ca, --tls-cert, --tls-key)", c->url, err);
+        }
+        nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls_cfg);
+    }
+    if ((rv = nng_dialer_start(d, 0)) != 0) {
+        if (pt_tls_url(c->url) && (rv == NNG_ECRYPTO || rv == NNG_EPEERAUTH || rv == NNG_ECLOSED ||
+                                   rv == NNG_ECONNRESET || rv == NNG_ECONNSHUT)) {
+            return ctl_die(1,
+                           "cannot reach profd at %s: %s (TLS: does the daemon trust this "
+                           "client's certificate, and does its certificate chain to --tls-ca "
+                           "and name the host?)",
+                           c->url, nng_strerror(rv));
+        }
+        return ctl_die(1, "cannot reach profd at %s: %s (is profd running?)", c->url,
+                       nng_strerror(rv));
+    }
+    return 0;
+}
+
+/* One request and its reply on a context of their own. */
+static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out)
+{
+    nng_msg *m;
+    nng_aio *aio;
+    nng_ctx ctx;
+    int rv;
+    if (nng_aio_alloc(&aio, NULL, NULL) != 0 || nng_msg_alloc(&m, 0) != 0 ||
+        nng_msg_append(m, buf, len) != 0) {
+        return ctl_die(1, "out of memory");
+    }
+    nng_aio_set_msg(aio, m);
+    nng_aio_set_timeout(aio, c->timeout_ms);
+    nng_ctx_open(&ctx, c->sock);
+    nng_ctx_send(ctx, aio);
+    nng_aio_wait(aio);
+    if ((rv = nng_aio_result(aio)) != 0) {
+        nng_msg_free(nng_aio_get_msg(aio));
+        nng_aio_free(aio);
+        nng_ctx_close(ctx);
+        return ctl_die(1, "cannot send to %s: %s", c->url, nng_strerror(rv));
+    }
+    nng_ctx_recv(ctx, aio);
+    nng_aio_wait(aio);
+    if ((rv = nng_aio_result(aio)) != 0) {
+        nng_aio_free(aio);
+        nng_ctx_close(ctx);
+        return ctl_die(1, "no reply from %s: %s", c->url, nng_strerror(rv));
+    }
+    *out = nng_aio_get_msg(aio);
+    nng_aio_free(aio);
+    nng_ctx_close(ctx);
+    return 0;
+}
+
+int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
+{
+    char *buf, err[256];
+    size_t len;
+    nng_msg *m;
+    if (!c->open && ctl_connect(c) != 0) {
+        return 1;
+    }
+    if (pp_msg_encode(req, &buf, &len) != 0) {
+        return ctl_die(1, "cannot encode the request");
+    }
+    int rv = exchange(c, buf, len, &m);
+    free(buf);
+    if (rv != 0) {
+        return 1;
+    }
+    rv = pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 64u << 20, rep, err, sizeof(err));
+    nng_msg_free(m);
+    if (rv != 0) {
+        return ctl_die(1, "bad reply from profd: %s", err);
+    }
+    if (rep->type == PP_T_error) {
+        ctl_die(1, "%s (%s)", rep->u.error.message ? rep->u.error.message : "error",
+                rep->u.error.name ? rep->u.error.name : "?");
+        pp_msg_free(rep);
+        return 1;
+    }
+    return 0;
+}
+
+void ctl_close(ctl_t *c)
+{
+    if (c->open) {
+        nng_close(c->sock);
+        c->open = false;
+    }
+    pt_tls_config_free(c->tls_cfg);
+    c->tls_cfg = NULL;
+}
+
+void ctl_print_json(const pp_msg_t *m)
+{
+    char *buf;
+    if (pp_record_encode(pp_type_desc(m->type), &m->u, true, &buf, NULL) == 0) {
+        printf("%s\n", buf);
+        free(buf);
+    }
+}
+
+int ctl_parse_i64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0') {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

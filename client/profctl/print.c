@@ -1,0 +1,166 @@
+/* profctl's human tables (see profctl.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profctl.h"
+
+const char *ctl_or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+static void fmt_i64(char *buf, size_t len, int64_t v)
+{
+    if (v == PP_NONE) {
+        snprintf(buf, len, "-");
+    } else {
+        snprintf(buf, len, "%lld", (long long)v);
+    }
+}
+
+static void fmt_bytes(char *buf, size_t len, int64_t b)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, len, i ? "%.1f%s" : "%.0f%s", v, u[i]);
+}
+
+void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last)
+{
+    if (first == PP_NONE) {
+        snprintf(buf, len, "-");
+    } else if (last == PP_NONE) {
+        snprintf(buf, len, "%lld-", (long long)first);
+    } else if (last == first) {
+        snprintf(buf, len, "%lld", (long long)first);
+    } else {
+        snprintf(buf, len, "%lld-%lld", (long long)first, (long long)last);
+    }
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const pp_rank_t *x = a, *y = b;
+    int c = strcmp(x->node ? x->node : "", y->node ? y->node : "");
+    if (c) {
+        return c;
+    }
+    c = strcmp(x->job, y->job);
+    if (c) {
+        return c;
+    }
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+void ctl_print_status(const pp_status_reply_t *s)
+{
+    printf("node %s  version %s  save_path %s  windows %lld  ranks %zu\n", s->node, s->version,
+           s->save_path, (long long)s->windows, s->ranks_n);
+    if (s->ranks_n == 0) {
+        printf("no rank registered\n");
+        return;
+    }
+    qsort(s->ranks, s->ranks_n, sizeof(*s->ranks), cmp_rank);
+    printf("%-12s %6s %-10s %7s %-16s %8s %7s %9s %-8s %6s\n", "JOB", "RANK", "ROLE", "REPLICA",
+           "HOST", "PID", "STEP", "STEP_MS", "STATE", "AGE_S");
+    for (size_t i = 0; i < s->ranks_n; i++) {
+        const pp_rank_t *r = &s->ranks[i];
+        char rep[24], step[24];
+        /* a coordinator's ranks: grouped by the node daemon they are on */
+        if (r->node && r->node[0] &&
+            (i == 0 || !s->ranks[i - 1].node || strcmp(s->ranks[i - 1].node, r->node) != 0)) {
+            size_t n = 0;
+            while (i + n < s->ranks_n && s->ranks[i + n].node &&
+                   strcmp(s->ranks[i + n].node, r->node) == 0) {
+                n++;
+            }
+            printf("node %s: %zu rank(s)\n", r->node, n);
+        }
+        fmt_i64(rep, sizeof(rep), r->replica_rank);
+        fmt_i64(step, sizeof(step), r->step);
+        printf("%-12s %6lld %-10s %7s %-16s %8lld %7s %9.1f %-8s %6.1f\n", r->job,
+               (long long)r->rank, r->role, rep, r->host, (long long)r->pid, step, r->step_ms,
+               ctl_or_dash(pp_enum_name(&pp_enum_rank_activity, r->state)),
+               (double)r->age_ms / 1000.0);
+    }
+}
+
+void ctl_print_windows(const pp_window_t *v, size_t n)
+{
+    if (n == 0) {
+        printf("no window\n");
+        return;
+    }
+    printf("%-4s %-18s %-10s %-10s %-9s %-8s %-8s %-18s %5s %5s %5s %5s %5s %9s\n", "ID", "NAME",
+           "JOB", "STATE", "STEPS", "TOOL", "MODE", "ROLES", "RANKS", "OK", "FAIL", "MISS", "TRUNC",
+           "BYTES");
+    for (size_t i = 0; i < n; i++) {
+        const pp_window_t *w = &v[i];
+        char steps[48], bytes[24], roles[128] = "";
+        ctl_fmt_steps(steps, sizeof(steps), w->first_step, w->last_step);
+        fmt_bytes(bytes, sizeof(bytes), w->bytes);
+        for (size_t k = 0; k < w->roles_n; k++) {
+            size_t l = strlen(roles);
+            snprintf(roles + l, sizeof(roles) - l, "%s%s", k ? "," : "", w->roles[k]);
+        }
+        printf("%-4lld %-18s %-10s %-10s %-9s %-8s %-8s %-18s %5lld %5lld %5lld %5lld %5lld %9s\n",
+               (long long)w->id, w->name, ctl_or_dash(w->job),
+               ctl_or_dash(pp_enum_name(&pp_enum_window_state, w->state)), steps,
+               ctl_or_dash(w->tool), ctl_or_dash(pp_mode_name(w->mode)), roles[0] ? roles : "all",
+               (long long)w->selected, (long long)w->complete, (long long)w->failed,
+               (long long)w->missed, (long long)w->truncated, bytes);
+    }
+}
+
+void ctl_print_window_detail(const pp_window_t *w)
+{
+    char steps[48];
+    ctl_print_windows(w, 1);
+    ctl_fmt_steps(steps, sizeof(steps), w->first_step, w->last_step);
+    printf("\npath      %s\n", ctl_or_dash(w->path));
+    printf("source    %s\n", ctl_or_dash(w->source));
+    printf("settings  %s\n", ctl_or_dash(w->settings));
+    if (w->reason) {
+        printf("reason    %s\n", w->reason);
+    }
+    for (size_t i = 0; i < w->warnings_n; i++) {
+        printf("warning   %s\n", w->warnings[i]);
+    }
+    if (w->ranks_n) {
+        printf("\n%6s %-10s %7s %-16s %-9s\n", "RANK", "ROLE", "REPLICA", "HOST", "STATE");
+        for (size_t i = 0; i < w->ranks_n; i++) {
+            char rep[24];
+            fmt_i64(rep, sizeof(rep), w->ranks[i].replica_rank);
+            printf("%6lld %-10s %7s %-16s %-9s\n", (long long)w->ranks[i].rank, w->ranks[i].role,
+                   rep, w->ranks[i].host,
+                   ctl_or_dash(pp_enum_name(&pp_enum_member_state, w->ranks[i].state)));
+        }
+    }
+}
+
+void ctl_print_started(const pp_started_t *s, const char *verb)
+{
+    for (size_t i = 0; i < s->warnings_n; i++) {
+        fprintf(stderr, "warning: %s\n", s->warnings[i]);
+    }
+    for (size_t i = 0; i < s->windows_n; i++) {
+        const pp_window_t *w = &s->windows[i];
+        char steps[48];
+        ctl_fmt_steps(steps, sizeof(steps), w->first_step, w->last_step);
+        printf("%s window %lld %s: steps %s, %lld rank(s), tool %s, %s -> %s\n", verb,
+               (long long)w->id, w->name, steps, (long long)w->selected, w->tool,
+               ctl_or_dash(pp_mode_name(w->mode)), ctl_or_dash(w->path));
+        for (size_t k = 0; k < w->warnings_n; k++) {
+            fprintf(stderr, "warning: %s: %s\n", w->name, w->warnings[k]);
+        }
+    }
+    if (s->windows_n == 0) {
+        printf("no window %s\n", strcmp(verb, "stopping") == 0 ? "to stop" : "created");
+    }
+}

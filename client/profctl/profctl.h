@@ -1,0 +1,80 @@
+/*
+ * profctl: the control CLI of profd. The pieces its commands share: the
+ * connection to a control endpoint (one request, one reply, the same codec
+ * as the daemon), argument parsing and the human tables. Each command is a
+ * file of its own (cmd_*.c); main.c holds the command table.
+ */
+#ifndef PROFCTL_H
+#define PROFCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nng/nng.h>
+
+#include "profd/proto.h"
+#include "tlsconf.h"
+
+struct ctl_command;
+
+typedef struct ctl {
+    char url[PP_MAX_PATH];
+    bool json;
+    int timeout_ms;
+    pt_tls_files_t tls; /* tls+tcp:// URLs */
+    void *tls_cfg;
+    nng_socket sock;
+    bool open;
+    const struct ctl_command *cmd; /* the command running */
+} ctl_t;
+
+/* A command: `profctl NAME ARGS`; run returns the exit status. */
+typedef struct ctl_command {
+    const char *name;
+    int (*run)(ctl_t *c, int argc, char **argv);
+    const char *summary; /* one line for profctl --help */
+    const char *help;    /* its own --help */
+} ctl_command_t;
+
+extern const ctl_command_t ctl_cmd_status, ctl_cmd_windows, ctl_cmd_start, ctl_cmd_stop,
+    ctl_cmd_wait, ctl_cmd_apply;
+
+/* ---- messages and exit statuses ---- */
+
+/* "profctl: MESSAGE" on stderr; returns code. */
+int ctl_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A usage error of the running command: the reason and where to read
+ * more; returns 2. */
+int ctl_usage(const ctl_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The running command's --help on stdout; returns 0. */
+int ctl_help(const ctl_t *c);
+
+/* ---- the connection ---- */
+
+/* The control endpoint when none was given: $PROFD_CONTROL_URL, else the
+ * control socket where libprofd's rule finds the daemon. */
+void ctl_default_url(char *buf, size_t len);
+/* Send a request, wait for the reply (*rep, free with pp_msg_free). An
+ * error reply prints its message. 0, or 1 (already said why). */
+int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
+void ctl_close(ctl_t *c);
+/* The reply document, as JSON, on stdout. */
+void ctl_print_json(const pp_msg_t *m);
+
+/* ---- arguments ---- */
+
+/* A whole decimal integer; -1 when s is not one. */
+int ctl_parse_i64(const char *s, int64_t *out);
+
+/* ---- tables ---- */
+
+const char *ctl_or_dash(const char *s);
+void ctl_print_status(const pp_status_reply_t *s);
+void ctl_print_windows(const pp_window_t *v, size_t n);
+void ctl_print_window_detail(const pp_window_t *w);
+/* verb: "started", "stopping", "applied" */
+void ctl_print_started(const pp_started_t *s, const char *verb);
+void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
+
+#endif

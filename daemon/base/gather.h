@@ -1,0 +1,101 @@
+/*
+ * Gathering: moves a finished capture folder from the spool into the
+ * save_path tree, lists its files with sizes and checksums, and writes
+ * manifests — on libuv's thread pool, never on the loop thread.
+ *
+ * Same file system: one rename(2) of the folder, O(1) in bytes. Otherwise
+ * (another file system, or a folder of another user that this daemon may
+ * not move) a copy, each file written as .part and then renamed; the
+ * spool copy then goes aside into <spool>/.trash/w<window>/ (one rename on
+ * the spool's file system) and is removed once the window's manifest is
+ * written (PD_JOB_REMOVE): unlinking GiB files takes a while on some file
+ * systems, and nobody waits for it. A daemon that starts empties .trash.
+ *
+ * Confinement: everything is reached from the spool's and the save tree's
+ * descriptors one component at a time without following symlinks (see
+ * confine.h), so a folder swapped for a symlink between the report and the
+ * gathering is refused, not followed. A capture is refused (PROFD_EPATH)
+ * when it or anything in it is a symlink, a fifo, a socket, a device, a
+ * file with several hard links, a name with control characters or not
+ * UTF-8, folders nested too deep, or something not owned by the worker
+ * that reported it; nothing is read through such an entry. Limits
+ * (PROFD_ELIMIT: files per capture, the window's byte budget, the free-disk
+ * floor) remove the capture from the spool.
+ */
+#ifndef PD_GATHER_H
+#define PD_GATHER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "config.h"
+#include "profd/proto.h"
+
+typedef enum pd_job_kind {
+    PD_JOB_GATHER, /* move spool/src -> root/dst, list files */
+    PD_JOB_WRITE,  /* write `data` to root/dst atomically (manifest.json) */
+    PD_JOB_CHUNK,  /* write `data` at `offset` of root/<dst>.part; at `size`, verify and rename */
+    PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
+} pd_job_kind_t;
+
+/* Below the spool: copies waiting for removal (job names never start with a dot). */
+#define PD_TRASH ".trash"
+
+typedef struct pd_job {
+    uv_work_t work;
+    pd_job_kind_t kind;
+    /* in */
+    char spool[PD_PATH_MAX]; /* spool root (absolute) */
+    char src[PD_PATH_MAX];   /* PD_JOB_GATHER: capture folder, relative to the spool */
+    char root[PD_PATH_MAX];  /* the save tree (absolute) */
+    char dst[PD_PATH_MAX];   /* destination, relative to root; never followed through symlinks */
+    bool checksum;           /* xxh64 of every file */
+    bool list_only;          /* PD_JOB_GATHER: list and checksum in place, move nothing */
+    int64_t owner;           /* PD_JOB_GATHER: uid everything must belong to; -1 any */
+    int64_t max_files;       /* PD_JOB_GATHER: files and folders in a capture; 0 = 100000 */
+    int64_t min_free;        /* free bytes to keep on the save tree's file system; 0 = none */
+    int64_t budget;          /* bytes the window may gather in all; -1 unlimited */
+    _Atomic int64_t *used;   /* with budget: bytes the window's captures claimed so far */
+    char *data;              /* PD_JOB_WRITE: owned */
+    size_t len;
+    char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders of spool/prune */
+    int64_t offset, size;    /* PD_JOB_CHUNK */
+    char expect[32];         /* PD_JOB_CHUNK: "xxh64:..." of the whole file, "" none */
+    /* out */
+    int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
+    int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
+    bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
+    char reason[512];
+    bool incomplete; /* a .part file was left in the capture */
+    bool renamed;    /* moved by rename(2) */
+    bool left;       /* copied, but the spool copy could not be removed (see reason) */
+    bool trashed;    /* copied; the spool copy went to .trash/w<window> */
+    pp_file_t *files;
+    size_t nfiles, files_cap;
+    int64_t bytes;
+    /* completion on the loop thread; owns the job (pd_job_free) */
+    void (*done)(struct pd_job *j);
+    void *arg;
+    int64_t window, client;
+    size_t cap;
+} pd_job_t;
+
+/* Queue a job. Returns 0, or PROFD_EINTERNAL (done() is then not called). */
+int pd_job_submit(uv_loop_t *loop, pd_job_t *j);
+void pd_job_free(pd_job_t *j);
+
+/* The work itself, synchronous (used by the job runner and by tests). */
+void pd_gather_run(pd_job_t *j);
+void pd_write_run(pd_job_t *j);
+void pd_chunk_run(pd_job_t *j);
+void pd_remove_run(pd_job_t *j);
+
+/* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept.
+ * For the daemon's own folders (run_dir, save_path, spool) only. */
+int pd_mkdirs(const char *path, int mode);
+
+#endif

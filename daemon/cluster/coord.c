@@ -1,0 +1,553 @@
+/* The coordinator's node endpoint (see coord.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "coord.h"
+#include "remote.h"
+
+/* A node daemon, as the coordinator knows it. */
+typedef struct peer_node {
+    char name[PP_MAX_NAME + 1];
+    char instance[64];
+    bool shared;
+    uint32_t pipe;
+    int64_t last_seen_ms;
+    int64_t gone_since_ms; /* connection closed at; 0 while connected */
+    int64_t latency_us;
+    pd_req_t *watch;
+    int64_t watch_deadline_ms;
+    int64_t gen_acked;
+    bool awaited; /* known from the state file, not registered since */
+    struct peer_node *next;
+} peer_node_t;
+
+struct pd_coord {
+    pd_node_t *n;
+    pd_endpoint_t *ep;
+    peer_node_t *nodes;
+    size_t count;
+    void (*changed)(void *arg);
+    void *changed_arg;
+};
+
+static peer_node_t *node_find(const pd_coord_t *c, const char *name)
+{
+    for (peer_node_t *p = c->nodes; p; p = p->next) {
+        if (strcmp(p->name, name) == 0) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+static void list_changed(pd_coord_t *c)
+{
+    if (c->changed) {
+        c->changed(c->changed_arg);
+    }
+}
+
+static void reply_plan(pd_coord_t *c, peer_node_t *p, pd_req_t *req, bool unchanged)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_node_plan);
+    m.u.node_plan.gen = c->n->gen;
+    m.u.node_plan.instance = (char *)c->n->instance;
+    m.u.node_plan.unchanged = unchanged;
+    if (!unchanged && pd_remote_node_plan(c->n, p->name, &m.u.node_plan) != 0) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory building the plan");
+        return;
+    }
+    pd_req_reply_msg(req, &m);
+    pd_remote_node_plan_free(&m.u.node_plan);
+}
+
+static void release_watch(pd_coord_t *c, peer_node_t *p)
+{
+    if (p->watch) {
+        pd_req_t *w = p->watch;
+        p->watch = NULL;
+        reply_plan(c, p, w, true);
+    }
+}
+
+/* ---- remote ranks ---- */
+
+static pd_rank_t *remote_rank(const pd_node_t *n, const char *node, int64_t client)
+{
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
+        if (k->node_client == client && strcmp(k->node, node) == 0) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason)
+{
+    if (k->state != PD_RANK_LOST) {
+        k->state = PD_RANK_LOST;
+        pd_windows_on_lost(n->win, k, reason);
+    }
+}
+
+/* A rank of the roster the registry does not have yet. */
+static pd_rank_t *rank_add(pd_node_t *n, const peer_node_t *p, const pp_node_rank_t *r, int64_t now)
+{
+    pd_rank_t *k;
+    pp_hello_t h;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = r->job;
+    h.role = r->role;
+    h.rank = r->rank;
+    h.local_rank = r->local_rank;
+    h.world_size = r->world_size;
+    h.replica_rank = r->replica_rank;
+    h.host = r->host;
+    h.pid = r->pid;
+    if (pd_registry_add(n->reg, &h, p->name, now, &k) != 0) {
+        PD_LOG(n->log, PD_LOG_WARN, "coord", "node %s: rank %lld not registered", p->name,
+               (long long)r->rank);
+        return NULL;
+    }
+    k->node_client = r->client;
+    if (!r->lost) {
+        pd_windows_on_register(n->win, k);
+    }
+    return k;
+}
+
+/* Make the registry's remote ranks of a node match its roster. */
+static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v, size_t count)
+{
+    pd_node_t *n = c->n;
+    int64_t now = pd_now_ms();
+    char why[128];
+    /* ranks the roster no longer lists are gone */
+    pd_rank_t *next;
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = next) {
+        next = pd_registry_next(n->reg, k);
+        if (k->node_client == 0 || strcmp(k->node, p->name) != 0) {
+            continue;
+        }
+        bool listed = false;
+        for (size_t i = 0; i < count && !listed; i++) {
+            listed = v[i].client == k->node_client;
+        }
+        if (!listed) {
+            snprintf(why, sizeof(why), "left node %s", p->name);
+            rank_gone(n, k, why);
+            pd_registry_remove(n->reg, k->id);
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        pd_rank_t *k = remote_rank(n, p->name, v[i].client);
+        if (k == NULL && (k = rank_add(n, p, &v[i], now)) == NULL) {
+            continue;
+        }
+        k->last_seen_ms = now;
+        if (v[i].lost) {
+            snprintf(why, sizeof(why), "was lost on node %s", p->name);
+            rank_gone(n, k, why);
+        } else {
+            k->state = PD_RANK_ACTIVE;
+        }
+    }
+    pd_node_ranks_changed(n);
+}
+
+static void node_lost(pd_coord_t *c, peer_node_t *p, const char *reason)
+{
+    pd_node_t *n = c->n;
+    char why[160];
+    snprintf(why, sizeof(why), "lost with node %s (%s)", p->name, reason);
+    PD_LOG(n->log, PD_LOG_WARN, "coord", "node %s %s", p->name, reason);
+    pd_rank_t *next;
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = next) {
+        next = pd_registry_next(n->reg, k);
+        if (k->node_client && strcmp(k->node, p->name) == 0) {
+            rank_gone(n, k, why);
+            pd_registry_remove(n->reg, k->id);
+        }
+    }
+    pd_remote_node_lost(n, p->name, reason);
+    pd_windows_node_gone(n->win, p->name, why); /* members kept over a restart */
+    release_watch(c, p);
+}
+
+static void node_remove(pd_coord_t *c, peer_node_t *p)
+{
+    for (peer_node_t **pp = &c->nodes; *pp; pp = &(*pp)->next) {
+        if (*pp == p) {
+            *pp = p->next;
+            c->count--;
+            free(p);
+            list_changed(c);
+            return;
+        }
+    }
+}
+
+static peer_node_t *node_add(pd_coord_t *c, const char *name, const char *instance)
+{
+    peer_node_t *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    snprintf(p->name, sizeof(p->name), "%s", name);
+    snprintf(p->instance, sizeof(p->instance), "%s", instance);
+    p->gen_acked = -1;
+    p->next = c->nodes;
+    c->nodes = p;
+    c->count++;
+    list_changed(c);
+    return p;
+}
+
+/* ---- requests ---- */
+
+static peer_node_t *known(pd_coord_t *c, pd_req_t *req, const char *name, const char *instance)
+{
+    peer_node_t *p = node_find(c, name);
+    if (p == NULL || strcmp(p->instance, instance) != 0) {
+        pd_req_reply_error(req, PROFD_ECLIENT, "unknown node %s: register again", name);
+        return NULL;
+    }
+    p->pipe = pd_req_peer(req)->pipe;
+    p->last_seen_ms = pd_now_ms();
+    p->gone_since_ms = 0;
+    return p;
+}
+
+static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    const pp_node_hello_t *h = &msg->u.node_hello;
+    if (!pp_host_ok(h->node)) {
+        pd_req_reply_error(req, PROFD_EINVAL, "invalid node name");
+        return;
+    }
+    peer_node_t *p = node_find(c, h->node);
+    if (p && strcmp(p->instance, h->instance) != 0) {
+        node_lost(c, p, "restarted");
+        node_remove(c, p);
+        p = NULL;
+    }
+    if (p == NULL) {
+        if ((p = node_add(c, h->node, h->instance)) == NULL) {
+            pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+            return;
+        }
+        PD_LOG(c->n->log, PD_LOG_INFO, "coord", "node %s joined with %zu rank(s)", p->name,
+               h->ranks_n);
+    } else if (p->awaited) {
+        PD_LOG(c->n->log, PD_LOG_INFO, "coord", "node %s is back with %zu rank(s)", p->name,
+               h->ranks_n);
+    }
+    p->awaited = false;
+    p->shared = h->shared;
+    p->pipe = pd_req_peer(req)->pipe;
+    p->last_seen_ms = pd_now_ms();
+    p->gone_since_ms = 0;
+    apply_roster(c, p, h->ranks, h->ranks_n);
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_node_welcome);
+    m.u.node_welcome.instance = (char *)c->n->instance;
+    m.u.node_welcome.gen = c->n->gen;
+    m.u.node_welcome.save_path = (char *)c->n->save_path;
+    pd_req_reply_msg(req, &m);
+}
+
+static void on_roster(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    const pp_node_roster_t *r = &msg->u.node_roster;
+    peer_node_t *p = known(c, req, r->node, r->instance);
+    if (p) {
+        apply_roster(c, p, r->ranks, r->ranks_n);
+        pd_node_reply_ack(c->n, req);
+    }
+}
+
+/* One role of a node's summary: the role's fastest rank stands for every
+ * rank of it (the alignment needs the front, not each straggler). */
+static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summary_t *r,
+                          int64_t now_us)
+{
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
+        if (k->node_client == 0 || strcmp(k->node, p->name) != 0 || strcmp(k->job, r->job) != 0 ||
+            strcmp(k->role, r->role) != 0) {
+            continue;
+        }
+        int64_t before = k->step;
+        k->step = r->step;
+        k->step_began_us = now_us - (r->age_us > 0 ? r->age_us : 0);
+        k->step_us = r->step_us;
+        k->in_step = r->in_step;
+        k->last_seen_ms = p->last_seen_ms;
+        if (k->step != before) {
+            pd_windows_on_step(n->win, k);
+        }
+    }
+}
+
+static void on_summary(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    const pp_node_summary_t *s = &msg->u.node_summary;
+    peer_node_t *p = known(c, req, s->node, s->instance);
+    if (p == NULL) {
+        return;
+    }
+    int64_t now_us = pd_now_us();
+    p->latency_us = s->latency_us;
+    for (size_t i = 0; i < s->roles_n; i++) {
+        apply_summary(c->n, p, &s->roles[i], now_us);
+    }
+    pd_node_reply_ack(c->n, req);
+}
+
+static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    pd_node_t *n = c->n;
+    const pp_node_watch_t *w = &msg->u.node_watch;
+    peer_node_t *p = known(c, req, w->node, w->instance);
+    if (p == NULL) {
+        return;
+    }
+    if (w->gen == n->gen && p->gen_acked != n->gen) {
+        /* the hop to the node; its own fan-out is added when planning */
+        pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
+    }
+    p->gen_acked = w->gen;
+    release_watch(c, p);
+    if (w->gen != n->gen) {
+        reply_plan(c, p, req, false);
+        return;
+    }
+    int64_t hold =
+        w->hold_ms > 0 && w->hold_ms < n->cfg->watch_hold_ms ? w->hold_ms : n->cfg->watch_hold_ms;
+    if (!pd_req_park(req)) {
+        reply_plan(c, p, req, true);
+        return;
+    }
+    p->watch = req;
+    p->watch_deadline_ms = pd_now_ms() + hold;
+}
+
+static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    char err[256];
+    pp_node_result_t *r = &msg->u.node_result;
+    peer_node_t *p = known(c, req, r->node, r->instance);
+    if (p == NULL) {
+        return;
+    }
+    pd_rank_t *k = remote_rank(c->n, p->name, r->client);
+    if (k == NULL) {
+        pd_req_reply_error(req, PROFD_ENOENT, "node %s has no client %lld", p->name,
+                           (long long)r->client);
+        return;
+    }
+    int rv = pd_remote_on_result(c->n, k, p->shared, r, err, sizeof(err));
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
+    pd_node_reply_ack(c->n, req);
+}
+
+static void on_chunk(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    if (node_find(c, msg->u.chunk.node) == NULL) {
+        pd_req_reply_error(req, PROFD_ECLIENT, "unknown node %s", msg->u.chunk.node);
+        return;
+    }
+    pd_remote_on_chunk(c->n, req, &msg->u.chunk, payload, plen);
+}
+
+static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    const pp_node_bye_t *b = &msg->u.node_bye;
+    peer_node_t *p = known(c, req, b->node, b->instance);
+    if (p == NULL) {
+        return;
+    }
+    node_lost(c, p, "stopped");
+    node_remove(c, p);
+    pd_node_reply_ack(c->n, req);
+}
+
+static const pd_handler_t handlers[] = {
+    {PP_T_node_hello, on_hello}, {PP_T_node_roster, on_roster}, {PP_T_node_summary, on_summary},
+    {PP_T_node_watch, on_watch}, {PP_T_node_result, on_result}, {PP_T_chunk, on_chunk},
+    {PP_T_node_bye, on_bye},
+};
+
+static void on_pipe_gone(uint32_t pipe, void *arg)
+{
+    pd_coord_t *c = arg;
+    for (peer_node_t *p = c->nodes; p; p = p->next) {
+        if (p->pipe == pipe && p->gone_since_ms == 0) {
+            p->gone_since_ms = pd_now_ms(); /* lost only if it stays away */
+        }
+    }
+}
+
+pd_coord_t *pd_coord_new(pd_node_t *n, void (*changed)(void *arg), void *arg)
+{
+    pd_coord_t *c = calloc(1, sizeof(*c));
+    if (c) {
+        c->n = n;
+        c->changed = changed;
+        c->changed_arg = arg;
+    }
+    return c;
+}
+
+int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
+{
+    pd_node_t *n = c->n;
+    const pd_config_t *cfg = n->cfg;
+    pt_tls_files_t tls = {cfg->tls_ca_file, cfg->tls_cert_file, cfg->tls_key_file, NULL};
+    pd_rep_opts_t ro = {
+        .url = cfg->coordinator_listen,
+        .max_msg = (size_t)cfg->max_msg_bytes + (size_t)cfg->chunk_bytes,
+        .initial = 8,
+        .max_contexts = 1024,
+        .tls = &tls,
+        .pipe_gone = on_pipe_gone,
+    };
+    /* chunks carry up to chunk_bytes of payload beyond the JSON limit */
+    pd_endpoint_opts_t eo = {
+        .name = "coord",
+        .what = "a request of the node endpoint",
+        .accept = PD_ACCEPT(PP_ACC_NODE),
+        .max_json = (size_t)cfg->max_msg_bytes,
+        .framed = PP_T_chunk,
+        .handlers = handlers,
+        .nhandlers = sizeof(handlers) / sizeof(handlers[0]),
+        .bad_requests = &n->bad_requests,
+        .log = n->log,
+        .ctx = c,
+    };
+    if (strncmp(ro.url, "tcp://", 6) == 0) {
+        PD_LOG(n->log, PD_LOG_WARN, "coord",
+               "%s is plain tcp:// (security.insecure_tcp_links): the node links are "
+               "unauthenticated and unencrypted, anyone who can connect to it can join as a node",
+               ro.url);
+    }
+    return pd_endpoint_open(&c->ep, n->loop, &ro, &eo, err, errlen);
+}
+
+int pd_coord_await(pd_coord_t *c, const char *name, const char *instance, int64_t now_ms)
+{
+    if (c == NULL || node_find(c, name)) {
+        return 0; /* no node list (the state file alone, as in its fuzz test) */
+    }
+    peer_node_t *p = node_add(c, name, instance);
+    if (p == NULL) {
+        return PROFD_ENOMEM;
+    }
+    p->awaited = true;
+    p->gone_since_ms = now_ms;
+    return 0;
+}
+
+bool pd_coord_node_at(const pd_coord_t *c, size_t i, const char **name, const char **instance)
+{
+    const peer_node_t *p = c ? c->nodes : NULL;
+    for (; p && i > 0; i--) {
+        p = p->next;
+    }
+    if (p == NULL) {
+        return false;
+    }
+    *name = p->name;
+    *instance = p->instance;
+    return true;
+}
+
+void pd_coord_stop(pd_coord_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    for (peer_node_t *p = c->nodes; p; p = p->next) {
+        p->watch = NULL; /* freed by the endpoint without a reply */
+    }
+    pd_endpoint_close(c->ep);
+    c->ep = NULL;
+}
+
+void pd_coord_free(pd_coord_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    while (c->nodes) {
+        peer_node_t *p = c->nodes;
+        c->nodes = p->next;
+        free(p);
+    }
+    free(c);
+}
+
+void pd_coord_broadcast(pd_coord_t *c)
+{
+    for (peer_node_t *p = c ? c->nodes : NULL; p; p = p->next) {
+        if (p->watch) {
+            pd_req_t *w = p->watch;
+            p->watch = NULL;
+            reply_plan(c, p, w, false);
+        }
+    }
+}
+
+void pd_coord_tick(pd_coord_t *c, int64_t now_ms)
+{
+    char why[96];
+    peer_node_t *next;
+    if (c == NULL) {
+        return;
+    }
+    for (peer_node_t *p = c->nodes; p; p = next) {
+        next = p->next;
+        if (p->watch && now_ms >= p->watch_deadline_ms) {
+            release_watch(c, p);
+        }
+        int64_t away = p->gone_since_ms ? now_ms - p->gone_since_ms : now_ms - p->last_seen_ms;
+        if (away > c->n->cfg->node_timeout_ms) {
+            if (p->awaited) {
+                snprintf(why, sizeof(why), "did not come back within %lld ms of a restart",
+                         (long long)away);
+            } else {
+                snprintf(why, sizeof(why), "was unreachable for %lld ms", (long long)away);
+            }
+            node_lost(c, p, why);
+            node_remove(c, p);
+        }
+    }
+}
+
+size_t pd_coord_nodes(const pd_coord_t *c)
+{
+    return c ? c->count : 0;
+}
+
+int64_t pd_coord_latency_us(const pd_coord_t *c)
+{
+    int64_t max = 0;
+    for (peer_node_t *p = c ? c->nodes : NULL; p; p = p->next) {
+        if (p->gone_since_ms == 0 && p->latency_us > max) {
+            max = p->latency_us;
+        }
+    }
+    return max;
+}

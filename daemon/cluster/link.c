@@ -1,0 +1,727 @@
+/* Node side of the node <-> coordinator link (see link.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "confine.h"
+#include "gather.h"
+#include "link.h"
+#include "mirror.h"
+#include "profd/client.h"
+#include "reqc.h"
+
+#define CTL_TIMEOUT_MS   5000
+#define CHUNK_TIMEOUT_MS 30000
+#define WATCH_HOLD_MS    20000
+#define HEARTBEAT_MS     2000
+#define BACKOFF_MAX_MS   2000
+#define MAX_XFERS        4
+
+typedef struct fwd {
+    int64_t window;
+    int64_t client;
+    char *buf;
+    size_t len;
+    struct fwd *next;
+} fwd_t;
+
+/* X_HELD: waits until the coordinator acknowledged the capture's result */
+enum { X_HELD, X_IDLE, X_READING, X_SENDING, X_WAIT };
+
+typedef struct xfer {
+    pd_link_t *l;
+    int64_t window; /* local id */
+    int64_t remote; /* the coordinator's id */
+    int64_t client;
+    char path[512]; /* relative to the window folder */
+    char src[PD_PATH_MAX];
+    int64_t size, offset;
+    char checksum[32];
+    int fd;
+    int state;
+    int64_t retry_ms;
+    char *buf;
+    size_t len;
+    uv_fs_t req;
+    struct xfer *next;
+} xfer_t;
+
+struct pd_link {
+    pd_node_t *n;
+    pd_reqc_t *ctl;
+    pd_reqc_t *data;
+    uv_timer_t timer;
+    bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out, result_out;
+    char coord[64]; /* the coordinator's instance */
+    int64_t gen;
+    int64_t backoff_ms, next_try_ms, last_summary_ms;
+    fwd_t *results, **results_tail;
+    xfer_t *xfers;
+    int nxfers_out;
+    int64_t backlog_files, backlog_bytes;
+};
+
+static void pump(pd_link_t *l);
+
+static void lost_coordinator(pd_link_t *l, const char *why)
+{
+    if (l->registered) {
+        PD_LOG(l->n->log, PD_LOG_WARN, "link", "coordinator %s: %s; reconnecting",
+               l->n->cfg->coordinator_url, why);
+    }
+    l->registered = false;
+    int64_t now = pd_now_ms();
+    l->next_try_ms = now + l->backoff_ms;
+    l->backoff_ms = l->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : l->backoff_ms * 2;
+}
+
+static int reply_of(const void *body, size_t len, pp_msg_t *m)
+{
+    char err[256];
+    size_t jl;
+    const void *payload;
+    size_t plen;
+    jl = pp_frame_split(body, len, &payload, &plen);
+    int rv = pp_msg_decode(body, jl, 0, m, err, sizeof(err));
+    if (rv != 0) {
+        return rv;
+    }
+    if (m->type == PP_T_error) {
+        rv = (int)m->u.error.code;
+        pp_msg_free(m);
+        return rv < 0 ? rv : PROFD_EPROTO;
+    }
+    return 0;
+}
+
+/* ---- roster and summaries ---- */
+
+static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
+{
+    size_t k = 0;
+    for (pd_rank_t *r = pd_registry_next(n->reg, NULL); r; r = pd_registry_next(n->reg, r)) {
+        k++;
+    }
+    pp_node_rank_t *v = k ? calloc(k, sizeof(*v)) : NULL;
+    *count = 0;
+    for (pd_rank_t *r = pd_registry_next(n->reg, NULL); v && r; r = pd_registry_next(n->reg, r)) {
+        pp_node_rank_t *x = &v[(*count)++];
+        pp_record_init(&pp_desc_node_rank, x);
+        x->client = r->id;
+        x->job = r->job;
+        x->role = r->role;
+        x->rank = r->rank;
+        x->local_rank = r->local_rank;
+        x->world_size = r->world_size;
+        x->replica_rank = r->replica_rank;
+        x->host = r->host;
+        x->pid = r->pid;
+        x->lost = r->state == PD_RANK_LOST;
+    }
+    return v;
+}
+
+static void on_hello(void *arg, int rv, const void *body, size_t len)
+{
+    pd_link_t *l = arg;
+    pp_msg_t m;
+    l->hello_out = false;
+    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0 && m.type != PP_T_node_welcome) {
+        pp_msg_free(&m);
+        rv = PROFD_EPROTO;
+    }
+    if (rv != 0) {
+        lost_coordinator(l, profd_strerror(rv));
+        return;
+    }
+    if (l->coord[0] && strcmp(l->coord, m.u.node_welcome.instance) != 0) {
+        PD_LOG(l->n->log, PD_LOG_INFO, "link", "the coordinator restarted");
+        pd_mirror_reset(l->n); /* its windows are gone with it */
+    }
+    snprintf(l->coord, sizeof(l->coord), "%s", m.u.node_welcome.instance);
+    pp_msg_free(&m);
+    l->registered = true;
+    l->backoff_ms = 100;
+    l->gen = -1;
+    PD_LOG(l->n->log, PD_LOG_INFO, "link", "joined coordinator %s", l->n->cfg->coordinator_url);
+    pump(l);
+}
+
+static void send_hello(pd_link_t *l)
+{
+    pd_node_t *n = l->n;
+    pp_msg_t m;
+    size_t count;
+    pp_msg_init(&m, PP_T_node_hello);
+    m.u.node_hello.node = (char *)n->name;
+    m.u.node_hello.instance = (char *)n->instance;
+    m.u.node_hello.version = PROFD_VERSION_STRING;
+    m.u.node_hello.shared = n->cfg->shared_save_path;
+    m.u.node_hello.ranks = roster(n, &count);
+    m.u.node_hello.ranks_n = count;
+    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_hello, l) == 0) {
+        l->hello_out = true;
+        l->roster_dirty = false; /* this hello carries the roster as it is now */
+    }
+    free(m.u.node_hello.ranks);
+}
+
+static void on_roster(void *arg, int rv, const void *body, size_t len)
+{
+    pd_link_t *l = arg;
+    pp_msg_t m;
+    l->roster_out = false;
+    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0) {
+        pp_msg_free(&m);
+        return;
+    }
+    l->roster_dirty = true;
+    lost_coordinator(l, profd_strerror(rv));
+}
+
+static void send_roster(pd_link_t *l)
+{
+    pd_node_t *n = l->n;
+    pp_msg_t m;
+    size_t count;
+    pp_msg_init(&m, PP_T_node_roster);
+    m.u.node_roster.node = (char *)n->name;
+    m.u.node_roster.instance = (char *)n->instance;
+    m.u.node_roster.ranks = roster(n, &count);
+    m.u.node_roster.ranks_n = count;
+    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_roster, l) == 0) {
+        l->roster_out = true;
+        l->roster_dirty = false;
+    }
+    free(m.u.node_roster.ranks);
+}
+
+static void on_summary(void *arg, int rv, const void *body, size_t len)
+{
+    pd_link_t *l = arg;
+    pp_msg_t m;
+    l->summary_out = false;
+    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0) {
+        pp_msg_free(&m);
+        return;
+    }
+    lost_coordinator(l, profd_strerror(rv));
+}
+
+/* Per (job, role): the fastest rank's step, how long ago it began, the
+ * median of the ranks' step times. */
+static void send_summary(pd_link_t *l, int64_t now_ms)
+{
+    pd_node_t *n = l->n;
+    pp_role_summary_t v[64];
+    int64_t times[64][32];
+    int ntimes[64];
+    size_t nr = 0;
+    int64_t now_us = pd_now_us();
+    for (pd_rank_t *r = pd_registry_next(n->reg, NULL); r; r = pd_registry_next(n->reg, r)) {
+        if (r->state != PD_RANK_ACTIVE) {
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < nr; i++) {
+            if (strcmp(v[i].job, r->job) == 0 && strcmp(v[i].role, r->role) == 0) {
+                break;
+            }
+        }
+        if (i == nr) {
+            if (nr == 64) {
+                continue;
+            }
+            pp_record_init(&pp_desc_role_summary, &v[nr]);
+            v[nr].job = r->job;
+            v[nr].role = r->role;
+            ntimes[nr] = 0;
+            nr++;
+        }
+        if (r->step != PP_NONE && (v[i].step == PP_NONE || r->step > v[i].step)) {
+            v[i].step = r->step;
+            v[i].age_us = now_us - r->step_began_us;
+            v[i].in_step = r->in_step;
+        }
+        if (r->step_us > 0 && ntimes[i] < 32) {
+            times[i][ntimes[i]++] = r->step_us;
+        }
+    }
+    for (size_t i = 0; i < nr; i++) { /* median by insertion sort: tiny arrays */
+        for (int a = 1; a < ntimes[i]; a++) {
+            for (int b = a; b > 0 && times[i][b] < times[i][b - 1]; b--) {
+                int64_t t = times[i][b];
+                times[i][b] = times[i][b - 1];
+                times[i][b - 1] = t;
+            }
+        }
+        v[i].step_us = ntimes[i] ? times[i][ntimes[i] / 2] : 0;
+        if (v[i].age_us < 0) {
+            v[i].age_us = 0;
+        }
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_node_summary);
+    m.u.node_summary.node = (char *)n->name;
+    m.u.node_summary.instance = (char *)n->instance;
+    m.u.node_summary.roles = v;
+    m.u.node_summary.roles_n = nr;
+    m.u.node_summary.latency_us = pd_latency_p99(&n->latency);
+    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_summary, l) == 0) {
+        l->summary_out = true;
+        l->last_summary_ms = now_ms;
+    }
+}
+
+/* ---- the plan ---- */
+
+static void on_watch(void *arg, int rv, const void *body, size_t len)
+{
+    pd_link_t *l = arg;
+    pp_msg_t m;
+    l->watch_out = false;
+    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0 && m.type != PP_T_node_plan) {
+        pp_msg_free(&m);
+        rv = PROFD_EPROTO;
+    }
+    if (rv != 0) {
+        if (rv != PROFD_ETIMEDOUT) {
+            lost_coordinator(l, profd_strerror(rv));
+        }
+        return;
+    }
+    if (!m.u.node_plan.unchanged && m.u.node_plan.gen != l->gen) {
+        l->gen = m.u.node_plan.gen;
+        pd_mirror_apply(l->n, &m.u.node_plan);
+    }
+    pp_msg_free(&m);
+    pump(l);
+}
+
+static void send_watch(pd_link_t *l)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_node_watch);
+    m.u.node_watch.node = (char *)l->n->name;
+    m.u.node_watch.instance = (char *)l->n->instance;
+    m.u.node_watch.gen = l->gen;
+    m.u.node_watch.hold_ms = WATCH_HOLD_MS;
+    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, WATCH_HOLD_MS + CTL_TIMEOUT_MS, on_watch, l) == 0) {
+        l->watch_out = true;
+    }
+}
+
+/* ---- results ---- */
+
+static void window_delivered(pd_link_t *l, int64_t id)
+{
+    pd_window_t *w = pd_windows_get(l->n->win, id);
+    if (w && --w->pending == 0) {
+        char dir[PD_PATH_MAX];
+        w->state = PP_WS_DONE;
+        w->done_ms = pd_now_ms();
+        snprintf(dir, sizeof(dir), "%s/%s", w->job, w->name);
+        pd_confine_prune_path(l->n->spool, dir);
+        PD_LOG(l->n->log, PD_LOG_INFO, "link", "window %s delivered to the coordinator", w->name);
+    }
+}
+
+static void on_result(void *arg, int rv, const void *body, size_t len)
+{
+    pd_link_t *l = arg;
+    pp_msg_t m;
+    l->result_out = false;
+    if (rv == 0) {
+        rv = reply_of(body, len, &m);
+        if (rv == 0) {
+            pp_msg_free(&m);
+        }
+    }
+    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
+        rv == PROFD_ECLIENT) {
+        lost_coordinator(l, profd_strerror(rv));
+        return; /* kept: sent again once the link is back */
+    }
+    fwd_t *f = l->results;
+    for (xfer_t *x = l->xfers; x; x = x->next) { /* its files may go now */
+        if (x->state == X_HELD && x->window == f->window && x->client == f->client) {
+            x->state = X_IDLE;
+        }
+    }
+    if (rv != 0) {
+        PD_LOG(l->n->log, PD_LOG_WARN, "link",
+               "the coordinator refused the results of window "
+               "%lld: %s",
+               (long long)f->window, profd_strerror(rv));
+    }
+    l->results = f->next;
+    if (l->results == NULL) {
+        l->results_tail = &l->results;
+    }
+    window_delivered(l, f->window);
+    free(f->buf);
+    free(f);
+    pump(l);
+}
+
+static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
+{
+    pp_msg_t msg;
+    fwd_t *f = calloc(1, sizeof(*f));
+    if (f == NULL) {
+        return;
+    }
+    pp_msg_init(&msg, PP_T_node_result);
+    msg.u.node_result.node = (char *)l->n->name;
+    msg.u.node_result.instance = (char *)l->n->instance;
+    msg.u.node_result.window = w->remote_id;
+    msg.u.node_result.client = m->client;
+    msg.u.node_result.captures = m->caps;
+    msg.u.node_result.captures_n = m->ncaps;
+    if (pp_msg_encode(&msg, &f->buf, &f->len) != 0) {
+        free(f);
+        return;
+    }
+    f->window = w->id;
+    f->client = m->client;
+    *l->results_tail = f;
+    l->results_tail = &f->next;
+    w->pending++;
+}
+
+/* ---- streaming ---- */
+
+static void xfer_free(pd_link_t *l, xfer_t *x)
+{
+    for (xfer_t **pp = &l->xfers; *pp; pp = &(*pp)->next) {
+        if (*pp == x) {
+            *pp = x->next;
+            break;
+        }
+    }
+    if (x->fd >= 0) {
+        close(x->fd);
+    }
+    free(x->buf);
+    free(x);
+}
+
+static void xfer_retry(pd_link_t *l, xfer_t *x, const char *why)
+{
+    x->state = X_WAIT;
+    x->retry_ms = pd_now_ms() + l->backoff_ms;
+    PD_LOG(l->n->log, PD_LOG_DEBUG, "link", "%s at %lld: %s; retrying", x->path,
+           (long long)x->offset, why);
+}
+
+static void on_chunk(void *arg, int rv, const void *body, size_t len)
+{
+    xfer_t *x = arg;
+    pd_link_t *l = x->l;
+    pp_msg_t m;
+    l->nxfers_out--;
+    if (rv == 0) {
+        rv = reply_of(body, len, &m);
+    }
+    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
+        rv == PROFD_ECLIENT) {
+        if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
+            lost_coordinator(l, "it does not know this node");
+        }
+        xfer_retry(l, x, profd_strerror(rv));
+        pump(l);
+        return;
+    }
+    if (rv != 0 || m.type != PP_T_chunk_ack) {
+        if (rv == 0) {
+            pp_msg_free(&m);
+        }
+        /* the coordinator does not want it (unknown window, node lost):
+         * nothing more can be done with this file */
+        PD_LOG(l->n->log, PD_LOG_WARN, "link", "%s refused by the coordinator: %s", x->path,
+               profd_strerror(rv ? rv : PROFD_EPROTO));
+        l->backlog_files--;
+        l->backlog_bytes -= x->size - x->offset;
+        int64_t window = x->window;
+        xfer_free(l, x);
+        window_delivered(l, window);
+        pump(l);
+        return;
+    }
+    int64_t have = m.u.chunk_ack.have;
+    bool done = m.u.chunk_ack.done;
+    pp_msg_free(&m);
+    if (done) {
+        l->backlog_files--;
+        l->backlog_bytes -= x->size - x->offset;
+        pd_confine_unlink(l->n->spool, x->src);
+        int64_t window = x->window;
+        xfer_free(l, x);
+        window_delivered(l, window);
+    } else {
+        if (have < 0 || have > x->size) {
+            have = 0;
+        }
+        l->backlog_bytes -= have - x->offset;
+        x->offset = have; /* resume where the coordinator stands */
+        x->state = X_IDLE;
+    }
+    pump(l);
+}
+
+static void on_read(uv_fs_t *req)
+{
+    xfer_t *x = req->data;
+    pd_link_t *l = x->l;
+    ssize_t n = req->result;
+    uv_fs_req_cleanup(req);
+    if (l == NULL) { /* orphaned by pd_link_fini() while reading */
+        close(x->fd);
+        free(x->buf);
+        free(x);
+        return;
+    }
+    l->nxfers_out--;
+    if (n < 0 || (n == 0 && x->offset < x->size)) {
+        xfer_retry(l, x, n < 0 ? uv_strerror((int)n) : "file shrank");
+        pump(l);
+        return;
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_chunk);
+    m.u.chunk.node = (char *)l->n->name;
+    m.u.chunk.window = x->remote;
+    m.u.chunk.path = x->path;
+    m.u.chunk.offset = x->offset;
+    m.u.chunk.len = n;
+    m.u.chunk.size = x->size;
+    m.u.chunk.checksum = x->checksum;
+    if (pd_reqc_send_msg(l->data, &m, x->buf, (size_t)n, CHUNK_TIMEOUT_MS, on_chunk, x) != 0) {
+        xfer_retry(l, x, "cannot send");
+        pump(l);
+        return;
+    }
+    x->state = X_SENDING;
+    l->nxfers_out++;
+}
+
+static void xfer_step(pd_link_t *l, xfer_t *x)
+{
+    if (x->fd < 0) {
+        char why[400];
+        struct stat st;
+        int root, rv = pd_confine_root(l->n->spool, &root, why, sizeof(why));
+        if (rv == 0) {
+            rv = pd_confine_open_file(root, x->src, &x->fd, &st, why, sizeof(why));
+            close(root);
+        }
+        if (rv != 0) {
+            x->fd = -1;
+            PD_LOG(l->n->log, PD_LOG_WARN, "link", "cannot read %s in the spool: %s", x->src, why);
+            xfer_retry(l, x, why);
+            return;
+        }
+    }
+    size_t want = (size_t)(x->size - x->offset);
+    if (want > x->len) {
+        want = x->len;
+    }
+    uv_buf_t b = uv_buf_init(x->buf, (unsigned)want);
+    x->req.data = x;
+    if (uv_fs_read(&l->n->loop->uv, &x->req, x->fd, &b, 1, x->offset, on_read) != 0) {
+        xfer_retry(l, x, "cannot read");
+        return;
+    }
+    x->state = X_READING;
+    l->nxfers_out++;
+}
+
+static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_capture_t *c,
+                       const pp_file_t *f)
+{
+    xfer_t *x = calloc(1, sizeof(*x));
+    if (x == NULL || (x->buf = malloc((size_t)l->n->cfg->chunk_bytes)) == NULL) {
+        free(x);
+        return;
+    }
+    x->l = l;
+    x->fd = -1;
+    x->len = (size_t)l->n->cfg->chunk_bytes;
+    x->window = w->id;
+    x->remote = w->remote_id;
+    x->client = client;
+    x->state = X_HELD;
+    x->size = f->bytes;
+    snprintf(x->path, sizeof(x->path), "%.250s/%.250s", c->dir, f->path);
+    if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s", w->job, w->name, x->path) >=
+        sizeof(x->src)) {
+        free(x->buf);
+        free(x);
+        return; /* cannot happen: capture paths are short and checked */
+    }
+    snprintf(x->checksum, sizeof(x->checksum), "%s", f->checksum ? f->checksum : "");
+    x->next = l->xfers;
+    l->xfers = x;
+    l->backlog_files++;
+    l->backlog_bytes += f->bytes;
+    w->pending++;
+}
+
+void pd_link_forward(pd_link_t *l, pd_window_t *w)
+{
+    if (l == NULL || w->forwarded) {
+        return;
+    }
+    w->forwarded = true;
+    w->pending++; /* held until everything is queued */
+    for (size_t i = 0; i < w->nmembers; i++) {
+        pd_member_t *m = &w->members[i];
+        queue_result(l, w, m);
+        for (size_t c = 0; !l->n->cfg->shared_save_path && c < m->ncaps; c++) {
+            const pp_capture_t *cap = &m->caps[c];
+            for (size_t f = 0; cap->dir && f < cap->files_n; f++) {
+                queue_file(l, w, m->client, cap, &cap->files[f]);
+            }
+        }
+    }
+    PD_LOG(l->n->log, PD_LOG_INFO, "link", "window %s: forwarding %zu rank(s) to the coordinator",
+           w->name, w->nmembers);
+    window_delivered(l, w->id);
+    pump(l);
+}
+
+/* ---- the pump: whatever can go out now ---- */
+
+static void pump(pd_link_t *l)
+{
+    int64_t now = pd_now_ms();
+    if (!l->registered) {
+        if (!l->hello_out && now >= l->next_try_ms) {
+            send_hello(l);
+        }
+        return;
+    }
+    if (l->roster_dirty && !l->roster_out) {
+        send_roster(l);
+    }
+    if (!l->watch_out) {
+        send_watch(l);
+    }
+    if (!l->result_out && l->results) {
+        if (pd_reqc_send(l->ctl, l->results->buf, l->results->len, CTL_TIMEOUT_MS, on_result, l) ==
+            0) {
+            l->result_out = true;
+        }
+    }
+    for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next) {
+        if (x->state == X_IDLE || (x->state == X_WAIT && now >= x->retry_ms)) {
+            xfer_step(l, x);
+        }
+    }
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    pd_link_t *l = t->data;
+    int64_t now = pd_now_ms();
+    if (l->registered && !l->summary_out &&
+        now - l->last_summary_ms >= (l->n->reg->count ? l->n->cfg->summary_ms : HEARTBEAT_MS)) {
+        send_summary(l, now);
+    }
+    pump(l);
+}
+
+void pd_link_roster_changed(pd_link_t *l)
+{
+    if (l) {
+        l->roster_dirty = true;
+        pump(l);
+    }
+}
+
+bool pd_link_connected(const pd_link_t *l)
+{
+    return l && l->registered;
+}
+
+void pd_link_backlog(const pd_link_t *l, int64_t *files, int64_t *bytes)
+{
+    *files = l ? l->backlog_files : 0;
+    *bytes = l ? l->backlog_bytes : 0;
+}
+
+int pd_link_init(pd_link_t **out, pd_node_t *n, char *err, size_t errlen)
+{
+    const pd_config_t *cfg = n->cfg;
+    pd_link_t *l = calloc(1, sizeof(*l));
+    pt_tls_files_t tls = {cfg->tls_ca_file, cfg->tls_cert_file, cfg->tls_key_file,
+                          cfg->tls_server_name};
+    int rv;
+    if (l == NULL) {
+        return PROFD_ENOMEM;
+    }
+    l->n = n;
+    l->backoff_ms = 100;
+    l->gen = -1;
+    l->results_tail = &l->results;
+    if (strncmp(cfg->coordinator_url, "tcp://", 6) == 0) {
+        PD_LOG(n->log, PD_LOG_WARN, "link",
+               "%s is plain tcp:// (security.insecure_tcp_links): the link to the coordinator is "
+               "unauthenticated and unencrypted",
+               cfg->coordinator_url);
+    }
+    if ((rv = pd_reqc_open(&l->ctl, n->loop, cfg->coordinator_url, &tls, 8, err, errlen)) != 0 ||
+        (rv = pd_reqc_open(&l->data, n->loop, cfg->coordinator_url, &tls, MAX_XFERS, err,
+                           errlen)) != 0) {
+        pd_reqc_close(l->ctl);
+        free(l);
+        return rv;
+    }
+    uv_timer_init(&n->loop->uv, &l->timer);
+    l->timer.data = l;
+    int64_t every = cfg->summary_ms > 0 ? cfg->summary_ms : 100;
+    uv_timer_start(&l->timer, on_timer, 0, (uint64_t)every);
+    *out = l;
+    return 0;
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void pd_link_fini(pd_link_t *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    pd_reqc_close(l->ctl);
+    pd_reqc_close(l->data);
+    while (l->results) {
+        fwd_t *f = l->results;
+        l->results = f->next;
+        free(f->buf);
+        free(f);
+    }
+    while (l->xfers) {
+        xfer_t *x = l->xfers;
+        l->xfers = x->next;
+        if (x->state == X_READING) {
+            x->l = NULL; /* on_read() frees it */
+            uv_cancel((uv_req_t *)&x->req);
+            continue;
+        }
+        if (x->fd >= 0) {
+            close(x->fd);
+        }
+        free(x->buf);
+        free(x);
+    }
+    uv_timer_stop(&l->timer);
+    uv_close((uv_handle_t *)&l->timer, timer_closed); /* frees l */
+}

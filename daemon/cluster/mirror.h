@@ -1,0 +1,22 @@
+/*
+ * Mirror windows: on a node daemon, the windows the coordinator planned,
+ * with the node's selected workers as members. They serve the workers'
+ * plans and collect their results like local windows; when complete they are
+ * forwarded (link.c) instead of writing a manifest. Loop thread only.
+ */
+#ifndef PD_MIRROR_H
+#define PD_MIRROR_H
+
+#include "node.h"
+#include "profd/proto.h"
+
+/* Reconcile the mirror windows with the node's plan from the coordinator:
+ * create new windows, apply stops and late joiners, cancel windows the
+ * coordinator dropped before they ended here. */
+void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan);
+
+/* The coordinator restarted: its windows are gone. Running mirrors are
+ * cancelled and no mirror matches the new coordinator's window ids. */
+void pd_mirror_reset(pd_node_t *n);
+
+#endif

@@ -1,0 +1,362 @@
+/* Coordinator side of remote captures (see remote.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "gather.h"
+#include "remote.h"
+
+/* ---- plans ---- */
+
+int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *out)
+{
+    size_t cap = 0;
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        cap += pd_windows_running(w) ? w->spec.selectors_n + 1 : 0;
+    }
+    out->entries = cap ? calloc(cap, sizeof(*out->entries)) : NULL;
+    out->entries_n = 0;
+    if (cap && out->entries == NULL) {
+        return PROFD_ENOMEM;
+    }
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        if (!pd_windows_running(w)) {
+            continue;
+        }
+        /* one entry per selector used by this node's expected members */
+        for (int sel = -1; sel < (int)w->spec.selectors_n; sel++) {
+            size_t k = 0;
+            for (size_t i = 0; i < w->nmembers; i++) {
+                const pd_member_t *m = &w->members[i];
+                k += m->selector == sel && m->state == PP_MS_EXPECTED && m->node_client &&
+                     strcmp(m->node, node) == 0;
+            }
+            if (k == 0) {
+                continue;
+            }
+            pp_node_entry_t *ne = &out->entries[out->entries_n++];
+            pp_record_init(&pp_desc_node_entry, ne);
+            if ((ne->clients = calloc(k, sizeof(int64_t))) == NULL) {
+                pd_remote_node_plan_free(out);
+                return PROFD_ENOMEM;
+            }
+            for (size_t i = 0; i < w->nmembers; i++) {
+                const pd_member_t *m = &w->members[i];
+                if (m->selector == sel && m->state == PP_MS_EXPECTED && m->node_client &&
+                    strcmp(m->node, node) == 0) {
+                    ne->clients[ne->clients_n++] = m->node_client;
+                }
+            }
+            pp_plan_entry_t *e = &ne->entry;
+            e->window = w->id;
+            e->name = w->name;
+            e->job = w->job;
+            e->first_step = w->first;
+            e->last_step = w->last;
+            e->tool = (char *)pd_plan_tool(&w->spec, sel);
+            e->mode = pd_plan_mode(&w->spec, sel);
+            e->settings = (char *)pd_plan_settings(&w->spec, sel);
+            e->schedule = *pd_plan_schedule(&w->spec, sel);
+            if (sel >= 0) {
+                e->phases = w->spec.selectors[sel].phases;
+                e->phases_n = w->spec.selectors[sel].phases_n;
+            }
+        }
+    }
+    return 0;
+}
+
+void pd_remote_node_plan_free(pp_node_plan_t *p)
+{
+    for (size_t i = 0; i < p->entries_n; i++) {
+        free(p->entries[i].clients);
+    }
+    free(p->entries);
+    p->entries = NULL;
+    p->entries_n = 0;
+}
+
+/* ---- results ---- */
+
+/* A file path inside a capture: relative, no empty, "." or ".." parts, and
+ * only the characters trace files use. */
+static bool file_path_ok(const char *p)
+{
+    size_t n = strlen(p);
+    if (n == 0 || n > 255 || p[0] == '/' || p[n - 1] == '/') {
+        return false;
+    }
+    for (const char *c = p; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                  (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' || *c == '.' || *c == '/';
+        if (!ok || (c[0] == '/' && c[1] == '/')) {
+            return false;
+        }
+    }
+    for (const char *seg = p; seg; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL) {
+        if (strncmp(seg, "./", 2) == 0 || strcmp(seg, ".") == 0 || strncmp(seg, "../", 3) == 0 ||
+            strcmp(seg, "..") == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi, const pp_capture_t *c,
+                        const pp_file_t *f)
+{
+    pd_incoming_t *v = realloc(w->incoming, (w->nincoming + 1) * sizeof(*v));
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    w->incoming = v;
+    pd_incoming_t *in = &v[w->nincoming];
+    memset(in, 0, sizeof(*in));
+    if ((size_t)snprintf(in->path, sizeof(in->path), "%s/%s", c->dir, f->path) >=
+        sizeof(in->path)) {
+        return PROFD_EINVAL;
+    }
+    in->member = member;
+    in->cap = ci;
+    in->file = fi;
+    in->size = f->bytes;
+    snprintf(in->checksum, sizeof(in->checksum), "%s", f->checksum ? f->checksum : "");
+    w->nincoming++;
+    w->pending++;
+    return 0;
+}
+
+int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_result_t *r,
+                        char *err, size_t errlen)
+{
+    char why[256], path[PD_PATH_MAX + 300];
+    pd_window_t *w;
+    pd_member_t *m;
+    int rv = pd_windows_report(n->win, k, r->window, &r->captures, &r->captures_n, true, &w, &m,
+                               err, errlen);
+    if (rv != 0) {
+        return rv;
+    }
+    for (size_t i = 0; i < m->ncaps; i++) {
+        pp_capture_t *c = &m->caps[i];
+        bool ok = true;
+        for (size_t f = 0; c->dir && ok && f < c->files_n; f++) {
+            ok = file_path_ok(c->files[f].path) && c->files[f].bytes >= 0;
+        }
+        if (!ok) {
+            snprintf(why, sizeof(why), "files of '%.128s' are not where this capture belongs",
+                     c->dir);
+            PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s rank %lld on %s: %s", w->name,
+                   (long long)m->rank, m->node, why);
+            pd_windows_set_status(c, PP_CAP_FAILED, why);
+            free(c->dir);
+            c->dir = NULL;
+        }
+        for (size_t f = 0; c->dir && f < c->files_n; f++) {
+            if (shared) { /* written by the node into the same tree */
+                struct stat st;
+                char root[PD_PATH_MAX], whyc[128];
+                int rfd = -1, fd = -1;
+                snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+                snprintf(path, sizeof(path), "%s/%s/%s/%s", w->job, w->name, c->dir,
+                         c->files[f].path);
+                /* below the tree, never through a symlink */
+                bool there = pd_confine_root(root, &rfd, whyc, sizeof(whyc)) == 0 &&
+                             pd_confine_open_file(rfd, path, &fd, &st, whyc, sizeof(whyc)) == 0;
+                if (fd >= 0) {
+                    close(fd);
+                }
+                if (rfd >= 0) {
+                    close(rfd);
+                }
+                if (!there || st.st_size != c->files[f].bytes) {
+                    snprintf(why, sizeof(why), "%.128s/%.64s is not in the shared save_path",
+                             c->dir, c->files[f].path);
+                    pd_windows_set_status(c, PP_CAP_FAILED, why);
+                    break;
+                }
+            } else if (add_incoming(w, (size_t)(m - w->members), i, f, c, &c->files[f]) != 0) {
+                pd_windows_set_status(c, PP_CAP_FAILED, "cannot track the capture's files");
+                break;
+            }
+        }
+    }
+    /* no new plan generation: see pd_windows_on_result() */
+    pd_windows_maybe_finish(n->win, w);
+    return 0;
+}
+
+/* ---- files ---- */
+
+static void reply_ack(pd_req_t *req, int64_t have, bool done)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_chunk_ack);
+    m.u.chunk_ack.have = have;
+    m.u.chunk_ack.done = done;
+    pd_req_reply_msg(req, &m);
+}
+
+static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
+                              pp_capture_status_t status, const char *failure)
+{
+    in->done = true;
+    in->busy = false;
+    if (failure) {
+        pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
+        if (m && in->cap < m->ncaps) {
+            pd_windows_set_status(&m->caps[in->cap], status, failure);
+        }
+    }
+    w->pending--;
+    pd_windows_dirty(n->win);
+    pd_windows_maybe_finish(n->win, w);
+}
+
+typedef struct chunk_ctx {
+    pd_node_t *n;
+    pd_req_t *req;
+    int64_t window;
+    size_t in;
+} chunk_ctx_t;
+
+static void chunk_done(pd_job_t *j)
+{
+    chunk_ctx_t *cc = j->arg;
+    pd_node_t *n = cc->n;
+    pd_window_t *w = pd_windows_get(n->win, cc->window);
+    pd_incoming_t *in = w && cc->in < w->nincoming ? &w->incoming[cc->in] : NULL;
+    bool given_up = false;
+    if (in && !in->done) {
+        in->busy = false;
+        in->have = j->have;
+        if (j->rv != 0) {
+            PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: %s", w->name, j->reason);
+        }
+        if (j->complete) {
+            w->bytes += in->size;
+            incoming_finished(n, w, in, PP_CAP_NONE, NULL);
+        } else if (j->rv == PROFD_ELIMIT || j->rv == PROFD_EPATH) {
+            /* no point in sending it again: the node may drop it */
+            given_up = true;
+            incoming_finished(n, w, in, j->rv == PROFD_ELIMIT ? PP_CAP_TRUNCATED : PP_CAP_FAILED,
+                              j->reason);
+        }
+    }
+    /* when stopping, the endpoint already freed its parked requests */
+    if (!n->stopping) {
+        if (in) {
+            reply_ack(cc->req, given_up ? in->size : j->have, j->complete || given_up);
+        } else {
+            pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
+        }
+    }
+    free(cc);
+    pd_job_free(j);
+}
+
+void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
+                        size_t plen)
+{
+    pd_window_t *w = pd_windows_get(n->win, c->window);
+    pd_incoming_t *in = NULL;
+    size_t idx = 0;
+    if (w == NULL) {
+        pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)c->window);
+        return;
+    }
+    for (size_t i = 0; i < w->nincoming; i++) {
+        if (strcmp(w->incoming[i].path, c->path) == 0) {
+            in = &w->incoming[i];
+            idx = i;
+            break;
+        }
+    }
+    pd_member_t *m = in && in->member < w->nmembers ? &w->members[in->member] : NULL;
+    if (in == NULL || m == NULL || strcmp(m->node, c->node) != 0) {
+        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s", w->name,
+                           c->path, c->node);
+        return;
+    }
+    if (in->done) { /* a resend after the reply was lost */
+        reply_ack(req, in->size, true);
+        return;
+    }
+    if (c->size != in->size || c->len != (int64_t)plen || c->offset < 0 ||
+        c->offset + c->len > c->size || (c->len == 0 && c->size != 0)) {
+        pd_req_reply_error(req, PROFD_EINVAL, "chunk of %.200s does not fit the file", c->path);
+        return;
+    }
+    if (in->busy || c->offset != in->have) {
+        reply_ack(req, in->have, false); /* resume from here */
+        return;
+    }
+    pd_job_t *j = calloc(1, sizeof(*j));
+    chunk_ctx_t *cc = calloc(1, sizeof(*cc));
+    if (j == NULL || cc == NULL || (plen && (j->data = malloc(plen)) == NULL)) {
+        free(j);
+        free(cc);
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    j->kind = PD_JOB_CHUNK;
+    if (plen) {
+        memcpy(j->data, payload, plen);
+    }
+    j->len = plen;
+    j->offset = c->offset;
+    j->size = c->size;
+    snprintf(j->expect, sizeof(j->expect), "%s", in->checksum);
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    j->min_free = n->cfg->min_free_bytes;
+    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
+        sizeof(j->dst)) {
+        pd_job_free(j);
+        free(cc);
+        pd_req_reply_error(req, PROFD_EINVAL, "path too long");
+        return;
+    }
+    cc->n = n;
+    cc->req = req;
+    cc->window = w->id;
+    cc->in = idx;
+    j->window = w->id;
+    j->done = chunk_done;
+    j->arg = cc;
+    in->busy = true;
+    if (pd_job_submit(&n->loop->uv, j) != 0) {
+        in->busy = false;
+        free(cc);
+        pd_job_free(j);
+        pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
+        return;
+    }
+    if (!pd_req_park(req)) { /* cannot happen: one write per file at a time */
+        PD_LOG(n->log, PD_LOG_ERROR, "remote", "cannot park a chunk request");
+    }
+}
+
+void pd_remote_node_lost(pd_node_t *n, const char *node, const char *reason)
+{
+    char why[256];
+    snprintf(why, sizeof(why), "node %s %s before its files arrived", node, reason);
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        for (size_t i = 0; i < w->nincoming; i++) {
+            pd_incoming_t *in = &w->incoming[i];
+            pd_member_t *m = in->done ? NULL : &w->members[in->member];
+            if (m == NULL || strcmp(m->node, node) != 0) {
+                continue;
+            }
+            char part[PD_PATH_MAX + 600], root[PD_PATH_MAX];
+            snprintf(part, sizeof(part), "%s/%s/%s.part", w->job, w->name, in->path);
+            snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+            if (!in->busy) {
+                pd_confine_unlink(root, part);
+            }
+            incoming_finished(n, w, in, PP_CAP_FAILED, why);
+        }
+    }
+}

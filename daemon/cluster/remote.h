@@ -1,0 +1,34 @@
+/*
+ * Coordinator side of remote captures: the plans of node daemons, the
+ * results their workers' captures produced, and the files that stream in
+ * from their spools (written as .part, checksummed, renamed). Loop thread.
+ */
+#ifndef PD_REMOTE_H
+#define PD_REMOTE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "node.h"
+#include "profd/proto.h"
+
+/* The plan of one node: an entry per (window, selector) with the node's
+ * clients. Strings are borrowed from the windows; free with
+ * pd_remote_node_plan_free(). */
+int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *out);
+void pd_remote_node_plan_free(pp_node_plan_t *p);
+
+/* A node forwarded the captures of one of its workers (remote rank k).
+ * shared: the node wrote the files into the shared save_path itself.
+ * 0, or PROFD_ENOENT / PROFD_ESTATE with a reason. */
+int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_result_t *r,
+                        char *err, size_t errlen);
+
+/* A piece of a file: replies to `req` now, or once the write is done. */
+void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
+                        size_t plen);
+
+/* A node is gone: its files that have not arrived fail the captures. */
+void pd_remote_node_lost(pd_node_t *n, const char *node, const char *reason);
+
+#endif

@@ -1,0 +1,405 @@
+/* A coordinator's state on disk (see state.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "confine.h"
+#include "gather.h"
+#include "state.h"
+
+#define STATE_FILE    ".profd-coordinator.json"
+#define SAVE_DELAY_MS 100
+#define STATE_MAX     (64u << 20)
+
+static bool kept(const pd_window_t *w)
+{
+    return w->state == PP_WS_PENDING || w->state == PP_WS_ACTIVE || w->state == PP_WS_GATHERING;
+}
+
+/* ---- saving ---- */
+
+/* The state as JSON; strings and arrays are borrowed from the windows. */
+/* One window as the state file keeps it (borrowing the window's strings
+ * and captures; the member and file arrays are the caller's to free). */
+static int encode_window(const pd_window_t *w, pp_state_window_t *s)
+{
+    pp_record_init(&pp_desc_state_window, s);
+    s->id = w->id;
+    s->name = (char *)w->name;
+    s->job = (char *)w->job;
+    s->spec = w->spec;
+    s->first = w->first;
+    s->last = w->last;
+    s->state = w->state;
+    s->dir = (char *)w->dir;
+    s->root_len = (int64_t)w->root_len;
+    s->warnings = w->warnings;
+    s->warnings_n = w->nwarnings;
+    s->reason = w->reason[0] ? (char *)w->reason : NULL;
+    s->bytes = w->bytes;
+    s->members = w->nmembers ? calloc(w->nmembers, sizeof(*s->members)) : NULL;
+    s->incoming = w->nincoming ? calloc(w->nincoming, sizeof(*s->incoming)) : NULL;
+    if ((w->nmembers && s->members == NULL) || (w->nincoming && s->incoming == NULL)) {
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < w->nmembers; i++) {
+        const pd_member_t *m = &w->members[i];
+        pp_state_member_t *sm = &s->members[i];
+        pp_record_init(&pp_desc_state_member, sm);
+        sm->node = m->node[0] ? (char *)m->node : NULL; /* "": a local worker */
+        sm->node_client = m->node_client;
+        sm->role = (char *)m->role;
+        sm->host = m->host[0] ? (char *)m->host : NULL;
+        sm->rank = m->rank;
+        sm->replica_rank = m->replica_rank;
+        sm->pid = m->pid;
+        sm->selector = m->selector;
+        sm->state = m->state;
+        sm->captures = m->caps;
+        sm->captures_n = m->ncaps;
+    }
+    s->members_n = w->nmembers;
+    for (size_t i = 0; i < w->nincoming; i++) {
+        const pd_incoming_t *in = &w->incoming[i];
+        pp_state_incoming_t *si = &s->incoming[i];
+        pp_record_init(&pp_desc_state_incoming, si);
+        si->path = (char *)in->path;
+        si->member = (int64_t)in->member;
+        si->cap = (int64_t)in->cap;
+        si->file = (int64_t)in->file;
+        si->size = in->size;
+        si->checksum = in->checksum[0] ? (char *)in->checksum : NULL;
+        si->done = in->done;
+    }
+    s->incoming_n = w->nincoming;
+    return 0;
+}
+
+static int encode(const pd_state_t *s0, char **out, size_t *len)
+{
+    pp_state_t st;
+    size_t n = 0, k = 0, nn = 0;
+    const pd_windows_t *ws = s0->n->win;
+    const char *name, *inst;
+    pp_record_init(&pp_desc_state, &st);
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        n += kept(w);
+    }
+    while (pd_coord_node_at(s0->coord, nn, &name, &inst)) {
+        nn++;
+    }
+    st.version = 1;
+    st.instance = s0->instance;
+    st.next_id = ws->next_id;
+    st.windows = n ? calloc(n, sizeof(*st.windows)) : NULL;
+    st.nodes = nn ? calloc(nn, sizeof(*st.nodes)) : NULL;
+    int rv = (n && st.windows == NULL) || (nn && st.nodes == NULL) ? PROFD_ENOMEM : 0;
+    for (size_t i = 0; rv == 0 && i < nn && pd_coord_node_at(s0->coord, i, &name, &inst); i++) {
+        st.nodes[i].name = (char *)name;
+        st.nodes[i].instance = (char *)inst;
+        st.nodes_n = i + 1;
+    }
+    for (pd_window_t *w = ws->head; w && rv == 0; w = w->next) {
+        if (kept(w)) {
+            rv = encode_window(w, &st.windows[k++]);
+        }
+    }
+    st.windows_n = k;
+    if (rv == 0) {
+        rv = pp_record_encode(&pp_desc_state, &st, false, out, len);
+    }
+    for (size_t i = 0; i < k; i++) {
+        free(st.windows[i].members);
+        free(st.windows[i].incoming);
+    }
+    free(st.windows);
+    free(st.nodes);
+    return rv;
+}
+
+static void save_done(pd_job_t *j)
+{
+    pd_state_t *s = j->arg;
+    if (j->rv != 0) {
+        PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot save the coordinator state: %s",
+               j->reason);
+    }
+    s->saving = false;
+    pd_job_free(j);
+    if (s->dirty) {
+        pd_state_changed(s);
+    }
+}
+
+static pd_job_t *save_job(pd_state_t *s)
+{
+    pd_job_t *j = calloc(1, sizeof(*j));
+    if (j == NULL || encode(s, &j->data, &j->len) != 0) {
+        free(j);
+        return NULL;
+    }
+    j->kind = PD_JOB_WRITE;
+    snprintf(j->root, sizeof(j->root), "%s", s->n->save_path);
+    snprintf(j->dst, sizeof(j->dst), "%s", STATE_FILE);
+    j->done = save_done;
+    j->arg = s;
+    return j;
+}
+
+static void on_save(uv_timer_t *t)
+{
+    pd_state_t *s = t->data;
+    if (s->saving) {
+        return; /* save_done() comes back here */
+    }
+    s->dirty = false;
+    pd_job_t *j = save_job(s);
+    if (j == NULL) {
+        PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot encode the coordinator state");
+        return;
+    }
+    s->saving = true;
+    if (pd_job_submit(&s->n->loop->uv, j) != 0) {
+        pd_write_run(j);
+        save_done(j);
+    }
+}
+
+void pd_state_init(pd_state_t *s, pd_node_t *n, pd_coord_t *coord, char *instance,
+                   size_t instance_len)
+{
+    memset(s, 0, sizeof(*s));
+    s->n = n;
+    s->coord = coord;
+    s->instance = instance;
+    s->instance_len = instance_len;
+}
+
+void pd_state_start(pd_state_t *s)
+{
+    uv_timer_init(&s->n->loop->uv, &s->timer);
+    s->timer.data = s;
+    s->timer_ready = true;
+}
+
+void pd_state_changed(pd_state_t *s)
+{
+    if (s->n->stopping || !s->timer_ready) {
+        return;
+    }
+    s->dirty = true;
+    if (!uv_is_active((uv_handle_t *)&s->timer)) {
+        uv_timer_start(&s->timer, on_save, SAVE_DELAY_MS, 0);
+    }
+}
+
+void pd_state_stop(pd_state_t *s)
+{
+    if (s->timer_ready) {
+        uv_timer_stop(&s->timer);
+        uv_close((uv_handle_t *)&s->timer, NULL);
+        s->timer_ready = false;
+    }
+}
+
+void pd_state_fini(pd_state_t *s)
+{
+    pd_job_t *j = save_job(s);
+    if (j) {
+        pd_write_run(j);
+        if (j->rv != 0) {
+            PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot save the coordinator state: %s",
+                   j->reason);
+        }
+        pd_job_free(j);
+    }
+}
+
+/* ---- loading ---- */
+
+static int64_t part_size(const pd_window_t *w, const char *path)
+{
+    char root[PD_PATH_MAX], rel[PD_PATH_MAX + 700], why[128];
+    int rfd = -1, fd = -1;
+    struct stat st;
+    int64_t size = 0;
+    snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+    snprintf(rel, sizeof(rel), "%s/%s/%s.part", w->job, w->name, path);
+    if (pd_confine_root(root, &rfd, why, sizeof(why)) == 0 &&
+        pd_confine_open_file(rfd, rel, &fd, &st, why, sizeof(why)) == 0) {
+        size = (int64_t)st.st_size;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (rfd >= 0) {
+        close(rfd);
+    }
+    return size;
+}
+
+static int bad(char *err, size_t errlen, const char *file, const char *what)
+{
+    snprintf(err, errlen, "coordinator state %s: %s (move the file away to start afresh)", file,
+             what);
+    return PROFD_ECONFIG;
+}
+
+/* The members of a window from the file (their captures moved). false
+ * when one is not valid. */
+static bool load_members(pd_window_t *w, pp_state_window_t *s)
+{
+    for (size_t i = 0; i < s->members_n; i++) {
+        pp_state_member_t *sm = &s->members[i];
+        pd_member_t *m = &w->members[w->nmembers++];
+        if (sm->state == PP_MS_NONE || sm->selector < -1 ||
+            sm->selector >= (int64_t)w->spec.selectors_n || !pp_ident_ok(sm->role) ||
+            (sm->host && !pp_host_ok(sm->host)) || (sm->node && !pp_host_ok(sm->node))) {
+            return false;
+        }
+        m->client = 0; /* bound again when its rank registers */
+        snprintf(m->role, sizeof(m->role), "%s", sm->role);
+        snprintf(m->host, sizeof(m->host), "%s", sm->host ? sm->host : "");
+        snprintf(m->node, sizeof(m->node), "%s", sm->node ? sm->node : "");
+        m->node_client = sm->node_client;
+        m->rank = sm->rank;
+        m->replica_rank = sm->replica_rank;
+        m->pid = sm->pid;
+        m->selector = (int)sm->selector;
+        m->state = sm->state;
+        m->caps = sm->captures; /* moved */
+        m->ncaps = sm->captures_n;
+        sm->captures = NULL;
+        sm->captures_n = 0;
+    }
+    return true;
+}
+
+/* The files of a window still arriving; each resumes from its .part.
+ * false when one is not valid. */
+static bool load_incoming(pd_window_t *w, const pp_state_window_t *s)
+{
+    for (size_t i = 0; i < s->incoming_n; i++) {
+        const pp_state_incoming_t *si = &s->incoming[i];
+        pd_incoming_t *in = &w->incoming[w->nincoming++];
+        if (si->member < 0 || (size_t)si->member >= w->nmembers || si->cap < 0 ||
+            (size_t)si->cap >= w->members[si->member].ncaps ||
+            strlen(si->path) >= sizeof(in->path) || !pd_confine_rel_ok(si->path)) {
+            return false;
+        }
+        snprintf(in->path, sizeof(in->path), "%s", si->path);
+        in->member = (size_t)si->member;
+        in->cap = (size_t)si->cap;
+        in->file = (size_t)si->file;
+        in->size = si->size;
+        snprintf(in->checksum, sizeof(in->checksum), "%s", si->checksum ? si->checksum : "");
+        in->done = si->done;
+        in->have = in->done ? in->size : part_size(w, in->path);
+        w->pending += !in->done;
+    }
+    return true;
+}
+
+/* One window from the file; members are bound again as their ranks return. */
+static int load_window(pd_state_t *st0, pp_state_window_t *s, const char *file, char *err,
+                       size_t errlen)
+{
+    if (s->state == PP_WS_NONE || !pp_ident_ok(s->job) || strlen(s->name) > PP_MAX_NAME ||
+        strlen(s->dir) >= sizeof(((pd_window_t *)0)->dir) || s->root_len < 1 ||
+        (size_t)s->root_len > strlen(s->dir)) {
+        return bad(err, errlen, file, "a window is not valid");
+    }
+    pd_window_t *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        return PROFD_ENOMEM;
+    }
+    w->id = s->id;
+    snprintf(w->name, sizeof(w->name), "%s", s->name);
+    snprintf(w->job, sizeof(w->job), "%s", s->job);
+    w->spec = s->spec; /* moved */
+    pp_record_init(&pp_desc_window_spec, &s->spec);
+    w->first = s->first;
+    w->last = s->last;
+    w->state = s->state;
+    snprintf(w->dir, sizeof(w->dir), "%s", s->dir);
+    w->root_len = (size_t)s->root_len;
+    w->warnings = s->warnings; /* moved */
+    w->nwarnings = s->warnings_n;
+    s->warnings = NULL;
+    s->warnings_n = 0;
+    snprintf(w->reason, sizeof(w->reason), "%s", s->reason ? s->reason : "");
+    w->bytes = s->bytes;
+    w->created_ms = pd_now_ms();
+    w->capm = s->members_n;
+    if ((s->members_n && (w->members = calloc(s->members_n, sizeof(*w->members))) == NULL) ||
+        (s->incoming_n && (w->incoming = calloc(s->incoming_n, sizeof(*w->incoming))) == NULL)) {
+        pd_windows_free_one(w);
+        return PROFD_ENOMEM;
+    }
+    const char *invalid = !load_members(w, s)    ? "a window member is not valid"
+                          : !load_incoming(w, s) ? "an incoming file is not valid"
+                                                 : NULL;
+    if (invalid) {
+        pd_windows_free_one(w);
+        return bad(err, errlen, file, invalid);
+    }
+    pd_windows_append(st0->n->win, w);
+    if (w->id > st0->n->win->next_id) {
+        st0->n->win->next_id = w->id;
+    }
+    return 0;
+}
+
+int pd_state_load(pd_state_t *s0, char *err, size_t errlen)
+{
+    char path[PD_PATH_MAX + 64], e[256];
+    pp_state_t st;
+    snprintf(path, sizeof(path), "%s/%s", s0->n->save_path, STATE_FILE);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        if (errno == ENOENT) {
+            return 0;
+        }
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        return PROFD_EIO;
+    }
+    char *buf = malloc(STATE_MAX);
+    size_t len = buf ? fread(buf, 1, STATE_MAX, f) : 0;
+    fclose(f);
+    if (buf == NULL) {
+        return PROFD_ENOMEM;
+    }
+    int rv = pp_record_decode(&pp_desc_state, buf, len, &st, e, sizeof(e));
+    free(buf);
+    if (rv != 0) {
+        return bad(err, errlen, path, e);
+    }
+    if (st.version != 1 || strlen(st.instance) >= s0->instance_len || st.instance[0] == '\0') {
+        pp_record_free(&pp_desc_state, &st);
+        return bad(err, errlen, path, "unknown version or instance");
+    }
+    snprintf(s0->instance, s0->instance_len, "%s", st.instance);
+    s0->n->win->next_id = st.next_id;
+    for (size_t i = 0; i < st.nodes_n && rv == 0; i++) {
+        if (!pp_host_ok(st.nodes[i].name) || strlen(st.nodes[i].instance) >= 64) {
+            rv = bad(err, errlen, path, "a node is not valid");
+        } else {
+            rv = pd_coord_await(s0->coord, st.nodes[i].name, st.nodes[i].instance, pd_now_ms());
+        }
+    }
+    for (size_t i = 0; i < st.windows_n && rv == 0; i++) {
+        rv = load_window(s0, &st.windows[i], path, err, errlen);
+    }
+    size_t st_nodes = st.nodes_n;
+    pp_record_free(&pp_desc_state, &st);
+    if (rv != 0) {
+        return rv;
+    }
+    PD_LOG(s0->n->log, PD_LOG_INFO, "state",
+           "%s: instance %s, %zu unfinished window(s), %zu node(s) awaited", path, s0->instance,
+           s0->n->win->count, st_nodes);
+    return 0;
+}

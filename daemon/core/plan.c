@@ -1,0 +1,369 @@
+/* The window planner (see plan.h). Pure: no I/O, no clock. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) {
+        vsnprintf(err, errlen, fmt, ap);
+    }
+    va_end(ap);
+    return PROFD_EINVAL;
+}
+
+static bool has(const int64_t *v, size_t n, int64_t x)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == x) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r)
+{
+    if (job && r->job && strcmp(job, r->job) != 0) {
+        return -2;
+    }
+    if (spec->selectors_n == 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < spec->selectors_n; i++) {
+        const pp_selector_t *s = &spec->selectors[i];
+        if (s->role && (r->role == NULL || strcmp(s->role, r->role) != 0)) {
+            continue;
+        }
+        if (s->all_ranks || has(s->ranks, s->ranks_n, r->rank) ||
+            (r->replica_rank != PP_NONE &&
+             has(s->replica_ranks, s->replica_ranks_n, r->replica_rank))) {
+            return (int)i;
+        }
+    }
+    return -2;
+}
+
+int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_us)
+{
+    if (r->step == PP_NONE) {
+        return PP_NONE;
+    }
+    if (r->step_us <= 0) {
+        return r->step + 1; /* no measured step time: assume it may move on */
+    }
+    int64_t elapsed = now_us - r->step_began_us;
+    if (elapsed < 0) {
+        elapsed = 0;
+    }
+    /* steps shorter than the floor are measurement noise, not training */
+    int64_t per = r->step_us < PD_PLAN_MIN_STEP_US ? PD_PLAN_MIN_STEP_US : r->step_us;
+    return r->step + (elapsed + ahead_us) / per;
+}
+
+int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_params_t *p)
+{
+    int64_t last = PP_NONE;
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = pd_plan_predict(&ranks[i], p->now_us, p->latency_us + p->margin_us);
+        if (s != PP_NONE && (last == PP_NONE || s > last)) {
+            last = s;
+        }
+    }
+    return last;
+}
+
+static int check_mode(pp_mode_t mode, const char *where, char *err, size_t errlen)
+{
+    if (mode != PP_MODE_NONE && mode != PP_MODE_E2E && mode != PP_MODE_DISCRETE) {
+        return bad(err, errlen, "%smode must be e2e or discrete, found '%.64s'", where,
+                   pp_mode_name(mode) ? pp_mode_name(mode) : "?");
+    }
+    return 0;
+}
+
+static int check_schedule(const pp_schedule_t *s, const char *where, char *err, size_t errlen)
+{
+    if (s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0) {
+        return bad(err, errlen, "%sschedule values must be >= 0", where);
+    }
+    return 0;
+}
+
+static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
+{
+    char where[64];
+    int forms = (spec->steps_n > 0) + (spec->start != PP_NONE) + (spec->next != 0);
+    int rv;
+
+    if (spec->start == PP_NONE && spec->end != PP_NONE) {
+        return bad(err, errlen, "end given without start");
+    }
+    if (forms == 0) {
+        return bad(err, errlen, "no steps: give steps, start/end or next");
+    }
+    if (forms > 1) {
+        return bad(err, errlen, "give only one of steps, start/end and next");
+    }
+    for (size_t i = 0; i < spec->steps_n; i++) {
+        if (spec->steps[i] < 1) {
+            return bad(err, errlen, "steps must be >= 1, found %lld", (long long)spec->steps[i]);
+        }
+    }
+    if (spec->start != PP_NONE) {
+        if (spec->start < 0) {
+            return bad(err, errlen, "start must be >= 0, found %lld", (long long)spec->start);
+        }
+        if (spec->end != PP_NONE && spec->end != -1 && spec->end <= spec->start) {
+            return bad(err, errlen, "end (%lld) must be greater than start (%lld), or -1",
+                       (long long)spec->end, (long long)spec->start);
+        }
+    }
+    if (spec->next < 0) {
+        return bad(err, errlen, "next must be >= 1, found %lld", (long long)spec->next);
+    }
+    if (spec->roundup < 0) {
+        return bad(err, errlen, "roundup must be >= 0, found %lld", (long long)spec->roundup);
+    }
+    if (spec->job && !pp_ident_ok(spec->job)) {
+        return bad(err, errlen, "job must be an identifier, found '%.64s'", spec->job);
+    }
+    if (spec->tool && !pp_ident_ok(spec->tool)) {
+        return bad(err, errlen, "tool must be an identifier, found '%.64s'", spec->tool);
+    }
+    if ((rv = check_mode(spec->mode, "", err, errlen)) != 0 ||
+        (rv = check_schedule(&spec->schedule, "", err, errlen)) != 0) {
+        return rv;
+    }
+    for (size_t i = 0; i < spec->selectors_n; i++) {
+        const pp_selector_t *s = &spec->selectors[i];
+        snprintf(where, sizeof(where), "selector %zu: ", i);
+        if (s->role && !pp_ident_ok(s->role)) {
+            return bad(err, errlen, "%srole must be an identifier, found '%.64s'", where, s->role);
+        }
+        if (s->tool && !pp_ident_ok(s->tool)) {
+            return bad(err, errlen, "%stool must be an identifier, found '%.64s'", where, s->tool);
+        }
+        for (size_t j = 0; j < s->ranks_n; j++) {
+            if (s->ranks[j] < 0) {
+                return bad(err, errlen, "%sranks must be >= 0, found %lld", where,
+                           (long long)s->ranks[j]);
+            }
+        }
+        for (size_t j = 0; j < s->replica_ranks_n; j++) {
+            if (s->replica_ranks[j] < 0) {
+                return bad(err, errlen, "%sreplica ranks must be >= 0, found %lld", where,
+                           (long long)s->replica_ranks[j]);
+            }
+        }
+        for (size_t j = 0; j < s->phases_n; j++) {
+            if (!pp_ident_ok(s->phases[j])) {
+                return bad(err, errlen, "%sphase must be an identifier, found '%.64s'", where,
+                           s->phases[j]);
+            }
+        }
+        if ((rv = check_mode(s->mode, where, err, errlen)) != 0 ||
+            (rv = check_schedule(&s->schedule, where, err, errlen)) != 0) {
+            return rv;
+        }
+    }
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    char **v = realloc(out->warnings, (out->n_warnings + 1) * sizeof(*v));
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    out->warnings = v;
+    if ((v[out->n_warnings] = strdup(buf)) == NULL) {
+        return PROFD_ENOMEM;
+    }
+    out->n_warnings++;
+    return 0;
+}
+
+static int make_segments(const pp_window_spec_t *spec, int64_t next_start, pd_plan_out_t *out)
+{
+    size_t n = spec->steps_n;
+    if (n == 0) {
+        if ((out->segments = calloc(1, sizeof(*out->segments))) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        out->n_segments = 1;
+        if (spec->next > 0) {
+            out->segments[0].first = next_start;
+            out->segments[0].last = next_start + spec->next - 1;
+        } else {
+            out->segments[0].first = spec->start;
+            out->segments[0].last =
+                (spec->end == PP_NONE || spec->end == -1) ? PP_NONE : spec->end - 1;
+        }
+        return 0;
+    }
+    int64_t *s = malloc(n * sizeof(*s));
+    if (s == NULL) {
+        return PROFD_ENOMEM;
+    }
+    memcpy(s, spec->steps, n * sizeof(*s));
+    qsort(s, n, sizeof(*s), cmp_i64);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) { /* unique */
+        if (u == 0 || s[i] != s[u - 1]) {
+            s[u++] = s[i];
+        }
+    }
+    if ((out->segments = calloc(u, sizeof(*out->segments))) == NULL) {
+        free(s);
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < u; i++) {
+        if (spec->continuous && out->n_segments > 0 &&
+            out->segments[out->n_segments - 1].last + 1 == s[i]) {
+            out->segments[out->n_segments - 1].last = s[i];
+            continue;
+        }
+        out->segments[out->n_segments].first = s[i];
+        out->segments[out->n_segments].last = s[i];
+        out->n_segments++;
+    }
+    free(s);
+    return 0;
+}
+
+int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, size_t n,
+                    const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen)
+{
+    int rv;
+    memset(out, 0, sizeof(*out));
+    if ((rv = validate(spec, err, errlen)) != 0) {
+        return rv;
+    }
+    const char *job = spec->job ? spec->job : (p->default_job ? p->default_job : "default");
+    snprintf(out->job, sizeof(out->job), "%s", job);
+
+    if (n && (out->members = calloc(n, sizeof(*out->members))) == NULL) {
+        goto nomem;
+    }
+    int64_t next_start = 1;
+    int unknown_rate = 0;
+    /* a rank without a measured step time yet moves like the others of its
+     * job that have one (the slowest of them, to be safe) */
+    int64_t known_us = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pd_plan_match(spec, job, &ranks[i]) != -2 && ranks[i].step_us > known_us) {
+            known_us = ranks[i].step_us;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        int sel = pd_plan_match(spec, job, &ranks[i]);
+        if (sel == -2) {
+            continue;
+        }
+        out->members[out->n_members].id = ranks[i].id;
+        out->members[out->n_members].selector = sel;
+        out->n_members++;
+        if (spec->next > 0) {
+            pd_plan_rank_t r = ranks[i];
+            if (r.step != PP_NONE && r.step_us <= 0) {
+                unknown_rate++;
+                r.step_us = known_us; /* 0 when no rank has one: plain step + 1 */
+            }
+            int64_t s = pd_plan_predict(&r, p->now_us, p->latency_us + p->margin_us);
+            if (s != PP_NONE && s + 1 > next_start) {
+                next_start = s + 1;
+            }
+        }
+    }
+    if (spec->next > 0 && spec->roundup > 1) {
+        next_start = ((next_start + spec->roundup - 1) / spec->roundup) * spec->roundup;
+    }
+    if ((rv = make_segments(spec, next_start, out)) != 0) {
+        goto nomem;
+    }
+    for (size_t i = 0; i < spec->warnings_n; i++) {
+        if (add_warning(out, "%s", spec->warnings[i]) != 0) {
+            goto nomem;
+        }
+    }
+    if (out->n_members == 0 &&
+        add_warning(out,
+                    "selects no registered rank of job '%s' yet; matching ranks that "
+                    "register later are added",
+                    job) != 0) {
+        goto nomem;
+    }
+    if (unknown_rate &&
+        add_warning(out, "%d selected rank(s) have no measured step time yet", unknown_rate) != 0) {
+        goto nomem;
+    }
+    return 0;
+nomem:
+    pd_plan_out_free(out);
+    bad(err, errlen, "out of memory");
+    return PROFD_ENOMEM;
+}
+
+void pd_plan_out_free(pd_plan_out_t *out)
+{
+    free(out->segments);
+    free(out->members);
+    for (size_t i = 0; i < out->n_warnings; i++) {
+        free(out->warnings[i]);
+    }
+    free(out->warnings);
+    memset(out, 0, sizeof(*out));
+}
+
+const char *pd_plan_tool(const pp_window_spec_t *spec, int selector)
+{
+    if (selector >= 0 && spec->selectors[selector].tool) {
+        return spec->selectors[selector].tool;
+    }
+    return spec->tool ? spec->tool : "torch";
+}
+
+pp_mode_t pd_plan_mode(const pp_window_spec_t *spec, int selector)
+{
+    if (selector >= 0 && spec->selectors[selector].mode != PP_MODE_NONE) {
+        return spec->selectors[selector].mode;
+    }
+    return spec->mode != PP_MODE_NONE ? spec->mode : PP_MODE_E2E;
+}
+
+const char *pd_plan_settings(const pp_window_spec_t *spec, int selector)
+{
+    if (selector >= 0 && spec->selectors[selector].settings) {
+        return spec->selectors[selector].settings;
+    }
+    return spec->settings ? spec->settings : "{}";
+}
+
+const pp_schedule_t *pd_plan_schedule(const pp_window_spec_t *spec, int selector)
+{
+    if (selector >= 0 && spec->selectors[selector].schedule.active > 0) {
+        return &spec->selectors[selector].schedule;
+    }
+    return &spec->schedule;
+}

@@ -1,0 +1,104 @@
+/*
+ * The window planner: a pure function. A window request, a snapshot of the
+ * registered ranks and the current time go in; the resolved windows come out
+ * (which steps, which ranks with which tool settings, warnings). No I/O, no
+ * clock, no sockets: tested by tables.
+ *
+ * Semantics (README "Window semantics"):
+ *  - steps [a, b, ...]: one window per step; with `continuous`, one window
+ *    per run of consecutive steps.
+ *  - start/end: one window [start, end); end -1 = until the job ends.
+ *  - next N: one window [S, S+N) where S is the first step every selected
+ *    rank can still reach: ahead of each rank's predicted step at
+ *    now + delivery latency + margin, from its measured step time; rounded
+ *    up to a multiple of `roundup` when set.
+ *  - selectors: a rank is selected by the first selector whose role matches
+ *    (NULL = any role) and that selects it by all_ranks, ranks (global rank)
+ *    or replica_ranks (inference replica index); no selectors = every rank.
+ *  - per-selector tool, mode, settings, schedule override the request's.
+ */
+#ifndef PD_PLAN_H
+#define PD_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profd/proto.h"
+
+/* Step times below this are treated as this (1 ms). */
+#define PD_PLAN_MIN_STEP_US 1000
+
+/* One registered rank as the planner sees it. */
+typedef struct pd_plan_rank {
+    int64_t id; /* registry id */
+    const char *job;
+    const char *role;
+    int64_t rank;
+    int64_t replica_rank; /* PP_NONE when not a replica */
+    int64_t step;         /* last step begun, PP_NONE before the first */
+    bool in_step;
+    int64_t step_began_us; /* when `step` began (monotonic, us) */
+    int64_t step_us;       /* measured step time, 0 when unknown */
+} pd_plan_rank_t;
+
+typedef struct pd_plan_params {
+    int64_t now_us;
+    int64_t latency_us; /* plan delivery estimate (p99) */
+    int64_t margin_us;  /* extra safety margin */
+    const char *default_job;
+} pd_plan_params_t;
+
+/* A step segment: one window. last PP_NONE = open-ended. */
+typedef struct pd_plan_segment {
+    int64_t first;
+    int64_t last;
+} pd_plan_segment_t;
+
+/* A selected rank and the selector that selected it. */
+typedef struct pd_plan_member {
+    int64_t id;
+    int selector; /* index into spec->selectors, -1 when the spec has none */
+} pd_plan_member_t;
+
+typedef struct pd_plan_out {
+    char job[PP_MAX_NAME + 1];
+    pd_plan_segment_t *segments;
+    size_t n_segments;
+    pd_plan_member_t *members;
+    size_t n_members;
+    char **warnings;
+    size_t n_warnings;
+} pd_plan_out_t;
+
+/*
+ * Validate `spec` and resolve it against `ranks`. Returns 0 and fills *out
+ * (free with pd_plan_out_free), or PROFD_EINVAL with a one-line reason in
+ * `err` (e.g. "steps must be >= 1, found 0"); *out is left empty on error.
+ * Selecting no rank is not an error: it is a warning.
+ */
+int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, size_t n,
+                    const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen);
+void pd_plan_out_free(pd_plan_out_t *out);
+
+/* The selector index selecting `r` (-1: every rank, no selectors), or -2
+ * when `r` is not selected (also when its job differs). */
+int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r);
+
+/* The step each rank is predicted to be running at now + ahead. */
+int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_us);
+
+/*
+ * Aligned stop: the last step of a running window so that every member can
+ * still end there: the largest step any member is predicted to be running
+ * when the updated plan arrives. PP_NONE when no member has begun a step.
+ */
+int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_params_t *p);
+
+/* Effective settings of a member: selector override, else request default. */
+const char *pd_plan_tool(const pp_window_spec_t *spec, int selector);
+pp_mode_t pd_plan_mode(const pp_window_spec_t *spec, int selector);
+const char *pd_plan_settings(const pp_window_spec_t *spec, int selector);
+const pp_schedule_t *pd_plan_schedule(const pp_window_spec_t *spec, int selector);
+
+#endif

@@ -1,0 +1,217 @@
+/* The rank registry (see registry.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "registry.h"
+
+#define SLOT_OF(id) ((size_t)((uint64_t)(id)&0xffffffffu) - 1)
+#define GEN_OF(id)  ((uint32_t)((uint64_t)(id) >> 32))
+
+void pd_registry_init(pd_registry_t *r, size_t max)
+{
+    memset(r, 0, sizeof(*r));
+    r->max = max ? max : 4096;
+}
+
+void pd_registry_fini(pd_registry_t *r)
+{
+    for (size_t i = 0; i < r->cap; i++) {
+        free(r->slots[i]);
+    }
+    free(r->slots);
+    free(r->gens);
+    memset(r, 0, sizeof(*r));
+}
+
+pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id)
+{
+    if (id <= 0) {
+        return NULL;
+    }
+    size_t i = SLOT_OF(id);
+    if (i >= r->cap || r->slots[i] == NULL || r->gens[i] != GEN_OF(id)) {
+        return NULL;
+    }
+    return r->slots[i];
+}
+
+static int grow(pd_registry_t *r)
+{
+    size_t n = r->cap ? r->cap * 2 : 64;
+    pd_rank_t **s = realloc(r->slots, n * sizeof(*s));
+    if (s == NULL) {
+        return PROFD_ENOMEM;
+    }
+    r->slots = s;
+    uint32_t *g = realloc(r->gens, n * sizeof(*g));
+    if (g == NULL) {
+        return PROFD_ENOMEM;
+    }
+    r->gens = g;
+    for (size_t i = r->cap; i < n; i++) {
+        s[i] = NULL;
+        g[i] = 0;
+    }
+    r->cap = n;
+    return 0;
+}
+
+int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
+                    pd_rank_t **out)
+{
+    if (!pp_ident_ok(h->job) || !pp_ident_ok(h->role) || !pp_host_ok(h->host) || h->rank < 0 ||
+        (h->replica_rank != PP_NONE && h->replica_rank < 0) || h->pid <= 0) {
+        return PROFD_EINVAL;
+    }
+    /* the same process registering again */
+    for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
+        if (k->rank == h->rank && k->pid == h->pid && strcmp(k->job, h->job) == 0 &&
+            strcmp(k->role, h->role) == 0 && strcmp(k->host, h->host) == 0) {
+            k->state = PD_RANK_ACTIVE;
+            k->last_seen_ms = now_ms;
+            k->replica_rank = h->replica_rank;
+            *out = k;
+            return 0;
+        }
+    }
+    if (r->count >= r->max) {
+        return PROFD_ELIMIT;
+    }
+    size_t i;
+    for (i = 0; i < r->cap && r->slots[i]; i++) {
+    }
+    if (i == r->cap && grow(r) != 0) {
+        return PROFD_ENOMEM;
+    }
+    pd_rank_t *k = calloc(1, sizeof(*k));
+    if (k == NULL) {
+        return PROFD_ENOMEM;
+    }
+    r->gens[i]++;
+    k->id = (int64_t)(((uint64_t)r->gens[i] << 32) | (uint64_t)(i + 1));
+    snprintf(k->job, sizeof(k->job), "%s", h->job);
+    snprintf(k->role, sizeof(k->role), "%s", h->role);
+    snprintf(k->host, sizeof(k->host), "%s", h->host);
+    snprintf(k->node, sizeof(k->node), "%s", node ? node : "");
+    k->rank = h->rank;
+    k->local_rank = h->local_rank;
+    k->world_size = h->world_size;
+    k->replica_rank = h->replica_rank;
+    k->pid = h->pid;
+    k->uid = -1;
+    k->state = PD_RANK_ACTIVE;
+    k->step = PP_NONE;
+    k->gen_acked = -1;
+    k->last_seen_ms = k->registered_ms = now_ms;
+    r->slots[i] = k;
+    r->count++;
+    *out = k;
+    return 0;
+}
+
+void pd_registry_remove(pd_registry_t *r, int64_t id)
+{
+    pd_rank_t *k = pd_registry_get(r, id);
+    if (k) {
+        r->slots[SLOT_OF(id)] = NULL;
+        r->count--;
+        free(k);
+    }
+}
+
+pd_rank_t *pd_registry_next(const pd_registry_t *r, const pd_rank_t *prev)
+{
+    size_t i = prev ? SLOT_OF(prev->id) + 1 : 0;
+    for (; i < r->cap; i++) {
+        if (r->slots[i]) {
+            return r->slots[i];
+        }
+    }
+    return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The step time is the median of the recent ones: a burst of stale events
+ * or one slow step does not swing it. */
+static void add_sample(pd_rank_t *k, int64_t us)
+{
+    int64_t v[PD_STEP_SAMPLES];
+    k->recent_us[k->recent_pos] = us;
+    k->recent_pos = (k->recent_pos + 1) % PD_STEP_SAMPLES;
+    if (k->nrecent < PD_STEP_SAMPLES) {
+        k->nrecent++;
+    }
+    memcpy(v, k->recent_us, (size_t)k->nrecent * sizeof(v[0]));
+    qsort(v, (size_t)k->nrecent, sizeof(v[0]), cmp_i64);
+    k->step_us = v[k->nrecent / 2];
+}
+
+int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms)
+{
+    k->last_seen_ms = now_ms;
+    if (k->state == PD_RANK_LOST) {
+        k->state = PD_RANK_ACTIVE;
+    }
+    for (size_t i = 0; i + 3 <= n; i += 3) {
+        int64_t kind = ev[i], step = ev[i + 1], t = ev[i + 2];
+        if (kind == 1) { /* step begin */
+            if (k->step != PP_NONE && step > k->step && t > k->step_began_us) {
+                add_sample(k, (t - k->step_began_us) / (step - k->step));
+            }
+            if (k->step == PP_NONE || step >= k->step) {
+                k->step = step;
+                k->step_began_us = t;
+                k->in_step = true;
+            }
+        } else if (kind == 2) { /* step end */
+            if (step == k->step) {
+                k->in_step = false;
+            }
+        } else {
+            return PROFD_EPROTO;
+        }
+        k->events++;
+    }
+    return n % 3 ? PROFD_EPROTO : 0;
+}
+
+void pd_registry_plan_rank(const pd_rank_t *k, pd_plan_rank_t *out)
+{
+    out->id = k->id;
+    out->job = k->job;
+    out->role = k->role;
+    out->rank = k->rank;
+    out->replica_rank = k->replica_rank;
+    out->step = k->step;
+    out->in_step = k->in_step;
+    out->step_began_us = k->step_began_us;
+    out->step_us = k->step_us;
+}
+
+void pd_registry_row(const pd_rank_t *k, int64_t now_ms, pp_rank_t *out)
+{
+    pp_record_init(&pp_desc_rank, out);
+    out->client = k->id;
+    out->job = (char *)k->job;
+    out->role = (char *)k->role;
+    out->rank = k->rank;
+    out->local_rank = k->local_rank;
+    out->world_size = k->world_size;
+    out->replica_rank = k->replica_rank;
+    out->host = (char *)k->host;
+    out->pid = k->pid;
+    out->node = k->node[0] ? (char *)k->node : NULL;
+    out->step = k->step;
+    out->step_ms = (double)k->step_us / 1000.0;
+    out->rate = k->step_us > 0 ? 1e6 / (double)k->step_us : 0.0;
+    out->state = k->state == PD_RANK_LOST ? PP_RA_LOST : k->in_step ? PP_RA_RUNNING : PP_RA_IDLE;
+    out->age_ms = now_ms - k->last_seen_ms;
+    out->events = k->events;
+    out->dropped = k->dropped;
+}

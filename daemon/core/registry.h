@@ -1,0 +1,87 @@
+/*
+ * The rank registry: every worker registered with this daemon, what it is
+ * (job, role, global rank, replica rank, host, pid) and where it stands
+ * (current step, recent step time, liveness). Owned by the loop thread.
+ *
+ * Ids are (slot index + 1) | generation << 32, so lookups are O(1) and a
+ * stale id never reaches a reused slot.
+ */
+#ifndef PD_REGISTRY_H
+#define PD_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "profd/proto.h"
+
+#define PD_STEP_SAMPLES 8
+
+typedef enum pd_rank_state {
+    PD_RANK_ACTIVE, /* heard from within the timeout */
+    PD_RANK_LOST,   /* connection gone or silent; kept for status */
+} pd_rank_state_t;
+
+typedef struct pd_rank {
+    int64_t id;
+    char job[PP_MAX_NAME + 1];
+    char role[PP_MAX_NAME + 1];
+    char host[PP_MAX_NAME + 1];
+    char node[PP_MAX_NAME + 1]; /* the daemon it is registered with */
+    int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
+    int64_t rank, local_rank, world_size, replica_rank, pid;
+    uint32_t pipe;
+    int64_t uid; /* registered over ipc://: the worker's uid, else -1 */
+    pd_rank_state_t state;
+
+    int64_t step; /* last step begun, PP_NONE before the first */
+    bool in_step;
+    int64_t step_began_us;              /* monotonic clock of the worker's host */
+    int64_t step_us;                    /* median of the recent step times, 0 unknown */
+    int64_t recent_us[PD_STEP_SAMPLES]; /* recent step times, a ring */
+    int nrecent, recent_pos;
+    int64_t last_seen_ms;
+    int64_t registered_ms;
+    int64_t events, dropped;
+
+    int64_t gen_acked; /* plan generation the worker confirmed */
+    void *watch;       /* the worker endpoint's parked long poll (opaque here) */
+    int64_t watch_deadline_ms;
+} pd_rank_t;
+
+typedef struct pd_registry {
+    pd_rank_t **slots;
+    uint32_t *gens;
+    size_t cap, count, max;
+} pd_registry_t;
+
+void pd_registry_init(pd_registry_t *r, size_t max);
+void pd_registry_fini(pd_registry_t *r);
+
+/*
+ * Register a worker. A worker that registers again (same job, role, rank,
+ * host and pid: e.g. after a timeout) gets its existing entry back, revived.
+ * Returns 0 and *out, PROFD_ELIMIT when `max` workers are registered,
+ * PROFD_EINVAL for invalid names, PROFD_ENOMEM.
+ */
+int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
+                    pd_rank_t **out);
+pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id);
+void pd_registry_remove(pd_registry_t *r, int64_t id);
+
+/* Apply a batch of (kind, step, t_us) events. Returns PROFD_EPROTO when the
+ * array is not whole triples or holds unknown kinds (the valid prefix is
+ * applied). */
+int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms);
+
+/* Iterate: for (k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) */
+pd_rank_t *pd_registry_next(const pd_registry_t *r, const pd_rank_t *prev);
+
+/* Planner view of a rank. */
+void pd_registry_plan_rank(const pd_rank_t *k, pd_plan_rank_t *out);
+
+/* Status row (strings borrowed from k). */
+void pd_registry_row(const pd_rank_t *k, int64_t now_ms, pp_rank_t *out);
+
+#endif

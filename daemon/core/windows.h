@@ -1,0 +1,209 @@
+/*
+ * Windows and their captures: the table of windows a daemon runs, who is
+ * expected to capture in each, what each member reported, and when a window
+ * has nothing left to wait for. Pure: no clock (times are parameters), no
+ * I/O, no sockets. What the table cannot do itself it asks for through the
+ * hooks the composition root installs (gather a capture, finish a window)
+ * and what others must hear of it it announces through them (plans changed,
+ * state worth keeping changed). Loop thread only.
+ */
+#ifndef PD_WINDOWS_H
+#define PD_WINDOWS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "plan.h"
+#include "profd/proto.h"
+#include "registry.h"
+
+typedef struct pd_member {
+    int64_t client;
+    char role[PP_MAX_NAME + 1];
+    char host[PP_MAX_NAME + 1];
+    char node[PP_MAX_NAME + 1];
+    int64_t rank, replica_rank, pid;
+    int selector;
+    int64_t node_client; /* coordinator: the id its node daemon gave it; 0 local */
+    pp_member_state_t state;
+    pp_capture_t *caps;
+    size_t ncaps;
+} pd_member_t;
+
+/* Coordinator: a file of a remote capture still arriving from its node. */
+typedef struct pd_incoming {
+    char path[512]; /* relative to the window folder */
+    size_t member;  /* index in the window's members */
+    size_t cap, file;
+    int64_t size;
+    char checksum[32];
+    int64_t have; /* bytes written to <path>.part */
+    bool busy;    /* a write is running */
+    bool done;
+} pd_incoming_t;
+
+typedef struct pd_window {
+    int64_t id;
+    char name[PP_MAX_NAME + 1];
+    char job[PP_MAX_NAME + 1];
+    pp_window_spec_t spec; /* the request, owned copy */
+    int64_t first, last;   /* inclusive; last PP_NONE = open */
+    pp_window_state_t state;
+    pd_member_t *members;
+    size_t nmembers, capm;
+    char **warnings;
+    size_t nwarnings;
+    char reason[256];
+    char dir[PP_MAX_PATH]; /* <save_path>/<job>/<name> */
+    size_t root_len;       /* dir[0..root_len) is the save tree root (save_path) */
+    int64_t bytes;
+    _Atomic int64_t claimed; /* bytes the window's gathering claimed from its budget */
+    int pending;             /* gather / manifest jobs and incoming files outstanding */
+    bool mirror;             /* node daemon: a window the coordinator planned */
+    int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */
+    bool forwarded;          /* node daemon: results sent to the coordinator */
+    bool trash;              /* spool copies wait in .trash/w<id> for the manifest */
+    char *origin;            /* the profiling config's request that made it (encoded); NULL */
+    pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
+    size_t nincoming;
+    int64_t created_ms, done_ms;
+    struct pd_window *next;
+} pd_window_t;
+
+/* What the table asks of, and tells, the rest of the daemon. Every hook is
+ * optional. */
+typedef struct pd_windows_hooks {
+    /* Plans changed (a window made, joined, stopped or cancelled): a new
+     * plan generation for the workers and nodes. */
+    void (*changed)(void *arg);
+    /* Something worth keeping over a restart changed (a report, a lost
+     * member, a file arrived) while the plans did not. */
+    void (*dirty)(void *arg);
+    /* Capture `cap` of member m has a folder to gather (owner: the uid the
+     * files must belong to, -1 any). The hook counts w->pending while the
+     * gathering runs, or marks the capture failed. */
+    void (*gather)(void *arg, pd_window_t *w, pd_member_t *m, size_t cap, int64_t owner);
+    /* Every member reported or is lost and nothing is pending: write the
+     * manifest, or forward the window to the coordinator. */
+    void (*complete)(void *arg, pd_window_t *w);
+    void *arg;
+} pd_windows_hooks_t;
+
+typedef struct pd_windows {
+    pd_window_t *head, *tail;
+    int64_t next_id;
+    size_t count;
+    size_t max_live; /* unfinished windows at most (limits.max_windows); 0 = no limit */
+    bool follower;   /* a node daemon of a coordinator: it decides who joins */
+    pd_log_t *log;   /* may be NULL */
+    pd_windows_hooks_t hooks;
+} pd_windows_t;
+
+void pd_windows_init(pd_windows_t *ws, pd_log_t *log, size_t max_live);
+void pd_windows_fini(pd_windows_t *ws);
+
+pd_window_t *pd_windows_get(const pd_windows_t *ws, int64_t id);
+/* Pending or active: members still capture. */
+bool pd_windows_running(const pd_window_t *w);
+/* Windows not yet done or cancelled. */
+size_t pd_windows_live(const pd_windows_t *ws);
+
+/*
+ * Creating windows, in two steps so that the caller can prepare the tree
+ * root in between: resolve a request against the active ranks of `reg`
+ * (the planner) and check the limit of unfinished windows; then create one
+ * window per step segment below `root`, with the selected ranks as members.
+ * pd_windows_plan: 0 with *out filled (free with pd_plan_out_free), or
+ * PROFD_EINVAL / PROFD_ELIMIT / PROFD_ENOMEM with the reason in `err`.
+ * pd_windows_add: 0 with the new windows' ids in *ids (malloc'ed, *nids of
+ * them; `out` is consumed in every case), or PROFD_ENOMEM.
+ */
+int pd_windows_plan(pd_windows_t *ws, const pd_registry_t *reg, const pp_window_spec_t *spec,
+                    const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen);
+int pd_windows_add(pd_windows_t *ws, const pd_registry_t *reg, const pp_window_spec_t *spec,
+                   pd_plan_out_t *out, const char *root, int64_t now_ms, int64_t **ids,
+                   size_t *nids);
+
+/* A worker registered: a member kept over a restart that it is becomes its
+ * again, and it joins the running windows it matches (not on a follower). */
+void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k);
+/* A worker is gone: its expected captures fail with `reason`. */
+void pd_windows_on_lost(pd_windows_t *ws, const pd_rank_t *k, const char *reason);
+/* A worker reported a window's captures: checked (pd_windows_report), each
+ * capture with a folder handed to the gather hook. 0, or PROFD_ENOENT (no
+ * such window), PROFD_ESTATE (not a member, or already reported) with a
+ * reason. */
+int pd_windows_on_result(pd_windows_t *ws, const pd_rank_t *k, pp_result_t *res, char *err,
+                         size_t errlen);
+/* Coordinator: a node is gone (or did not come back after a restart): its
+ * expected members that no rank stands for fail with `reason`. */
+void pd_windows_node_gone(pd_windows_t *ws, const char *node, const char *reason);
+/* A rank registered: members kept over a restart that it is (the same node
+ * and node client id; or the same role, rank, host and pid) are its again. */
+void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k);
+/* A worker began a step (window state only). */
+void pd_windows_on_step(pd_windows_t *ws, const pd_rank_t *k);
+
+/* Stop a window at an aligned step boundary (running) or cancel it (not
+ * started). PROFD_ENOENT, PROFD_ESTATE (already over). */
+int pd_windows_stop(pd_windows_t *ws, const pd_registry_t *reg, int64_t id,
+                    const pd_plan_params_t *p, int64_t now_ms, char *err, size_t errlen);
+/* Cancel a window that has not finished (the coordinator dropped it, or is
+ * gone): state cancelled with `reason`. */
+void pd_windows_cancel(pd_windows_t *ws, pd_window_t *w, int64_t now_ms, const char *reason);
+
+/* The plan of one worker: entries for every running window it is expected
+ * in. Strings are borrowed from the windows; free only out->entries. */
+int pd_windows_plan_for(const pd_windows_t *ws, const pd_rank_t *k, pp_plan_t *out);
+
+/* The window as profctl sees it (strings borrowed; free with
+ * pd_windows_info_free). detail: include per-rank states. */
+void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out);
+void pd_windows_info_free(pp_window_t *out);
+
+/* The window's tool and mode over its members ("mixed" / PP_MODE_MIXED when
+ * they differ), and its roles: the selectors', else the members' (an array
+ * of borrowed strings, malloc'ed; NULL when none or out of memory). */
+const char *pd_windows_tool(const pd_window_t *w);
+pp_mode_t pd_windows_mode(const pd_window_t *w);
+char **pd_windows_roles(const pd_window_t *w, size_t *n);
+
+/* ---- shared with the multi-node modules ---- */
+
+pd_member_t *pd_windows_member(pd_window_t *w, int64_t client);
+pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector);
+/* Append a window made elsewhere (a mirror, one loaded from a state file);
+ * the table takes it. */
+void pd_windows_append(pd_windows_t *ws, pd_window_t *w);
+void pd_windows_free_one(pd_window_t *w);
+/* Nothing left to wait for (every member reported or lost, nothing
+ * pending): state gathering, and the complete hook runs. */
+void pd_windows_maybe_finish(pd_windows_t *ws, pd_window_t *w);
+/* The hooks say: plans changed / state worth keeping changed. */
+void pd_windows_changed(pd_windows_t *ws);
+void pd_windows_dirty(pd_windows_t *ws);
+void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
+/*
+ * A member's report: move its captures into the member (*caps is taken),
+ * stamp who captured them (the daemon's knowledge, not the report's), and
+ * check each status, role, phase and folder; a capture that fails a check is
+ * marked failed and loses its folder, a missed one has none. rel: folders
+ * relative to the window (from a node daemon) rather than to the spool.
+ * Returns 0 with *m and *w, or PROFD_ENOENT / PROFD_ESTATE with a reason
+ * (*m and *w untouched).
+ */
+int pd_windows_report(pd_windows_t *ws, const pd_rank_t *k, int64_t window, pp_capture_t **caps,
+                      size_t *ncaps, bool rel, pd_window_t **w, pd_member_t **m, char *err,
+                      size_t errlen);
+/* Is c->dir where a capture of member m belongs? rel: relative to the
+ * window folder ("<capdir>[/step<N>]") rather than to the spool. */
+bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,
+                          bool rel);
+
+/* Drop finished windows beyond the most recent `keep` (bounded memory). */
+void pd_windows_trim(pd_windows_t *ws, size_t keep);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * A reply endpoint: an nng REP socket served by a pool of contexts, each
+ * request handed to the loop thread. The handler either replies at once or
+ * parks the request (a long poll) and replies later; the pool grows so that
+ * parked requests never starve new ones, up to a bound.
+ *
+ * Threads: the nng callbacks only move a request between states and post it
+ * to the loop; handlers, replies and parking happen on the loop thread.
+ */
+#ifndef PD_REP_H
+#define PD_REP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "profd/proto.h"
+#include "tlsconf.h"
+
+typedef struct pd_rep pd_rep_t;
+typedef struct pd_req pd_req_t;
+
+typedef enum pd_via {
+    PD_VIA_IPC,   /* ipc:// */
+    PD_VIA_TLS,   /* tls+tcp:// */
+    PD_VIA_TCP,   /* tcp:// */
+    PD_VIA_OTHER, /* inproc:// ... */
+} pd_via_t;
+
+/* Who sent a request: the transport, the credentials of an ipc://
+ * connection (uid, gid and pid from the kernel; -1 for other transports),
+ * and for tls+tcp:// whether the peer's certificate verified against the
+ * configured CA. */
+typedef struct pd_peer {
+    pd_via_t via;
+    int64_t uid, gid, pid;
+    bool tls_verified;
+    uint32_t pipe;
+} pd_peer_t;
+
+/* Called on the loop thread for each request: must pd_req_reply*() or
+ * pd_req_park() before returning. */
+typedef void (*pd_rep_handler)(pd_req_t *req, void *arg);
+/* Called on the loop thread when a peer's connection goes away. */
+typedef void (*pd_rep_pipe_gone)(uint32_t pipe, void *arg);
+/* Called on the loop thread when a peer first goes over the rate limit
+ * (again after its allowance has refilled). */
+typedef void (*pd_rep_limited)(const pd_peer_t *peer, void *arg);
+
+typedef struct pd_rep_opts {
+    const char *url;
+    size_t max_msg;  /* larger requests still arrive (to get an error reply) up
+                        to 4x this; beyond that nng drops the connection */
+    int socket_mode; /* ipc socket permissions, 0 = library default */
+    bool chgrp;      /* give ipc sockets to socket_gid (else the daemon's group) */
+    int64_t socket_gid;
+    int initial;               /* contexts created at start */
+    int max_contexts;          /* bound on parked + receiving contexts */
+    int64_t rate;              /* requests per second per connection, 0 = unlimited */
+    const pt_tls_files_t *tls; /* tls+tcp:// listeners: required */
+    pd_rep_handler handler;
+    void *handler_arg;
+    pd_rep_pipe_gone pipe_gone; /* optional */
+    pd_rep_limited limited;     /* optional */
+    void *arg;                  /* of pipe_gone and limited */
+} pd_rep_opts_t;
+
+/* Listen on opts->url. Requests over the rate limit (a token bucket per
+ * connection: `rate` requests per second, bursts of one second's worth) get
+ * PROFD_ELIMIT "rate limit: N requests/s" without reaching the handler.
+ * Returns 0 and *out, or PROFD_EINVAL (bad URL or TLS files), PROFD_EIO
+ * (cannot listen, or cannot give an ipc socket to socket_gid: the message
+ * in err), PROFD_ENOMEM. */
+int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char *err,
+                size_t errlen);
+/* Loop thread. Stops every context, frees parked requests without a reply. */
+void pd_rep_close(pd_rep_t *rep);
+
+/* The request body (not NUL-terminated). */
+const void *pd_req_body(const pd_req_t *req, size_t *len);
+const pd_peer_t *pd_req_peer(const pd_req_t *req);
+
+/* Replies; the request is gone afterwards. */
+void pd_req_reply(pd_req_t *req, const char *buf, size_t len);
+void pd_req_reply_msg(pd_req_t *req, const pp_msg_t *m);
+void pd_req_reply_error(pd_req_t *req, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Keep the request for a later reply. Returns false (not parked; reply now)
+ * when the pool is at its bound. */
+bool pd_req_park(pd_req_t *req);
+
+/* Counters. */
+typedef struct pd_rep_stats {
+    int64_t requests;
+    int64_t contexts;
+    int64_t parked;
+    int64_t limited; /* refused by the rate limit */
+} pd_rep_stats_t;
+void pd_rep_stats(const pd_rep_t *rep, pd_rep_stats_t *out);
+
+#endif

@@ -1,0 +1,224 @@
+/* Asynchronous request client on the loop (see reqc.h). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+
+#include "reqc.h"
+#include "tlsconf.h"
+
+enum { S_FREE, S_SEND, S_RECV, S_DONE };
+
+typedef struct slot {
+    struct pd_reqc *c;
+    nng_ctx ctx;
+    nng_aio *aio;
+    int state;
+    int rv;
+    nng_msg *reply;
+    pd_reqc_cb cb;
+    void *arg;
+    pd_task_t task;
+} slot_t;
+
+struct pd_reqc {
+    pd_loop_t *loop;
+    nng_socket sock;
+    slot_t *slots;
+    int nslots;
+    void *tls;
+    _Atomic bool closing;
+};
+
+static int map_nng(int rv)
+{
+    switch (rv) {
+    case 0:
+        return 0;
+    case NNG_ETIMEDOUT:
+        return PROFD_ETIMEDOUT;
+    case NNG_ECLOSED:
+    case NNG_ECANCELED:
+        return PROFD_ECLOSED;
+    case NNG_ENOMEM:
+        return PROFD_ENOMEM;
+    default:
+        return PROFD_ENODAEMON;
+    }
+}
+
+static void slot_run(pd_task_t *t)
+{
+    slot_t *s = (slot_t *)((char *)t - offsetof(slot_t, task));
+    pd_reqc_cb cb = s->cb;
+    void *arg = s->arg;
+    nng_msg *m = s->reply;
+    int rv = s->rv;
+    s->reply = NULL;
+    s->state = S_FREE;
+    s->cb = NULL;
+    if (m) {
+        cb(arg, 0, nng_msg_body(m), nng_msg_len(m));
+        nng_msg_free(m);
+    } else {
+        cb(arg, rv, NULL, 0);
+    }
+}
+
+static void slot_cb(void *arg)
+{
+    slot_t *s = arg;
+    int rv = nng_aio_result(s->aio);
+    if (atomic_load(&s->c->closing)) {
+        return;
+    }
+    if (s->state == S_SEND) {
+        if (rv == 0) {
+            s->state = S_RECV;
+            nng_ctx_recv(s->ctx, s->aio);
+            return;
+        }
+        nng_msg_free(nng_aio_get_msg(s->aio));
+        nng_aio_set_msg(s->aio, NULL);
+    } else if (rv == 0) {
+        s->reply = nng_aio_get_msg(s->aio);
+        nng_aio_set_msg(s->aio, NULL);
+    }
+    s->rv = map_nng(rv);
+    s->state = S_DONE;
+    pd_loop_post(s->c->loop, &s->task);
+}
+
+int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls_files_t *tls,
+                 int max_inflight, char *err, size_t errlen)
+{
+    pd_reqc_t *c = calloc(1, sizeof(*c));
+    nng_dialer d;
+    int rv;
+    if (c == NULL) {
+        return PROFD_ENOMEM;
+    }
+    c->loop = loop;
+    c->nslots = max_inflight > 0 ? max_inflight : 1;
+    if ((c->slots = calloc((size_t)c->nslots, sizeof(*c->slots))) == NULL ||
+        nng_req0_open(&c->sock) != 0) {
+        free(c->slots);
+        free(c);
+        return PROFD_ENOMEM;
+    }
+    /* requests are idempotent or carry their own state: resend only when a
+     * connection drops (nng does that), never on a timer */
+    nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+    nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100);
+    nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 2000);
+    nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 64u << 20);
+    for (int i = 0; i < c->nslots; i++) {
+        slot_t *s = &c->slots[i];
+        s->c = c;
+        s->task.run = slot_run;
+        s->task.owner = c;
+        if (nng_ctx_open(&s->ctx, c->sock) != 0 || nng_aio_alloc(&s->aio, slot_cb, s) != 0) {
+            snprintf(err, errlen, "out of memory");
+            pd_reqc_close(c);
+            return PROFD_ENOMEM;
+        }
+    }
+    if ((rv = nng_dialer_create(&d, c->sock, url)) != 0) {
+        snprintf(err, errlen, "invalid address %s: %s", url, nng_strerror(rv));
+        pd_reqc_close(c);
+        return PROFD_EINVAL;
+    }
+    if (pt_tls_url(url)) {
+        if (tls == NULL || (c->tls = pt_tls_config(tls, false, err, errlen)) == NULL) {
+            if (tls == NULL) {
+                snprintf(err, errlen,
+                         "%s needs TLS files (tls.ca_file, tls.cert_file, tls.key_file)", url);
+            }
+            pd_reqc_close(c);
+            return PROFD_EINVAL;
+        }
+        nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls);
+    }
+    if ((rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
+        snprintf(err, errlen, "cannot dial %s: %s", url, nng_strerror(rv));
+        pd_reqc_close(c);
+        return PROFD_EINVAL;
+    }
+    *out = c;
+    return 0;
+}
+
+int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_reqc_cb cb,
+                 void *arg)
+{
+    slot_t *s = NULL;
+    nng_msg *m;
+    for (int i = 0; i < c->nslots; i++) {
+        if (c->slots[i].state == S_FREE) {
+            s = &c->slots[i];
+            break;
+        }
+    }
+    if (s == NULL) {
+        return PROFD_ELIMIT;
+    }
+    if (nng_msg_alloc(&m, 0) != 0 || nng_msg_append(m, buf, len) != 0) {
+        return PROFD_ENOMEM;
+    }
+    s->cb = cb;
+    s->arg = arg;
+    s->rv = 0;
+    s->reply = NULL;
+    s->state = S_SEND;
+    nng_aio_set_msg(s->aio, m);
+    nng_aio_set_timeout(s->aio, timeout_ms);
+    nng_ctx_send(s->ctx, s->aio);
+    return 0;
+}
+
+int pd_reqc_send_msg(pd_reqc_t *c, const pp_msg_t *m, const void *payload, size_t plen,
+                     int timeout_ms, pd_reqc_cb cb, void *arg)
+{
+    char *buf;
+    size_t len;
+    int rv = payload ? pp_frame_encode(m, payload, plen, &buf, &len) : pp_msg_encode(m, &buf, &len);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = pd_reqc_send(c, buf, len, timeout_ms, cb, arg);
+    free(buf);
+    return rv;
+}
+
+void pd_reqc_close(pd_reqc_t *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    atomic_store(&c->closing, true);
+    nng_close(c->sock);
+    for (int i = 0; i < c->nslots; i++) {
+        if (c->slots[i].aio) {
+            nng_aio_stop(c->slots[i].aio);
+        }
+    }
+    pd_loop_cancel_owner(c->loop, c);
+    for (int i = 0; i < c->nslots; i++) {
+        slot_t *s = &c->slots[i];
+        if (s->aio) {
+            if (s->state == S_SEND && nng_aio_result(s->aio) != 0) {
+                nng_msg_free(nng_aio_get_msg(s->aio));
+            }
+            nng_aio_free(s->aio);
+        }
+        if (s->reply) {
+            nng_msg_free(s->reply);
+        }
+    }
+    pt_tls_config_free(c->tls);
+    free(c->slots);
+    free(c);
+}

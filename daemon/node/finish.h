@@ -1,0 +1,28 @@
+/*
+ * Finishing windows on this daemon: the reported captures gathered from
+ * the spool into the save_path tree (gather.h jobs on the thread pool), and
+ * the manifest of a window with nothing left to wait for. The composition
+ * root installs pd_finish_gather and pd_finish_manifest as the window
+ * table's gather and complete hooks. Loop thread only.
+ */
+#ifndef PD_FINISH_H
+#define PD_FINISH_H
+
+#include <stdint.h>
+
+#include "node.h"
+
+/* Gather capture `ci` of member m (its folder below the spool) into the
+ * tree; w->pending counts it until it is done. owner: the uid its files
+ * must belong to (-1 any). On a node daemon of a coordinator without a
+ * shared save_path the files are only listed and checksummed in place (the
+ * link streams them). */
+void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner);
+
+/* Write w's manifest (state gathering until written, then done). */
+void pd_finish_manifest(pd_node_t *n, pd_window_t *w);
+
+/* Remove spool/rel (a whole tree) on the thread pool; nobody waits for it. */
+void pd_finish_remove_spool(pd_node_t *n, const char *rel);
+
+#endif

@@ -1,0 +1,63 @@
+/* What the endpoints of one daemon share (see node.h). */
+#include <string.h>
+
+#include "clock.h"
+#include "node.h"
+
+void pd_node_plan_params(const pd_node_t *n, pd_plan_params_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->now_us = pd_now_us();
+    p->latency_us = pd_latency_p99(&n->latency);
+    if (n->hooks.remote_latency_us) {
+        p->latency_us += n->hooks.remote_latency_us(n->hooks.arg);
+    }
+    p->margin_us = n->cfg->align_margin_ms * 1000;
+    /* the default job: the one every registered rank shares, if any */
+    const char *job = NULL;
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
+        if (job == NULL) {
+            job = k->job;
+        } else if (strcmp(job, k->job) != 0) {
+            job = NULL;
+            break;
+        }
+    }
+    p->default_job = job ? job : "default";
+}
+
+void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_ack);
+    m.u.ack.gen = n->gen;
+    m.u.ack.instance = (char *)n->instance;
+    pd_req_reply_msg(req, &m);
+}
+
+void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, pd_rep_opts_t *out)
+{
+    const pd_config_t *cfg = n->cfg;
+    *tls = (pt_tls_files_t){cfg->tls_ca_file, cfg->tls_cert_file, cfg->tls_key_file, NULL};
+    memset(out, 0, sizeof(*out));
+    out->url = url;
+    out->max_msg = (size_t)cfg->max_msg_bytes;
+    out->socket_mode = (int)cfg->socket_mode;
+    out->chgrp = n->chgrp;
+    out->socket_gid = n->socket_gid;
+    out->tls = tls;
+}
+
+void pd_node_roster_changed(pd_node_t *n)
+{
+    if (n->hooks.roster_changed) {
+        n->hooks.roster_changed(n->hooks.arg);
+    }
+}
+
+void pd_node_ranks_changed(pd_node_t *n)
+{
+    if (n->hooks.ranks_changed) {
+        n->hooks.ranks_changed(n->hooks.arg);
+    }
+}

@@ -1,0 +1,77 @@
+/*
+ * What the endpoints of one daemon share: its settings and identity, the
+ * loop, the rank registry, the window table, the plan generation and the
+ * delivery latency estimate, and the hooks through which they tell the
+ * layers above them what happened. The composition root (daemon.c) owns
+ * every part of it and fills it in; the node and cluster modules receive a
+ * pointer. Loop thread only.
+ */
+#ifndef PD_NODE_H
+#define PD_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "endpoint.h"
+#include "latency.h"
+#include "log.h"
+#include "loop.h"
+#include "registry.h"
+#include "windows.h"
+
+/* Up the layers: what a node module tells the daemon. Every hook is
+ * optional. */
+typedef struct pd_node_hooks {
+    /* a worker registered, was lost or left (the roster a coordinator gets) */
+    void (*roster_changed)(void *arg);
+    /* ranks were added or removed (the liveness timer follows them) */
+    void (*ranks_changed)(void *arg);
+    /* a coordinator: the slowest node's own delivery estimate (us) */
+    int64_t (*remote_latency_us)(void *arg);
+    /* `status` fields only the multi-node modules know */
+    void (*status)(void *arg, pp_status_reply_t *out);
+    void *arg;
+} pd_node_hooks_t;
+
+typedef struct pd_node {
+    const pd_config_t *cfg;
+    pd_log_t *log;
+    pd_loop_t *loop;
+    pd_registry_t *reg;
+    pd_windows_t *win;
+
+    const char *instance; /* random id of this daemon run */
+    const char *name;     /* this node's name */
+    const char *spool;    /* absolute */
+    const char *save_path;
+    int64_t uid, gid; /* the daemon's own */
+    bool chgrp;       /* security.socket_group is set: */
+    int64_t socket_gid;
+
+    int64_t gen; /* plan generation: bumped on every window change */
+    int64_t gen_published_us;
+    pd_latency_t latency; /* publish -> worker (or node) acknowledges */
+    int64_t bad_requests;
+    bool stopping;
+    pd_node_hooks_t hooks;
+} pd_node_t;
+
+/* Planner parameters for now: the clock, the delivery estimate (plus the
+ * slowest node's own, on a coordinator), the margin, and the default job
+ * (the one every registered rank shares, else "default"). */
+void pd_node_plan_params(const pd_node_t *n, pd_plan_params_t *p);
+
+/* Reply "ack" with the current plan generation. */
+void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req);
+
+/* Options of a reply endpoint of this daemon: its settings for size,
+ * socket mode and group, and TLS files (tls points at storage of the
+ * caller's that outlives the call). */
+void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, pd_rep_opts_t *out);
+
+/* The hooks, called when set. */
+void pd_node_roster_changed(pd_node_t *n);
+void pd_node_ranks_changed(pd_node_t *n);
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * The window table, alone: membership, report checks, stop, the missed and
+ * truncated rules, lost members and nodes, the manifest record and the
+ * delivery estimate. No loop, no sockets, no clock, no files: the table
+ * links the pure core only, times are parameters and what it asks of the
+ * daemon is recorded by the hooks below.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "latency.h"
+#include "manifest.h"
+#include "windows.h"
+
+#define MS  1000LL
+#define NOW (1000000 * MS) /* us */
+
+/* ---- fixture: a job of five ranks and recording hooks ---- */
+
+typedef struct gathered {
+    int64_t window, client, owner;
+    size_t cap;
+} gathered_t;
+
+typedef struct fixture {
+    pd_log_t log;
+    pd_registry_t reg;
+    pd_windows_t ws;
+    pd_rank_t *k[5]; /* actor 0, actor 1, rollout 2 (replica 0), rollout 3 (replica 1), critic 0 */
+    int changed, dirty;
+    gathered_t gathered[16];
+    int ngathered;
+    int64_t completed[8];
+    int ncompleted;
+} fixture_t;
+
+static void on_changed(void *arg)
+{
+    ((fixture_t *)arg)->changed++;
+}
+
+static void on_dirty(void *arg)
+{
+    ((fixture_t *)arg)->dirty++;
+}
+
+static void on_gather(void *arg, pd_window_t *w, pd_member_t *m, size_t cap, int64_t owner)
+{
+    fixture_t *f = arg;
+    assert_true(f->ngathered < 16);
+    f->gathered[f->ngathered++] = (gathered_t){w->id, m->client, owner, cap};
+}
+
+static void on_complete(void *arg, pd_window_t *w)
+{
+    fixture_t *f = arg;
+    assert_true(f->ncompleted < 8);
+    f->completed[f->ncompleted++] = w->id;
+}
+
+static pd_rank_t *add_rank(fixture_t *f, const char *job, const char *role, int64_t rank,
+                           int64_t replica, const char *host, int64_t pid)
+{
+    pd_rank_t *k;
+    pp_hello_t h;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = (char *)job;
+    h.role = (char *)role;
+    h.rank = rank;
+    h.replica_rank = replica;
+    h.host = (char *)host;
+    h.pid = pid;
+    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    k->uid = 1000 + rank;
+    /* at step 10, began 30 ms ago, 100 ms a step */
+    k->step = 10;
+    k->in_step = true;
+    k->step_began_us = NOW - 30 * MS;
+    k->step_us = 100 * MS;
+    return k;
+}
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof(*f));
+    pd_log_init(&f->log, PD_LOG_ERROR - 1); /* quiet */
+    pd_registry_init(&f->reg, 64);
+    pd_windows_init(&f->ws, &f->log, 8);
+    f->ws.hooks = (pd_windows_hooks_t){on_changed, on_dirty, on_gather, on_complete, f};
+    f->k[0] = add_rank(f, "run", "actor", 0, PP_NONE, "h0", 100);
+    f->k[1] = add_rank(f, "run", "actor", 1, PP_NONE, "h1", 101);
+    f->k[2] = add_rank(f, "run", "rollout", 2, 0, "h2", 102);
+    f->k[3] = add_rank(f, "run", "rollout", 3, 1, "h3", 103);
+    f->k[4] = add_rank(f, "run", "critic", 0, PP_NONE, "h4", 104);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    pd_windows_fini(&f->ws);
+    pd_registry_fini(&f->reg);
+    free(f);
+    return 0;
+}
+
+static pd_plan_params_t params(void)
+{
+    return (pd_plan_params_t){
+        .now_us = NOW, .latency_us = 2 * MS, .margin_us = 100 * MS, .default_job = "run"};
+}
+
+/* A window over `steps` [first, last] for the selectors; its id. */
+static int64_t create(fixture_t *f, int64_t first, int64_t last, pp_selector_t *sels, size_t n,
+                      pp_mode_t mode)
+{
+    pp_window_spec_t spec;
+    pd_plan_out_t out;
+    pd_plan_params_t p = params();
+    char err[256] = "";
+    int64_t *ids;
+    size_t nids;
+    pp_record_init(&pp_desc_window_spec, &spec);
+    spec.start = first;
+    spec.end = last + 1;
+    spec.selectors = sels;
+    spec.selectors_n = n;
+    spec.mode = mode;
+    spec.tool = "sim";
+    if (pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)) != 0) {
+        fail_msg("plan: %s", err);
+    }
+    assert_int_equal(pd_windows_add(&f->ws, &f->reg, &spec, &out, "/save", NOW / MS, &ids, &nids),
+                     0);
+    assert_int_equal(nids, 1);
+    int64_t id = ids[0];
+    free(ids);
+    return id;
+}
+
+static pp_selector_t role_sel(const char *role)
+{
+    pp_selector_t s;
+    pp_record_init(&pp_desc_selector, &s);
+    s.role = (char *)role;
+    s.all_ranks = true;
+    return s;
+}
+
+/* ---- membership ---- */
+
+typedef struct member_case {
+    const char *name;
+    const char *role; /* NULL: every role */
+    int64_t ranks[4];
+    size_t nranks; /* 0 with all: every rank of the role */
+    int64_t replicas[2];
+    size_t nreplicas;
+    int expect[5]; /* which of f->k are members */
+} member_case_t;
+
+static void test_windows_membership_by_selector(void **state)
+{
+    static const member_case_t cases[] = {
+        {"every actor", "actor", {0}, 0, {0}, 0, {1, 1, 0, 0, 0}},
+        {"actor rank 1", "actor", {1}, 1, {0}, 0, {0, 1, 0, 0, 0}},
+        {"rollout replica 1", "rollout", {0}, 0, {1}, 1, {0, 0, 0, 1, 0}},
+        {"critic rank 0, not actor rank 0", "critic", {0}, 1, {0}, 0, {0, 0, 0, 0, 1}},
+        {"every role", NULL, {0}, 0, {0}, 0, {1, 1, 1, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const member_case_t *c = &cases[i];
+        fixture_t *f;
+        setup((void **)&f);
+        pp_selector_t s = role_sel(c->role);
+        s.all_ranks = c->nranks == 0 && c->nreplicas == 0;
+        s.ranks = (int64_t *)c->ranks;
+        s.ranks_n = c->nranks;
+        s.replica_ranks = (int64_t *)c->replicas;
+        s.replica_ranks_n = c->nreplicas;
+        pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+        assert_non_null(w);
+        for (int r = 0; r < 5; r++) {
+            bool member = pd_windows_member(w, f->k[r]->id) != NULL;
+            if (member != (bool)c->expect[r]) {
+                fail_msg("%s: rank %d member %d, want %d", c->name, r, member, c->expect[r]);
+            }
+        }
+        assert_int_equal(w->state, PP_WS_PENDING);
+        assert_string_equal(w->name, "w1-steps20-21");
+        assert_string_equal(w->dir, "/save/run/w1-steps20-21");
+        assert_int_equal(f->changed, 1);
+        teardown((void **)&f);
+    }
+}
+
+static void test_windows_plan_for_members_only(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    static char *phases[] = {"update_actor"};
+    s.phases = phases;
+    s.phases_n = 1;
+    int64_t id = create(f, 20, 20, &s, 1, PP_MODE_DISCRETE);
+    pp_plan_t plan;
+    pp_record_init(&pp_desc_plan, &plan);
+    assert_int_equal(pd_windows_plan_for(&f->ws, f->k[0], &plan), 0);
+    assert_int_equal(plan.entries_n, 1);
+    assert_int_equal(plan.entries[0].window, id);
+    assert_string_equal(plan.entries[0].name, "w1-step20");
+    assert_int_equal(plan.entries[0].first_step, 20);
+    assert_int_equal(plan.entries[0].last_step, 20);
+    assert_string_equal(plan.entries[0].tool, "sim");
+    assert_int_equal(plan.entries[0].mode, PP_MODE_DISCRETE);
+    assert_int_equal(plan.entries[0].phases_n, 1);
+    assert_string_equal(plan.entries[0].phases[0], "update_actor");
+    free(plan.entries);
+    assert_int_equal(pd_windows_plan_for(&f->ws, f->k[2], &plan), 0);
+    assert_int_equal(plan.entries_n, 0);
+}
+
+static void test_windows_late_joiner(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    int changed = f->changed;
+    pd_rank_t *late = add_rank(f, "run", "actor", 7, PP_NONE, "h7", 107);
+    pd_rank_t *other = add_rank(f, "other-job", "actor", 8, PP_NONE, "h8", 108);
+    pd_windows_on_register(&f->ws, late);
+    pd_windows_on_register(&f->ws, other);
+    assert_non_null(pd_windows_member(w, late->id));
+    assert_null(pd_windows_member(w, other->id));
+    assert_int_equal(w->nmembers, 3);
+    assert_int_equal(f->changed, changed + 1);
+    /* a node daemon's coordinator decides who joins */
+    f->ws.follower = true;
+    pd_rank_t *later = add_rank(f, "run", "actor", 9, PP_NONE, "h9", 109);
+    pd_windows_on_register(&f->ws, later);
+    assert_null(pd_windows_member(w, later->id));
+    assert_int_equal(f->changed, changed + 1);
+}
+
+static void test_windows_missed_warning_for_late_ranks(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    f->k[1]->step = 25; /* already past the window's first step */
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    assert_int_equal(w->nwarnings, 1);
+    assert_string_equal(w->warnings[0],
+                        "1 selected rank(s) already began step 20 or later: they will report "
+                        "missed");
+}
+
+static void test_windows_limit_of_unfinished(void **state)
+{
+    fixture_t *f = *state;
+    pp_window_spec_t spec;
+    pd_plan_out_t out;
+    pd_plan_params_t p = params();
+    char err[256];
+    int64_t steps[9] = {11, 12, 13, 14, 15, 16, 17, 18, 19};
+    pp_record_init(&pp_desc_window_spec, &spec);
+    spec.steps = steps;
+    spec.steps_n = 9; /* one window a step: 9 > the limit of 8 */
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)),
+                     PROFD_ELIMIT);
+    assert_string_equal(err, "9 window(s) would exceed the limit of 8 unfinished windows");
+    assert_int_equal(f->ws.count, 0);
+}
+
+/* ---- reports ---- */
+
+typedef struct report_case {
+    const char *name;
+    pp_capture_status_t status;
+    const char *role, *phase, *dir, *reason;
+    pp_capture_status_t want;
+    const char *want_reason;
+    bool want_dir; /* kept, and handed to the gather hook */
+} report_case_t;
+
+static void report_one(fixture_t *f, pd_window_t *w, const report_case_t *c)
+{
+    char err[256];
+    pp_result_t res;
+    pp_record_init(&pp_desc_result, &res);
+    res.window = w->id;
+    res.captures = calloc(1, sizeof(*res.captures));
+    res.captures_n = 1;
+    pp_capture_t *cap = &res.captures[0];
+    pp_record_init(&pp_desc_capture, cap);
+    cap->status = c->status;
+    cap->role = strdup(c->role);
+    cap->phase = c->phase ? strdup(c->phase) : NULL;
+    cap->dir = c->dir ? strdup(c->dir) : NULL;
+    cap->reason = c->reason ? strdup(c->reason) : NULL;
+    cap->host = strdup("forged-host");
+    cap->rank = 77;
+    cap->first_step = 20;
+    assert_int_equal(pd_windows_on_result(&f->ws, f->k[0], &res, err, sizeof(err)), 0);
+    pp_record_free(&pp_desc_result, &res);
+}
+
+static void test_windows_report_checks(void **state)
+{
+    static const report_case_t cases[] = {
+        {"complete e2e", PP_CAP_COMPLETE, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-h0", NULL,
+         PP_CAP_COMPLETE, NULL, true},
+        {"complete discrete, one step", PP_CAP_COMPLETE, "actor", "update_actor",
+         "run/w1-steps20-21/actor.update_actor/rank0-h0/step20", NULL, PP_CAP_COMPLETE, NULL, true},
+        {"truncated keeps its files", PP_CAP_TRUNCATED, "e2e", NULL,
+         "run/w1-steps20-21/e2e/rank0-h0", "the job ended at step 20", PP_CAP_TRUNCATED,
+         "the job ended at step 20", true},
+        {"missed has no folder", PP_CAP_MISSED, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-h0",
+         "began step 25", PP_CAP_MISSED, "began step 25", false},
+        {"unknown status", PP_CAP_NONE, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-h0", NULL,
+         PP_CAP_FAILED, "unknown capture status in the report", false},
+        {"another role", PP_CAP_COMPLETE, "critic", "update_critic",
+         "run/w1-steps20-21/critic.update_critic/rank0-h0", NULL, PP_CAP_FAILED,
+         "capture role or phase does not match the rank", false},
+        {"a phase that is no name", PP_CAP_COMPLETE, "actor", "up/date", NULL, NULL, PP_CAP_FAILED,
+         "capture role or phase does not match the rank", false},
+        {"another rank's folder", PP_CAP_COMPLETE, "e2e", NULL, "run/w1-steps20-21/e2e/rank1-h1",
+         NULL, PP_CAP_FAILED,
+         "capture folder 'run/w1-steps20-21/e2e/rank1-h1' is not where this capture belongs",
+         false},
+        {"out of the spool", PP_CAP_COMPLETE, "e2e", NULL, "../../etc", NULL, PP_CAP_FAILED,
+         "capture folder '../../etc' is not where this capture belongs", false},
+        {"a worker's reason is quoted", PP_CAP_FAILED, "e2e", NULL, NULL, "bad\x01\\",
+         PP_CAP_FAILED, "bad\\x01\\x5c", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const report_case_t *c = &cases[i];
+        fixture_t *f;
+        setup((void **)&f);
+        pp_selector_t s = role_sel("actor");
+        pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+        int dirty = f->dirty;
+        report_one(f, w, c);
+        pd_member_t *m = pd_windows_member(w, f->k[0]->id);
+        assert_int_equal(m->state, PP_MS_REPORTED);
+        assert_int_equal(m->ncaps, 1);
+        const pp_capture_t *cap = &m->caps[0];
+        if (cap->status != c->want) {
+            fail_msg("%s: status %s, want %s", c->name, pp_status_name(cap->status),
+                     pp_status_name(c->want));
+        }
+        if (c->want_reason ? (cap->reason == NULL || strcmp(cap->reason, c->want_reason) != 0)
+                           : cap->reason != NULL) {
+            fail_msg("%s: reason '%s', want '%s'", c->name, cap->reason ? cap->reason : "(null)",
+                     c->want_reason ? c->want_reason : "(null)");
+        }
+        assert_int_equal(cap->dir != NULL, c->want_dir);
+        assert_int_equal(f->ngathered, c->want_dir ? 1 : 0);
+        if (c->want_dir) {
+            assert_int_equal(f->gathered[0].window, w->id);
+            assert_int_equal(f->gathered[0].client, f->k[0]->id);
+            assert_int_equal(f->gathered[0].owner, 1000); /* the rank's uid */
+        }
+        /* who captured is the daemon's knowledge, not the report's */
+        assert_int_equal(cap->rank, 0);
+        assert_string_equal(cap->host, "h0");
+        assert_int_equal(cap->pid, 100);
+        assert_string_equal(cap->tool, "sim");
+        assert_int_equal(f->dirty, dirty + 1);
+        assert_int_equal(w->state, PP_WS_ACTIVE); /* actor 1 has not reported */
+        teardown((void **)&f);
+    }
+}
+
+static void test_windows_report_refusals(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    int64_t id = create(f, 20, 21, &s, 1, PP_MODE_E2E);
+    pd_window_t *w;
+    pd_member_t *m = NULL;
+    pp_capture_t *caps = NULL;
+    size_t n = 0;
+    char err[256];
+    assert_int_equal(
+        pd_windows_report(&f->ws, f->k[0], 99, &caps, &n, false, &w, &m, err, sizeof(err)),
+        PROFD_ENOENT);
+    assert_string_equal(err, "no window 99");
+    assert_int_equal(
+        pd_windows_report(&f->ws, f->k[2], id, &caps, &n, false, &w, &m, err, sizeof(err)),
+        PROFD_ESTATE);
+    snprintf(err + 128, 128, "client %lld is not a member of window w1-steps20-21",
+             (long long)f->k[2]->id);
+    assert_string_equal(err, err + 128);
+    assert_null(m); /* out-parameters only on success */
+    assert_int_equal(
+        pd_windows_report(&f->ws, f->k[0], id, &caps, &n, false, &w, &m, err, sizeof(err)), 0);
+    assert_int_equal(
+        pd_windows_report(&f->ws, f->k[0], id, &caps, &n, false, &w, &m, err, sizeof(err)),
+        PROFD_ESTATE);
+    assert_string_equal(err, "window w1-steps20-21 already has the captures of rank 0");
+}
+
+/* Every member reported or lost, nothing pending: complete, once. */
+static void test_windows_complete_when_nothing_left(void **state)
+{
+    fixture_t *f = *state;
+    static const report_case_t ok = {
+        "e2e", PP_CAP_COMPLETE, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-h0",
+        NULL,  PP_CAP_COMPLETE, NULL,  true};
+    pp_selector_t s = role_sel("actor");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    w->pending = 1; /* the gathering the hook queued */
+    report_one(f, w, &ok);
+    assert_int_equal(f->ncompleted, 0);
+    f->k[1]->step = 21;
+    pd_windows_on_lost(&f->ws, f->k[1], "closed its connection");
+    pd_member_t *m = pd_windows_member(w, f->k[1]->id);
+    assert_int_equal(m->state, PP_MS_LOST);
+    assert_int_equal(m->caps[0].status, PP_CAP_FAILED);
+    assert_string_equal(m->caps[0].reason, "closed its connection (last step begun: 21)");
+    assert_string_equal(m->caps[0].role, "actor");
+    assert_int_equal(w->state, PP_WS_GATHERING);
+    assert_int_equal(f->ncompleted, 0); /* the gathering is still pending */
+    w->pending = 0;
+    pd_windows_maybe_finish(&f->ws, w);
+    assert_int_equal(f->ncompleted, 1);
+    assert_int_equal(f->completed[0], w->id);
+    pp_window_t info;
+    pd_windows_info(w, true, &info);
+    assert_int_equal(info.selected, 2);
+    assert_int_equal(info.reported, 2);
+    assert_int_equal(info.complete, 1);
+    assert_int_equal(info.failed, 1);
+    assert_int_equal(info.state, PP_WS_GATHERING);
+    assert_int_equal(info.ranks_n, 2);
+    assert_int_equal(info.ranks[1].state, PP_MS_LOST);
+    pd_windows_info_free(&info);
+}
+
+static void test_windows_lost_before_first_step(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("critic");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    f->k[4]->step = PP_NONE;
+    pd_windows_on_lost(&f->ws, f->k[4], "exited without reporting its captures");
+    assert_string_equal(w->members[0].caps[0].reason,
+                        "exited without reporting its captures (before its first step)");
+    assert_int_equal(f->ncompleted, 1); /* nothing to gather: done at once */
+}
+
+/* ---- stop ---- */
+
+static void test_windows_stop_rules(void **state)
+{
+    fixture_t *f = *state;
+    pd_plan_params_t p = params();
+    char err[256];
+    pp_selector_t s = role_sel("actor");
+    /* not started: every member is before step 20 -> cancelled */
+    int64_t a = create(f, 20, 29, &s, 1, PP_MODE_E2E);
+    int changed = f->changed;
+    assert_int_equal(pd_windows_stop(&f->ws, &f->reg, a, &p, 7000, err, sizeof(err)), 0);
+    pd_window_t *wa = pd_windows_get(&f->ws, a);
+    assert_int_equal(wa->state, PP_WS_CANCELLED);
+    assert_string_equal(wa->reason, "cancelled before step 20");
+    assert_int_equal(wa->done_ms, 7000);
+    assert_int_equal(f->changed, changed + 1);
+    assert_int_equal(pd_windows_stop(&f->ws, &f->reg, a, &p, 7000, err, sizeof(err)), PROFD_ESTATE);
+    assert_string_equal(err, "window w1-steps20-29 is already cancelled");
+    /* running from step 5, open-ended: stops at the step every member can
+     * still reach (step 10, 30 ms in, 100 ms a step, 102 ms ahead: 11) */
+    int64_t b = create(f, 5, 5, &s, 1, PP_MODE_E2E);
+    pd_window_t *wb = pd_windows_get(&f->ws, b);
+    wb->last = PP_NONE;
+    assert_int_equal(pd_windows_stop(&f->ws, &f->reg, b, &p, 7000, err, sizeof(err)), 0);
+    assert_int_equal(wb->state, PP_WS_PENDING);
+    assert_int_equal(wb->last, 11);
+    assert_int_equal(pd_windows_stop(&f->ws, &f->reg, 42, &p, 7000, err, sizeof(err)),
+                     PROFD_ENOENT);
+    assert_string_equal(err, "no window 42");
+}
+
+/* ---- coordinator: nodes and restarts ---- */
+
+static void test_windows_node_gone_and_rebind(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("rollout");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    /* rollout 2 is a remote rank of node2; rollout 3 a local one */
+    w->members[0].node_client = 5;
+    snprintf(w->members[0].node, sizeof(w->members[0].node), "node2");
+    pd_windows_node_gone(&f->ws, "node2", "lost with node node2 (restarted)");
+    assert_int_equal(w->members[0].state, PP_MS_LOST);
+    assert_string_equal(w->members[0].caps[0].reason, "lost with node node2 (restarted)");
+    assert_int_equal(w->members[1].state, PP_MS_EXPECTED);
+    /* a member kept over a restart (client 0) is bound to the rank that is it */
+    w->members[1].client = 0;
+    pd_rank_t *back = add_rank(f, "run", "rollout", 3, 1, "h3", 103);
+    pd_windows_rebind(&f->ws, back);
+    assert_int_equal(w->members[1].client, back->id);
+}
+
+static void test_windows_trim_keeps_the_recent(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    for (int i = 0; i < 4; i++) {
+        pd_window_t *w = pd_windows_get(&f->ws, create(f, 20 + i, 20 + i, &s, 1, PP_MODE_E2E));
+        w->state = i < 3 ? PP_WS_DONE : PP_WS_ACTIVE;
+    }
+    pd_windows_trim(&f->ws, 1);
+    assert_int_equal(f->ws.count, 2);
+    assert_null(pd_windows_get(&f->ws, 1));
+    assert_null(pd_windows_get(&f->ws, 2));
+    assert_non_null(pd_windows_get(&f->ws, 3));
+    assert_non_null(pd_windows_get(&f->ws, 4)); /* running: never trimmed */
+    assert_int_equal(pd_windows_live(&f->ws), 1);
+}
+
+/* ---- the manifest record ---- */
+
+static void test_windows_manifest_order_and_steps(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t sels[2] = {role_sel("actor"), role_sel("rollout")};
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, sels, 2, PP_MODE_DISCRETE));
+    /* reports out of order: rollout 3, actor 1 (two steps), actor 0 */
+    static const struct {
+        int member;
+        const char *role, *phase;
+        int64_t first;
+    } caps[] = {{3, "rollout", "generate", 20},
+                {1, "actor", "update_actor", 21},
+                {1, "actor", "update_actor", 20},
+                {0, "actor", "update_actor", 20}};
+    for (size_t i = 0; i < 4; i++) {
+        pd_member_t *m = &w->members[caps[i].member];
+        m->caps = realloc(m->caps, (m->ncaps + 1) * sizeof(*m->caps));
+        pp_capture_t *c = &m->caps[m->ncaps++];
+        pp_record_init(&pp_desc_capture, c);
+        c->role = strdup(caps[i].role);
+        c->phase = strdup(caps[i].phase);
+        c->rank = m->rank;
+        c->replica_rank = m->replica_rank;
+        c->first_step = c->last_step = caps[i].first;
+        c->status = PP_CAP_COMPLETE;
+        m->state = PP_MS_REPORTED;
+    }
+    pp_manifest_t man;
+    assert_int_equal(pd_manifest_build(w, &man), 0);
+    assert_int_equal(man.version, 1);
+    assert_string_equal(man.job, "run");
+    assert_string_equal(man.window.name, "w1-steps20-21");
+    assert_int_equal(man.window.steps_n, 2);
+    assert_int_equal(man.window.steps[0], 20);
+    assert_int_equal(man.window.steps[1], 22); /* half-open */
+    assert_int_equal(man.window.roles_n, 2);
+    assert_string_equal(man.window.roles[0], "actor");
+    assert_string_equal(man.window.roles[1], "rollout");
+    assert_int_equal(man.window.mode, PP_MODE_DISCRETE);
+    assert_int_equal(man.captures_n, 4);
+    const char *order[4][2] = {
+        {"actor", "0/20"}, {"actor", "1/20"}, {"actor", "1/21"}, {"rollout", "3/20"}};
+    for (size_t i = 0; i < 4; i++) {
+        char got[32];
+        snprintf(got, sizeof(got), "%lld/%lld", (long long)man.captures[i].rank,
+                 (long long)man.captures[i].first_step);
+        assert_string_equal(man.captures[i].role, order[i][0]);
+        assert_string_equal(got, order[i][1]);
+    }
+    pd_manifest_free(&man);
+    /* an open window ends after the last step a capture reached */
+    w->last = PP_NONE;
+    assert_int_equal(pd_manifest_build(w, &man), 0);
+    assert_int_equal(man.window.steps[1], 22);
+    pd_manifest_free(&man);
+}
+
+/* ---- the delivery estimate ---- */
+
+static void test_windows_latency_p99(void **state)
+{
+    pd_latency_t l = {0};
+    assert_int_equal(pd_latency_p99(&l), PD_LATENCY_MIN_US);
+    pd_latency_sample(&l, -1);             /* ignored */
+    pd_latency_sample(&l, 61 * 1000000LL); /* ignored */
+    assert_int_equal(l.n, 0);
+    for (int i = 1; i <= 100; i++) {
+        pd_latency_sample(&l, i * 100); /* 0.1 .. 10 ms; the ring keeps the last 64 */
+    }
+    assert_int_equal(l.n, PD_LATENCY_SAMPLES);
+    assert_int_equal(pd_latency_p99(&l), 10000); /* 3.7 .. 10 ms kept: index 63 */
+    pd_latency_t small = {0};
+    pd_latency_sample(&small, 500);
+    assert_int_equal(pd_latency_p99(&small), PD_LATENCY_MIN_US); /* at least 2 ms */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_windows_membership_by_selector),
+        cmocka_unit_test_setup_teardown(test_windows_plan_for_members_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_late_joiner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_missed_warning_for_late_ranks, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_windows_limit_of_unfinished, setup, teardown),
+        cmocka_unit_test(test_windows_report_checks),
+        cmocka_unit_test_setup_teardown(test_windows_report_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_complete_when_nothing_left, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_lost_before_first_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_stop_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_node_gone_and_rebind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
+        cmocka_unit_test(test_windows_latency_p99),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
