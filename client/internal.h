@@ -106,7 +106,6 @@ void cl_log(profd_client_t *c, int level, const char *fmt, ...)
 
 /* Monotonic milliseconds / microseconds. */
 int64_t cl_now_ms(void);
-int64_t cl_now_us(void);
 
 /* profd_open() with the run directory candidates given (tests point them at
  * folders of their own; profd_open takes them from cl_rundir_init()). */
