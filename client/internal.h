@@ -104,7 +104,7 @@ struct profd_client {
 void cl_log(profd_client_t *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Monotonic milliseconds / microseconds. */
+/* Monotonic milliseconds. */
 int64_t cl_now_ms(void);
 
 /* profd_open() with the run directory candidates given (tests point them at
