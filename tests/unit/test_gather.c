@@ -28,6 +28,7 @@
 
 #include "confine.h"
 #include "gather.h"
+#include "pd_skip.h"
 #include "profd/errors.h"
 
 #define SECRET      "TOP-SECRET-outside-the-spool"
@@ -526,8 +527,7 @@ static void test_gather_race_copy(void **state)
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     memset(&f, 0, sizeof(f));
     pathf(outside, sizeof(outside), "%s/outside", tmp);
@@ -605,8 +605,7 @@ static void test_gather_copy_checksums(void **state)
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=80m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(p, sizeof(p), "%s/sub", cap);
@@ -663,8 +662,7 @@ static void test_gather_copy_trash(void **state)
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(p, sizeof(p), "%s/sub", cap);
@@ -734,5 +732,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gather_copy_checksums, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_copy_trash, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_TESTS(tests, NULL, NULL);
 }
