@@ -526,6 +526,9 @@ static int gather_open(pd_job_t *j, gather_t *g)
     if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
         return job_fail(j, rv, "spool: %s", why);
     }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_OPEN);
+    }
     if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
         0) {
         if (rv == PROFD_EIO && errno == ENOENT) {
@@ -680,6 +683,9 @@ void pd_gather_run(pd_job_t *j)
         }
         gather_close(&g);
         return;
+    }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_LISTED);
     }
     if (j->list_only) {
         hash_all(j, g.cap);
