@@ -243,6 +243,9 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
         } else if ((rv = check_entry(w, rel, &st)) != 0) {
             break;
         } else if (S_ISDIR(st.st_mode)) {
+            if (j->hook) {
+                j->hook(j, PD_JOB_AT_FOLDER);
+            }
             int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
                 pd_quote(q, sizeof(q), rel);

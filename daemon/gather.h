@@ -50,6 +50,7 @@ typedef enum pd_job_kind {
  * there, so that the race happens every time. */
 typedef enum pd_job_at {
     PD_JOB_AT_OPEN,   /* before the capture folder is opened below the spool */
+    PD_JOB_AT_FOLDER, /* listing: an entry's status says folder; before it is opened */
     PD_JOB_AT_LISTED, /* listed and checked; before it is moved, copied or checksummed */
 } pd_job_at_t;
 

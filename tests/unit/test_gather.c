@@ -510,8 +510,9 @@ static void test_gather_race_capture_folder(void **state)
 }
 
 /* A subfolder of a capture is swapped for a symlink before the capture is
- * listed, or once it is listed and is about to be copied to another file
- * system (root: the save tree on a tmpfs). */
+ * listed, while it is listed (its status said folder, it is not opened yet),
+ * or once it is listed and is about to be copied to another file system
+ * (root: the save tree on a tmpfs). */
 static void test_gather_race_copy(void **state)
 {
     static const struct {
@@ -519,6 +520,7 @@ static void test_gather_race_copy(void **state)
         const char *reason;
     } cases[] = {
         {PD_JOB_AT_OPEN, "'sub' in the capture is a symlink (not followed)"},
+        {PD_JOB_AT_FOLDER, "cannot open 'sub' in the capture: Not a directory"},
         {PD_JOB_AT_LISTED, "'sub' is a symlink (not followed)"},
     };
     char fs[512], cap[512], sub[512], outside[512], p[512];
