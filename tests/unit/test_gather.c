@@ -2,7 +2,8 @@
  * Gathering and confined paths, synchronously (no daemon): plain relative
  * paths, symlinks never followed when opening, removing or pruning, a fifo
  * that does not block, manifests and streamed files refused through a
- * symlinked folder, and races: a spool folder or the capture folder
+ * symlinked folder, streamed files verified by their checksum, checksum
+ * none reading nothing, and races: a spool folder or the capture folder
  * swapped for a symlink while gathering runs, and a capture's subfolder
  * swapped while it is copied, each swap made by the gathering's hook at the
  * point it races with, in every round. Nothing from outside may reach the
@@ -389,6 +390,145 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
     free(j.data);
 }
 
+/* ---- streamed files ---- */
+
+static void chunk_job(pd_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
+                      const char *expect)
+{
+    memset(j, 0, sizeof(*j));
+    j->kind = PD_JOB_CHUNK;
+    pathf(j->root, sizeof(j->root), "%s/save", tmp);
+    snprintf(j->dst, sizeof(j->dst), "j/w1/e2e/r0/trace.json");
+    j->data = malloc(len);
+    memcpy(j->data, data + offset, len);
+    j->len = len;
+    j->offset = offset;
+    j->size = size;
+    snprintf(j->expect, sizeof(j->expect), "%s", expect);
+}
+
+/* A streamed file is written as .part and renamed once the whole file
+ * matches the checksum its node listed. A byte changed in flight: the last
+ * chunk finds the mismatch, the .part goes and the coordinator holds 0
+ * bytes (the node sends the file again from its start); sent again intact,
+ * the file lands. */
+static void test_gather_chunk_checksum(void **state)
+{
+    static const char data[] = "{\"traceEvents\":[{\"name\":\"step\",\"ph\":\"X\"}]}\n";
+    const size_t size = sizeof(data) - 1, half = size / 2;
+    char bad[sizeof(data)], want[32], got[32], reason[200], part[512], file[512];
+    pd_job_t j;
+    snprintf(want, sizeof(want), "xxh64:%016llx", (unsigned long long)XXH64(data, size, 0));
+    memcpy(bad, data, sizeof(data));
+    bad[size - 3] ^= 0x20; /* in the second chunk */
+    snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)XXH64(bad, size, 0));
+    pathf(part, sizeof(part), "%s/save/j/w1/e2e/r0/trace.json.part", tmp);
+    pathf(file, sizeof(file), "%s/save/j/w1/e2e/r0/trace.json", tmp);
+    pathf(reason, sizeof(reason), "%s/save", tmp);
+    mkdirs(reason);
+
+    chunk_job(&j, data, 0, half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_int_equal(j.have, (int64_t)half);
+    assert_false(j.complete);
+    assert_true(exists(part));
+    free(j.data);
+
+    chunk_job(&j, bad, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, PROFD_EIO);
+    snprintf(reason, sizeof(reason), "checksum mismatch: received %s, expected %s", got, want);
+    assert_string_equal(j.reason, reason);
+    assert_int_equal(j.have, 0);
+    assert_false(j.complete);
+    assert_false(exists(part));
+    assert_false(exists(file));
+    free(j.data);
+
+    /* a chunk that does not start where the coordinator stands: resume at 0 */
+    chunk_job(&j, data, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.have, 0);
+    assert_false(j.complete);
+    assert_false(exists(file));
+    free(j.data);
+
+    chunk_job(&j, data, 0, half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    free(j.data);
+    chunk_job(&j, data, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_int_equal(j.have, (int64_t)size);
+    assert_true(j.complete);
+    assert_false(exists(part));
+    char *text = slurp(file);
+    assert_non_null(text);
+    assert_string_equal(text, data);
+    free(text);
+    free(j.data);
+}
+
+/* ---- checksum: none ---- */
+
+/* Empties the file named by hook_arg once the capture is listed. */
+static void empty_hook(pd_job_t *j, pd_job_at_t at)
+{
+    if (at == PD_JOB_AT_LISTED) {
+        assert_int_equal(truncate(j->hook_arg, 0), 0);
+    }
+}
+
+/* checksum: none (j.checksum false) reads no file of the capture: the hook
+ * empties a file once it is listed. With xxh64 the checksum pass after the
+ * rename reads it, finds that it shrank and puts the capture back; with
+ * none, nothing reads it: the capture is moved and its entry, with the
+ * size listed, has no checksum. */
+static void test_gather_checksum_none(void **state)
+{
+    static const char trace[] = "{\"traceEvents\":[]}\n";
+    char cap[512], file[512], p[512];
+    pd_job_t j;
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    mkdirs(cap);
+    pathf(p, sizeof(p), "%s/save", tmp);
+    mkdirs(p);
+    pathf(file, sizeof(file), "%s/trace.json", cap);
+    put(file, trace);
+
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.hook = empty_hook;
+    j.hook_arg = file;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EIO);
+    assert_string_equal(j.reason, "'trace.json' shrank while it was gathered");
+    assert_false(j.renamed);
+    assert_true(exists(file)); /* back in the spool */
+    job_reset(&j);
+
+    put(file, trace);
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.checksum = false;
+    j.hook = empty_hook;
+    j.hook_arg = file;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_string_equal(j.reason, "");
+    assert_true(j.renamed);
+    assert_int_equal(j.nfiles, 1);
+    assert_string_equal(j.files[0].path, "trace.json");
+    assert_int_equal(j.files[0].bytes, (int64_t)strlen(trace));
+    assert_null(j.files[0].checksum);
+    struct stat st;
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r0/trace.json", tmp);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 0); /* emptied after the listing, and nobody noticed */
+    assert_false(exists(cap));
+    job_reset(&j);
+}
+
 /* ---- races ---- */
 
 /* A worker swaps a folder of its capture for a symlink while the capture is
@@ -658,6 +798,30 @@ static void test_gather_copy_checksums(void **state)
     }
     job_reset(&j);
 
+    /* checksum: none: the same copy, and no checksum in any entry */
+    pathf(p, sizeof(p), "%s/j", fs);
+    rm_rf(p);
+    pathf(p, sizeof(p), "%s/sub", cap);
+    mkdirs(p);
+    for (size_t i = 0; i < 5; i++) {
+        pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
+        write_pattern(p, files[i].size, (unsigned)i, got, sizeof(got));
+    }
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j.root, sizeof(j.root), "%s", fs);
+    j.checksum = false;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(j.renamed);
+    assert_int_equal(j.nfiles, 5);
+    for (size_t k = 0; k < j.nfiles; k++) {
+        struct stat st;
+        assert_null(j.files[k].checksum);
+        pathf(p, sizeof(p), "%s/j/w1/e2e/r0/%s", fs, j.files[k].path);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_size, j.files[k].bytes);
+    }
+    job_reset(&j);
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
@@ -736,6 +900,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gather_owner_and_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_write_and_chunk_refuse_symlinks, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_gather_chunk_checksum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_checksum_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_spool_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
