@@ -788,6 +788,7 @@ void pd_chunk_run(pd_job_t *j)
 
     j->rv = 0;
     j->complete = false;
+    j->mismatch = false;
     j->have = j->offset;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
         job_fail(j, rv, "%s", why);
@@ -869,6 +870,7 @@ void pd_chunk_run(pd_job_t *j)
         if (strcmp(got, j->expect) != 0) {
             unlinkat(dir, part, 0);
             j->have = 0;
+            j->mismatch = true;
             job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got, j->expect);
             close(fd);
             close(dir);

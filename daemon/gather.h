@@ -78,6 +78,7 @@ typedef struct pd_job {
     int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
     int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
     bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
+    bool mismatch; /* PD_JOB_CHUNK: the whole file failed its checksum; the .part is gone */
     char reason[512];
     bool incomplete; /* a .part file was left in the capture */
     bool renamed;    /* moved by rename(2) */
