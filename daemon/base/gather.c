@@ -206,6 +206,9 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
         } else if ((rv = check_entry(w, rel, &st)) != 0) {
             break;
         } else if (S_ISDIR(st.st_mode)) {
+            if (j->hook) {
+                j->hook(j, PD_JOB_AT_FOLDER);
+            }
             int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
                 pd_quote(q, sizeof(q), rel);
@@ -489,6 +492,9 @@ static int gather_open(pd_job_t *j, gather_t *g)
     if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
         return job_fail(j, rv, "spool: %s", why);
     }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_OPEN);
+    }
     if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
         0) {
         if (rv == PROFD_EIO && errno == ENOENT) {
@@ -644,6 +650,9 @@ void pd_gather_run(pd_job_t *j)
         gather_close(&g);
         return;
     }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_LISTED);
+    }
     if (j->list_only) {
         hash_all(j, g.cap);
         gather_close(&g);
@@ -742,6 +751,7 @@ void pd_chunk_run(pd_job_t *j)
 
     j->rv = 0;
     j->complete = false;
+    j->mismatch = false;
     j->have = j->offset;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
         job_fail(j, rv, "%s", why);
@@ -823,6 +833,7 @@ void pd_chunk_run(pd_job_t *j)
         if (strcmp(got, j->expect) != 0) {
             unlinkat(dir, part, 0);
             j->have = 0;
+            j->mismatch = true;
             job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got, j->expect);
             close(fd);
             close(dir);
