@@ -9,8 +9,10 @@ packages=(
   python3 python3-venv iproute2 procps xxhash
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch
-  # deployment tests: systemd-analyze, man pages, ELF inspection
+  # deployment tests: systemd-analyze, man pages, ELF inspection; the Debian
+  # packages (build, lintian, a fresh root)
   systemd man-db groff-base binutils
+  dpkg-dev debhelper dh-python lintian debootstrap
   # security tests: certificates, running as another user
   openssl util-linux
 )

@@ -32,9 +32,9 @@ fail() {
   done
   exit 1
 }
-profctl() { "${bin}profctl" "$@"; }
+profctl() { command "${bin}profctl" "$@"; }
 
-"${bin}profd" --save-path "$work/out" --log-level info 2>"$work/profd.log" &
+"${bin}profd" --save-path "$work/out" --log-level info >"$work/profd.log" 2>&1 &
 daemon=$!
 for _ in $(seq 100); do profctl status >/dev/null 2>&1 && break; sleep 0.1; done
 profctl status >/dev/null 2>&1 || fail "profd does not answer profctl status"
