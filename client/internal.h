@@ -46,6 +46,7 @@ typedef struct cl_io {
 
     nng_socket sock;
     nng_dialer dialer; /* to c->url */
+    void *tls_cfg;     /* tls+tcp:// URLs: the dialer's TLS configuration */
     nng_ctx rpc_ctx, watch_ctx;
     nng_aio *rpc_aio, *watch_aio;
     bool sock_open;
