@@ -4,8 +4,8 @@
 #
 # - Two CAs, as docs/deploy.md makes them: the operators' CA signs the node
 #   daemons, the coordinator and the operators' profctl; the jobs' CA signs
-#   one client certificate per job. Node daemons trust both (a bundle), the
-#   coordinator only the operators'.
+#   one client certificate per job (deploy/k8s/certs.sh makes them). Node
+#   daemons trust both (a bundle), the coordinator only the operators'.
 # - A node daemon (root) serves workers on tls+tcp:// (the Service
 #   profd-node.profd.svc); workers of a job (another uid, as in a pod) dial
 #   it with their job's certificate (PROFD_TLS_*) and write into the spool,
@@ -28,35 +28,25 @@ NODE_NAME=profd-node.profd.svc
 COORD_NAME=profd-coordinator.profd.svc
 worker_uid=65534
 
-# ---- certificates ----
+# ---- certificates, as deploy/k8s/certs.sh makes them ----
 pki=$tmp/pki
-mkdir -p "$pki"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pki/$1.key" 2>/dev/null; }
-ca() { # NAME
-  key "$1"
-  openssl req -x509 -new -key "$pki/$1.key" -subj "/CN=$1" -days 2 -out "$pki/$1.pem" \
-    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-}
-cert() { # NAME CA EXTENSIONS
-  key "$1"
-  openssl req -new -key "$pki/$1.key" -subj "/CN=$1" -out "$pki/$1.csr" 2>/dev/null
-  openssl x509 -req -in "$pki/$1.csr" -CA "$pki/$2.pem" -CAkey "$pki/$2.key" -CAcreateserial \
-    -days 2 -extfile <(printf '%b' "$3") -out "$pki/$1.pem" 2>/dev/null
-}
-ca ops-ca
-ca jobs-ca
-ca rogue-ca
-cert node ops-ca "subjectAltName=DNS:$NODE_NAME\nextendedKeyUsage=serverAuth,clientAuth"
-cert coordinator ops-ca "subjectAltName=DNS:$COORD_NAME\nextendedKeyUsage=serverAuth,clientAuth"
-cert alice ops-ca "extendedKeyUsage=clientAuth"
-cert job-trainer jobs-ca "extendedKeyUsage=clientAuth"
-cert job-rogue rogue-ca "extendedKeyUsage=clientAuth"
-cat "$pki/ops-ca.pem" "$pki/jobs-ca.pem" >"$pki/node-ca.pem"
-chmod 0644 "$pki"/*.key # the workers' user reads its job's key (a Secret volume in a pod)
-for c in node coordinator alice job-trainer job-rogue; do
-  [ -s "$pki/$c.pem" ] || die "openssl: no certificate $c"
+certs() { bash "$PROFD_SOURCE_DIR/deploy/k8s/certs.sh" "$@" >>"$tmp/certs.log" 2>&1; }
+certs -d "$pki" ca && certs -d "$pki" node && certs -d "$pki" coordinator &&
+  certs -d "$pki" operator alice && certs -d "$pki" job trainer ||
+  { cat "$tmp/certs.log" >&2; die "deploy/k8s/certs.sh failed"; }
+# a job certificate of a CA nobody trusts
+certs -d "$tmp/rogue" ca && certs -d "$tmp/rogue" job rogue ||
+  { cat "$tmp/certs.log" >&2; die "deploy/k8s/certs.sh failed"; }
+for c in "$pki/node" "$pki/coordinator" "$pki/alice" "$pki/job-trainer" "$tmp/rogue/job-rogue"; do
+  [ -s "$c.pem" ] && [ -s "$c.key" ] || die "certs.sh made no $c.pem and $c.key"
 done
-ok "certificates: operators' CA (node, coordinator, alice), jobs' CA (trainer), another CA"
+check "certs.sh: the node daemons trust both CAs (node-ca.pem)" \
+  test "$(cat "$pki/ops-ca.pem" "$pki/jobs-ca.pem")" = "$(cat "$pki/node-ca.pem")"
+check "certs.sh: keys are private to their owner" \
+  test "$(stat -c %a "$pki/ops-ca.key" "$pki/node.key" | sort -u)" = 600
+chmod 0755 "$pki" "$tmp/rogue"
+chmod 0644 "$pki/job-trainer.key" "$tmp/rogue/job-rogue.key" # the workers' user reads it (a Secret in a pod)
+ok "certificates: operators' CA (node, coordinator, alice), jobs' CA (trainer), another CA (rogue)"
 
 free_port() {
   /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -124,6 +114,7 @@ ranks_of() { # JOB: ranks of that job the coordinator knows
 }
 sim trainer job-trainer "$pki/ops-ca.pem"
 sim nocert "" "$pki/ops-ca.pem"
+cp "$tmp/rogue/job-rogue.pem" "$tmp/rogue/job-rogue.key" "$pki/"
 sim rogue job-rogue "$pki/ops-ca.pem"
 n=0
 for _ in $(seq 200); do
