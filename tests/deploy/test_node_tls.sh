@@ -124,7 +124,13 @@ for _ in $(seq 200); do
 done
 check "4 ranks of job trainer (uid $worker_uid, jobs' CA) registered through the node daemon (found $n)" \
   test "$n" -eq 4
-sleep 1
+for _ in $(seq 200); do # each rank's step time measured: a few steps done
+  n=$( { op --json status 2>/dev/null || true; } | tr -d ' \t\n' |
+    { grep -o '"job":"trainer"[^}]*"step":[0-9]*' || true; } | sed 's/.*://' | awk '$1 >= 3' | wc -l)
+  [ "$n" -eq 4 ] && break
+  sleep 0.05
+done
+sleep 0.5
 check "a worker without a certificate never registers (found $(ranks_of nocert))" \
   test "$(ranks_of nocert)" -eq 0
 check "a worker with a certificate of another CA never registers (found $(ranks_of rogue))" \

@@ -50,7 +50,16 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 [ "$n" -eq 4 ] || fail "4 ranks of profd-sim did not register (found $n)"
-echo "window: 4 ranks registered"
+# "the next 2 steps" is planned from each rank's measured step time: wait
+# until every rank has done a few steps
+for _ in $(seq 200); do
+  n=$( (profctl --json status || true) | tr -d ' \t\n' | { grep -o '"step":[0-9]*' || true; } |
+    sed 's/.*://' | awk '$1 >= 3' | wc -l)
+  [ "$n" -eq 4 ] && break
+  sleep 0.05
+done
+[ "$n" -eq 4 ] || fail "the 4 ranks did not reach step 3"
+echo "window: 4 ranks registered and stepping"
 
 profctl start --next 2 --tool sim --job deploytest >"$work/start.txt" 2>&1 ||
   fail "profctl start: $(cat "$work/start.txt")"
