@@ -236,7 +236,7 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     yt_node_t *raw, *np, *opt = NULL, *v, *steps_at, *cont_at;
     const char *tool = NULL, *save_path = NULL;
     char *text = NULL;
-    bool continuous;
+    bool continuous, isnull;
     int rc;
 
     if ((rc = pc_read_profd(&c, &tool)) != 0) {
@@ -262,7 +262,7 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     if ((rc = pc_get(pc, root, "trainer.profile_continuous_steps", &cont_at)) ||
         (rc = pc_bool(pc, cont_at, false, &continuous)) ||
         (rc = pc_get(pc, root, "trainer.profile_steps", &steps_at)) ||
-        (rc = pc_read_steps(pc, steps_at, &c.steps))) {
+        (rc = pc_read_steps(pc, steps_at, &c.steps, &isnull))) {
         return rc;
     }
     pc->spec.continuous = c.steps && continuous;
@@ -291,11 +291,13 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     }
     free(text);
     if (!c.steps) {
+        pc_no_window(pc, "trainer.profile_steps lists no step (verl profiles none)");
         return 0;
     }
     if (pc->spec.selectors_n == 0) {
         pc_drop_spec(pc);
         pc_warn(pc, &pc->warnings, steps_at, "no profiler section selects a rank; no window");
+        pc_no_window(pc, "no profiler section selects a rank (all_ranks false, ranks [])");
         return 0;
     }
     if (pc->spec.continuous) {
@@ -321,10 +323,12 @@ int pc_verl_fragment(pc_t *pc, yt_node_t *section, bool options)
         pc_warn(pc, &pc->warnings, section,
                 "npu_profile options alone request no steps (they belong under "
                 "trainer.npu_profile, steps in trainer.profile_steps); no window");
+        pc_no_window(pc, "npu_profile options alone request no steps");
     } else {
         pc_warn(pc, &pc->warnings, section,
                 "a profiler section alone requests no steps (they come from "
                 "global_profiler.steps); no window");
+        pc_no_window(pc, "a profiler section alone requests no steps");
     }
     return 0;
 }
