@@ -265,7 +265,11 @@ static int update(yt_node_t *root, const char *path, yt_node_t *val, bool force,
         yt_replace(old, val);
         return 0;
     }
-    if (cur->type != YT_MAP || !force) {
+    if (cur->type == YT_SEQ) { /* an index out of range: not a missing key */
+        yt_free(val);
+        return UPD_MERGE;
+    }
+    if (!force) {
         yt_free(val);
         return UPD_KEY;
     }
@@ -298,7 +302,11 @@ static int do_delete(oc_t *oc, yt_node_t *root, hy_override_t *o, char *err, siz
     }
     if (o->val != NULL && !equal(cur, o->val)) {
         char have[64];
-        yt_describe(cur, have, sizeof(have));
+        if (cur->type == YT_SEQ || cur->type == YT_MAP || cur->text == NULL) {
+            yt_describe(cur, have, sizeof(have));
+        } else { /* as Python prints the value */
+            snprintf(have, sizeof(have), "%s", cur->text);
+        }
         return ov_fail(err, errlen, o->text,
                        "Could not delete from config. The value of '%s' is %s and not %s.", o->key,
                        have, o->value);

@@ -470,6 +470,7 @@ static int pick_tool(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
         pc_warn(pc, &pc->spec_warnings, s->enable_at,
                 "precision_debugger is not a profiler profd runs; not selected");
         s->tool = NULL;
+        c->debugger++;
     }
     return 0;
 }
@@ -1128,6 +1129,9 @@ static void verl_none(vctx_t *c, yt_node_t *steps_at)
                 "no role is profiled (set a role's profiler.enable: true); no window");
         pc_no_window(pc, "no role has profiler.enable: true%s",
                      c->skip_actor ? " besides the actor's memory snapshots" : "");
+    } else if (c->debugger == c->enabled) {
+        pc_warn(pc, &pc->warnings, steps_at, "no enabled role is profiled; no window");
+        pc_no_window(pc, "the tool is precision_debugger, not a profiler");
     } else if (c->no_tool == c->enabled) {
         pc_warn(pc, &pc->warnings, steps_at, "no enabled role has a profiler tool; no window");
         pc_no_window(pc, "global_profiler.tool is null (and no role sets a tool): verl's "

@@ -32,7 +32,7 @@ typedef struct vctx {
     bool rank_space_set;
     int64_t replica_size; /* GPUs of one rollout replica: tp * dp * pp */
     bool skip_actor;      /* the actor has a window of its own (torch_memory, older verl) */
-    int enabled, no_tool; /* roles enabled; ... of them without a tool */
+    int enabled, no_tool, debugger; /* roles enabled; ... of them without a tool */
 } vctx_t;
 
 /* What one role's section selects. */
