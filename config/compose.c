@@ -429,6 +429,9 @@ int hy_compose(const hy_compose_args_t *a, hy_config_t *out, char *err, size_t e
     }
     hc_teardown(hc, rc != 0);
     free(hc);
+    if (rc != 0) {
+        yt_one_line(err);
+    }
     return rc;
 }
 

@@ -443,6 +443,25 @@ static bool was_missing(hc_t *hc, const char *key)
     return false;
 }
 
+/* One candidate file: PROFD_ENOENT when absent. */
+static int try_file(hc_t *hc, const char *dir, const char *key, const char *rel, cfgfile_t **out)
+{
+    const char *full = ar_printf(&hc->ar, "%s/%s", dir, rel);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = full ? hc->a->loader->read(hc->a->loader->ctx, full, &text, &len) : PROFD_ENOMEM;
+    if (rc == PROFD_ENOENT) {
+        return rc;
+    }
+    if (rc != 0) {
+        snprintf(hc->err, hc->errlen, "%s: %s", full ? full : rel, profd_strerror(rc));
+        return rc;
+    }
+    rc = load_file(hc, dir, key, rel, text, len, out);
+    free(text);
+    return rc;
+}
+
 int hc_repo_load(hc_t *hc, const char *path, cfgfile_t **out)
 {
     const char *key = normalize(hc, path);
@@ -467,25 +486,23 @@ int hc_repo_load(hc_t *hc, const char *path, cfgfile_t **out)
     if (hc->nfiles >= HY_MAX_FILES || hc->nmissing >= HY_MAX_FILES) {
         return hc_fail(hc, NULL, NULL, "more than %d configs in one composition", HY_MAX_FILES);
     }
-    const char *rel = ar_printf(&hc->ar, "%s.yaml", key);
-    for (size_t i = 0; rel != NULL && i < hc->nsearch; i++) {
-        const char *full = ar_printf(&hc->ar, "%s/%s", hc->search[i], rel);
-        char *text = NULL;
-        size_t len = 0;
-        int rc = full ? hc->a->loader->read(hc->a->loader->ctx, full, &text, &len) : PROFD_ENOMEM;
-        if (rc == PROFD_ENOENT) {
-            continue;
+    /* NAME.yaml; the primary given by its own name first (profctl apply
+     * config.yml: the file named, whatever its extension) */
+    const char *rels[2] = {strcmp(path, hc->config_name) == 0 ? key : NULL,
+                           ar_printf(&hc->ar, "%s.yaml", key)};
+    if (rels[1] == NULL) {
+        return hc_nomem(hc);
+    }
+    for (size_t i = 0; i < hc->nsearch; i++) {
+        for (int r = 0; r < 2; r++) {
+            int rc = rels[r] ? try_file(hc, hc->search[i], key, rels[r], out) : PROFD_ENOENT;
+            if (rc != PROFD_ENOENT) {
+                return rc;
+            }
         }
-        if (rc != 0) {
-            snprintf(hc->err, hc->errlen, "%s: %s", full ? full : rel, profd_strerror(rc));
-            return rc;
-        }
-        rc = load_file(hc, hc->search[i], key, rel, text, len, out);
-        free(text);
-        return rc;
     }
     hc->missing[hc->nmissing++] = key;
-    return rel ? 0 : hc_nomem(hc);
+    return 0;
 }
 
 static void ignore_entry(void *arg, const char *name, bool is_dir)

@@ -91,6 +91,7 @@ static int ov_fail(char *err, size_t errlen, const char *ov, const char *fmt, ..
         vsnprintf(err + off, errlen - (size_t)off, fmt, ap);
         va_end(ap);
     }
+    yt_one_line(err);
     return PROFD_ECONFIG;
 }
 

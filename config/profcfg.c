@@ -713,7 +713,7 @@ static int detect(pc_t *pc, yt_node_t *root)
     if (rc != 0) {
         return rc;
     }
-    if (v->type == YT_NULL) { /* nothing written: nothing to profile */
+    if (v->type == YT_NULL || (v->type == YT_MAP && v->n == 0)) { /* nothing to profile */
         pc->schema = "none";
         pc_warn(pc, &pc->warnings, root, "empty configuration; no window");
         pc_no_window(pc, "the configuration is empty");
