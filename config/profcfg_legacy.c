@@ -230,10 +230,34 @@ static int legacy_section(vctx_t *c, const char *path, const role_t *r, const ch
     return rc;
 }
 
+/* The tool settings: npu from the options, nsys the worker options. */
+static int legacy_settings(pc_t *pc, yt_node_t *root, const char *tool, yt_node_t *opt, char **text,
+                           const char **save_path)
+{
+    yt_node_t *raw;
+    int rc = 0;
+    if (strcmp(tool, "npu") == 0) {
+        if ((rc = options_settings(pc, opt, text)) == 0 && opt != NULL &&
+            (rc = pc_get(pc, opt, "save_path", &raw)) == 0) {
+            rc = pc_str(pc, raw, NULL, "a path", save_path);
+        }
+        return rc;
+    }
+    cJSON *j = cJSON_CreateObject(), *w = NULL;
+    if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
+        strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
+        cJSON_AddItemToObject(j, "worker_nsight_options", w);
+    }
+    if ((*text = pc_json_text(j)) == NULL && rc == 0) {
+        rc = pc_nomem(pc);
+    }
+    return rc;
+}
+
 int pc_verl_legacy(pc_t *pc, yt_node_t *root)
 {
     vctx_t c = {.pc = pc, .root = root, .rank_space = "global"};
-    yt_node_t *raw, *np, *opt = NULL, *v, *steps_at, *cont_at;
+    yt_node_t *np, *opt = NULL, *v, *steps_at, *cont_at;
     const char *tool = NULL, *save_path = NULL;
     char *text = NULL;
     bool continuous, isnull;
@@ -266,23 +290,7 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
         return rc;
     }
     pc->spec.continuous = c.steps && continuous;
-    if (strcmp(tool, "npu") == 0) {
-        if ((rc = options_settings(pc, opt, &text)) != 0) {
-            goto fail;
-        }
-        if (opt != NULL && (rc = pc_get(pc, opt, "save_path", &raw)) == 0) {
-            rc = pc_str(pc, raw, NULL, "a path", &save_path);
-        }
-    } else {
-        cJSON *j = cJSON_CreateObject(), *w = NULL;
-        if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
-            strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
-            cJSON_AddItemToObject(j, "worker_nsight_options", w);
-        }
-        if ((text = pc_json_text(j)) == NULL && rc == 0) {
-            rc = pc_nomem(pc);
-        }
-    }
+    rc = legacy_settings(pc, root, tool, opt, &text, &save_path);
     if (rc != 0 ||
         (rc = legacy_section(&c, "actor_rollout_ref.profiler", NULL, tool, opt, text, true)) ||
         (rc = legacy_section(&c, "critic.profiler", &pc_roles[3], tool, opt, text, false)) ||
