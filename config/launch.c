@@ -830,6 +830,7 @@ int pd_launch_config(const pd_launch_t *l, const hy_loader_t *loader, oc_env_fn 
         snprintf(err, errlen, "out of memory");
     }
     if (rc != 0) {
+        yt_one_line(err);
         hy_config_free(&c);
         return rc;
     }
