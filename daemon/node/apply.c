@@ -161,6 +161,12 @@ int pd_apply_specs(pd_node_t *n, pp_window_spec_t *specs, size_t n_specs, char *
 static int read_own(const char *file, pd_profcfg_t *cfg, char *err, size_t errlen)
 {
     char dir[PD_PATH_MAX];
+    FILE *f = fopen(file, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot read %s: %s", file, strerror(errno));
+        return PROFD_EIO;
+    }
+    fclose(f);
     const char *slash = strrchr(file, '/');
     snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
     const char *search[] = {dir};
