@@ -77,4 +77,10 @@ void ctl_print_window_detail(const pp_window_t *w);
 void ctl_print_started(const pp_started_t *s, const char *verb);
 void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
 
+struct pd_profcfg;
+/* apply --dry-run: the windows of `cfg` (config: its name; framework: NULL
+ * or whose numbering was used) as a table, or JSON with --json. Returns 0. */
+int ctl_dry_run(const ctl_t *c, const char *config, const char *framework,
+                const struct pd_profcfg *cfg);
+
 #endif

@@ -177,12 +177,6 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
@@ -204,51 +198,25 @@ static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
     return 0;
 }
 
+/* The windows: the expansion profctl apply --dry-run shares (proto). */
 static int make_segments(const pp_window_spec_t *spec, int64_t next_start, pd_plan_out_t *out)
 {
-    size_t n = spec->steps_n;
-    if (n == 0) {
-        if ((out->segments = calloc(1, sizeof(*out->segments))) == NULL) {
-            return PROFD_ENOMEM;
-        }
-        out->n_segments = 1;
-        if (spec->next > 0) {
-            out->segments[0].first = next_start;
-            out->segments[0].last = next_start + spec->next - 1;
-        } else {
-            out->segments[0].first = spec->start;
-            out->segments[0].last =
-                (spec->end == PP_NONE || spec->end == -1) ? PP_NONE : spec->end - 1;
-        }
-        return 0;
+    pp_segment_t *seg;
+    size_t n;
+    int rv = pp_spec_segments(spec, next_start, &seg, &n);
+    if (rv != 0) {
+        return rv;
     }
-    int64_t *s = malloc(n * sizeof(*s));
-    if (s == NULL) {
+    if ((out->segments = calloc(n, sizeof(*out->segments))) == NULL) {
+        free(seg);
         return PROFD_ENOMEM;
     }
-    memcpy(s, spec->steps, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_i64);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) { /* unique */
-        if (u == 0 || s[i] != s[u - 1]) {
-            s[u++] = s[i];
-        }
+    for (size_t i = 0; i < n; i++) {
+        out->segments[i].first = seg[i].first;
+        out->segments[i].last = seg[i].last;
     }
-    if ((out->segments = calloc(u, sizeof(*out->segments))) == NULL) {
-        free(s);
-        return PROFD_ENOMEM;
-    }
-    for (size_t i = 0; i < u; i++) {
-        if (spec->continuous && out->n_segments > 0 &&
-            out->segments[out->n_segments - 1].last + 1 == s[i]) {
-            out->segments[out->n_segments - 1].last = s[i];
-            continue;
-        }
-        out->segments[out->n_segments].first = s[i];
-        out->segments[out->n_segments].last = s[i];
-        out->n_segments++;
-    }
-    free(s);
+    out->n_segments = n;
+    free(seg);
     return 0;
 }
 

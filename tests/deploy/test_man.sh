@@ -45,8 +45,10 @@ for entry in "profd.8:$PROFD_PROFD" "profctl.1:$PROFD_PROFCTL" "profd-sim.1:$PRO
   extra=$(comm -13 <(echo "$help") <(echo "$doc") | xargs)
   check "$name documents no option --help lacks${extra:+ (extra: $extra)}" test -z "$extra"
   shorts=$( (grep -oE '^ +-[a-zA-Z],' "$tmp/help.txt" || true) | tr -d ' ,' | sort -u)
+  # (into a file: grep -q leaving a pipe early would fail the pipeline)
+  documented "$page" >"$tmp/documented.txt"
   for s in $shorts; do
-    documented "$page" | grep -qE -- "(^|[^-a-z])$s([^a-z-]|$)" || bad "$name lacks short option $s"
+    grep -qE -- "(^|[^-a-z])$s([^a-z-]|$)" "$tmp/documented.txt" || bad "$name lacks short option $s"
   done
   ok "$name has the short options of --help ($(echo $shorts))"
 done

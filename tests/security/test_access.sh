@@ -91,7 +91,10 @@ expect "nobody may not start a window" 1 "$(printf "$eperm" start 65534)" \
 # shellcheck disable=SC2059
 expect "nobody may not stop windows" 1 "$(printf "$eperm" stop 65534)" \
   as_user nobody "$ngid" "$ctl" stop
-echo 'global_profiler: {steps: [3]}' >"$tmp/apply.yaml"
+# a config that asks for a window (one that asks for none is answered by
+# profctl itself: "no window", nothing is sent)
+printf 'global_profiler: {tool: npu, steps: [3]}\nactor_rollout_ref: {actor: {profiler: {enable: true}}}\n' \
+  >"$tmp/apply.yaml"
 chmod 644 "$tmp/apply.yaml"
 # shellcheck disable=SC2059
 expect "nobody may not apply a configuration" 1 "$(printf "$eperm" apply 65534)" \
