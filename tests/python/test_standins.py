@@ -29,7 +29,7 @@ def have_torch():
         return False
 
 
-def run(module, args, npu=False, timeout=180, env_extra=None):
+def run(module, args, npu=False, timeout=180, env_extra=None, path_extra=()):
     """Run `python3 -m module args` with the stand-ins on the path; return
     (records, completed process). Fails the calling test on a non-zero exit."""
     tmp = tempfile.mkdtemp(prefix="standin-test-")
@@ -39,7 +39,7 @@ def run(module, args, npu=False, timeout=180, env_extra=None):
         if k.startswith(("PROFD_", "STANDIN_RAY_")) or k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR",
                                                                "MASTER_PORT"):
             del env[k]
-    env["PYTHONPATH"] = os.pathsep.join([STANDINS] + ([NPU] if npu else []))
+    env["PYTHONPATH"] = os.pathsep.join([STANDINS] + ([NPU] if npu else []) + list(path_extra))
     env["STANDIN_TRACE"] = trace
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(env_extra or {})
@@ -182,6 +182,28 @@ class VerlStandin(unittest.TestCase):
                              [("init_model",)] + WEIGHTS(0) + HYBRID_COMPUTE[:4] + CRITIC_COMPUTE[:1]
                              + CRITIC_COMPUTE[1:] + HYBRID_COMPUTE[4:] + WEIGHTS(1))
             self.assertEqual(len({e["wg"] for e in evs if "wg" in e}), 1)
+
+
+    def test_external_modules_load_in_every_process(self):
+        """VERL_USE_EXTERNAL_MODULES (verl/__init__.py) is imported by every
+        process that imports verl; the launcher's environment reaches all of
+        them through ray.init(), as on a local Ray cluster."""
+        ext = tempfile.mkdtemp(prefix="standin-ext-")
+        with open(os.path.join(ext, "standin_ext_probe.py"), "w") as f:
+            f.write("import os, standin_trace\n"
+                    "standin_trace.record('ext', 'loaded', rank=os.environ.get('RANK'), "
+                    "wg=os.environ.get('WG_PREFIX'), probe=os.environ.get('STANDIN_PROBE'))\n")
+        records, _ = run("verl.trainer.main_ppo", ["trainer.total_training_steps=1"], path_extra=[ext],
+                         env_extra={"VERL_USE_EXTERNAL_MODULES": "standin_ext_probe", "STANDIN_PROBE": "on"})
+        loaded = [r for r in records if r["src"] == "ext"]
+        pids = by_pid(records)
+        kinds = sorted("worker" if r["rank"] is not None else
+                       ("server" if pids[r["pid"]][-1]["src"] == "verl.server" else
+                        "taskrunner" if any(e["src"] == "verl.trainer" for e in pids[r["pid"]]) else "launcher")
+                       for r in loaded)
+        self.assertEqual(kinds, ["launcher", "server", "server", "taskrunner", "worker", "worker"])
+        self.assertEqual({r["probe"] for r in loaded}, {"on"})
+        self.assertEqual(sorted(r["rank"] for r in loaded if r["rank"] is not None), ["0", "1"])
 
 
 class MegatronStandin(unittest.TestCase):
