@@ -49,55 +49,35 @@ _TRAIN_START_TIME = time.time()
 
 def is_profile_enabled():
     args = get_args()
-    if not args.profile:
-        return False
-    if args.profile_ranks == [-1]:
-        return True
-    if get_rank_safe() in args.profile_ranks:
-        return True
-    return False
+    return bool(args.profile) and (args.profile_ranks == [-1] or get_rank_safe() in args.profile_ranks)
 
 
 def get_profiler():
     args = get_args()
-    if args.profile_level == "level_none":
-        profiler_level = torch_npu.profiler.ProfilerLevel.Level_none
-    elif args.profile_level == "level0":
-        profiler_level = torch_npu.profiler.ProfilerLevel.Level0
-    elif args.profile_level == "level1":
-        profiler_level = torch_npu.profiler.ProfilerLevel.Level1
-    elif args.profile_level == "level2":
-        profiler_level = torch_npu.profiler.ProfilerLevel.Level2
-    else:
+    P = torch_npu.profiler
+    levels = {"level_none": P.ProfilerLevel.Level_none, "level0": P.ProfilerLevel.Level0,
+              "level1": P.ProfilerLevel.Level1, "level2": P.ProfilerLevel.Level2}
+    exports = {"text": P.ExportType.Text, "db": P.ExportType.Db}
+    if args.profile_level not in levels:
         raise ValueError(f"profiler_level only supports level0, 1, 2, and level_none, but gets {args.profile_level}")
-    if args.profile_export_type == "text":
-        profile_export_type = torch_npu.profiler.ExportType.Text
-    elif args.profile_export_type == "db":
-        profile_export_type = torch_npu.profiler.ExportType.Db
-    else:
+    if args.profile_export_type not in exports:
         raise ValueError(f"profile_export_type only supports text or db, but gets {args.profile_export_type}")
-    experimental_config = torch_npu.profiler._ExperimentalConfig(
-        aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization, profiler_level=profiler_level,
-        export_type=profile_export_type, data_simplification=args.profile_data_simplification)
-    skip_first = args.profile_step_start - args.iteration - 2
-    active = args.profile_step_end - args.profile_step_start
-    if args.profile_step_start == args.iteration + 1:
-        warmup = 0
-    elif args.profile_step_start > args.iteration + 1:
-        warmup = 1
-    else:
+    experimental_config = P._ExperimentalConfig(aic_metrics=P.AiCMetrics.PipeUtilization,
+                                                profiler_level=levels[args.profile_level],
+                                                export_type=exports[args.profile_export_type],
+                                                data_simplification=args.profile_data_simplification)
+    start, end, done = args.profile_step_start, args.profile_step_end, args.iteration
+    if start <= done:
         raise AssertionError(f"When loading checkpoint, iteration will be loaded from checkpoint, "
-                             f"profile_step_start should be greater than {args.iteration} but now it is "
-                             f"{args.profile_step_start}.")
-    activites = [torch_npu.profiler.ProfilerActivity.NPU]
-    if args.profile_with_cpu:
-        activites.append(torch_npu.profiler.ProfilerActivity.CPU)
-    prof = torch_npu.profiler.profile(
-        with_stack=args.profile_with_stack, record_shapes=args.profile_record_shapes,
-        profile_memory=args.profile_with_memory, activities=activites,
-        schedule=torch_npu.profiler.schedule(wait=0, warmup=warmup, active=active, repeat=1, skip_first=skip_first),
-        on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(args.profile_save_path),
-        experimental_config=experimental_config)
+                             f"profile_step_start should be greater than {done} but now it is {start}.")
+    # skip_first is -1 when start is the next iteration (torch_npu resets it to 0)
+    schedule = P.schedule(wait=0, warmup=0 if start == done + 1 else 1, active=end - start, repeat=1,
+                          skip_first=start - done - 2)
+    activities = [P.ProfilerActivity.NPU] + ([P.ProfilerActivity.CPU] if args.profile_with_cpu else [])
+    prof = P.profile(with_stack=args.profile_with_stack, record_shapes=args.profile_record_shapes,
+                     profile_memory=args.profile_with_memory, activities=activities, schedule=schedule,
+                     on_trace_ready=P.tensorboard_trace_handler(args.profile_save_path),
+                     experimental_config=experimental_config)
     prof.add_metadata_json("distributed_args", json.dumps({"rank": args.rank, "world_size": args.world_size}))
     return prof
 
