@@ -351,10 +351,13 @@ void profd_close(profd_client_t *c)
 
 int profd_add_role(profd_client_t *c, const char *role, int64_t rank)
 {
-    if (c == NULL) {
+    if (c == NULL || role == NULL) {
         return PROFD_EINVAL;
     }
     if (rank == PROFD_FROM_ENV) {
+        if (ce_role_index(&c->eng, role) >= 0) {
+            return 0; /* declared already, with whatever rank */
+        }
         rank = c->eng.id.rank;
     }
     int before = c->eng.id.nroles;
@@ -450,6 +453,15 @@ int profd_phase_end(profd_client_t *c, const char *phase)
     }
     ce_on_phase_end(&c->eng);
     return 0;
+}
+
+int profd_windows_active(profd_client_t *c)
+{
+    if (c == NULL) {
+        return PROFD_EINVAL;
+    }
+    adopt_pending(c);
+    return c->eng.busy;
 }
 
 int profd_substep(profd_client_t *c)

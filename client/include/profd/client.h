@@ -178,16 +178,22 @@ PROFD_API int profd_phase_end(profd_client_t *c, const char *phase);
  * by rank tests that rank; an end-to-end window captures the process once
  * per step, whatever its roles; a discrete one once per role phase.
  * profd_add_role: 0 (also when the role is already declared with this
- * rank), PROFD_EINVAL (not an identifier, "e2e", a negative rank, or
- * declared with another rank), PROFD_ELIMIT (16 roles). The client
- * registers again in the background. Call it from the training thread,
- * before or between steps; it takes a lock (not a step-time call).
- * profd_phase_begin_role: as profd_phase_begin for a phase of `role` (NULL:
- * the primary role); PROFD_EINVAL when the role was not declared. No
- * system call, lock or allocation.
+ * rank, or with any rank when `rank` is PROFD_FROM_ENV), PROFD_EINVAL (not an identifier, "e2e", a
+ * negative rank, or declared with another rank), PROFD_ELIMIT (16 roles). The client registers
+ * again in the background. Call it from the training thread, before or between steps; it takes a
+ * lock (not a step-time call). profd_phase_begin_role: as profd_phase_begin for a phase of `role`
+ * (NULL: the primary role); PROFD_EINVAL when the role was not declared. No system call, lock or
+ * allocation.
  */
 PROFD_API int profd_add_role(profd_client_t *c, const char *role, int64_t rank);
 PROFD_API int profd_phase_begin_role(profd_client_t *c, const char *role, const char *phase);
+
+/* The windows running in this process at the current step, as the training
+ * thread sees them: 0 when no profd window covers this step (a framework
+ * may then run its own profiler without the two meeting on one thread).
+ * Training-thread call: no system call, lock or allocation. PROFD_EINVAL
+ * for a NULL client. */
+PROFD_API int profd_windows_active(profd_client_t *c);
 
 /* One sub-step inside the current phase (a decode step, a micro-batch):
  * drives the window's schedule. Call it after the sub-step's work. */
