@@ -299,8 +299,7 @@ static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, int ri, const char *phase, int64
     c->rec.role = strdup(role);
     c->rec.phase = phase ? strdup(phase) : NULL;
     c->rec.rank = rank;
-    if (phase == NULL && e->id.nroles > 1 &&
-        (c->rec.roles = calloc((size_t)e->id.nroles, sizeof(char *))) != NULL) {
+    if (phase == NULL && (c->rec.roles = calloc((size_t)e->id.nroles, sizeof(char *))) != NULL) {
         for (int i = 0; i < e->id.nroles; i++) { /* the roles an e2e capture covers */
             if ((c->rec.roles[c->rec.roles_n] = strdup(e->id.roles[i].name)) != NULL) {
                 c->rec.roles_n++;

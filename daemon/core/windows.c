@@ -528,9 +528,10 @@ static const char *check_capture(pd_windows_t *ws, const pd_window_t *w, const p
     free(c->roles);
     c->roles = NULL;
     c->roles_n = 0;
-    if (e2e && m->nroles > 1 && (c->roles = calloc(m->nroles, sizeof(*c->roles))) != NULL) {
-        for (size_t i = 0; i < m->nroles; i++) { /* the roles an e2e capture covers */
-            if ((c->roles[c->roles_n] = strdup(m->roles[i].name)) != NULL) {
+    size_t nroles = m->nroles ? m->nroles : 1;
+    if (e2e && (c->roles = calloc(nroles, sizeof(*c->roles))) != NULL) {
+        for (size_t i = 0; i < nroles; i++) { /* the roles an e2e capture covers */
+            if ((c->roles[c->roles_n] = strdup(m->nroles ? m->roles[i].name : m->role)) != NULL) {
                 c->roles_n++;
             }
         }

@@ -559,7 +559,8 @@ static void test_windows_multi_role_e2e_folders(void **state)
     mc->state = PP_MS_EXPECTED;
     c = report_by(f, w, crit0, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-hv-pid301");
     assert_int_equal(c->status, PP_CAP_COMPLETE);
-    assert_int_equal(c->roles_n, 0);
+    assert_int_equal(c->roles_n, 1);
+    assert_string_equal(c->roles[0], "critic");
     c = report_by(f, w, hyb0, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-hv");
     assert_int_equal(c->status, PP_CAP_COMPLETE);
     assert_int_equal(c->rank, 0);
