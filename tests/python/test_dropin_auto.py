@@ -31,20 +31,7 @@ import profdtest
 profdtest.require(torch=True, daemon=True)
 
 SCRIPT = os.path.join(profdtest.HERE, "dropin", "plain_ddp_train.py")
-PYBUILD = os.path.join(profdtest.BUILD, "python")
 JOB = "auto"
-
-
-def user_site(root):
-    """A user site (PYTHONUSERBASE=root) holding the build's package and
-    profd-auto.pth, as `cmake --install` puts them in a site folder."""
-    env = {"PYTHONUSERBASE": root, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    site = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"], env=env,
-                          capture_output=True, text=True, check=True).stdout.strip()
-    os.makedirs(site, exist_ok=True)
-    os.symlink(os.path.join(PYBUILD, "profd"), os.path.join(site, "profd"))
-    shutil.copy(os.path.join(PYBUILD, "profd-auto.pth"), site)
-    return site
 
 
 def clean_env(base, **extra):
@@ -54,21 +41,13 @@ def clean_env(base, **extra):
     return env
 
 
-def free_port():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class TestPthHook(unittest.TestCase):
     """The .pth line costs nothing when no variable is set."""
 
     @classmethod
     def setUpClass(cls):
         cls.root = tempfile.mkdtemp(prefix="profd-pth-")
-        user_site(cls.root)
+        profdtest.user_site(cls.root)
 
     @classmethod
     def tearDownClass(cls):
@@ -95,9 +74,9 @@ class TestAutoTorchrun(unittest.TestCase):
     def setUpClass(cls):
         d = cls.d = profdtest.Daemon()
         cls.site_root = os.path.join(d.root, "userbase")
-        user_site(cls.site_root)
+        profdtest.user_site(cls.site_root)
         stop = os.path.join(d.root, "stop")
-        port = free_port()
+        port = profdtest.free_port()
         cls.procs = []
         for rank in range(4):
             env = clean_env(os.environ, PYTHONUSERBASE=cls.site_root, PROFD_AUTO=1, PROFD_JOB=JOB,
