@@ -5,8 +5,12 @@
 (one process, or several with torchrun's RANK / WORLD_SIZE / MASTER_ADDR /
 MASTER_PORT: torch.distributed over gloo). The model is a torch Linear on CPU
 when torch imports, a counter otherwise. --standin-load-iteration N starts
-as if a checkpoint at iteration N had been loaded."""
+as if a checkpoint at iteration N had been loaded. STANDIN_STEP_SLEEP_S
+(stand-in only) makes every forward step sleep that long, so that a test
+can open windows on steps a few iterations ahead."""
 
+import os
+import time
 from functools import partial
 
 from megatron.core.enums import ModelType
@@ -43,6 +47,7 @@ def loss_func(output_tensor):
 
 def forward_step(data_iterator, model):
     sample = next(data_iterator)
+    time.sleep(float(os.environ.get("STANDIN_STEP_SLEEP_S", "0") or 0))
     torch = _torch()
     if torch is None or model is None:
         return float(sum(sample)), partial(loss_func)
