@@ -73,9 +73,25 @@ if [ -n "${PROFD_PYTHON_SITEDIR:-}" ] && [ -x /usr/bin/python3 ]; then
   /*) site=$root$PROFD_PYTHON_SITEDIR ;;
   *) site=$root$PROFD_PREFIX/$PROFD_PYTHON_SITEDIR ;;
   esac
-  for m in __init__.py _native.py capture.py client.py settings.py backends.py; do
+  for m in __init__.py _native.py capture.py client.py settings.py backends.py _hooks.py \
+    _autoload.py integrations/__init__.py integrations/_common.py integrations/pytorch.py \
+    integrations/verl.py integrations/mindspeed.py integrations/megatron.py; do
     [ -f "$site/profd/$m" ] || bad "not installed: $PROFD_PYTHON_SITEDIR/profd/$m"
   done
+  # the drop-in hook: a .pth next to the package, read when the folder is a
+  # site folder; it imports nothing unless PROFD_AUTO (or a framework's
+  # variable) is set, and never torch
+  check "profd-auto.pth installed next to the package" test -f "$site/profd-auto.pth"
+  pth() { # pth [VAR=value...]: the modules the site folder's .pth imported
+    (cd "$tmp" && env -u PYTHONPATH "$@" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -S -c '
+import site, sys
+site.addsitedir(sys.argv[1])
+print(" ".join(m for m in ("profd", "profd.integrations.pytorch", "torch") if m in sys.modules) or "-")
+' "$site")
+  }
+  check "the .pth imports nothing without PROFD_AUTO" test "$(pth PROFD_AUTO=0)" = "-"
+  check "the .pth loads the PyTorch hook with PROFD_AUTO=1, not torch" \
+    test "$(pth PROFD_AUTO=1)" = "profd profd.integrations.pytorch"
   # the installed package, finding the installed library through the linker
   # path; a sanitized build's library is refused (it would abort python),
   # and the package is then a no-op, as documented

@@ -185,6 +185,33 @@ class TestVerlLegacyThroughPth(VerlDropIn, unittest.TestCase):
         shutil.rmtree(cls.site_root, ignore_errors=True)
 
 
+class TestVerlToolProfd(unittest.TestCase):
+    """No variable at all: verl >= 0.9 loads the "verl.plugins" entry point
+    profd's package metadata declares (the build's python/ folder holds it,
+    as an install does), and `global_profiler.tool=profd` in verl's own
+    configuration switches the integration on (verl accepts the name and
+    keeps its own profilers off)."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = cls.d = profdtest.Daemon()
+        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--e2e", "--tool", "torch")
+        cls.records, cls.proc, cls.tmp = run_verl(d, ARGS + ["global_profiler.tool=profd"], {},
+                                                  [PYBUILD, STANDINS])
+        cls.rc = d.wait(cls.wid)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.d.stop() == 0:
+            cls.d.cleanup()
+
+    def test_every_process_captured(self):
+        self.assertEqual(self.rc, 0, self.d.log()[-3000:])
+        caps = self.d.manifest(JOB, self.wid)["captures"]
+        self.assertEqual(sorted(c["pid"] for c in caps), sorted(processes(self.records)))
+        self.assertEqual({(c["status"], c["first_step"], c["last_step"]) for c in caps}, {("complete", 2, 2)})
+
+
 class TestVerlOwnProfiler(unittest.TestCase):
     """verl's own torch profiler (global_profiler.tool=torch, steps 2 and 3,
     the actor's section on every rank: one process-global torch.profiler per
