@@ -1,8 +1,9 @@
-"""PROFD_AUTO=1: a plain PyTorch training script (dropin/plain_ddp_train.py,
-no profd in it) as 4 data-parallel ranks over gloo, started with torchrun's
-environment (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set per
-process as torchrun would: Debian's torchrun of torch 1.13 fails under
-Python 3.11 in its own `Std` enum), profiled by `profctl start --next 2`.
+"""PROFD_AUTO=1: a plain PyTorch training script
+(client/python/examples/plain_ddp_train.py, no profd in it) as 4
+data-parallel ranks over gloo, started with torchrun's environment (RANK,
+LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set per process as torchrun
+would: Debian's torchrun of torch 1.13 fails under Python 3.11 in its own
+`Std` enum), profiled by `profctl start --next 2`.
 
 profd reaches the script only through the `profd-auto.pth` file in a site
 folder: the workers run `python3 plain_ddp_train.py` with PYTHONUSERBASE
@@ -30,7 +31,7 @@ import profdtest
 
 profdtest.require(torch=True, daemon=True)
 
-SCRIPT = os.path.join(profdtest.HERE, "dropin", "plain_ddp_train.py")
+SCRIPT = os.path.join(profdtest.SOURCE, "client", "python", "examples", "plain_ddp_train.py")
 JOB = "auto"
 
 

@@ -1,7 +1,8 @@
 """A plain PyTorch data-parallel training script, with no profd in it:
 torch.distributed over gloo (CPU), a small MLP under DistributedDataParallel,
-SGD. Started as torchrun would start it (RANK, LOCAL_RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT); profd's tests run it with PROFD_AUTO=1.
+SGD. Started by torchrun, or as torchrun would start it (RANK, LOCAL_RANK,
+WORLD_SIZE, MASTER_ADDR, MASTER_PORT per process). profd's demo and tests
+run it with PROFD_AUTO=1: profiled with no change to this file.
 
 It trains until the file TRAIN_STOP_FILE exists on some rank (the ranks
 agree through an all-reduce, so all stop after the same step) or
