@@ -123,16 +123,26 @@ def _params(fn):
         return None
 
 
-def _check(module, cls, methods):
-    """cls has every method as {name: leading parameter names}; else the
-    module is refused (one log line) and False."""
+def _required(fn):
+    """The names of fn's parameters without a default, or None."""
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return [p.name for p in ps if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _check(module, cls, methods, exact=False):
+    """cls has every method as {name: leading parameter names} (exact: its
+    parameters without a default are those); else the module is refused (one
+    log line) and False."""
     if cls is None:
         _refuse(module.__name__, "expected class")
         return False
     for name, want in methods.items():
         fn = getattr(cls, name, None)
-        got = _params(fn) if fn is not None else None
-        if got is None or got[: len(want)] != list(want):
+        got = (_required(fn) if exact else _params(fn)) if fn is not None else None
+        if got is None or (got != list(want) if exact else got[: len(want)] != list(want)):
             _refuse(module.__name__, "%s.%s(%s)" % (cls.__name__, name, ", ".join(want)))
             return False
     return True
@@ -420,7 +430,7 @@ def _relay(trainer, what):
 
 def _patch_trainer(module, cls_name, start_params, stop_params):
     cls = getattr(module, cls_name, None)
-    if not _check(module, cls, {"_start_profiling": start_params, "_stop_profiling": stop_params}):
+    if not _check(module, cls, {"_start_profiling": start_params, "_stop_profiling": stop_params}, exact=True):
         return
     orig_start, orig_stop = cls._start_profiling, cls._stop_profiling
 
