@@ -56,7 +56,7 @@ def main():
 class Daemon:
     """profd with its own run folder and save_path, stopped by pid."""
 
-    def __init__(self, root=None):
+    def __init__(self, root=None, args=()):
         self.root = root or tempfile.mkdtemp(prefix="profd-pytest-")
         self.run_dir = os.path.join(self.root, "run")
         self.save_path = os.path.join(self.root, "profile")
@@ -64,7 +64,7 @@ class Daemon:
         self.log_path = os.path.join(self.root, "profd.log")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"],
+            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"] + list(args),
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )

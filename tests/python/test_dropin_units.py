@@ -118,6 +118,64 @@ class TestRolesWithDaemon(unittest.TestCase):
         self.assertEqual(m2["captures"][0]["dir"], "e2e/rank2-h1")
 
 
+class TestRolesAcrossNodes(unittest.TestCase):
+    """A coordinator and a node daemon (tcp on localhost): a process hosting
+    actor, rollout and ref at rank 0 and a critic-group process at rank 0 on
+    the same host register with the node; the coordinator plans by role and
+    role rank, tells the node which roles each process captures and which
+    folders carry a pid, and gathers the captures into its tree."""
+
+    def test_roles_and_pid_folders_through_a_coordinator(self):
+        port = profdtest.free_port()
+        coord = profdtest.Daemon(args=["--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                                       "--insecure-tcp-links", "--node", "coordinator"])
+        node = profdtest.Daemon(args=["--coordinator-url", "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
+                                      "--node", "node1"])
+        url = "ipc://%s/worker.sock" % node.run_dir
+        try:
+            hyb = profd.Client(role="actor", rank=0, job="multi", url=url, backend=Recorder(),
+                               roles=["rollout", "ref"], host="hv")
+            profdtest.wait_connected(hyb)
+            time.sleep(0.3)  # the node's roster reaches the coordinator: hyb is the first member
+            crit = profd.Client(role="critic", rank=0, job="multi", url=url, backend=Recorder(), host="hv")
+            profdtest.wait_connected(crit)
+            deadline = time.monotonic() + 10
+            while len(json.loads(coord.ctl("--json", "status", "--job", "multi").stdout)["ranks"]) != 2:
+                self.assertLess(time.monotonic(), deadline, coord.ctl("status").stdout)
+                time.sleep(0.05)
+            w1 = coord.start_window("--job", "multi", "--steps", "3", "--roles", "rollout", "--ranks", "0",
+                                    "--discrete", "--tool", "rec")
+            w2 = coord.start_window("--job", "multi", "--steps", "4", "--e2e", "--tool", "rec")
+            deadline = time.monotonic() + 10
+            while hyb.busy or crit.busy or hyb.stats().windows != 2 or crit.stats().windows != 1:
+                self.assertLess(time.monotonic(), deadline, "plans did not arrive")
+                time.sleep(0.02)
+            for n in range(1, 6):
+                for c in (hyb, crit):
+                    with c.step(n):
+                        with c.phase("generate", role="rollout" if c is hyb else None):
+                            pass
+                        with c.phase("actor_update" if c is hyb else "critic_update"):
+                            pass
+            # gathered while the workers live (a worker leaving its node at once
+            # may reach the coordinator before its node forwards its results)
+            self.assertEqual(coord.wait(w1), 0, coord.log()[-2000:])
+            self.assertEqual(coord.wait(w2), 0, coord.log()[-2000:])
+            hyb.close()
+            crit.close()
+            m1 = coord.manifest("multi", w1)
+            self.assertEqual([(c["dir"], c["pid"]) for c in m1["captures"]],
+                             [("rollout.generate/rank0-hv", os.getpid())])
+            m2 = coord.manifest("multi", w2)
+            got = sorted((c["dir"], c["roles"]) for c in m2["captures"])
+            self.assertEqual(got, [("e2e/rank0-hv", ["actor", "rollout", "ref"]),
+                                   ("e2e/rank0-hv-pid%d" % os.getpid(), ["critic"])])
+        finally:
+            for d in (node, coord):
+                if d.stop() == 0:
+                    d.cleanup()
+
+
 class TestHooks(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="profd-hooks-")

@@ -333,6 +333,7 @@ class Client:
         self._h = None
         self._tables = []
         self._phases = {}
+        self._role_phases = {}
         self._declared = set()
         self._bad = set()
         self._step_scope = _NULL
@@ -485,7 +486,11 @@ class Client:
         primary role; a new role is declared at the process's rank). Phases
         do not nest."""
         try:
-            s = self._phases.get(name if role is None else (name, role))
+            if role is None:
+                s = self._phases.get(name)
+            else:  # no tuple key: nothing allocated per call
+                by_name = self._role_phases.get(role)
+                s = by_name.get(name) if by_name is not None else None
         except TypeError:  # unhashable: not a name
             s = None
         if s is None:
@@ -557,7 +562,7 @@ class Client:
         if role not in self._declared and not self.add_role(role):
             return _NULL
         s = _RolePhaseScope(self._lib.phase_begin_role, self._lib.phase_end, self._h, name.encode(), role.encode())
-        self._phases[(name, role)] = s
+        self._role_phases.setdefault(role, {})[name] = s
         return s
 
     def _bad_step(self, fn, n):
@@ -623,6 +628,9 @@ class Client:
             self._step_scope._disable()
         for s in self._phases.values():
             s._disable()
+        for by_name in self._role_phases.values():
+            for s in by_name.values():
+                s._disable()
         _clients.discard(self)
 
     def _forget(self):
