@@ -122,7 +122,7 @@ for rank in 0 1; do
   ranks+=($!)
 done
 for _ in $(seq 150); do
-  [ "$(profctl --json status --job dropin | grep -c '"step":[[:space:]]*[1-9]')" -ge 2 ] && break
+  [ "$(profctl --json status --job dropin | grep -c '"step_ms":[[:space:]]*[1-9]')" -ge 2 ] && break
   sleep 0.1
 done
 profctl status --job dropin
