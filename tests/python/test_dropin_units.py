@@ -263,6 +263,87 @@ class TestAutoOptimizer(unittest.TestCase):
         self.assertEqual(self.probe(PROFD_TORCH="0"), ["0", "None", "False"])
 
 
+# torch >= 2.0's optimizer step hooks, as torch/optim/optimizer.py has them
+# (pytorch/pytorch@002d2f0): Optimizer.__init__ wraps each class's step once
+# (profile_hook_step: global pre-hooks, the step, _optimizer_step_code,
+# global post-hooks); register_optimizer_step_post_hook adds a global one.
+TORCH2 = {
+    "torch/__init__.py": "__version__ = '2.5.0+fake'\nfrom . import optim\n",
+    "torch/optim/__init__.py": "from .optimizer import Optimizer\nfrom . import optimizer\n",
+    "torch/optim/optimizer.py": """
+import functools
+_global_optimizer_pre_hooks = {}
+_global_optimizer_post_hooks = {}
+
+def register_optimizer_step_post_hook(hook):
+    _global_optimizer_post_hooks[len(_global_optimizer_post_hooks)] = hook
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._patch_step_function()
+
+    def _optimizer_step_code(self):
+        pass
+
+    @staticmethod
+    def profile_hook_step(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for hook in _global_optimizer_pre_hooks.values():
+                hook(self, args, kwargs)
+            out = func(*args, **kwargs)
+            self._optimizer_step_code()
+            for hook in _global_optimizer_post_hooks.values():
+                hook(self, args, kwargs)
+            return out
+        return wrapper
+
+    def _patch_step_function(self):
+        hooked = getattr(self.__class__.step, "hooked", None)
+        if not hooked:
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+""",
+}
+
+TORCH2_PROBE = r"""
+import site, sys
+sys.path.insert(0, sys.argv[2])    # the torch 2.x stand-in first
+site.addsitedir(sys.argv[1])
+import torch
+from profd.integrations import _common, pytorch
+
+class SGD(torch.optim.Optimizer):
+    def step(self):
+        return None
+
+a = SGD([], {})
+for _ in range(3):
+    a.step()
+print(torch.__version__, pytorch._state["step"], getattr(SGD.step, "_profd", False))
+"""
+
+
+class TestAutoTorch2(unittest.TestCase):
+    """torch >= 2.0: the global optimizer step post-hook is the boundary; no
+    optimizer class is wrapped."""
+
+    def test_global_post_hook(self):
+        root = tempfile.mkdtemp(prefix="profd-torch2-")
+        for path, text in TORCH2.items():
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as f:
+                f.write(textwrap.dedent(text))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROFD_") and k != "PYTHONPATH"}
+        env.update(PROFD_AUTO="1", PROFD_URL="ipc:///nonexistent/profd-test.sock")
+        p = subprocess.run([sys.executable, "-s", "-c", TORCH2_PROBE, os.path.join(profdtest.BUILD, "python"),
+                            root], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), ["2.5.0+fake", "4", "False"])
+
+
 def fake_module(name, **attrs):
     m = types.ModuleType(name)
     m.__dict__.update(attrs)
