@@ -22,13 +22,6 @@ int64_t cl_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int64_t cl_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Step event time stamps: the coarse clock costs a few ns (vDSO, no
  * syscall) against ~20 for the precise one, with the resolution of a
  * scheduler tick (1-4 ms): plenty for step times of tens of ms and more. */

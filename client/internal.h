@@ -46,6 +46,7 @@ typedef struct cl_io {
 
     nng_socket sock;
     nng_dialer dialer; /* to c->url */
+    void *tls_cfg;     /* tls+tcp:// URLs: the dialer's TLS configuration */
     nng_ctx rpc_ctx, watch_ctx;
     nng_aio *rpc_aio, *watch_aio;
     bool sock_open;
@@ -112,9 +113,8 @@ struct profd_client {
 void cl_log(profd_client_t *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Monotonic milliseconds / microseconds. */
+/* Monotonic milliseconds. */
 int64_t cl_now_ms(void);
-int64_t cl_now_us(void);
 
 /* profd_open() with the run directory candidates given (tests point them at
  * folders of their own; profd_open takes them from cl_rundir_init()). */

@@ -18,6 +18,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "internal.h"
+#include "tlsconf.h"
 
 #define RPC_TIMEOUT_MS   2000
 #define CLOSE_TIMEOUT_MS 500
@@ -554,6 +555,36 @@ static void *io_main(void *arg)
     return NULL;
 }
 
+/* The dialer to c->url; over tls+tcp:// with the files named by
+ * PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY and PROFD_TLS_SERVER_NAME (the
+ * variables profctl reads). A file that cannot be used is an error, its
+ * reason logged. */
+static int dial(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    pt_tls_files_t files = {getenv("PROFD_TLS_CA"), getenv("PROFD_TLS_CERT"),
+                            getenv("PROFD_TLS_KEY"), getenv("PROFD_TLS_SERVER_NAME")};
+    char err[256];
+    int rv;
+
+    if (!pt_tls_url(c->url)) {
+        return nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK);
+    }
+    if ((io->tls_cfg = pt_tls_config(&files, false, err, sizeof(err))) == NULL) {
+        cl_log(c, PROFD_LOG_ERROR, "profd: %s: %s (PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY)",
+               c->url, err);
+        return NNG_EINVAL;
+    }
+    if ((rv = nng_dialer_create(&io->dialer, io->sock, c->url)) != 0) {
+        return rv;
+    }
+    if ((rv = nng_dialer_set_ptr(io->dialer, NNG_OPT_TLS_CONFIG, io->tls_cfg)) != 0 ||
+        (rv = nng_dialer_start(io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
+        nng_dialer_close(io->dialer);
+    }
+    return rv;
+}
+
 int cl_io_start(profd_client_t *c)
 {
     cl_io_t *io = &c->io;
@@ -584,7 +615,7 @@ int cl_io_start(profd_client_t *c)
         (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
         goto fail;
     }
-    if ((rv = nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
+    if ((rv = dial(c)) != 0) {
         goto fail;
     }
     if (pthread_create(&io->thread, NULL, io_main, c) != 0) {
@@ -604,6 +635,7 @@ fail:
     if (io->sock_open) {
         nng_close(io->sock);
     }
+    pt_tls_config_free(io->tls_cfg);
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
     free(io->evbuf);
@@ -630,6 +662,7 @@ void cl_io_stop(profd_client_t *c)
         nng_msg_free(m);
     }
     nng_close(io->sock);
+    pt_tls_config_free(io->tls_cfg);
     nng_aio_free(io->watch_aio);
     nng_aio_free(io->rpc_aio);
 

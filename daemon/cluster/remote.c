@@ -281,6 +281,14 @@ static void chunk_done(pd_job_t *j)
             given_up = true;
             incoming_finished(n, w, in, j->rv == PROFD_ELIMIT ? PP_CAP_TRUNCATED : PP_CAP_FAILED,
                               j->reason);
+        } else if (j->mismatch && ++in->mismatches >= PD_REMOTE_MAX_MISMATCHES) {
+            /* the node's file is not what it listed: sent again, it would fail again */
+            char why[800];
+            snprintf(why, sizeof(why), "%.300s: %.400s (%d transfers)", in->path, j->reason,
+                     in->mismatches);
+            PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: giving up on %s", w->name, why);
+            given_up = true;
+            incoming_finished(n, w, in, PP_CAP_FAILED, why);
         }
     }
     /* when stopping, the endpoint already freed its parked requests */

@@ -52,8 +52,9 @@ typedef struct pd_incoming {
     size_t cap, file;
     int64_t size;
     char checksum[32];
-    int64_t have; /* bytes written to <path>.part */
-    bool busy;    /* a write is running */
+    int64_t have;   /* bytes written to <path>.part */
+    int mismatches; /* transfers that failed the checksum (PD_REMOTE_MAX_MISMATCHES) */
+    bool busy;      /* a write is running */
     bool done;
 } pd_incoming_t;
 

@@ -6,7 +6,9 @@ The tests run from ctest (tests/python/CMakeLists.txt) with:
                     libprofd.so next to it) and this folder
   PROFD_BUILD_DIR   <build> (daemon/profd, client/profctl)
   PROFD_SOURCE_DIR  the source tree (examples)
-Tests that need torch exit 77 (ctest: skipped) when it does not import.
+Tests that need torch exit 77 (ctest: skipped) when it does not import; so
+does a module whose tests skipped (skipTest) when none failed: ctest
+reports it as skipped, never as passed.
 """
 
 import glob
@@ -27,6 +29,7 @@ SOURCE = os.environ.get("PROFD_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE
 PROFD = os.path.join(BUILD, "daemon", "profd")
 PROFCTL = os.path.join(BUILD, "client", "profctl")
 SKIP = 77
+SANITIZER = re.compile(r"(ERROR|WARNING): [A-Za-z]+Sanitizer|runtime error")
 
 
 def have_torch():
@@ -50,7 +53,17 @@ def require(torch=False, daemon=False):
 
 
 def main():
-    unittest.main(verbosity=2)
+    """unittest.main, with skips reported to ctest: exit 1 when a test failed
+    or errored (whatever skipped), else 77 when one skipped, else 0."""
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful() or result.testsRun == 0:
+        sys.exit(1)
+    if result.skipped:
+        print("SKIP: %d of %d test(s) skipped, none failed:" % (len(result.skipped), result.testsRun))
+        for test, why in result.skipped:
+            print("  %s: %s" % (test.id(), why))
+        sys.exit(SKIP)
+    sys.exit(0)
 
 
 class Daemon:
@@ -117,7 +130,8 @@ class Daemon:
             return f.read()
 
     def stop(self):
-        """SIGTERM; returns the exit status (0 expected: clean, no leaks under ASan)."""
+        """SIGTERM; returns the exit status (0 expected: clean, no leaks under ASan).
+        A sanitizer report in the daemon's log raises AssertionError."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -126,6 +140,9 @@ class Daemon:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        report = [l for l in self.log().splitlines() if SANITIZER.search(l)]
+        if report:
+            raise AssertionError("sanitizer report in the daemon's log:\n" + "\n".join(report[:5]))
         return self.proc.returncode
 
     def cleanup(self):

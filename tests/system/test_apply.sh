@@ -139,4 +139,5 @@ first=$(echo "$name" | sed -n 's/^w[0-9]*-steps\([0-9]*\)-[0-9]*$/\1/p')
 $check "$tmp/out/default/$name/manifest.json" --first "$first" --last $((first + 1)) \
   --per-step --expect rollout.generate=4,5,8,9 --sim || fail "--next 2 manifest"
 stop_daemon
+check_logs
 echo "system test apply: OK"

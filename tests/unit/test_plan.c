@@ -288,6 +288,49 @@ static void test_plan_predict_and_stop_step(void **state)
     assert_int_equal(pd_plan_stop_step(&r, 1, &p), PP_NONE);
 }
 
+/* Step times under PD_PLAN_MIN_STEP_US (1 ms) are measurement noise, not
+ * training: the prediction takes 1 ms. The rank is at step 10, begun 30 ms
+ * ago; `unfloored` is what the measured time alone would predict. */
+static void test_plan_predict_min_step_time(void **state)
+{
+    static const struct {
+        int64_t step_us, ahead_us, want, unfloored;
+    } rows[] = {
+        {1, 2 * MS, 42, 32010},       /* 10 + 32 ms / 1 ms */
+        {500, 2 * MS, 42, 74},        /* 10 + 32 ms / 1 ms */
+        {999, 969 * MS, 1009, 1010},  /* 10 + 999 ms / 1 ms */
+        {1000, 969 * MS, 1009, 1009}, /* the floor itself */
+        {1001, 971 * MS, 1010, 1010}, /* above it: as measured, 1001 ms / 1001 us */
+        {0, 2 * MS, 11, 11},          /* not measured: it may move on */
+        {-1000, 2 * MS, 11, 11},      /* nonsense: not measured */
+    };
+    assert_int_equal(PD_PLAN_MIN_STEP_US, 1000);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        pd_plan_rank_t r = job[0];
+        r.step_us = rows[i].step_us;
+        int64_t got = pd_plan_predict(&r, NOW, rows[i].ahead_us);
+        if (got != rows[i].want) {
+            fail_msg("row %zu (%lld us per step): predicted %lld, want %lld (%lld unfloored)", i,
+                     (long long)rows[i].step_us, (long long)got, (long long)rows[i].want,
+                     (long long)rows[i].unfloored);
+        }
+    }
+    /* on demand: every rank reports 1 us per step; ahead = 2 ms + 100 ms:
+     * 10 + (30 + 102) ms / 1 ms = 142 -> start 143, not 132011 */
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pd_plan_out_t out;
+    s.next = 2;
+    for (int i = 0; i < 8; i++) {
+        job[i].step_us = 1;
+    }
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 143);
+    assert_int_equal(out.segments[0].last, 144);
+    assert_int_equal(out.n_warnings, 0);
+    pd_plan_out_free(&out);
+    setup(NULL);
+}
+
 /* ---- effective settings ---- */
 
 static void test_plan_selector_overrides(void **state)
@@ -573,6 +616,7 @@ int main(void)
         cmocka_unit_test_setup(test_plan_next_is_aligned_ahead_of_the_fastest, setup),
         cmocka_unit_test_setup(test_plan_next_unknown_rate_and_no_steps, setup),
         cmocka_unit_test_setup(test_plan_predict_and_stop_step, setup),
+        cmocka_unit_test_setup(test_plan_predict_min_step_time, setup),
         cmocka_unit_test_setup(test_plan_selector_overrides, setup),
         cmocka_unit_test_setup(test_plan_rejects_bad_requests, setup),
         cmocka_unit_test(test_plan_multi_role_selection),

@@ -56,7 +56,13 @@ typedef void (*profd_log_fn)(void *arg, int level, const char *msg);
  *                /tmp/profd-<uid> holds worker.sock, else /run/profd when
  *                that folder exists, else /tmp/profd-<uid>. Without
  *                PROFD_URL or PROFD_RUN_DIR the background thread looks
- *                again before each attempt to register.
+ *                again before each attempt to register. A tls+tcp:// URL
+ *                (a node daemon reached over the network) takes the CA,
+ *                this worker's certificate and key, and the DNS name the
+ *                daemon's certificate must carry from PROFD_TLS_CA,
+ *                PROFD_TLS_CERT, PROFD_TLS_KEY (default: in the certificate
+ *                file) and PROFD_TLS_SERVER_NAME (default: the URL's host);
+ *                a file that cannot be read fails profd_open (PROFD_EINVAL).
  *   job          PROFD_JOB, else "default"
  *   role         PROFD_ROLE, else "worker" (the primary role)
  *   rank         RANK, else 0;  local_rank LOCAL_RANK;  world_size WORLD_SIZE
