@@ -108,7 +108,9 @@ class TestAutoTorchrun(unittest.TestCase):
         while time.monotonic() < deadline:
             doc = json.loads(cls.d.ctl("--json", "status").stdout)
             ranks = [r for r in doc["ranks"] if r["job"] == JOB]
-            if len(ranks) == n and all((r.get("step") or 0) >= min_step for r in ranks):
+            # a few steps done and the step time measured: --next aims ahead of it
+            if len(ranks) == n and all((r.get("step") or 0) >= min_step and r.get("step_ms", 0) > 0
+                                       for r in ranks):
                 return ranks
             if any(p.poll() is not None for p, _ in cls.procs):
                 break
