@@ -53,6 +53,7 @@ typedef struct cl_io {
 
     bool registered;
     bool watching;
+    uint64_t roles_sent; /* the roles generation the last hello carried */
     int64_t client_id;
     char instance[64];
     char spool[PP_MAX_PATH];
@@ -84,6 +85,13 @@ struct profd_client {
     _Atomic(cl_result_t *) outbox;
     _Atomic int64_t st_connected, st_client_id, st_plan_gen, st_windows, st_captures,
         st_events_sent, st_reconnects;
+
+    /* ---- roles: the training thread adds, the background thread sends
+     * them (a hello again when roles_gen moves) ---- */
+    pthread_mutex_t roles_mu;
+    ce_role_t roles[PP_MAX_ROLES]; /* under roles_mu: every role, the primary first */
+    int nroles;                    /* under roles_mu */
+    _Atomic uint64_t roles_gen;
 
     /* ---- options (immutable after open) ---- */
     bool url_search;    /* no URL given: look for the daemon with `rundir` */

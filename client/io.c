@@ -170,9 +170,23 @@ static int do_hello(profd_client_t *c)
     cl_io_t *io = &c->io;
     const ce_identity_t *id = &c->eng.id; /* immutable after open */
     pp_msg_t req, rep;
-    int rv;
+    pp_role_rank_t roles[PP_MAX_ROLES];
+    ce_role_t copy[PP_MAX_ROLES];
+    int rv, n;
 
+    uint64_t gen = atomic_load(&c->roles_gen);
+    pthread_mutex_lock(&c->roles_mu);
+    n = c->nroles;
+    memcpy(copy, c->roles, sizeof(copy));
+    pthread_mutex_unlock(&c->roles_mu);
     pp_msg_init(&req, PP_T_hello);
+    for (int i = 1; i < n; i++) { /* roles[0] is the primary role */
+        pp_record_init(&pp_desc_role_rank, &roles[i - 1]);
+        roles[i - 1].role = copy[i].name;
+        roles[i - 1].rank = copy[i].rank;
+    }
+    req.u.hello.roles = n > 1 ? roles : NULL;
+    req.u.hello.roles_n = n > 1 ? (size_t)(n - 1) : 0;
     req.u.hello.job = (char *)id->job;
     req.u.hello.role = (char *)id->role;
     req.u.hello.rank = id->rank;
@@ -190,7 +204,7 @@ static int do_hello(profd_client_t *c)
         pp_msg_free(&rep);
         return PROFD_EPROTO;
     }
-    if (io->client_id != 0) {
+    if (io->client_id != 0 && !io->registered) {
         atomic_fetch_add(&c->st_reconnects, 1);
     }
     io->client_id = rep.u.welcome.client;
@@ -198,6 +212,7 @@ static int do_hello(profd_client_t *c)
     snprintf(io->spool, sizeof(io->spool), "%s", rep.u.welcome.spool);
     io->gen = -1; /* whatever the daemon has is news */
     io->registered = true;
+    io->roles_sent = gen;
     atomic_store(&c->st_connected, 1);
     atomic_store(&c->st_client_id, io->client_id);
     cl_log(c, PROFD_LOG_INFO, "profd: registered with %s as client %lld", c->url,
@@ -512,6 +527,10 @@ static void *io_main(void *arg)
                 continue;
             }
             io->backoff_ms = BACKOFF_MIN_MS;
+        }
+        if (io->roles_sent != atomic_load(&c->roles_gen) && do_hello(c) != 0) {
+            set_disconnected(c); /* a role was added: register again (same entry, more roles) */
+            continue;
         }
         if (!io->watching) {
             watch_start(c);

@@ -3,7 +3,9 @@
 # Builds profd, starts the daemon, runs a simulated RL job (actor, rollout in
 # two inference replicas, ref), takes an end-to-end and a discrete profiling
 # window with profctl, waits for the gathering, prints the tree and a
-# manifest summary, and stops everything.
+# manifest summary; then, with PyTorch, deploy/demo-python.sh: a GRPO job
+# written against `import profd` and a drop-in job (a plain DDP script with
+# no profd in it, run with PROFD_AUTO=1); and stops everything.
 # Usage: deploy/demo.sh [output folder, default ./profd-demo]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +90,7 @@ kill "$sim" 2>/dev/null || true
 wait "$sim" 2>/dev/null || true
 
 echo
-echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces"
+echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces, then a drop-in job"
 PROFD_BUILD="$build" deploy/demo-python.sh "$bin"
 
 echo

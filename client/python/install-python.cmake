@@ -5,7 +5,9 @@
 # In: CMAKE_INSTALL_PREFIX, PROFD_INSTALL_PREFIX and PROFD_INSTALL_FULL_LIBDIR
 # (cmake/install-paths.cmake), PROFD_PYTHON_EXECUTABLE, PROFD_PYTHON_DIR,
 # PROFD_PY_SOURCE_DIR, PROFD_PY_MODULES, PROFD_PY_GENERATED (files of the
-# package the build writes: _version.py), PROFD_PY_GEN_DIR.
+# package the build writes: _version.py), PROFD_PY_GEN_DIR, PROFD_PY_SITE_FILES
+# and PROFD_PY_SITE_DIRS (installed next to the package: profd-auto.pth, the
+# package metadata).
 
 set(_py_site "")
 set(_py_why "")
@@ -54,10 +56,20 @@ message(STATUS "Python package profd: ${_py_site}/profd (${_py_why})")
 
 set(_py_files "")
 foreach(_py_m ${PROFD_PY_MODULES})
-  list(APPEND _py_files "${PROFD_PY_SOURCE_DIR}/${_py_m}")
+  get_filename_component(_py_sub "${_py_m}" DIRECTORY) # integrations/...: the same folder
+  if(_py_sub STREQUAL "")
+    list(APPEND _py_files "${PROFD_PY_SOURCE_DIR}/${_py_m}")
+  else()
+    file(INSTALL DESTINATION "${_py_site}/profd/${_py_sub}" TYPE FILE
+         FILES "${PROFD_PY_SOURCE_DIR}/${_py_m}")
+  endif()
 endforeach()
 list(APPEND _py_files ${PROFD_PY_GENERATED})
 file(INSTALL DESTINATION "${_py_site}/profd" TYPE FILE FILES ${_py_files})
+# next to the package: the drop-in .pth and the package metadata (verl's
+# plugin entry point)
+file(INSTALL DESTINATION "${_py_site}" TYPE FILE FILES ${PROFD_PY_SITE_FILES})
+file(INSTALL DESTINATION "${_py_site}" TYPE DIRECTORY FILES ${PROFD_PY_SITE_DIRS})
 
 # The library of this install, relative to the package (both move together
 # under a prefix; DESTDIR is not part of either).

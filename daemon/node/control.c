@@ -136,6 +136,9 @@ static void on_status(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
         n->hooks.status(n->hooks.arg, s); /* mode, coordinator, link and nodes */
     }
     pd_req_reply_msg(req, &m);
+    for (size_t j = 0; j < i; j++) {
+        free(rows[j].roles);
+    }
     free(rows);
 }
 

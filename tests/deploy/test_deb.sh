@@ -76,7 +76,9 @@ has "${debs[2]}" /usr/include/profd/client.h /usr/include/profd/errors.h \
   "/usr/lib/$multiarch/libprofd.so" "/usr/lib/$multiarch/libprofd.a" \
   "/usr/lib/$multiarch/pkgconfig/profd.pc" "/usr/lib/$multiarch/cmake/profd/profdConfig.cmake"
 has "${debs[3]}" /usr/lib/python3/dist-packages/profd/__init__.py \
-  /usr/lib/python3/dist-packages/profd/_native.py
+  /usr/lib/python3/dist-packages/profd/_native.py /usr/lib/python3/dist-packages/profd/integrations/verl.py \
+  /usr/lib/python3/dist-packages/profd-auto.pth \
+  "/usr/lib/python3/dist-packages/profd-$V.dist-info/entry_points.txt"
 leaked=$(files "${debs[1]}" | grep -v -e "^/usr/lib/$multiarch/libprofd\.so\.0" -e '^/usr/share/doc/' || true)
 check "libprofd0 holds only the shared library${leaked:+ (also: $leaked)}" test -z "$leaked"
 dpkg-deb -e "$tmp/src/${debs[0]}" "$tmp/ctl"

@@ -218,9 +218,14 @@ site=$(sed -n 's/^-- Python package profd: \(.*\)\/profd (no python3 of this pre
   "$tmp/install-p.log")
 check "the install names the package folder and PYTHONPATH (found '${site}')" \
   test -n "$site" -a "${site#"$P"/lib/python3.}" != "$site"
-for m in __init__.py _native.py _install.py _version.py capture.py client.py settings.py backends.py; do
+for m in __init__.py _native.py _install.py _version.py capture.py client.py settings.py backends.py \
+  _hooks.py _autoload.py integrations/__init__.py integrations/_common.py integrations/pytorch.py \
+  integrations/verl.py integrations/mindspeed.py integrations/megatron.py; do
   [ -f "$site/profd/$m" ] || bad "not installed: $site/profd/$m"
 done
+check "profd-auto.pth installed next to the package" test -f "$site/profd-auto.pth"
+check "package metadata with verl's plugin entry point installed next to the package" \
+  grep -qx "profd = profd.integrations.verl" "$site/profd-$PROFD_VERSION.dist-info/entry_points.txt"
 # pyimport PYTHON [env...]: import the package, make a client and a step,
 # print "loaded PATH" or "no-op: REASON" (load_error() asked first)
 pyimport() {
@@ -267,5 +272,22 @@ fi
 py=$(pyimport "$V/bin/python3") || bad "venv: import profd: $py"
 check "venv: its python imports profd with nothing set and loads the venv's library ($py)" \
   grep -qx "$want_v.*" <<<"$py"
+# the drop-in hook: the venv's python reads profd-auto.pth at every start; it
+# imports nothing unless PROFD_AUTO (or a framework's variable) is set, and
+# never torch; verl finds the plugin entry point in the package metadata
+pth() { # pth [VAR=value...]: the modules the .pth imported at start
+  (cd "$tmp" && env -u PYTHONPATH "$@" PYTHONDONTWRITEBYTECODE=1 "$V/bin/python3" -c '
+import sys
+print(" ".join(m for m in ("profd", "profd.integrations.pytorch", "torch") if m in sys.modules) or "-")
+')
+}
+check "venv: the .pth imports nothing without PROFD_AUTO" test "$(pth PROFD_AUTO=0)" = "-"
+check "venv: the .pth loads the PyTorch hook with PROFD_AUTO=1, not torch" \
+  test "$(pth PROFD_AUTO=1)" = "profd profd.integrations.pytorch"
+ep=$("$V/bin/python3" -c '
+from importlib.metadata import entry_points
+print(" ".join("%s=%s" % (e.name, e.value) for e in entry_points(group="verl.plugins")))')
+check "venv: verl's plugin entry point is profd.integrations.verl (found '$ep')" \
+  test "$ep" = "profd=profd.integrations.verl"
 
 finish

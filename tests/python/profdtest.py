@@ -69,7 +69,7 @@ def main():
 class Daemon:
     """profd with its own run folder and save_path, stopped by pid."""
 
-    def __init__(self, root=None):
+    def __init__(self, root=None, args=()):
         self.root = root or tempfile.mkdtemp(prefix="profd-pytest-")
         self.run_dir = os.path.join(self.root, "run")
         self.save_path = os.path.join(self.root, "profile")
@@ -77,7 +77,7 @@ class Daemon:
         self.log_path = os.path.join(self.root, "profd.log")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"],
+            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"] + list(args),
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
@@ -168,3 +168,26 @@ def files_below(root):
         for n in names:
             out.append(os.path.relpath(os.path.join(dirpath, n), root))
     return sorted(out)
+
+
+def user_site(root):
+    """A user site (PYTHONUSERBASE=root) holding the build's package and
+    profd-auto.pth, where `cmake --install` puts them in a site folder:
+    site.py reads .pth files in site folders only, so a process run with
+    PYTHONUSERBASE=root (and no PYTHONPATH) reaches profd through the .pth."""
+    pybuild = os.path.join(BUILD, "python")
+    env = {"PYTHONUSERBASE": root, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    site = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    os.makedirs(site, exist_ok=True)
+    os.symlink(os.path.join(pybuild, "profd"), os.path.join(site, "profd"))
+    shutil.copy(os.path.join(pybuild, "profd-auto.pth"), site)
+    return site
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

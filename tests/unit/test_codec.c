@@ -231,18 +231,21 @@ static void test_codec_names(void **state)
     assert_string_equal(buf, "w4-steps5-9");
     assert_int_equal(pp_window_name(buf, sizeof(buf), 5, 7, PP_NONE), 0);
     assert_string_equal(buf, "w5-from7");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "update_actor", 0, PP_NONE, "node1"),
-                     0);
+    assert_int_equal(
+        pp_capture_dir(buf, sizeof(buf), "actor", "update_actor", 0, PP_NONE, "node1", 0), 0);
     assert_string_equal(buf, "actor.update_actor/rank0-node1");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "rollout", NULL, 4, 1, "n2.local"), 0);
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "rollout", NULL, 4, 1, "n2.local", 0), 0);
     assert_string_equal(buf, "rollout/rank4-replica1-n2.local");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "ac/tor", NULL, 0, PP_NONE, "h"),
+    /* a member whose rank and host another member of the window has */
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "e2e", NULL, 0, PP_NONE, "node1", 4242), 0);
+    assert_string_equal(buf, "e2e/rank0-node1-pid4242");
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "ac/tor", NULL, 0, PP_NONE, "h", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "..", 0, PP_NONE, "h"),
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "..", 0, PP_NONE, "h", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", NULL, 0, PP_NONE, "../etc"),
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", NULL, 0, PP_NONE, "../etc", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, 8, "actor", NULL, 0, PP_NONE, "node1"), PROFD_EINVAL);
+    assert_int_equal(pp_capture_dir(buf, 8, "actor", NULL, 0, PP_NONE, "node1", 0), PROFD_EINVAL);
     assert_true(pp_ident_ok("update_actor"));
     assert_false(pp_ident_ok(""));
     assert_false(pp_ident_ok("a.b"));

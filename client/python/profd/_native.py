@@ -148,6 +148,10 @@ class Library:
         self.substep = proto(py, "profd_substep", None, vp)
         self.phase_begin = proto(py, "profd_phase_begin", ctypes.c_int, vp, _c_char_p)
         self.phase_end = proto(py, "profd_phase_end", ctypes.c_int, vp, _c_char_p)
+        self.phase_begin_role = proto(py, "profd_phase_begin_role", ctypes.c_int, vp, _c_char_p, _c_char_p)
+        self.windows_active = proto(py, "profd_windows_active", ctypes.c_int, vp)
+        # takes a lock shared with the background thread: through CDLL
+        self.add_role = proto(c, "profd_add_role", ctypes.c_int, vp, _c_char_p, _c_int64)
 
     def error_text(self, rv):
         return self.strerror(rv).decode("utf-8", "replace")

@@ -29,6 +29,8 @@ extern "C" {
 #define PP_MAX_ARR         (1 << 20)
 #define PP_MAX_NAME        64
 #define PP_MAX_PATH        1024
+/* Roles one process may host (hello: role + roles[]). */
+#define PP_MAX_ROLES 16
 
 /* Longest run directory (the folder of worker.sock and control.sock), for
  * daemon, library and profctl alike: sockaddr_un holds 107 bytes of path,
@@ -259,10 +261,12 @@ int pp_spec_segments(const pp_window_spec_t *spec, int64_t next_start, pp_segmen
                      size_t *n);
 
 /* Capture folder below the window folder:
- *   <role>[.<phase>]/rank<R>[-replica<P>]-<host>
- * phase NULL for end-to-end captures, replica PP_NONE when not a replica. */
+ *   <role>[.<phase>]/rank<R>[-replica<P>]-<host>[-pid<PID>]
+ * phase NULL for end-to-end captures, replica PP_NONE when not a replica,
+ * pid 0 when the folder is unique without it (the window table decides:
+ * pd_windows_add_member). */
 int pp_capture_dir(char *buf, size_t len, const char *role, const char *phase, int64_t rank,
-                   int64_t replica, const char *host);
+                   int64_t replica, const char *host, int64_t pid);
 
 /* Read an integer / string / bool member of a JSON object text (tool
  * settings). Missing member or wrong type gives `def`. */
