@@ -195,6 +195,70 @@ static void test_codec_rejects(void **state)
     pp_msg_free(&m);
 }
 
+/* Every integer is bounded at the codec: within +-(2^53 - 1), the integers a
+ * JSON number holds exactly; a step is in [0, 2^53). */
+static void test_codec_integers_bounded(void **state)
+{
+    pp_msg_t m;
+    char err[256];
+
+    assert_int_equal(decode("{\"v\":1,\"type\":\"events\",\"client\":1,"
+                            "\"ev\":[1,9200000000000000000,0]}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'ev[1]': integer out of range (|n| < 2^53)");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"events\",\"client\":1,"
+                            "\"ev\":[1,-9200000000000000000,0]}",
+                            &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'ev[1]': integer out of range (|n| < 2^53)");
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"start\",\"next\":9200000000000000000,\"roundup\":2}", &m, err),
+        PROFD_EPROTO);
+    assert_string_equal(err, "field 'next': integer out of range (|n| < 2^53)");
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"start\",\"next\":1,\"roundup\":9007199254740992}", &m, err),
+        PROFD_EPROTO);
+    assert_string_equal(err, "field 'roundup': integer out of range (|n| < 2^53)");
+    /* the largest exact integers pass */
+    assert_int_equal(decode("{\"v\":1,\"type\":\"events\",\"client\":1,"
+                            "\"ev\":[1,9007199254740991,-9007199254740991]}",
+                            &m, err),
+                     0);
+    assert_int_equal(m.u.events.ev[1], 9007199254740991LL);
+    assert_int_equal(m.u.events.ev[2], -9007199254740991LL);
+    /* and are written back exactly */
+    char *buf;
+    size_t len;
+    m.u.events.client = 4503599627370497LL;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+    assert_string_equal(buf, "{\"v\":1,\"type\":\"events\",\"client\":4503599627370497,\"gen\":0,"
+                             "\"ev\":[1,9007199254740991,-9007199254740991],\"dropped\":0}");
+    free(buf);
+    pp_msg_free(&m);
+    /* steps are never negative */
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"steps\":[3,-2]}", &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'steps[1]': a step must be 0..2^53-1, found -2");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"start\":-5}", &m, err), PROFD_EPROTO);
+    assert_string_equal(err, "field 'start': a step must be 0..2^53-1, found -5");
+    /* end -1 is "until the job ends" */
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":-1}", &m, err), 0);
+    assert_int_equal(m.u.start.end, -1);
+    pp_msg_free(&m);
+    /* from command lines too */
+    pp_window_spec_t s;
+    pp_record_init(&pp_desc_window_spec, &s);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "next", "9200000000000000000", err,
+                                       sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "expected an integer, found '9200000000000000000'");
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "steps", "1,-3", err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "expected steps like 1,2 (0..2^53-1), found '-3'");
+    pp_record_free(&pp_desc_window_spec, &s);
+}
+
 static void test_codec_unknown_fields_ignored(void **state)
 {
     pp_msg_t m;
@@ -380,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_codec_copy_is_deep),
         cmocka_unit_test(test_codec_manifest_nulls),
         cmocka_unit_test(test_codec_rejects),
+        cmocka_unit_test(test_codec_integers_bounded),
         cmocka_unit_test(test_codec_unknown_fields_ignored),
         cmocka_unit_test(test_codec_error_encode),
         cmocka_unit_test(test_codec_names),

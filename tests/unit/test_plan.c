@@ -476,6 +476,67 @@ static void test_plan_rejects_bad_requests(void **state)
     }
 }
 
+/* Numbers near the int64 edge never overflow: the planner refuses windows
+ * out of [0, 2^53) (the codec bounds what the wire gives it, but the
+ * planner is called with anything). */
+static void test_plan_bounded_arithmetic(void **state)
+{
+    static const struct {
+        const char *why;
+        int64_t next, roundup, start, end, step, began_us, step_us;
+        const char *err;
+    } cases[] = {
+        {"next huge", 9200000000000000000LL, 0, PP_NONE, PP_NONE, 10, 0, 100 * MS,
+         "next must be at most 9007199254740991, found 9200000000000000000"},
+        {"roundup huge", 2, 9200000000000000000LL, PP_NONE, PP_NONE, 10, 0, 100 * MS,
+         "roundup must be at most 9007199254740991, found 9200000000000000000"},
+        {"next and roundup", 9200000000000000000LL, 9200000000000000000LL, PP_NONE, PP_NONE, 10, 0,
+         100 * MS, "next must be at most 9007199254740991, found 9200000000000000000"},
+        {"past the last step", 2, 0, PP_NONE, PP_NONE, (1LL << 53) - 2, NOW, 100 * MS,
+         "the window would end past step 9007199254740991"},
+        {"roundup past the last step", 1, (1LL << 52) + 1, PP_NONE, PP_NONE, 1LL << 52, NOW,
+         100 * MS, "the window would end past step 9007199254740991"},
+        {"start huge", 0, 0, INT64_MAX - 1, PP_NONE, 10, 0, 100 * MS,
+         "start must be at most 9007199254740991, found 9223372036854775806"},
+        {"end huge", 0, 0, 5, INT64_MAX, 10, 0, 100 * MS,
+         "end must be at most 9007199254740991, found 9223372036854775807"},
+        {"rank far ahead in time", 2, 0, PP_NONE, PP_NONE, 10, INT64_MIN + 1, 1,
+         "the window would end past step 9007199254740991"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        pp_window_spec_t s = spec_steps(NULL, 0, false);
+        pd_plan_out_t out;
+        char err[256] = "";
+        pd_plan_params_t p = params();
+        s.next = cases[i].next;
+        s.roundup = cases[i].roundup;
+        s.start = cases[i].start;
+        s.end = cases[i].end;
+        pd_plan_rank_t r = job[0];
+        r.step = cases[i].step;
+        r.step_began_us = cases[i].began_us;
+        r.step_us = cases[i].step_us;
+        int rv = pd_plan_resolve(&s, &r, 1, &p, &out, err, sizeof(err));
+        if (rv != PROFD_EINVAL || strcmp(err, cases[i].err) != 0) {
+            fail_msg("case '%s': rv %d, err '%s'", cases[i].why, rv, err);
+        }
+    }
+    int64_t steps[] = {3, INT64_MAX};
+    pp_window_spec_t s = spec_steps(steps, 2, true);
+    pd_plan_out_t out;
+    char err[256] = "";
+    pd_plan_params_t p = params();
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "steps must be at most 9007199254740991, found 9223372036854775807");
+    /* predictions saturate instead of wrapping */
+    pd_plan_rank_t r = job[0];
+    r.step = (1LL << 53) - 1;
+    r.step_began_us = INT64_MIN + 1;
+    r.step_us = 1;
+    assert_true(pd_plan_predict(&r, INT64_MAX, INT64_MAX) > 0);
+    assert_true(pd_plan_stop_step(&r, 1, &p) > 0);
+}
+
 /* ---- processes hosting several roles ---- */
 
 /* verl's layout: two hybrid processes (actor, rollout and ref in one, the
@@ -619,6 +680,7 @@ int main(void)
         cmocka_unit_test_setup(test_plan_predict_min_step_time, setup),
         cmocka_unit_test_setup(test_plan_selector_overrides, setup),
         cmocka_unit_test_setup(test_plan_rejects_bad_requests, setup),
+        cmocka_unit_test_setup(test_plan_bounded_arithmetic, setup),
         cmocka_unit_test(test_plan_multi_role_selection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

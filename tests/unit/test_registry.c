@@ -161,6 +161,43 @@ static void test_registry_events_step_time(void **state)
     pd_registry_fini(&r);
 }
 
+/* Events arrive from any local process: steps out of [0, 2^53) and negative
+ * times are refused whole, and nothing overflows (the codec bounds every
+ * integer to |n| < 2^53; the registry is called with anything). */
+static void test_registry_events_bounded(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k;
+    pd_registry_init(&r, 4);
+    pp_hello_t h = hello("actor", 3, PP_NONE, 100);
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    int64_t ok[] = {1, 40, 1000000};
+    assert_int_equal(pd_registry_events(k, ok, 3, 10), 0);
+
+    int64_t huge[] = {1, INT64_MAX - 1, 2000000};
+    assert_int_equal(pd_registry_events(k, huge, 3, 20), PROFD_EPROTO);
+    int64_t neg[] = {1, -9200000000000000000LL, 3000000};
+    assert_int_equal(pd_registry_events(k, neg, 3, 30), PROFD_EPROTO);
+    int64_t big[] = {1, 1LL << 53, 3000000};
+    assert_int_equal(pd_registry_events(k, big, 3, 30), PROFD_EPROTO);
+    int64_t t_neg[] = {1, 41, -9200000000000000000LL};
+    assert_int_equal(pd_registry_events(k, t_neg, 3, 40), PROFD_EPROTO);
+    int64_t t_huge[] = {1, 41, INT64_MAX};
+    assert_int_equal(pd_registry_events(k, t_huge, 3, 40), PROFD_EPROTO);
+    assert_int_equal(k->step, 40);
+    assert_int_equal(k->step_began_us, 1000000);
+    assert_int_equal(k->step_us, 0);
+
+    /* a time far ahead, then the largest step there is: no overflow */
+    int64_t far[] = {1, 41, (1LL << 53) - 1};
+    assert_int_equal(pd_registry_events(k, far, 3, 50), 0);
+    assert_int_equal(k->step_us, (1LL << 53) - 1 - 1000000);
+    int64_t edge[] = {1, (1LL << 53) - 1, (1LL << 53) - 1};
+    assert_int_equal(pd_registry_events(k, edge, 3, 50), 0);
+    assert_int_equal(k->step, (1LL << 53) - 1);
+    pd_registry_fini(&r);
+}
+
 static void test_registry_iteration(void **state)
 {
     pd_registry_t r;
@@ -304,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_registry_same_process_gets_its_entry_back),
         cmocka_unit_test(test_registry_limits_and_validation),
         cmocka_unit_test(test_registry_events_step_time),
+        cmocka_unit_test(test_registry_events_bounded),
         cmocka_unit_test(test_registry_iteration),
         cmocka_unit_test(test_registry_roles_of_a_process),
         cmocka_unit_test(test_registry_added_role_same_entry),
