@@ -324,17 +324,35 @@ static const char *json_kind(const cJSON *j)
     return "invalid value";
 }
 
+/* An integer within +-PP_INT_MAX: every integer a double holds exactly, so
+ * that arithmetic on what a peer sent cannot overflow int64_t. */
 static bool json_i64(const cJSON *j, int64_t *out)
 {
     if (!cJSON_IsNumber(j)) {
         return false;
     }
     double v = j->valuedouble;
-    if (!isfinite(v) || v != floor(v) || v < -9.2e18 || v > 9.2e18) {
+    if (!isfinite(v) || v != floor(v) || v < -(double)PP_INT_MAX || v > (double)PP_INT_MAX) {
         return false;
     }
     *out = (int64_t)v;
     return true;
+}
+
+/* An integer field's value, bounded; a step also not negative. */
+static int decode_i64(const pp_field_t *f, const cJSON *j, int64_t *out, dctx_t *c)
+{
+    if (cJSON_IsNumber(j) && isfinite(j->valuedouble) && j->valuedouble == floor(j->valuedouble) &&
+        !json_i64(j, out)) {
+        return fail(c, PROFD_EPROTO, "integer out of range (|n| < 2^53)");
+    }
+    if (!json_i64(j, out)) {
+        return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(j));
+    }
+    if ((f->flags & PP_STEP) && *out < 0) {
+        return fail(c, PROFD_EPROTO, "a step must be 0..2^53-1, found %lld", (long long)*out);
+    }
+    return 0;
 }
 
 static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t *c);
@@ -396,8 +414,8 @@ static int decode_array(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     {
         snprintf(c->path + plen, sizeof(c->path) - plen, "[%d]", i);
         if (f->kind == PP_K_I64S) {
-            if (!json_i64(e, (int64_t *)(void *)(v + (size_t)i * esz))) {
-                return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(e));
+            if ((rv = decode_i64(f, e, (int64_t *)(void *)(v + (size_t)i * esz), c)) != 0) {
+                return rv;
             }
         } else if (f->kind == PP_K_STRS) {
             if (!cJSON_IsString(e)) {
@@ -435,10 +453,7 @@ static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     }
     switch (f->kind) {
     case PP_K_I64:
-        if (!json_i64(j, (int64_t *)p)) {
-            return fail(c, PROFD_EPROTO, "expected integer, found %s", json_kind(j));
-        }
-        return 0;
+        return decode_i64(f, j, (int64_t *)p, c);
     case PP_K_BOOL:
         if (!cJSON_IsBool(j)) {
             return fail(c, PROFD_EPROTO, "expected boolean, found %s", json_kind(j));
@@ -653,6 +668,19 @@ static bool field_empty(const pp_field_t *f, const void *rec)
 
 static cJSON *encode_record(const pp_desc_t *d, const void *rec);
 
+/* An integer, exactly: cJSON prints numbers with 15 significant digits
+ * when they read back within its tolerance, which rounds integers past
+ * 10^15 (2^53 - 1 became 9007199254740990). */
+static cJSON *encode_i64(int64_t v)
+{
+    if (v > -1000000000000000LL && v < 1000000000000000LL) {
+        return cJSON_CreateNumber((double)v);
+    }
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lld", (long long)v);
+    return cJSON_CreateRaw(buf);
+}
+
 static cJSON *encode_field(const pp_field_t *f, const void *rec)
 {
     const void *p = FIELD_CPTR(rec, f);
@@ -665,7 +693,7 @@ static cJSON *encode_field(const pp_field_t *f, const void *rec)
         if (v == PP_NONE) {
             return cJSON_CreateNull();
         }
-        return cJSON_CreateNumber((double)v);
+        return encode_i64(v);
     }
     case PP_K_BOOL:
         return cJSON_CreateBool(*(const bool *)p);
@@ -699,7 +727,7 @@ static cJSON *encode_field(const pp_field_t *f, const void *rec)
     for (size_t i = 0; i < n; i++) {
         cJSON *e = NULL;
         if (f->kind == PP_K_I64S) {
-            e = cJSON_CreateNumber((double)(*(int64_t *const *)p)[i]);
+            e = encode_i64((*(int64_t *const *)p)[i]);
         } else if (f->kind == PP_K_STRS) {
             const char *s = (*(char **const *)p)[i];
             e = s ? cJSON_CreateString(s) : cJSON_CreateNull();
@@ -849,7 +877,9 @@ const pp_field_t *pp_field_find(const pp_desc_t *d, const char *name)
     return NULL;
 }
 
-static bool text_i64(const char *s, int64_t *out)
+/* An integer within +-PP_INT_MAX (a step: 0..PP_INT_MAX), as the wire
+ * takes it. */
+static bool text_i64(const char *s, unsigned flags, int64_t *out)
 {
     char *end;
     if (*s == '\0') {
@@ -857,7 +887,7 @@ static bool text_i64(const char *s, int64_t *out)
     }
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || *end != '\0') {
+    if (errno || *end != '\0' || v < ((flags & PP_STEP) ? 0 : -PP_INT_MAX) || v > PP_INT_MAX) {
         return false;
     }
     *out = v;
@@ -880,8 +910,12 @@ static int set_list(const pp_field_t *f, void *rec, const char *text, char *err,
     int rv = copy && v ? 0 : PROFD_ENOMEM;
     for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && rv == 0;
          tok = strtok_r(NULL, ",", &save)) {
-        if (f->kind == PP_K_I64S && !text_i64(tok, (int64_t *)v + k)) {
-            snprintf(err, errlen, "expected integers like 0,1, found '%.64s'", tok);
+        if (f->kind == PP_K_I64S && !text_i64(tok, f->flags, (int64_t *)v + k)) {
+            if (f->flags & PP_STEP) {
+                snprintf(err, errlen, "expected steps like 1,2 (0..2^53-1), found '%.64s'", tok);
+            } else {
+                snprintf(err, errlen, "expected integers like 0,1, found '%.64s'", tok);
+            }
             rv = PROFD_EINVAL;
         } else if (f->kind == PP_K_STRS && !pp_ident_ok(tok)) {
             snprintf(err, errlen, "expected names like a,b ([A-Za-z0-9_-]), found '%.64s'", tok);
@@ -922,8 +956,9 @@ int pp_field_set_text(const pp_desc_t *d, void *rec, const char *name, const cha
     }
     switch (f->kind) {
     case PP_K_I64:
-        if (!text_i64(text, &v)) {
-            snprintf(err, errlen, "expected an integer, found '%.64s'", text);
+        if (!text_i64(text, f->flags, &v)) {
+            snprintf(err, errlen, "expected %s, found '%.64s'",
+                     (f->flags & PP_STEP) ? "a step 0..2^53-1" : "an integer", text);
             return PROFD_EINVAL;
         }
         *(int64_t *)p = v;

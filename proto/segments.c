@@ -19,10 +19,15 @@ static int one(const pp_window_spec_t *spec, int64_t next_start, pp_segment_t **
     }
     if (spec->next > 0) {
         s->first = next_start;
-        s->last = next_start + spec->next - 1;
+        if (__builtin_add_overflow(next_start, spec->next - 1, &s->last)) {
+            free(s);
+            return PROFD_EINVAL; /* past any step (the planner bounds them first) */
+        }
     } else {
         s->first = spec->start;
-        s->last = (spec->end == PP_NONE || spec->end == -1) ? PP_NONE : spec->end - 1;
+        s->last = (spec->end == PP_NONE || spec->end == -1 || spec->end == INT64_MIN + 1)
+                      ? PP_NONE
+                      : spec->end - 1;
     }
     *out = s;
     *n = 1;

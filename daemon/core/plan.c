@@ -88,21 +88,35 @@ int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_r
     return pd_plan_match_roles(spec, job, r, NULL);
 }
 
+/* Saturating arithmetic: whatever a rank reported, a prediction is a large
+ * number rather than a wrapped one. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t v;
+    return __builtin_add_overflow(a, b, &v) ? (b > 0 ? INT64_MAX : INT64_MIN) : v;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t v;
+    return __builtin_sub_overflow(a, b, &v) ? (b < 0 ? INT64_MAX : INT64_MIN) : v;
+}
+
 int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_us)
 {
     if (r->step == PP_NONE) {
         return PP_NONE;
     }
     if (r->step_us <= 0) {
-        return r->step + 1; /* no measured step time: assume it may move on */
+        return sat_add(r->step, 1); /* no measured step time: assume it may move on */
     }
-    int64_t elapsed = now_us - r->step_began_us;
+    int64_t elapsed = sat_sub(now_us, r->step_began_us);
     if (elapsed < 0) {
         elapsed = 0;
     }
     /* steps shorter than the floor are measurement noise, not training */
     int64_t per = r->step_us < PD_PLAN_MIN_STEP_US ? PD_PLAN_MIN_STEP_US : r->step_us;
-    return r->step + (elapsed + ahead_us) / per;
+    return sat_add(r->step, sat_add(elapsed, ahead_us > 0 ? ahead_us : 0) / per);
 }
 
 int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_params_t *p)
@@ -152,6 +166,24 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     for (size_t i = 0; i < spec->steps_n; i++) {
         if (spec->steps[i] < 1) {
             return bad(err, errlen, "steps must be >= 1, found %lld", (long long)spec->steps[i]);
+        }
+        if (spec->steps[i] > PP_INT_MAX) {
+            return bad(err, errlen, "steps must be at most %lld, found %lld", (long long)PP_INT_MAX,
+                       (long long)spec->steps[i]);
+        }
+    }
+    /* every step stays below 2^53: the arithmetic on them cannot overflow */
+    const struct {
+        const char *name;
+        int64_t v;
+    } bounded[] = {{"start", spec->start},
+                   {"end", spec->end},
+                   {"next", spec->next},
+                   {"roundup", spec->roundup}};
+    for (size_t i = 0; i < sizeof(bounded) / sizeof(bounded[0]); i++) {
+        if (bounded[i].v != PP_NONE && bounded[i].v > PP_INT_MAX) {
+            return bad(err, errlen, "%s must be at most %lld, found %lld", bounded[i].name,
+                       (long long)PP_INT_MAX, (long long)bounded[i].v);
         }
     }
     if (spec->start != PP_NONE) {
@@ -298,13 +330,18 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
                 r.step_us = known_us; /* 0 when no rank has one: plain step + 1 */
             }
             int64_t s = pd_plan_predict(&r, p->now_us, p->latency_us + p->margin_us);
-            if (s != PP_NONE && s + 1 > next_start) {
-                next_start = s + 1;
+            if (s != PP_NONE && sat_add(s, 1) > next_start) {
+                next_start = sat_add(s, 1);
             }
         }
     }
-    if (spec->next > 0 && spec->roundup > 1) {
+    if (spec->next > 0 && spec->roundup > 1 && next_start <= PP_INT_MAX) {
+        /* both below 2^53: no overflow */
         next_start = ((next_start + spec->roundup - 1) / spec->roundup) * spec->roundup;
+    }
+    if (spec->next > 0 && (next_start > PP_INT_MAX || spec->next - 1 > PP_INT_MAX - next_start)) {
+        pd_plan_out_free(out);
+        return bad(err, errlen, "the window would end past step %lld", (long long)PP_INT_MAX);
     }
     if ((rv = make_segments(spec, next_start, out)) != 0) {
         goto nomem;

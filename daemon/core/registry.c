@@ -222,6 +222,11 @@ int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms
     }
     for (size_t i = 0; i + 3 <= n; i += 3) {
         int64_t kind = ev[i], step = ev[i + 1], t = ev[i + 2];
+        /* bounded (the codec bounds the wire's integers; this is called
+         * with anything): the differences below cannot overflow */
+        if (step < 0 || step > PP_INT_MAX || t < 0 || t > PP_INT_MAX) {
+            return PROFD_EPROTO;
+        }
         if (kind == 1) { /* step begin */
             if (k->step != PP_NONE && step > k->step && t > k->step_began_us) {
                 add_sample(k, (t - k->step_began_us) / (step - k->step));

@@ -77,7 +77,8 @@ pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id);
 void pd_registry_remove(pd_registry_t *r, int64_t id);
 
 /* Apply a batch of (kind, step, t_us) events. Returns PROFD_EPROTO when the
- * array is not whole triples or holds unknown kinds (the valid prefix is
+ * array is not whole triples, or holds unknown kinds, a step out of
+ * 0..PP_INT_MAX or a time out of 0..PP_INT_MAX (the valid prefix is
  * applied). */
 int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms);
 

@@ -144,7 +144,9 @@ static void on_events(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
     pd_rank_t *k = client_of(n, req, e->client);
     int64_t before = k->step;
     int rv = pd_registry_events(k, e->ev, e->ev_n, pd_now_ms());
-    k->dropped += e->dropped > 0 ? e->dropped : 0;
+    if (e->dropped > 0) { /* saturating, within what the wire carries: a peer may say anything */
+        k->dropped = k->dropped > PP_INT_MAX - e->dropped ? PP_INT_MAX : k->dropped + e->dropped;
+    }
     if (k->step != before) {
         pd_windows_on_step(n->win, k);
     }

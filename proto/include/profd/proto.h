@@ -40,11 +40,17 @@ extern "C" {
 /* "null" for nullable integer fields. */
 #define PP_NONE INT64_MIN
 
+/* Every integer on the wire is within +-PP_INT_MAX (2^53 - 1, the integers
+ * a JSON number holds exactly); a step (fields flagged PP_STEP) within
+ * 0..PP_INT_MAX. The codec refuses anything else. */
+#define PP_INT_MAX ((int64_t)9007199254740991LL)
+
 /* field flags */
 #define PP_REQ  1u
 #define PP_NUL  2u
 #define PP_OMIT 4u
 #define PP_LAX  8u
+#define PP_STEP 16u /* I64 / I64S: a step, 0..PP_INT_MAX */
 
 typedef enum pp_access {
     PP_ACC_REPLY,
