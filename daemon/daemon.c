@@ -364,8 +364,18 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     d->cfg = *cfg;
     pd_log_init(&d->log, cfg->log_level);
     pd_registry_init(&d->reg, (size_t)cfg->max_clients);
+    d->reg.max_per_peer = (size_t)cfg->max_clients_per_peer;
+    d->reg.shared_jobs = cfg->shared_jobs;
+    d->reg.job_cn = cfg->job_certificates;
     pd_windows_init(&d->win, &d->log, (size_t)cfg->max_windows);
     wire(d);
+    if (cfg->job_certificates && !pd_rep_peer_cn_known()) {
+        snprintf(err, errlen,
+                 "security.job_certificates: this profd's nng cannot read the common name of a "
+                 "peer's certificate (NNG_OPT_TLS_PEER_CN, nng 1.6 or later)");
+        rv = PROFD_ECONFIG;
+        goto fail_early;
+    }
     if ((rv = socket_group(d, err, errlen)) != 0 ||
         (rv = pd_config_check_control(cfg, err, errlen)) != 0 ||
         (rv = pd_config_check_links(cfg, err, errlen)) != 0) {

@@ -28,18 +28,19 @@ typedef struct pd_config {
     char coordinator_listen[PD_PATH_MAX]; /* coordinator: accept node daemons here; "" = no */
 
     /* limits */
-    int64_t max_msg_bytes;      /* largest accepted message */
-    int64_t max_clients;        /* registered ranks */
-    int64_t max_windows;        /* windows not yet finished */
-    int64_t window_byte_budget; /* bytes per window; 0 = unlimited */
-    int64_t min_free_bytes;     /* free-disk floor on save_path; 0 = none */
-    int64_t client_timeout_ms;  /* silence after which a rank is lost */
-    int64_t watch_hold_ms;      /* longest a plan long-poll is held */
-    int64_t align_margin_ms;    /* extra margin of on-demand windows */
-    int64_t control_rate;       /* control requests per second per connection; 0 = no limit */
-    int64_t worker_rate;        /* worker requests per second per connection; 0 = no limit */
-    int64_t max_capture_files;  /* files (and folders) in one capture */
-    char checksum[16];          /* "xxh64" or "none" */
+    int64_t max_msg_bytes;        /* largest accepted message */
+    int64_t max_clients;          /* registered ranks */
+    int64_t max_clients_per_peer; /* registered ranks of one uid / certificate / connection */
+    int64_t max_windows;          /* windows not yet finished */
+    int64_t window_byte_budget;   /* bytes per window; 0 = unlimited */
+    int64_t min_free_bytes;       /* free-disk floor on save_path; 0 = none */
+    int64_t client_timeout_ms;    /* silence after which a rank is lost */
+    int64_t watch_hold_ms;        /* longest a plan long-poll is held */
+    int64_t align_margin_ms;      /* extra margin of on-demand windows */
+    int64_t control_rate;         /* control requests per second per connection; 0 = no limit */
+    int64_t worker_rate;          /* worker requests per second per connection; 0 = no limit */
+    int64_t max_capture_files;    /* files (and folders) in one capture */
+    char checksum[16];            /* "xxh64" or "none" */
 
     /* security */
     int64_t socket_mode;    /* ipc socket permissions (octal 0660) */
@@ -48,8 +49,10 @@ typedef struct pd_config {
     size_t n_allow_uids;
     int64_t allow_gids[16];
     size_t n_allow_gids;
-    bool insecure_tcp_control;       /* plain tcp:// control endpoints allowed, and trusted */
-    bool insecure_tcp_links;         /* plain tcp:// coordinator.url / coordinator.listen allowed */
+    bool insecure_tcp_control; /* plain tcp:// control endpoints allowed, and trusted */
+    bool insecure_tcp_links;   /* plain tcp:// coordinator.url / coordinator.listen allowed */
+    bool shared_jobs;          /* ranks of one job may come from several uids */
+    bool job_certificates; /* tls+tcp:// workers: a certificate's CN is the job it may register */
     char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
     char tls_key_file[PD_PATH_MAX];
     char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */

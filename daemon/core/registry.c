@@ -1,4 +1,5 @@
 /* The rank registry (see registry.h). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +106,142 @@ static int hello_roles(const pp_hello_t *h, pd_role_t **out, size_t *nout)
     return 0;
 }
 
+/* ---- who may register what ---- */
+
+/* Whose a registration is: a uid, a certificate's name, or nobody's. */
+static bool has_uid(const pd_rank_t *k)
+{
+    return k->uid >= 0;
+}
+
+static bool owner_has_cn(const pd_owner_t *o)
+{
+    return o && o->uid < 0 && o->cn && o->cn[0];
+}
+
+/* Does `o` stand for the same principal as the one that registered k? NULL
+ * or none on either side: no principal to compare (true). */
+static bool same_principal(const pd_rank_t *k, const pd_owner_t *o)
+{
+    if (o == NULL || k->node_client) {
+        return true;
+    }
+    if (has_uid(k)) {
+        return o->uid == k->uid;
+    }
+    if (k->cn[0]) {
+        return owner_has_cn(o) && strcmp(o->cn, k->cn) == 0;
+    }
+    return true;
+}
+
+static int refuse(char *err, size_t errlen, int rv, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int refuse(char *err, size_t errlen, int rv, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) {
+        vsnprintf(err, errlen, fmt, ap);
+    }
+    va_end(ap);
+    return rv;
+}
+
+/* May `o` register k again (the same process after a reconnect, a role
+ * added, a daemon restart)? 0 or PROFD_EPERM with the reason. */
+static int may_register_again(const pd_rank_t *k, const pd_owner_t *o, char *err, size_t errlen)
+{
+    if (o == NULL || k->node_client) {
+        return 0;
+    }
+    if (has_uid(k) && o->uid != k->uid) {
+        return refuse(err, errlen, PROFD_EPERM,
+                      "rank %lld of job %s (pid %lld) is registered by uid %lld: another uid may "
+                      "not register it again",
+                      (long long)k->rank, k->job, (long long)k->pid, (long long)k->uid);
+    }
+    if (has_uid(k) && k->peer_pid >= 0 && o->pid >= 0 && o->pid != k->peer_pid) {
+        return refuse(err, errlen, PROFD_EPERM,
+                      "rank %lld of job %s (pid %lld) is registered by another process (pid %lld): "
+                      "only that process may register it again",
+                      (long long)k->rank, k->job, (long long)k->pid, (long long)k->peer_pid);
+    }
+    if (!has_uid(k) && k->cn[0] && !same_principal(k, o)) {
+        return refuse(err, errlen, PROFD_EPERM,
+                      "rank %lld of job %s (pid %lld) is registered with certificate '%s': "
+                      "another may not register it again",
+                      (long long)k->rank, k->job, (long long)k->pid, k->cn);
+    }
+    return 0;
+}
+
+/* May `o` add a rank to job h->job, and does it hold fewer than
+ * max_per_peer registrations? */
+static int may_register_new(const pd_registry_t *r, const pp_hello_t *h, const pd_owner_t *o,
+                            char *err, size_t errlen)
+{
+    size_t held = 0;
+    if (o == NULL) {
+        return 0;
+    }
+    if (r->job_cn && owner_has_cn(o) && strcmp(o->cn, h->job) != 0) {
+        return refuse(err, errlen, PROFD_EPERM,
+                      "certificate '%s' may register ranks of job %s only, not of job %s "
+                      "(security.job_certificates)",
+                      o->cn, o->cn, h->job);
+    }
+    bool principal = o->uid >= 0 || owner_has_cn(o);
+    for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
+        if (k->node_client) {
+            continue; /* a coordinator's remote rank: its node answers for it */
+        }
+        bool owned = has_uid(k) || k->cn[0];
+        if (!r->shared_jobs && principal && owned && strcmp(k->job, h->job) == 0 &&
+            !same_principal(k, o)) {
+            if (has_uid(k)) {
+                return refuse(err, errlen, PROFD_EPERM,
+                              "job %s belongs to uid %lld: another uid may not register ranks "
+                              "of it (security.shared_jobs)",
+                              h->job, (long long)k->uid);
+            }
+            return refuse(err, errlen, PROFD_EPERM,
+                          "job %s belongs to certificate '%s': another may not register ranks "
+                          "of it (security.shared_jobs)",
+                          h->job, k->cn);
+        }
+        held += principal ? (owned && same_principal(k, o))
+                          : (!owned && o->pipe != 0 && k->pipe == o->pipe);
+    }
+    if (r->max_per_peer && o->pipe != 0 && held >= r->max_per_peer) {
+        if (o->uid >= 0) {
+            return refuse(err, errlen, PROFD_ELIMIT,
+                          "uid %lld already holds %zu registrations (limits.max_clients_per_peer)",
+                          (long long)o->uid, held);
+        }
+        if (owner_has_cn(o)) {
+            return refuse(err, errlen, PROFD_ELIMIT,
+                          "certificate '%s' already holds %zu registrations "
+                          "(limits.max_clients_per_peer)",
+                          o->cn, held);
+        }
+        return refuse(err, errlen, PROFD_ELIMIT,
+                      "this connection already holds %zu registrations "
+                      "(limits.max_clients_per_peer)",
+                      held);
+    }
+    return 0;
+}
+
 int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
                     pd_rank_t **out)
+{
+    return pd_registry_register(r, h, node, NULL, now_ms, out, NULL, 0);
+}
+
+int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node,
+                         const pd_owner_t *owner, int64_t now_ms, pd_rank_t **out, char *err,
+                         size_t errlen)
 {
     pd_role_t *roles;
     size_t nroles;
@@ -122,6 +257,13 @@ int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int
     for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
         if (k->rank == h->rank && k->pid == h->pid && strcmp(k->job, h->job) == 0 &&
             strcmp(k->role, h->role) == 0 && strcmp(k->host, h->host) == 0) {
+            if ((rv = may_register_again(k, owner, err, errlen)) != 0) {
+                free(roles);
+                return rv;
+            }
+            if (owner && has_uid(k) && k->peer_pid < 0) {
+                k->peer_pid = owner->pid;
+            }
             k->state = PD_RANK_ACTIVE;
             k->last_seen_ms = now_ms;
             k->replica_rank = h->replica_rank;
@@ -132,9 +274,14 @@ int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int
             return 0;
         }
     }
+    if ((rv = may_register_new(r, h, owner, err, errlen)) != 0) {
+        free(roles);
+        return rv;
+    }
     if (r->count >= r->max) {
         free(roles);
-        return PROFD_ELIMIT;
+        return refuse(err, errlen, PROFD_ELIMIT,
+                      "registry full: %zu ranks registered (limits.max_clients)", r->count);
     }
     size_t i;
     for (i = 0; i < r->cap && r->slots[i]; i++) {
@@ -161,7 +308,12 @@ int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int
     k->world_size = h->world_size;
     k->replica_rank = h->replica_rank;
     k->pid = h->pid;
-    k->uid = -1;
+    k->uid = owner ? owner->uid : -1;
+    k->peer_pid = owner && owner->uid >= 0 ? owner->pid : -1;
+    if (owner_has_cn(owner)) {
+        snprintf(k->cn, sizeof(k->cn), "%s", owner->cn);
+    }
+    k->pipe = owner ? owner->pipe : 0;
     k->state = PD_RANK_ACTIVE;
     k->step = PP_NONE;
     k->gen_acked = -1;

@@ -34,7 +34,13 @@ typedef struct pd_rank {
     int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
     int64_t rank, local_rank, world_size, replica_rank, pid;
     uint32_t pipe;
-    int64_t uid; /* registered over ipc://: the worker's uid, else -1 */
+    /* who registered it (pd_owner_t): over ipc:// the worker's uid and, from
+     * the kernel, its pid; over tls+tcp:// its certificate's common name
+     * where the transport gives it. -1, -1, "": none (plain tcp://, a
+     * coordinator's remote rank). */
+    int64_t uid;
+    int64_t peer_pid;
+    char cn[PP_MAX_NAME + 1];
     pd_rank_state_t state;
 
     int64_t step; /* last step begun, PP_NONE before the first */
@@ -56,7 +62,23 @@ typedef struct pd_registry {
     pd_rank_t **slots;
     uint32_t *gens;
     size_t cap, count, max;
+    /* registrations one peer may hold (its uid, its certificate's name, or
+     * its connection when it has neither); 0: no limit */
+    size_t max_per_peer;
+    /* ranks of one job may come from several uids (else the job belongs to
+     * the uid that registered it first) */
+    bool shared_jobs;
+    /* a certificate's common name is the one job its workers may register */
+    bool job_cn;
 } pd_registry_t;
+
+/* The credentials of a registering peer (pd_registry_register). */
+typedef struct pd_owner {
+    int64_t uid;    /* ipc://: from the kernel; -1 none */
+    int64_t pid;    /* ipc://: from the kernel (not the hello's); -1 none */
+    const char *cn; /* tls+tcp://: the verified certificate's common name; NULL none */
+    uint32_t pipe;  /* the connection; 0: not a peer (a coordinator's remote rank) */
+} pd_owner_t;
 
 void pd_registry_init(pd_registry_t *r, size_t max);
 void pd_registry_fini(pd_registry_t *r);
@@ -73,6 +95,19 @@ void pd_registry_fini(pd_registry_t *r);
  */
 int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
                     pd_rank_t **out);
+/*
+ * pd_registry_add for a peer with credentials, bound to them: an entry
+ * registered over ipc:// is registered again only from its uid and its
+ * process (the kernel's pid), one registered with a certificate's name only
+ * with that name (PROFD_EPERM); a new rank of a job another uid registered
+ * is refused unless shared_jobs (PROFD_EPERM), a hello naming another job
+ * than its certificate with job_cn (PROFD_EPERM); a peer holding
+ * max_per_peer registrations is refused (PROFD_ELIMIT). The reason of a
+ * refusal is in err (the caller logs it). owner NULL: pd_registry_add.
+ */
+int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node,
+                         const pd_owner_t *owner, int64_t now_ms, pd_rank_t **out, char *err,
+                         size_t errlen);
 pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id);
 void pd_registry_remove(pd_registry_t *r, int64_t id);
 

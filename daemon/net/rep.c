@@ -107,6 +107,16 @@ static void req_cb(void *arg)
     bool verified = false;
     r->peer.tls_verified =
         rep->tls != NULL && nng_pipe_get_bool(p, NNG_OPT_TLS_VERIFIED, &verified) == 0 && verified;
+    r->peer.cn[0] = '\0';
+#ifdef NNG_OPT_TLS_PEER_CN
+    char *cn = NULL;
+    if (r->peer.tls_verified && nng_pipe_get_string(p, NNG_OPT_TLS_PEER_CN, &cn) == 0 && cn) {
+        if (strlen(cn) < sizeof(r->peer.cn)) { /* a longer name matches no job */
+            memcpy(r->peer.cn, cn, strlen(cn) + 1);
+        }
+        nng_strfree(cn);
+    }
+#endif
     r->state = R_LOOP;
     pd_loop_post(rep->loop, &r->task);
 }
@@ -335,7 +345,13 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
         return PROFD_ENOMEM;
     }
     rep->sock_open = true;
-    nng_socket_set_size(rep->sock, NNG_OPT_RECVMAXSZ, opts->max_msg ? 4 * opts->max_msg : 0);
+    /* nng drops the connection of a message over this bound before the
+     * daemon sees it; below it the dispatcher answers ETOOBIG */
+    size_t bound = opts->max_msg ? 4 * opts->max_msg : 0;
+    if (bound && bound < PD_REP_RECV_BOUND) {
+        bound = PD_REP_RECV_BOUND;
+    }
+    nng_socket_set_size(rep->sock, NNG_OPT_RECVMAXSZ, bound);
     if (opts->pipe_gone) {
         nng_pipe_notify(rep->sock, NNG_PIPE_EV_REM_POST, pipe_cb, rep);
     }
@@ -413,6 +429,15 @@ void pd_rep_close(pd_rep_t *rep)
     pt_tls_config_free(rep->tls);
     buckets_free(&rep->buckets);
     free(rep);
+}
+
+bool pd_rep_peer_cn_known(void)
+{
+#ifdef NNG_OPT_TLS_PEER_CN
+    return true;
+#else
+    return false;
+#endif
 }
 
 const void *pd_req_body(const pd_req_t *req, size_t *len)

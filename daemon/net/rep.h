@@ -36,8 +36,14 @@ typedef struct pd_peer {
     pd_via_t via;
     int64_t uid, gid, pid;
     bool tls_verified;
+    /* tls+tcp://: the verified certificate's common name, where nng gives
+     * it (NNG_OPT_TLS_PEER_CN, nng >= 1.6; pd_rep_peer_cn_known()); "" */
+    char cn[PP_MAX_NAME + 1];
     uint32_t pipe;
 } pd_peer_t;
+
+/* Does this build read the common name of a peer's certificate? */
+bool pd_rep_peer_cn_known(void);
 
 /* Called on the loop thread for each request: must pd_req_reply*() or
  * pd_req_park() before returning. */
@@ -48,10 +54,17 @@ typedef void (*pd_rep_pipe_gone)(uint32_t pipe, void *arg);
  * (again after its allowance has refilled). */
 typedef void (*pd_rep_limited)(const pd_peer_t *peer, void *arg);
 
+/* Requests are received whole up to this size (or 4 x max_msg when that is
+ * larger), so that one over max_msg gets its ETOOBIG reply: 4 x the largest
+ * limits.max_msg_bytes. Beyond it nng drops the connection before the
+ * daemon sees the request (the sender gets no reply). Memory: a request is
+ * held only as far as its bytes have arrived. */
+#define PD_REP_RECV_BOUND ((size_t)256 << 20)
+
 typedef struct pd_rep_opts {
     const char *url;
-    size_t max_msg;  /* larger requests still arrive (to get an error reply) up
-                        to 4x this; beyond that nng drops the connection */
+    size_t max_msg;  /* larger requests still arrive (to get an error reply) up to
+                        PD_REP_RECV_BOUND; beyond that nng drops the connection */
     int socket_mode; /* ipc socket permissions, 0 = library default */
     bool chgrp;      /* give ipc sockets to socket_gid (else the daemon's group) */
     int64_t socket_gid;

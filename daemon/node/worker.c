@@ -90,25 +90,46 @@ static int permit(void *ctx, const pd_peer_t *peer, const pp_msg_t *m, char *why
         return PROFD_ECLIENT;
     }
     if (k->uid >= 0 && peer->uid != k->uid) {
-        n->bad_requests++;
-        PD_LOG(n->log, PD_LOG_WARN, "worker",
-               "refused a request for client %lld (uid %lld) from uid %lld pid %lld", (long long)id,
-               (long long)k->uid, (long long)peer->uid, (long long)peer->pid);
         snprintf(why, whylen, "client %lld was registered by another user", (long long)id);
-        return PROFD_EPERM;
+    } else if (k->uid >= 0 && k->peer_pid >= 0 && peer->pid >= 0 && peer->pid != k->peer_pid) {
+        snprintf(why, whylen, "client %lld belongs to another process (pid %lld)", (long long)id,
+                 (long long)k->peer_pid);
+    } else if (k->uid < 0 && k->cn[0] && strcmp(peer->cn, k->cn) != 0) {
+        snprintf(why, whylen, "client %lld was registered with another certificate", (long long)id);
+    } else {
+        return 0;
     }
-    return 0;
+    n->bad_requests++;
+    PD_LOG(n->log, PD_LOG_WARN, "worker",
+           "refused a request for client %lld (uid %lld pid %lld) from uid %lld pid %lld: %s",
+           (long long)id, (long long)k->uid, (long long)k->peer_pid, (long long)peer->uid,
+           (long long)peer->pid, why);
+    return PROFD_EPERM;
 }
 
 static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_node_t *n = ((pd_worker_t *)ctx)->n;
     const pp_hello_t *h = &msg->u.hello;
+    const pd_peer_t *peer = pd_req_peer(req);
     pd_rank_t *k;
-    int rv = pd_registry_add(n->reg, h, n->name, pd_now_ms(), &k);
-    if (rv == PROFD_ELIMIT) {
-        pd_req_reply_error(req, rv, "registry full: %lld ranks registered (limits.max_clients)",
-                           (long long)n->cfg->max_clients);
+    char err[256];
+    /* the registration is bound to who sent it: see pd_registry_register */
+    pd_owner_t owner = {
+        .uid = peer->via == PD_VIA_IPC ? peer->uid : -1,
+        .pid = peer->via == PD_VIA_IPC ? peer->pid : -1,
+        .cn = peer->via == PD_VIA_TLS && peer->cn[0] ? peer->cn : NULL,
+        .pipe = peer->pipe,
+    };
+    int rv = pd_registry_register(n->reg, h, n->name, &owner, pd_now_ms(), &k, err, sizeof(err));
+    if (rv == PROFD_ELIMIT || rv == PROFD_EPERM) {
+        n->bad_requests += rv == PROFD_EPERM;
+        PD_LOG(n->log, PD_LOG_WARN, "worker",
+               "refused a registration of rank %lld of job %s (pid %lld) from uid %lld pid %lld: "
+               "%s",
+               (long long)h->rank, h->job, (long long)h->pid, (long long)peer->uid,
+               (long long)peer->pid, err);
+        pd_req_reply_error(req, rv, "%s", err);
         return;
     }
     if (rv != 0) {
@@ -118,9 +139,7 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
                            "rank and pid positive");
         return;
     }
-    const pd_peer_t *peer = pd_req_peer(req);
     k->pipe = peer->pipe;
-    k->uid = peer->via == PD_VIA_IPC ? peer->uid : -1;
     PD_LOG(n->log, PD_LOG_DEBUG, "worker", "rank %lld role %s replica %lld pid %lld registered",
            (long long)k->rank, k->role, (long long)k->replica_rank, (long long)k->pid);
     release_watch(n, k); /* a re-registration supersedes an old poll */

@@ -42,10 +42,10 @@ ca() { # NAME
   openssl req -x509 -new -key "$dir/$1.key" -subj "/CN=$1" -days "$days" -out "$dir/$1.pem" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
 }
-cert() { # NAME CA EXTENSIONS
+cert() { # NAME CA EXTENSIONS [CN, default NAME]
   [ -f "$dir/$2.pem" ] || { echo "certs.sh: no $dir/$2.pem: run '$0 -d $dir ca' first" >&2; exit 1; }
   key "$1"
-  openssl req -new -key "$dir/$1.key" -subj "/CN=$1" -out "$dir/$1.csr" 2>/dev/null
+  openssl req -new -key "$dir/$1.key" -subj "/CN=${4:-$1}" -out "$dir/$1.csr" 2>/dev/null
   openssl x509 -req -in "$dir/$1.csr" -CA "$dir/$2.pem" -CAkey "$dir/$2.key" -CAcreateserial \
     -days "$days" -extfile <(printf '%b' "$3") -out "$dir/$1.pem" 2>/dev/null
   rm -f "$dir/$1.csr"
@@ -80,7 +80,9 @@ operator)
   ;;
 job)
   [ $# -ge 2 ] || usage
-  cert "job-$2" jobs-ca "extendedKeyUsage=clientAuth"
+  # its common name is the job's name: with security.job_certificates the
+  # node daemons let it register ranks of that job only
+  cert "job-$2" jobs-ca "extendedKeyUsage=clientAuth" "$2"
   # the job verifies the node daemons' certificate: ops-ca signed it
   secret "${3:-training}" "profd-job-$2" "$dir/ops-ca.pem" "job-$2"
   ;;

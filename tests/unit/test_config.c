@@ -115,6 +115,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "limits:\n"
                                 "  max_msg_bytes: 64MiB\n"
                                 "  max_clients: 65536\n"
+                                "  max_clients_per_peer: 0\n"
                                 "  max_windows: 1\n"
                                 "  window_byte_budget: 1 GiB\n"
                                 "  min_free_bytes: 10GB\n"
@@ -132,6 +133,8 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  allow_gids: [4294967294]\n"
                                 "  insecure_tcp_control: true\n"
                                 "  insecure_tcp_links: true\n"
+                                "  shared_jobs: true\n"
+                                "  job_certificates: true\n"
                                 "tls:\n"
                                 "  cert_file: /etc/profd/node.pem\n"
                                 "  key_file: /etc/profd/node.key\n"
@@ -162,6 +165,7 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.node_timeout_ms, 3000);
     assert_int_equal(c.max_msg_bytes, 64 * 1024 * 1024);
     assert_int_equal(c.max_clients, 65536);
+    assert_int_equal(c.max_clients_per_peer, 0);
     assert_int_equal(c.max_windows, 1);
     assert_int_equal(c.window_byte_budget, 1024LL * 1024 * 1024);
     assert_int_equal(c.min_free_bytes, 10000000000LL);
@@ -181,6 +185,8 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.allow_gids[0], 4294967294LL);
     assert_true(c.insecure_tcp_control);
     assert_true(c.insecure_tcp_links);
+    assert_true(c.shared_jobs);
+    assert_true(c.job_certificates);
     assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
     assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
     assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
@@ -203,8 +209,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(36));
-    assert_null(pd_config_key(37));
+    assert_non_null(pd_config_key(39));
+    assert_null(pd_config_key(40));
     yt_free(root);
 }
 

@@ -198,6 +198,115 @@ static void test_registry_events_bounded(void **state)
     pd_registry_fini(&r);
 }
 
+/* A registration is bound to who made it (pd_owner_t): its uid and process
+ * over ipc://, its certificate's name over tls+tcp://; a job to the uid
+ * (or certificate) of its first rank unless shared_jobs; at most
+ * max_per_peer registrations per uid, certificate or connection. */
+static void test_registry_bound_to_owner(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k, *again;
+    char err[256];
+    pd_registry_init(&r, 64);
+    const pd_owner_t victim = {.uid = 1000, .pid = 4242, .cn = NULL, .pipe = 7};
+    const pd_owner_t root = {.uid = 0, .pid = 5555, .cn = NULL, .pipe = 8};
+    const pd_owner_t sibling = {.uid = 1000, .pid = 4343, .cn = NULL, .pipe = 9};
+    const pd_owner_t victim_later = {.uid = 1000, .pid = 4242, .cn = NULL, .pipe = 10};
+    pp_hello_t h = hello("actor", 0, PP_NONE, 77);
+    assert_int_equal(pd_registry_register(&r, &h, "n", &victim, 0, &k, err, sizeof(err)), 0);
+    assert_int_equal(k->uid, 1000);
+    assert_int_equal(k->peer_pid, 4242);
+
+    assert_int_equal(pd_registry_register(&r, &h, "n", &root, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "rank 0 of job run (pid 77) is registered by uid 1000: another uid "
+                             "may not register it again");
+    assert_int_equal(pd_registry_register(&r, &h, "n", &sibling, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "rank 0 of job run (pid 77) is registered by another process (pid "
+                             "4242): only that process may register it again");
+    /* the process itself, over a new connection */
+    assert_int_equal(pd_registry_register(&r, &h, "n", &victim_later, 0, &again, err, sizeof(err)),
+                     0);
+    assert_ptr_equal(again, k);
+
+    /* the job is uid 1000's */
+    pp_hello_t other = hello("actor", 1, PP_NONE, 88);
+    assert_int_equal(pd_registry_register(&r, &other, "n", &root, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "job run belongs to uid 1000: another uid may not register ranks of "
+                             "it (security.shared_jobs)");
+    assert_int_equal(r.count, 1);
+    assert_int_equal(pd_registry_register(&r, &other, "n", &sibling, 0, &again, err, sizeof(err)),
+                     0);
+    r.shared_jobs = true;
+    pp_hello_t third = hello("ref", 2, PP_NONE, 99);
+    assert_int_equal(pd_registry_register(&r, &third, "n", &root, 0, &again, err, sizeof(err)), 0);
+    assert_int_equal(again->uid, 0);
+    /* still not a registration of another uid */
+    assert_int_equal(pd_registry_register(&r, &h, "n", &root, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    /* no credentials (plain tcp://, a coordinator's remote rank): no owner */
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &again), 0);
+    assert_ptr_equal(again, k);
+
+    /* certificates: bound to the name; with job_cn the name is the job */
+    const pd_owner_t alice = {.uid = -1, .pid = -1, .cn = "alice", .pipe = 20};
+    const pd_owner_t bob = {.uid = -1, .pid = -1, .cn = "bob", .pipe = 21};
+    pp_hello_t ha = hello("actor", 0, PP_NONE, 500);
+    ha.job = "alice";
+    r.shared_jobs = false;
+    assert_int_equal(pd_registry_register(&r, &ha, "n", &alice, 0, &k, err, sizeof(err)), 0);
+    assert_string_equal(k->cn, "alice");
+    assert_int_equal(k->uid, -1);
+    assert_int_equal(pd_registry_register(&r, &ha, "n", &bob, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "rank 0 of job alice (pid 500) is registered with certificate "
+                             "'alice': another may not register it again");
+    pp_hello_t hb = hello("actor", 1, PP_NONE, 501);
+    hb.job = "alice";
+    assert_int_equal(pd_registry_register(&r, &hb, "n", &bob, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "job alice belongs to certificate 'alice': another may not register "
+                             "ranks of it (security.shared_jobs)");
+    r.job_cn = true;
+    hb.job = "other";
+    assert_int_equal(pd_registry_register(&r, &hb, "n", &bob, 0, &again, err, sizeof(err)),
+                     PROFD_EPERM);
+    assert_string_equal(err, "certificate 'bob' may register ranks of job bob only, not of job "
+                             "other (security.job_certificates)");
+    hb.job = "bob";
+    assert_int_equal(pd_registry_register(&r, &hb, "n", &bob, 0, &again, err, sizeof(err)), 0);
+    pd_registry_fini(&r);
+
+    /* at most max_per_peer per uid, certificate or connection */
+    pd_registry_init(&r, 64);
+    r.max_per_peer = 2;
+    const pd_owner_t tcp = {.uid = -1, .pid = -1, .cn = NULL, .pipe = 30};
+    const pd_owner_t tcp2 = {.uid = -1, .pid = -1, .cn = NULL, .pipe = 31};
+    for (int i = 0; i < 3; i++) {
+        pp_hello_t x = hello("actor", i, PP_NONE, 600 + i);
+        int want = i < 2 ? 0 : PROFD_ELIMIT;
+        assert_int_equal(pd_registry_register(&r, &x, "n", &victim, 0, &k, err, sizeof(err)), want);
+        x.job = "tcpjob";
+        assert_int_equal(pd_registry_register(&r, &x, "n", &tcp, 0, &k, err, sizeof(err)), want);
+    }
+    assert_string_equal(err, "this connection already holds 2 registrations "
+                             "(limits.max_clients_per_peer)");
+    pp_hello_t x = hello("actor", 9, PP_NONE, 609);
+    assert_int_equal(pd_registry_register(&r, &x, "n", &victim, 0, &k, err, sizeof(err)),
+                     PROFD_ELIMIT);
+    assert_string_equal(err,
+                        "uid 1000 already holds 2 registrations (limits.max_clients_per_peer)");
+    x.job = "tcpjob";
+    assert_int_equal(pd_registry_register(&r, &x, "n", &tcp2, 0, &k, err, sizeof(err)), 0);
+    /* registering again is not a new registration */
+    pp_hello_t first = hello("actor", 0, PP_NONE, 600);
+    assert_int_equal(pd_registry_register(&r, &first, "n", &victim, 0, &k, err, sizeof(err)), 0);
+    assert_int_equal(r.count, 5);
+    pd_registry_fini(&r);
+}
+
 static void test_registry_iteration(void **state)
 {
     pd_registry_t r;
@@ -342,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_registry_limits_and_validation),
         cmocka_unit_test(test_registry_events_step_time),
         cmocka_unit_test(test_registry_events_bounded),
+        cmocka_unit_test(test_registry_bound_to_owner),
         cmocka_unit_test(test_registry_iteration),
         cmocka_unit_test(test_registry_roles_of_a_process),
         cmocka_unit_test(test_registry_added_role_same_entry),
