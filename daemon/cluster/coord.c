@@ -19,7 +19,8 @@ typedef struct peer_node {
     pd_req_t *watch;
     int64_t watch_deadline_ms;
     int64_t gen_acked;
-    bool awaited; /* known from the state file, not registered since */
+    int64_t gen_sample; /* its long poll was parked when this generation was published */
+    bool awaited;       /* known from the state file, not registered since */
     struct peer_node *next;
 } peer_node_t;
 
@@ -90,6 +91,7 @@ static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason)
     if (k->state != PD_RANK_LOST) {
         k->state = PD_RANK_LOST;
         pd_windows_on_lost(n->win, k, reason);
+        pd_node_job_check(n, k->job);
     }
 }
 
@@ -215,6 +217,7 @@ static peer_node_t *node_add(pd_coord_t *c, const char *name, const char *instan
     snprintf(p->name, sizeof(p->name), "%s", name);
     snprintf(p->instance, sizeof(p->instance), "%s", instance);
     p->gen_acked = -1;
+    p->gen_sample = -1;
     p->next = c->nodes;
     c->nodes = p;
     c->count++;
@@ -334,10 +337,13 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     if (p == NULL) {
         return;
     }
-    if (w->gen == n->gen && p->gen_acked != n->gen) {
-        /* the hop to the node; its own fan-out is added when planning */
+    if (w->gen == n->gen && p->gen_sample == n->gen) {
+        /* the hop to the node, from a node whose long poll held the previous
+         * plan (a node that joined since would measure its own start); its
+         * own fan-out is added when planning */
         pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
     }
+    p->gen_sample = -1;
     p->gen_acked = w->gen;
     release_watch(c, p);
     if (w->gen != n->gen) {
@@ -521,6 +527,7 @@ void pd_coord_broadcast(pd_coord_t *c)
         if (p->watch) {
             pd_req_t *w = p->watch;
             p->watch = NULL;
+            p->gen_sample = c->n->gen; /* its next poll measures the delivery */
             reply_plan(c, p, w, false);
         }
     }

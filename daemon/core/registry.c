@@ -317,6 +317,7 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
     k->state = PD_RANK_ACTIVE;
     k->step = PP_NONE;
     k->gen_acked = -1;
+    k->gen_sample = -1;
     k->last_seen_ms = k->registered_ms = now_ms;
     r->slots[i] = k;
     r->count++;

@@ -53,8 +53,10 @@ typedef struct pd_rank {
     int64_t registered_ms;
     int64_t events, dropped;
 
-    int64_t gen_acked; /* plan generation the worker confirmed */
-    void *watch;       /* the worker endpoint's parked long poll (opaque here) */
+    int64_t gen_acked;  /* plan generation the worker confirmed */
+    int64_t gen_sample; /* its long poll was parked when this generation was
+                           published: its next poll is a delivery sample */
+    void *watch;        /* the worker endpoint's parked long poll (opaque here) */
     int64_t watch_deadline_ms;
 } pd_rank_t;
 

@@ -441,6 +441,31 @@ void pd_windows_node_gone(pd_windows_t *ws, const char *node, const char *reason
     }
 }
 
+void pd_windows_job_gone(pd_windows_t *ws, const char *job, int64_t now_ms)
+{
+    char why[PP_MAX_NAME + 64];
+    bool changed = false;
+    if (ws->follower) {
+        return;
+    }
+    snprintf(why, sizeof(why), "expired: job %s has no registered rank left", job);
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        if (!pd_windows_running(w) || strcmp(w->job, job) != 0) {
+            continue;
+        }
+        if (w->nmembers == 0) {
+            pd_windows_cancel(ws, w, now_ms, why);
+            PD_LOG(ws->log, PD_LOG_INFO, "windows", "window %s %s", w->name, why);
+            changed = true;
+        } else {
+            pd_windows_maybe_finish(ws, w); /* every member reported or lost */
+        }
+    }
+    if (changed) {
+        pd_windows_changed(ws);
+    }
+}
+
 void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
 {
     for (pd_window_t *w = ws->head; w; w = w->next) {

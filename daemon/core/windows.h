@@ -154,6 +154,11 @@ int pd_windows_on_result(pd_windows_t *ws, const pd_rank_t *k, pp_result_t *res,
 /* Coordinator: a node is gone (or did not come back after a restart): its
  * expected members that no rank stands for fail with `reason`. */
 void pd_windows_node_gone(pd_windows_t *ws, const char *node, const char *reason);
+/* No rank of `job` is active any more: its running windows with nobody
+ * left to wait for (none selected yet) expire, cancelled with the reason
+ * "expired: job J has no registered rank left", rather than wait for a
+ * later job of the same name. Not on a follower (its coordinator decides). */
+void pd_windows_job_gone(pd_windows_t *ws, const char *job, int64_t now_ms);
 /* A rank registered: members kept over a restart that it is (the same node
  * and node client id; or the same role, rank, host and pid) are its again. */
 void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k);

@@ -1,4 +1,5 @@
 /* What the endpoints of one daemon share (see node.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -60,4 +61,16 @@ void pd_node_ranks_changed(pd_node_t *n)
     if (n->hooks.ranks_changed) {
         n->hooks.ranks_changed(n->hooks.arg);
     }
+}
+
+void pd_node_job_check(pd_node_t *n, const char *job)
+{
+    char name[PP_MAX_NAME + 1];
+    snprintf(name, sizeof(name), "%s", job); /* job may point into a rank being removed */
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
+        if (k->state == PD_RANK_ACTIVE && strcmp(k->job, name) == 0) {
+            return;
+        }
+    }
+    pd_windows_job_gone(n->win, name, pd_now_ms());
 }

@@ -70,6 +70,10 @@ void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req);
  * caller's that outlives the call). */
 void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, pd_rep_opts_t *out);
 
+/* A rank of `job` was lost or left: when no rank of the job is active any
+ * more, its windows with nobody to wait for expire (pd_windows_job_gone). */
+void pd_node_job_check(pd_node_t *n, const char *job);
+
 /* The hooks, called when set. */
 void pd_node_roster_changed(pd_node_t *n);
 void pd_node_ranks_changed(pd_node_t *n);

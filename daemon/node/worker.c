@@ -46,6 +46,7 @@ static void lose(pd_node_t *n, pd_rank_t *k, const char *reason)
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, reason);
     pd_node_roster_changed(n);
+    pd_node_job_check(n, k->job);
 }
 
 /* The client a request names (the permit function checked it exists and
@@ -182,13 +183,15 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     pd_node_t *n = ((pd_worker_t *)ctx)->n;
     const pp_watch_t *w = &msg->u.watch;
     pd_rank_t *k = client_of(n, req, w->client);
-    /* a delivery sample: a worker that already held a plan acknowledges the
-     * new one (one that registered after the generation was published would
-     * measure its own start, not the delivery, and push every --next window
-     * seconds ahead) */
-    if (w->gen == n->gen && k->gen_acked >= 0 && k->gen_acked != n->gen) {
+    /* a delivery sample: a worker whose long poll held the previous plan
+     * when this one was published acknowledges it. Any other (one that
+     * registered, or came back, after the publication) would measure its
+     * own start, not the delivery, and push every --next window seconds
+     * ahead. */
+    if (w->gen == n->gen && k->gen_sample == n->gen) {
         pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
     }
+    k->gen_sample = -1;
     k->gen_acked = w->gen;
     release_watch(n, k);
     if (w->gen != n->gen) {
@@ -224,11 +227,14 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
     pd_rank_t *k = client_of(n, req, msg->u.bye.client);
     PD_LOG(n->log, PD_LOG_DEBUG, "worker", "rank %lld (%s, pid %lld) unregistered",
            (long long)k->rank, k->role, (long long)k->pid);
+    char job[PP_MAX_NAME + 1];
+    snprintf(job, sizeof(job), "%s", k->job);
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, "exited without reporting its captures");
     pd_registry_remove(n->reg, msg->u.bye.client);
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);
+    pd_node_job_check(n, job);
     pp_msg_t m;
     pp_msg_init(&m, PP_T_ok);
     pd_req_reply_msg(req, &m);
@@ -316,6 +322,7 @@ void pd_worker_broadcast(pd_worker_t *w)
         if (k->watch) {
             pd_req_t *req = k->watch;
             k->watch = NULL;
+            k->gen_sample = n->gen; /* its next poll measures the delivery */
             reply_plan(n, k, req, false);
         }
     }

@@ -689,6 +689,35 @@ static void test_windows_node_gone_and_rebind(void **state)
     assert_int_equal(w->members[1].client, back->id);
 }
 
+/* A job whose ranks have all gone: its windows with nobody to wait for
+ * expire with the reason, the others finish as their members are lost;
+ * a follower (a node daemon) leaves its coordinator's windows alone. */
+static void test_windows_job_gone(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t reward = role_sel("reward");
+    pp_selector_t actor = role_sel("actor");
+    pd_window_t *empty = pd_windows_get(&f->ws, create(f, 20, 21, &reward, 1, PP_MODE_E2E));
+    pd_window_t *full = pd_windows_get(&f->ws, create(f, 20, 21, &actor, 1, PP_MODE_E2E));
+    assert_int_equal(empty->nmembers, 0);
+    assert_int_equal(full->nmembers, 2);
+    int changed = f->changed;
+    pd_windows_job_gone(&f->ws, "other", NOW / MS);
+    assert_int_equal(empty->state, PP_WS_PENDING);
+    pd_windows_on_lost(&f->ws, f->k[0], "left");
+    pd_windows_on_lost(&f->ws, f->k[1], "left");
+    pd_windows_job_gone(&f->ws, "run", NOW / MS + 5);
+    assert_int_equal(empty->state, PP_WS_CANCELLED);
+    assert_string_equal(empty->reason, "expired: job run has no registered rank left");
+    assert_int_equal(empty->done_ms, NOW / MS + 5);
+    assert_int_equal(full->state, PP_WS_GATHERING);
+    assert_true(f->changed > changed);
+    f->ws.follower = true;
+    pd_window_t *mirror = pd_windows_get(&f->ws, create(f, 30, 31, &reward, 1, PP_MODE_E2E));
+    pd_windows_job_gone(&f->ws, "run", NOW / MS + 6);
+    assert_int_equal(mirror->state, PP_WS_PENDING);
+}
+
 static void test_windows_trim_keeps_the_recent(void **state)
 {
     fixture_t *f = *state;
@@ -802,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_added_role_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_stop_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_node_gone_and_rebind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_job_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
         cmocka_unit_test(test_windows_latency_p99),
