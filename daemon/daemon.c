@@ -125,13 +125,15 @@ static void on_tick(uv_timer_t *h)
     probe_latency(d);
     pd_worker_tick(d->worker, pd_now_ms());
     pd_coord_tick(d->coord, pd_now_ms());
+    pd_finish_retry(&d->node, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
     tick_update(d);
 }
 
 static void tick_update(pd_daemon_t *d)
 {
-    bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0) && !d->node.stopping;
+    bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0 || d->node.manifests_waiting) &&
+                !d->node.stopping;
     if (want && !d->tick_running) {
         uv_timer_start(&d->tick, on_tick, TICK_MS, TICK_MS);
         d->tick_running = true;

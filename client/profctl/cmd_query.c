@@ -123,8 +123,9 @@ static int64_t now_ms(void)
 /* The window is over: what wait prints and returns. */
 static int window_over(ctl_t *c, const pp_msg_t *rep, const pp_window_t *w)
 {
-    if (w->state == PP_WS_CANCELLED) {
-        return ctl_die(1, "%s was cancelled%s%s", w->name, w->reason ? ": " : "",
+    if (w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED) {
+        return ctl_die(1, "%s %s%s%s", w->name,
+                       w->state == PP_WS_FAILED ? "failed" : "was cancelled", w->reason ? ": " : "",
                        w->reason ? w->reason : "");
     }
     if (c->json) {
@@ -163,11 +164,12 @@ static int wait_once(ctl_t *c, int64_t id, bool tty, char *last, size_t lastlen)
         fprintf(stderr, "\r%s   ", line);
         snprintf(last, lastlen, "%s", line);
     }
-    bool over = w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->selected == 0;
+    bool over = w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED ||
+                w->selected == 0;
     if (over && tty) {
         fprintf(stderr, "\n");
     }
-    if (w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED) {
+    if (w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED) {
         rv = window_over(c, &rep, w);
     } else if (w->selected == 0) {
         rv = ctl_die(1, "%s selects no registered rank: nothing to wait for", w->name);
@@ -223,8 +225,9 @@ const ctl_command_t ctl_cmd_wait = {
     "Wait until window ID is gathered (its manifest written), showing its progress on a\n"
     "terminal, then print where the manifest is.\n"
     "Exit status: 0 every capture complete; 3 the window is done but some capture failed,\n"
-    "was missed or truncated (the manifest says why); 1 the window was cancelled, selects\n"
-    "no rank, or the timeout passed.\n"
+    "was missed or truncated (the manifest says why); 1 the window was cancelled or expired,\n"
+    "failed (its manifest cannot be written where it belongs), selects no rank, or the\n"
+    "timeout passed. A window whose manifest waits for disk space is not done yet.\n"
     "\n"
     "  --timeout S   give up after S seconds (default 600)\n"
     "  --help        this help\n"};

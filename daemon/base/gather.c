@@ -107,8 +107,35 @@ static const char *kind_name(mode_t m)
                          : "not a regular file";
 }
 
+/* A profiler's partial file: removed, not gathered (the caller keeps its
+ * path to remove it). */
+static bool is_part(const char *rel)
+{
+    size_t len = strlen(rel);
+    return len > 5 && strcmp(rel + len - 5, ".part") == 0;
+}
+
+static int add_part(pd_job_t *j, const char *rel)
+{
+    j->incomplete = true;
+    if (j->nparts++ == 0) {
+        snprintf(j->part, sizeof(j->part), "%s", rel);
+    }
+    char **v = realloc(j->parts, (size_t)j->nparts * sizeof(*v));
+    if (v == NULL || (v[j->nparts - 1] = strdup(rel)) == NULL) {
+        j->parts = v ? v : j->parts;
+        j->nparts -= v != NULL;
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
+    }
+    j->parts = v;
+    return 0;
+}
+
 static int add_file(pd_job_t *j, const char *rel, int64_t size)
 {
+    if (is_part(rel)) {
+        return add_part(j, rel);
+    }
     if (j->nfiles == j->files_cap) {
         size_t n = j->files_cap ? j->files_cap * 2 : 8;
         pp_file_t *v = realloc(j->files, n * sizeof(*v));
@@ -126,11 +153,21 @@ static int add_file(pd_job_t *j, const char *rel, int64_t size)
     f->bytes = size;
     j->nfiles++;
     j->bytes += size;
-    size_t len = strlen(rel);
-    if (len > 5 && strcmp(rel + len - 5, ".part") == 0) {
-        j->incomplete = true;
-    }
     return 0;
+}
+
+/* Remove the partial files listed, below the folder descriptor `dir`. */
+static void remove_parts(pd_job_t *j, int dir)
+{
+    for (int i = 0; i < j->nparts; i++) {
+        char why[400];
+        const char *base;
+        int parent;
+        if (pd_confine_parent(dir, j->parts[i], false, &parent, &base, why, sizeof(why)) == 0) {
+            unlinkat(parent, base, 0);
+            close(parent);
+        }
+    }
 }
 
 typedef struct walk {
@@ -274,6 +311,18 @@ static XXH64_hash_t sum_end(sum_t *s)
     return h;
 }
 
+/* A copy's write failed (errno): out of space truncates the capture, as the
+ * free-disk floor does, rather than fail it. */
+static int write_failed(pd_job_t *j, const char *rel)
+{
+    if (errno == ENOSPC || errno == EDQUOT) {
+        return job_fail(j, PROFD_ELIMIT,
+                        "no space left on the save_path file system to copy '%s' (%s)", rel,
+                        strerror(errno));
+    }
+    return job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+}
+
 /* Read `size` bytes of `in`, checksum them (j->checksum) and write them to
  * `out` (-1: checksum only). A large copy alternates `buf` and a second
  * buffer while another thread hashes the one just read. */
@@ -309,7 +358,7 @@ static int pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, cha
                 continue;
             }
             if (w < 0) {
-                rv = job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+                rv = write_failed(j, rel);
                 break;
             }
             off += w;
@@ -384,13 +433,14 @@ static int copy_all(pd_job_t *j, int src, int dst)
         }
         if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
             rv = job_fail(j, PROFD_EPATH, "name too long: '%.200s'", rel);
+
         } else if ((out = openat(dir, part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                  0644)) < 0) {
             rv = job_fail(j, PROFD_EIO, "cannot create '%s.part': %s", rel, strerror(errno));
         } else {
             rv = pump(j, in, out, j->files[i].bytes, rel, buf, &h);
             if (close(out) != 0 && rv == 0) {
-                rv = job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
+                rv = write_failed(j, rel);
             }
             if (rv == 0 && renameat(dir, part, dir, base) != 0) {
                 rv = job_fail(j, PROFD_EIO, "cannot rename '%s.part': %s", rel, strerror(errno));
@@ -551,13 +601,12 @@ static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
         job_fail(j, PROFD_EPATH, "capture folder was replaced while it was gathered");
         return true;
     }
+    /* moved, not read again: O(1) in bytes (the files are listed as moved,
+     * without checksum); the profiler's partial files go */
     j->renamed = true;
-    if (hash_all(j, g->cap) != 0) {
-        /* changed since it was listed: back where it came from */
-        j->renamed = false;
-        if (renameat(g->dparent, g->dname, g->parent, g->name) != 0) {
-            pd_confine_remove(g->dparent, g->dname);
-        }
+    remove_parts(j, g->cap);
+    for (size_t i = 0; i < j->nfiles; i++) {
+        j->files[i].moved = true;
     }
     return true;
 }
@@ -636,6 +685,35 @@ static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
     }
 }
 
+/* Keep room for the window's manifest: its .part, allocated to the room
+ * the captures gathered so far need. Best effort: a disk already full
+ * leaves the manifest to be written once there is room. */
+static void reserve_manifest(pd_job_t *j, int root)
+{
+    char why[400], part[NAME_MAX + 1];
+    const char *base;
+    int dir;
+    struct stat st;
+    if (j->manifest[0] == '\0' || j->reserved == NULL) {
+        return;
+    }
+    int64_t need = j->reserve_base + atomic_fetch_add(j->reserved, 256 * (int64_t)j->nfiles) +
+                   256 * (int64_t)j->nfiles;
+    if (pd_confine_parent(root, j->manifest, true, &dir, &base, why, sizeof(why)) != 0) {
+        return;
+    }
+    if ((size_t)snprintf(part, sizeof(part), "%s.part", base) < sizeof(part)) {
+        int fd = openat(dir, part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < need) {
+                posix_fallocate(fd, 0, (off_t)need);
+            }
+            close(fd);
+        }
+    }
+    close(dir);
+}
+
 void pd_gather_run(pd_job_t *j)
 {
     gather_t g = {-1, -1, -1, NULL, {0}, -1, -1, NULL};
@@ -654,6 +732,7 @@ void pd_gather_run(pd_job_t *j)
         j->hook(j, PD_JOB_AT_LISTED);
     }
     if (j->list_only) {
+        remove_parts(j, g.cap);
         hash_all(j, g.cap);
         gather_close(&g);
         return;
@@ -670,6 +749,7 @@ void pd_gather_run(pd_job_t *j)
     } else {
         struct stat dst;
         bool same = fstat(g.dparent, &dst) == 0 && dst.st_dev == g.st.st_dev;
+        reserve_manifest(j, g.root);
         /* a rename takes no space; a copy takes the capture's size */
         if (floor_check(j, g.dparent, same ? 0 : j->bytes) == 0 && !gather_rename(j, &g, &e)) {
             if (e == EXDEV || e == EACCES || e == EPERM) {
@@ -711,14 +791,16 @@ void pd_write_run(pd_job_t *j)
         close(dir);
         return;
     }
-    int fd = openat(dir, part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* a .part already there is room kept for this file (reserve_manifest):
+     * written over from its start, then cut to size */
+    int fd = openat(dir, part, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         job_fail(j, PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
         close(dir);
         return;
     }
     for (size_t off = 0; off < j->len;) {
-        ssize_t w = write(fd, j->data + off, j->len - off);
+        ssize_t w = pwrite(fd, j->data + off, j->len - off, (off_t)off);
         if (w < 0 && errno == EINTR) {
             continue;
         }
@@ -732,7 +814,8 @@ void pd_write_run(pd_job_t *j)
         off += (size_t)w;
     }
     /* on disk before it replaces the old one: a crash leaves one or the other */
-    if (fsync(fd) != 0 || close(fd) != 0 || renameat(dir, part, dir, base) != 0) {
+    if (ftruncate(fd, (off_t)j->len) != 0 || fsync(fd) != 0 || close(fd) != 0 ||
+        renameat(dir, part, dir, base) != 0) {
         job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
         unlinkat(dir, part, 0);
     }
@@ -938,6 +1021,10 @@ void pd_job_free(pd_job_t *j)
         pp_record_free(&pp_desc_file, &j->files[i]);
     }
     free(j->files);
+    for (int i = 0; i < j->nparts; i++) {
+        free(j->parts[i]);
+    }
+    free(j->parts);
     free(j->data);
     free(j);
 }

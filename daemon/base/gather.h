@@ -3,13 +3,22 @@
  * save_path tree, lists its files with sizes and checksums, and writes
  * manifests — on libuv's thread pool, never on the loop thread.
  *
- * Same file system: one rename(2) of the folder, O(1) in bytes. Otherwise
+ * Same file system: one rename(2) of the folder, O(1) in bytes: the files
+ * are not read again (listed as moved, without checksum). Otherwise
  * (another file system, or a folder of another user that this daemon may
  * not move) a copy, each file written as .part and then renamed; the
  * spool copy then goes aside into <spool>/.trash/w<window>/ (one rename on
  * the spool's file system) and is removed once the window's manifest is
  * written (PD_JOB_REMOVE): unlinking GiB files takes a while on some file
  * systems, and nobody waits for it. A daemon that starts empties .trash.
+ * Checksums are computed where bytes travel, in the same pass: while
+ * copying, or (a node streaming to its coordinator) while listing.
+ *
+ * Partial files: a profiler's <name>.part left in a capture is removed
+ * (the capture is truncated, saying so), never gathered. A copy that runs
+ * out of space truncates the capture. Room for the window's manifest is
+ * kept (manifest.json.part, allocated as captures are gathered) so that a
+ * disk filling up meanwhile cannot stop the manifest.
  *
  * Confinement: everything is reached from the spool's and the save tree's
  * descriptors one component at a time without following symlinks (see
@@ -69,7 +78,14 @@ typedef struct pd_job {
     int64_t min_free;        /* free bytes to keep on the save tree's file system; 0 = none */
     int64_t budget;          /* bytes the window may gather in all; -1 unlimited */
     _Atomic int64_t *used;   /* with budget: bytes the window's captures claimed so far */
-    char *data;              /* PD_JOB_WRITE: owned */
+    /* PD_JOB_GATHER: room kept for the window's manifest, relative to root
+     * ("" none): made at least reserve_base bytes, plus 256 per file the
+     * window's captures hold (*reserved counts them, shared by the window's
+     * jobs). PD_JOB_WRITE writes into that room. */
+    char manifest[PD_PATH_MAX];
+    int64_t reserve_base;
+    _Atomic int64_t *reserved;
+    char *data; /* PD_JOB_WRITE: owned */
     size_t len;
     char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders of spool/prune */
     int64_t offset, size;    /* PD_JOB_CHUNK */
@@ -80,8 +96,11 @@ typedef struct pd_job {
     bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
     bool mismatch; /* PD_JOB_CHUNK: the whole file failed its checksum; the .part is gone */
     char reason[512];
-    bool incomplete; /* a .part file was left in the capture */
-    bool renamed;    /* moved by rename(2) */
+    bool incomplete; /* a .part file was left in the capture (removed, not listed) */
+    int nparts;      /* how many */
+    char part[256];  /* the first of them */
+    char **parts;    /* all of them, relative to the capture */
+    bool renamed;    /* moved by rename(2): its files are not read again (moved) */
     bool left;       /* copied, but the spool copy could not be removed (see reason) */
     bool trashed;    /* copied; the spool copy went to .trash/w<window> */
     pp_file_t *files;

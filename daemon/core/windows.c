@@ -71,7 +71,7 @@ bool pd_windows_running(const pd_window_t *w)
 
 static bool finished(const pd_window_t *w)
 {
-    return w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED;
+    return w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED;
 }
 
 size_t pd_windows_live(const pd_windows_t *ws)

@@ -73,7 +73,10 @@ typedef struct pd_window {
     char dir[PP_MAX_PATH]; /* <save_path>/<job>/<name> */
     size_t root_len;       /* dir[0..root_len) is the save tree root (save_path) */
     int64_t bytes;
-    _Atomic int64_t claimed; /* bytes the window's gathering claimed from its budget */
+    _Atomic int64_t claimed;   /* bytes the window's gathering claimed from its budget */
+    _Atomic int64_t reserved;  /* room kept for its manifest, beyond the base (gather.h) */
+    int64_t manifest_retry_ms; /* the manifest could not be written yet: try again then; 0 */
+    int manifest_tries;
     int pending;             /* gather / manifest jobs and incoming files outstanding */
     bool mirror;             /* node daemon: a window the coordinator planned */
     int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */

@@ -7,6 +7,7 @@
 #include "finish.h"
 #include "gather.h"
 #include "manifest.h"
+#include "text.h"
 
 static void gather_done(pd_job_t *j)
 {
@@ -22,9 +23,18 @@ static void gather_done(pd_job_t *j)
             j->nfiles = 0;
             w->bytes += j->bytes;
             w->trash |= j->trashed;
-            if (j->incomplete && c->status == PP_CAP_COMPLETE) {
-                pd_windows_set_status(c, PP_CAP_TRUNCATED,
-                                      "the profiler left an incomplete (.part) file");
+            if (j->incomplete) {
+                char why[400];
+                char q[160];
+                pd_quote(q, sizeof(q), j->part);
+                snprintf(why, sizeof(why),
+                         "the profiler left an incomplete (.part) file, removed: %s%s", q,
+                         j->nparts > 1 ? " and others" : "");
+                if (c->status == PP_CAP_COMPLETE) {
+                    pd_windows_set_status(c, PP_CAP_TRUNCATED, why);
+                } else if (c->reason == NULL) {
+                    pd_windows_set_status(c, c->status, why);
+                }
             }
             if (j->left) {
                 PD_LOG(n->log, PD_LOG_WARN, "gather", "window %s rank %lld: %s", w->name,
@@ -76,6 +86,12 @@ void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, i
     }
     j->owner = owner;
     j->max_files = n->cfg->max_capture_files;
+    /* room for the manifest, kept as the captures arrive (gather.h) */
+    if (!j->list_only) {
+        snprintf(j->manifest, sizeof(j->manifest), "%s/%s/manifest.json", w->job, w->name);
+        j->reserve_base = 4096 + 1024 * (int64_t)w->nmembers;
+        j->reserved = &w->reserved;
+    }
     j->min_free = n->cfg->min_free_bytes;
     j->budget = n->cfg->window_byte_budget > 0 ? n->cfg->window_byte_budget : -1;
     j->used = &w->claimed;
@@ -119,25 +135,54 @@ void pd_finish_remove_spool(pd_node_t *n, const char *rel)
     }
 }
 
+#define RETRY_MIN_MS 1000
+#define RETRY_MAX_MS 10000
+
+/* The manifest could not be written for now (out of space, an I/O error):
+ * the window stays gathering, with the reason, and is tried again. */
+static void manifest_later(pd_node_t *n, pd_window_t *w, const char *why)
+{
+    int64_t delay = RETRY_MIN_MS << (w->manifest_tries < 4 ? w->manifest_tries : 4);
+    w->manifest_tries++;
+    w->manifest_retry_ms = pd_now_ms() + (delay < RETRY_MAX_MS ? delay : RETRY_MAX_MS);
+    n->manifests_waiting++;
+    snprintf(w->reason, sizeof(w->reason), "manifest not written yet: %.200s (retrying)", why);
+    PD_LOG(n->log, w->manifest_tries == 1 ? PD_LOG_WARN : PD_LOG_DEBUG, "windows", "window %s: %s",
+           w->name, w->reason);
+    pd_node_ranks_changed(n); /* the tick retries it */
+}
+
 static void manifest_done(pd_job_t *j)
 {
     pd_node_t *n = j->arg;
     pd_window_t *w = pd_windows_get(n->win, j->window);
     pd_windows_dirty(n->win);
-    if (w && w->trash) {
-        char rel[64];
-        snprintf(rel, sizeof(rel), "%s/w%lld", PD_TRASH, (long long)w->id);
-        w->trash = false;
-        pd_finish_remove_spool(n, rel);
-    }
     if (w) {
         w->pending--;
-        w->state = PP_WS_DONE;
+    }
+    if (w && j->rv != 0 && j->rv != PROFD_EPATH && n->stopping) {
+        /* stopping: gathering still, the manifest written after a restart */
+        snprintf(w->reason, sizeof(w->reason), "manifest not written yet: %.200s", j->reason);
+    } else if (w && j->rv != 0 && j->rv != PROFD_EPATH) {
+        manifest_later(n, w, j->reason);
+    } else if (w) {
+        if (w->trash) {
+            char rel[64];
+            snprintf(rel, sizeof(rel), "%s/w%lld", PD_TRASH, (long long)w->id);
+            w->trash = false;
+            pd_finish_remove_spool(n, rel);
+        }
         w->done_ms = pd_now_ms();
         if (j->rv != 0) {
+            /* never where it belongs: no manifest, not done */
+            w->state = PP_WS_FAILED;
             snprintf(w->reason, sizeof(w->reason), "manifest not written: %.200s", j->reason);
             PD_LOG(n->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
         } else {
+            w->state = PP_WS_DONE;
+            if (strncmp(w->reason, "manifest not written yet", 24) == 0) {
+                w->reason[0] = '\0';
+            }
             PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name,
                    w->dir);
         }
@@ -145,9 +190,25 @@ static void manifest_done(pd_job_t *j)
     pd_job_free(j);
 }
 
+void pd_finish_retry(pd_node_t *n, int64_t now_ms)
+{
+    if (n->manifests_waiting == 0) {
+        return;
+    }
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        if (w->manifest_retry_ms && now_ms >= w->manifest_retry_ms) {
+            pd_finish_manifest(n, w); /* clears the retry */
+        }
+    }
+}
+
 void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
 {
     pp_manifest_t man;
+    if (w->manifest_retry_ms) {
+        w->manifest_retry_ms = 0;
+        n->manifests_waiting--;
+    }
     pd_job_t *j = calloc(1, sizeof(*j));
     char *text = NULL;
     size_t len = 0;
@@ -159,9 +220,7 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     if (rv != 0) {
         free(text);
         free(j);
-        w->state = PP_WS_DONE;
-        snprintf(w->reason, sizeof(w->reason), "manifest not written: out of memory");
-        PD_LOG(n->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
+        manifest_later(n, w, "out of memory");
         return;
     }
     j->kind = PD_JOB_WRITE;

@@ -19,8 +19,14 @@
  * link streams them). */
 void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner);
 
-/* Write w's manifest (state gathering until written, then done). */
+/* Write w's manifest: state gathering until it is written, then done. A
+ * window is done only once its manifest exists: one that cannot be written
+ * for now (a full disk) stays gathering with the reason and is tried again
+ * (pd_finish_retry); one that can never be where it belongs (a symlink in
+ * the tree) fails. */
 void pd_finish_manifest(pd_node_t *n, pd_window_t *w);
+/* Periodic: write the manifests whose retry is due. */
+void pd_finish_retry(pd_node_t *n, int64_t now_ms);
 
 /* Remove spool/rel (a whole tree) on the thread pool; nobody waits for it. */
 void pd_finish_remove_spool(pd_node_t *n, const char *rel);

@@ -25,7 +25,8 @@
 typedef struct pd_node_hooks {
     /* a worker registered, was lost or left (the roster a coordinator gets) */
     void (*roster_changed)(void *arg);
-    /* ranks were added or removed (the liveness timer follows them) */
+    /* ranks were added or removed, or a manifest waits for a retry (the
+     * periodic tick follows them) */
     void (*ranks_changed)(void *arg);
     /* a coordinator: the slowest node's own delivery estimate (us) */
     int64_t (*remote_latency_us)(void *arg);
@@ -53,6 +54,7 @@ typedef struct pd_node {
     int64_t gen_published_us;
     pd_latency_t latency; /* publish -> worker (or node) acknowledges */
     int64_t bad_requests;
+    int64_t manifests_waiting; /* windows whose manifest waits for a retry (finish.c) */
     bool stopping;
     pd_node_hooks_t hooks;
 } pd_node_t;
