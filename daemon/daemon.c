@@ -26,6 +26,7 @@ static void on_broadcast(uv_idle_t *h)
     pd_daemon_t *d = h->data;
     uv_idle_stop(h);
     d->broadcast_due = false;
+    pd_journal_sync(d->journal); /* no worker hears of a plan the daemon could forget */
     d->node.gen_published_us = pd_now_us();
     if (d->worker) {
         pd_worker_broadcast(d->worker);
@@ -41,6 +42,7 @@ static void windows_changed(void *arg)
     if (d->coord) {
         pd_state_changed(&d->state);
     }
+    pd_journal_dirty(d->journal);
     d->node.gen++;
     if (!d->broadcast_due && !d->node.stopping) {
         d->broadcast_due = true;
@@ -55,6 +57,28 @@ static void state_dirty(void *arg)
     if (d->coord) {
         pd_state_changed(&d->state);
     }
+    pd_journal_dirty(d->journal);
+}
+
+/* The registry and the link: what the journal keeps of them. */
+static void rank_changed(void *arg, const pd_rank_t *k)
+{
+    pd_journal_rank(((pd_daemon_t *)arg)->journal, k);
+}
+
+static void rank_gone(void *arg, int64_t id)
+{
+    pd_journal_rank_gone(((pd_daemon_t *)arg)->journal, id);
+}
+
+static void durable(void *arg)
+{
+    pd_journal_sync(((pd_daemon_t *)arg)->journal);
+}
+
+static void coordinator_known(void *arg, const char *instance)
+{
+    pd_journal_coordinator(((pd_daemon_t *)arg)->journal, instance);
 }
 
 static void windows_gather(void *arg, pd_window_t *w, pd_member_t *m, size_t cap, int64_t owner)
@@ -166,6 +190,7 @@ static void begin_stop(pd_daemon_t *d)
     uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->stop_async, NULL);
     pd_state_stop(&d->state);
+    pd_journal_stop(d->journal);
     for (int i = 0; i < d->loop.nsig; i++) {
         uv_signal_stop(&d->loop.sig[i]);
     }
@@ -307,6 +332,10 @@ static void wire(pd_daemon_t *d)
         .ranks_changed = ranks_changed,
         .remote_latency_us = remote_latency_us,
         .status = status_fill,
+        .rank_changed = rank_changed,
+        .rank_gone = rank_gone,
+        .durable = durable,
+        .coordinator_known = coordinator_known,
         .arg = d,
     };
     d->win.follower = d->cfg.coordinator_url[0] != '\0';
@@ -393,12 +422,28 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     if ((rv = prepare_dirs(d, err, errlen)) != 0 || (rv = loop_start(d, err, errlen)) != 0) {
         goto fail_early;
     }
+    /* what a restart left: before anything serves (a coordinator has its state file) */
+    pd_journal_loaded_t jl = {0};
+    if (!cfg->coordinator && (rv = pd_journal_open(&d->journal, &d->node, d->instance,
+                                                   sizeof(d->instance), &jl, err, errlen)) != 0) {
+        goto fail;
+    }
     if ((rv = pd_worker_init(&d->worker, &d->node, err, errlen)) != 0 ||
         (rv = pd_control_init(&d->control, &d->node, err, errlen)) != 0 ||
         (cfg->coordinator && (rv = coordinator_start(d, err, errlen)) != 0) ||
         (cfg->coordinator_url[0] && (rv = pd_link_init(&d->link, &d->node, err, errlen)) != 0)) {
         goto fail;
     }
+    if (jl.found) {
+        PD_LOG(&d->log, PD_LOG_INFO, "journal",
+               "instance %s: %zu window(s) and %zu rank(s) kept over a restart (%zu record(s)%s)",
+               d->instance, jl.windows, jl.ranks, jl.lines,
+               jl.torn ? ", a torn last one ignored" : "");
+    }
+    pd_link_set_coordinator(d->link, jl.coordinator[0] ? jl.coordinator : NULL);
+    pd_journal_start(d->journal);
+    pd_journal_resume(d->journal); /* gatherings a restart cut short, windows to finish */
+    tick_update(d);
     pd_apply_own(&d->node);
     pd_finish_remove_spool(&d->node, PD_TRASH); /* copies a stopped daemon had not removed yet */
     PD_LOG(&d->log, PD_LOG_INFO, "daemon",
@@ -411,6 +456,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
 fail:
     begin_stop(d);
     pd_loop_fini(&d->loop);
+    pd_journal_fini(d->journal);
+    d->journal = NULL;
     pd_watchdog_cancel(d->watchdog);
     pd_coord_free(d->coord);
 fail_early:
@@ -436,6 +483,8 @@ int pd_daemon_fini(pd_daemon_t *d)
     if (d->coord) {
         pd_state_fini(&d->state);
     }
+    pd_journal_fini(d->journal);
+    d->journal = NULL;
     pd_coord_free(d->coord);
     d->coord = NULL;
     pd_windows_fini(&d->win);

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "control.h"
 #include "coord.h"
+#include "journal.h"
 #include "link.h"
 #include "log.h"
 #include "loop.h"
@@ -38,9 +39,10 @@ typedef struct pd_daemon {
 
     pd_worker_t *worker;
     pd_control_t *control;
-    pd_link_t *link;   /* a node daemon: the link to the coordinator */
-    pd_coord_t *coord; /* a coordinator: the node endpoint */
-    pd_state_t state;  /* a coordinator: its state file */
+    pd_link_t *link;       /* a node daemon: the link to the coordinator */
+    pd_coord_t *coord;     /* a coordinator: the node endpoint */
+    pd_state_t state;      /* a coordinator: its state file */
+    pd_journal_t *journal; /* any other daemon: its journal */
 
     char instance[24]; /* random id of this daemon run */
     char name[PP_MAX_NAME + 1];

@@ -548,6 +548,7 @@ static int gather_open(pd_job_t *j, gather_t *g)
     if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
         0) {
         if (rv == PROFD_EIO && errno == ENOENT) {
+            j->missing = true;
             return job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
         }
         return job_fail(j, rv, "spool: %s", why);
@@ -555,6 +556,7 @@ static int gather_open(pd_job_t *j, gather_t *g)
     g->cap = openat(g->parent, g->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (g->cap < 0) {
         if (errno == ENOENT) {
+            j->missing = true;
             return job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
         }
         struct stat st;
@@ -714,6 +716,46 @@ static void reserve_manifest(pd_job_t *j, int root)
     close(dir);
 }
 
+/* After a restart: a capture no longer in the spool was renamed into the
+ * tree before the daemon stopped: list it there. */
+static void recover_in_tree(pd_job_t *j)
+{
+    char why[400], q[300];
+    const char *base;
+    int root, parent, cap = -1;
+    pd_quote(q, sizeof(q), j->src);
+    j->rv = 0;
+    j->reason[0] = '\0';
+    if (pd_confine_root(j->root, &root, why, sizeof(why)) != 0) {
+        job_fail(j, PROFD_EIO, "capture folder '%s' is missing (and the tree: %s)", q, why);
+        return;
+    }
+    if (pd_confine_parent(root, j->dst, false, &parent, &base, why, sizeof(why)) == 0) {
+        cap = openat(parent, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(parent);
+    }
+    close(root);
+    if (cap < 0) {
+        job_fail(j, PROFD_EIO,
+                 "capture folder '%s' is missing: neither in the spool nor in the tree after "
+                 "the daemon restarted",
+                 q);
+        return;
+    }
+    int fd = fcntl(cap, F_DUPFD_CLOEXEC, 0);
+    walk_t w = {j, 0, j->max_files > 0 ? j->max_files : DEFAULT_MAX_FILES};
+    if (fd >= 0 && walk(&w, fd, "", 0) == 0) {
+        j->renamed = true;
+        remove_parts(j, cap);
+        for (size_t i = 0; i < j->nfiles; i++) {
+            j->files[i].moved = true;
+        }
+    } else if (fd < 0) {
+        job_fail(j, PROFD_EIO, "cannot read '%s' in the tree: %s", q, strerror(errno));
+    }
+    close(cap);
+}
+
 void pd_gather_run(pd_job_t *j)
 {
     gather_t g = {-1, -1, -1, NULL, {0}, -1, -1, NULL};
@@ -721,7 +763,12 @@ void pd_gather_run(pd_job_t *j)
     int rv, e = 0;
 
     j->rv = 0;
-    if ((rv = gather_open(j, &g)) != 0) {
+    if ((rv = gather_open(j, &g)) != 0 && j->recover && j->missing && !j->list_only) {
+        gather_close(&g);
+        recover_in_tree(j);
+        return;
+    }
+    if (rv != 0) {
         if (rv == PROFD_ELIMIT && g.parent >= 0) {
             pd_confine_remove(g.parent, g.name);
         }
@@ -749,6 +796,9 @@ void pd_gather_run(pd_job_t *j)
     } else {
         struct stat dst;
         bool same = fstat(g.dparent, &dst) == 0 && dst.st_dev == g.st.st_dev;
+        if (j->recover && fstatat(g.dparent, g.dname, &dst, AT_SYMLINK_NOFOLLOW) == 0) {
+            pd_confine_remove(g.dparent, g.dname); /* a copy a restart cut short */
+        }
         reserve_manifest(j, g.root);
         /* a rename takes no space; a copy takes the capture's size */
         if (floor_check(j, g.dparent, same ? 0 : j->bytes) == 0 && !gather_rename(j, &g, &e)) {

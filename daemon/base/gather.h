@@ -73,6 +73,9 @@ typedef struct pd_job {
     char dst[PD_PATH_MAX];   /* destination, relative to root; never followed through symlinks */
     bool checksum;           /* xxh64 of every file */
     bool list_only;          /* PD_JOB_GATHER: list and checksum in place, move nothing */
+    bool recover;            /* PD_JOB_GATHER after a restart: a capture no longer in the
+                                spool is listed where a rename put it in the tree; a copy
+                                left half done there is made again */
     int64_t owner;           /* PD_JOB_GATHER: uid everything must belong to; -1 any */
     int64_t max_files;       /* PD_JOB_GATHER: files and folders in a capture; 0 = 100000 */
     int64_t min_free;        /* free bytes to keep on the save tree's file system; 0 = none */
@@ -101,6 +104,7 @@ typedef struct pd_job {
     char part[256];  /* the first of them */
     char **parts;    /* all of them, relative to the capture */
     bool renamed;    /* moved by rename(2): its files are not read again (moved) */
+    bool missing;    /* the capture folder is not in the spool */
     bool left;       /* copied, but the spool copy could not be removed (see reason) */
     bool trashed;    /* copied; the spool copy went to .trash/w<window> */
     pp_file_t *files;

@@ -160,6 +160,7 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
         pd_mirror_reset(l->n); /* its windows are gone with it */
     }
     snprintf(l->coord, sizeof(l->coord), "%s", m.u.node_welcome.instance);
+    pd_node_coordinator_known(l->n, l->coord); /* kept over a restart of this node */
     pp_msg_free(&m);
     l->registered = true;
     l->backoff_ms = 100;
@@ -341,6 +342,7 @@ static void window_delivered(pd_link_t *l, int64_t id)
         char dir[PD_PATH_MAX];
         w->state = PP_WS_DONE;
         w->done_ms = pd_now_ms();
+        pd_windows_touch(l->n->win, w, NULL);
         snprintf(dir, sizeof(dir), "%s/%s", w->job, w->name);
         pd_confine_prune_path(l->n->spool, dir);
         PD_LOG(l->n->log, PD_LOG_INFO, "link", "window %s delivered to the coordinator", w->name);
@@ -594,6 +596,7 @@ void pd_link_forward(pd_link_t *l, pd_window_t *w)
         return;
     }
     w->forwarded = true;
+    pd_windows_touch(l->n->win, w, NULL);
     w->pending++; /* held until everything is queued */
     for (size_t i = 0; i < w->nmembers; i++) {
         pd_member_t *m = &w->members[i];
@@ -650,6 +653,13 @@ static void on_timer(uv_timer_t *t)
         send_summary(l, now);
     }
     pump(l);
+}
+
+void pd_link_set_coordinator(pd_link_t *l, const char *instance)
+{
+    if (l && instance) {
+        snprintf(l->coord, sizeof(l->coord), "%s", instance);
+    }
 }
 
 void pd_link_roster_changed(pd_link_t *l)

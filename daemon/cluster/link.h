@@ -26,6 +26,9 @@ int pd_link_init(pd_link_t **out, pd_node_t *n, char *err, size_t errlen);
  * fine. */
 void pd_link_fini(pd_link_t *l);
 
+/* The coordinator instance this node knew before a restart: a different
+ * one after it drops the mirror windows (that coordinator is gone). */
+void pd_link_set_coordinator(pd_link_t *l, const char *instance);
 /* A worker registered, was lost or left. NULL is fine. */
 void pd_link_roster_changed(pd_link_t *l);
 /* Every local capture of a mirror window is gathered: send the results and

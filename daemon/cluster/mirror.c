@@ -75,6 +75,7 @@ static pd_window_t *mirror_new(pd_node_t *n, const pp_plan_entry_t *e)
     w->created_ms = pd_now_ms();
     snprintf(w->dir, sizeof(w->dir), "%.800s/%s/%s", n->save_path, w->job, w->name);
     w->root_len = strnlen(n->save_path, 800);
+    w->jdirty = true;
     pd_windows_append(n->win, w);
     PD_LOG(n->log, PD_LOG_INFO, "mirror", "window %s from the coordinator", w->name);
     return w;
@@ -102,6 +103,7 @@ void pd_mirror_reset(pd_node_t *n)
             changed = true;
         }
         w->remote_id = -1;
+        pd_windows_touch(n->win, w, NULL);
     }
     if (changed) {
         pd_windows_changed(n->win);
@@ -128,6 +130,7 @@ void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
         int sel = selector_for(w, e);
         if (w->last != e->last_step) {
             w->last = e->last_step; /* stopped by the coordinator */
+            pd_windows_touch(n->win, w, NULL);
             changed = true;
         }
         for (size_t c = 0; sel >= 0 && c < ne->clients_n; c++) {
@@ -145,6 +148,7 @@ void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
             }
             if ((m = pd_windows_add_member(w, k, sel, roles)) != NULL) {
                 m->pid_dir = e->pid_dir;
+                pd_windows_touch(n->win, w, NULL); /* its selectors too */
                 changed = true;
             }
         }

@@ -60,9 +60,47 @@ static int grow(pd_registry_t *r)
     r->gens = g;
     for (size_t i = r->cap; i < n; i++) {
         s[i] = NULL;
-        g[i] = 0;
+        g[i] = r->gen_floor;
     }
     r->cap = n;
+    return 0;
+}
+
+void pd_registry_floor(pd_registry_t *r, uint32_t floor)
+{
+    if (floor > r->gen_floor) {
+        r->gen_floor = floor;
+    }
+    for (size_t i = 0; i < r->cap; i++) {
+        if (r->slots[i] == NULL && r->gens[i] < r->gen_floor) {
+            r->gens[i] = r->gen_floor;
+        }
+    }
+}
+
+int pd_registry_insert(pd_registry_t *r, pd_rank_t *k)
+{
+    if (k->id <= 0 || (uint64_t)k->id >> 32 == 0 || ((uint64_t)k->id & 0xffffffffu) == 0) {
+        return PROFD_EINVAL;
+    }
+    size_t i = SLOT_OF(k->id);
+    if (i >= 65536 * 4) {
+        return PROFD_EINVAL; /* no registry grows that far */
+    }
+    if (r->count >= r->max) {
+        return PROFD_ELIMIT;
+    }
+    while (i >= r->cap) {
+        if (grow(r) != 0) {
+            return PROFD_ENOMEM;
+        }
+    }
+    if (r->slots[i] != NULL) {
+        return PROFD_EINVAL;
+    }
+    r->slots[i] = k;
+    r->gens[i] = GEN_OF(k->id);
+    r->count++;
     return 0;
 }
 

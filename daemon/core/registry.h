@@ -52,6 +52,7 @@ typedef struct pd_rank {
     int64_t last_seen_ms;
     int64_t registered_ms;
     int64_t events, dropped;
+    bool restored; /* kept over a daemon restart, not heard from since */
 
     int64_t gen_acked;  /* plan generation the worker confirmed */
     int64_t gen_sample; /* its long poll was parked when this generation was
@@ -72,6 +73,9 @@ typedef struct pd_registry {
     bool shared_jobs;
     /* a certificate's common name is the one job its workers may register */
     bool job_cn;
+    /* ids are never given twice, over restarts too: a slot's generation
+     * starts above this (the largest a journal saw) */
+    uint32_t gen_floor;
 } pd_registry_t;
 
 /* The credentials of a registering peer (pd_registry_register). */
@@ -111,6 +115,12 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
                          const pd_owner_t *owner, int64_t now_ms, pd_rank_t **out, char *err,
                          size_t errlen);
 pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id);
+/* An entry made elsewhere (restored from a journal) under its own k->id;
+ * the registry takes it. 0, PROFD_EINVAL (the id is not valid or taken),
+ * PROFD_ENOMEM, PROFD_ELIMIT. */
+int pd_registry_insert(pd_registry_t *r, pd_rank_t *k);
+/* Generations at least `floor` from now on (slots in use keep theirs). */
+void pd_registry_floor(pd_registry_t *r, uint32_t floor);
 void pd_registry_remove(pd_registry_t *r, int64_t id);
 
 /* Apply a batch of (kind, step, t_us) events. Returns PROFD_EPROTO when the

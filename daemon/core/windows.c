@@ -21,6 +21,8 @@ static void member_free(pd_member_t *m)
     free(m->caps);
     m->caps = NULL;
     m->ncaps = 0;
+    free(m->gathered);
+    m->gathered = NULL;
     free(m->roles);
     free(m->selnames);
     m->roles = NULL;
@@ -95,6 +97,17 @@ void pd_windows_dirty(pd_windows_t *ws)
     if (ws->hooks.dirty) {
         ws->hooks.dirty(ws->hooks.arg);
     }
+}
+
+void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m)
+{
+    if (w) {
+        w->jdirty = w->jdirty || m == NULL;
+    }
+    if (m) {
+        m->jdirty = true;
+    }
+    pd_windows_dirty(ws);
 }
 
 static int add_warning(pd_window_t *w, const char *text)
@@ -206,6 +219,8 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     m->selector = selector;
     m->state = PP_MS_EXPECTED;
     m->pid_dir = pid_dir;
+    m->uid = k->uid;
+    m->jdirty = true;
     if (pd_windows_member_roles(m, k->roles, k->nroles, roles) != 0) {
         w->nmembers--;
         return NULL;
@@ -291,6 +306,7 @@ static pd_window_t *window_new(pd_windows_t *ws, const pd_registry_t *reg,
     ws->next_id = w->id;
     w->root_len = strlen(root);
     w->state = PP_WS_PENDING;
+    w->jdirty = true;
     w->created_ms = now_ms;
     int late = 0;
     for (size_t m = 0; m < out->n_members; m++) {
@@ -363,6 +379,7 @@ void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k)
             if (m->state == PP_MS_EXPECTED && sel != -2 && k->nroles > 1 &&
                 (k->nroles != m->nroles || roles != m->selected) &&
                 pd_windows_member_roles(m, k->roles, k->nroles, roles) == 0) {
+                m->jdirty = true;
                 changed = true;
             }
             continue;
@@ -384,6 +401,7 @@ void pd_windows_on_step(pd_windows_t *ws, const pd_rank_t *k)
         if (w->state == PP_WS_PENDING && k->step != PP_NONE && k->step >= w->first &&
             pd_windows_member(w, k->id)) {
             w->state = PP_WS_ACTIVE;
+            w->jdirty = true;
         }
     }
 }
@@ -405,7 +423,7 @@ static void member_lost(pd_windows_t *ws, pd_window_t *w, pd_member_t *m, const 
         m->ncaps = 1;
     }
     m->state = PP_MS_LOST;
-    pd_windows_dirty(ws);
+    pd_windows_touch(ws, w, m);
     PD_LOG(ws->log, PD_LOG_WARN, "windows", "window %s: rank %lld %s", w->name, (long long)m->rank,
            why);
     pd_windows_maybe_finish(ws, w);
@@ -480,6 +498,8 @@ void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
                                   strcmp(m->role, k->role) == 0 && strcmp(m->host, k->host) == 0;
             if (same && m->client != k->id) {
                 m->client = k->id;
+                m->jdirty = true;
+                pd_windows_dirty(ws);
             }
         }
     }
@@ -603,11 +623,14 @@ int pd_windows_report(pd_windows_t *ws, const pd_rank_t *k, int64_t window, pp_c
     m->ncaps = *ncaps;
     *caps = NULL;
     *ncaps = 0;
+    free(m->gathered);
+    m->gathered = m->ncaps ? calloc(m->ncaps, sizeof(*m->gathered)) : NULL;
     m->state = PP_MS_REPORTED;
-    pd_windows_dirty(ws); /* the coordinator keeps reports over a restart */
     if (w->state == PP_WS_PENDING) {
         w->state = PP_WS_ACTIVE;
+        w->jdirty = true;
     }
+    pd_windows_touch(ws, w, m); /* kept over a restart */
     for (size_t i = 0; i < m->ncaps; i++) {
         pp_capture_t *c = &m->caps[i];
         const char *failure = check_capture(ws, w, m, c, rel, why, sizeof(why));
@@ -659,7 +682,10 @@ void pd_windows_maybe_finish(pd_windows_t *ws, pd_window_t *w)
             return;
         }
     }
-    w->state = PP_WS_GATHERING;
+    if (w->state != PP_WS_GATHERING) {
+        w->state = PP_WS_GATHERING;
+        pd_windows_touch(ws, w, NULL);
+    }
     if (w->pending == 0 && ws->hooks.complete) {
         ws->hooks.complete(ws->hooks.arg, w);
     }
@@ -672,6 +698,7 @@ void pd_windows_cancel(pd_windows_t *ws, pd_window_t *w, int64_t now_ms, const c
     w->state = PP_WS_CANCELLED;
     w->done_ms = now_ms;
     snprintf(w->reason, sizeof(w->reason), "%s", reason);
+    pd_windows_touch(ws, w, NULL);
 }
 
 int pd_windows_stop(pd_windows_t *ws, const pd_registry_t *reg, int64_t id,
@@ -711,6 +738,7 @@ int pd_windows_stop(pd_windows_t *ws, const pd_registry_t *reg, int64_t id,
         }
         if (w->last == PP_NONE || stop < w->last) {
             w->last = stop;
+            pd_windows_touch(ws, w, NULL);
             PD_LOG(ws->log, PD_LOG_INFO, "windows", "window %s stops after step %lld", w->name,
                    (long long)stop);
         }

@@ -40,9 +40,12 @@ typedef struct pd_member {
      * before it has its rank (or one of its role ranks) and host */
     bool pid_dir;
     int64_t node_client; /* coordinator: the id its node daemon gave it; 0 local */
+    int64_t uid;         /* the uid its files must belong to (the rank's), -1 any */
     pp_member_state_t state;
     pp_capture_t *caps;
     size_t ncaps;
+    bool *gathered; /* per capture: its gathering finished (ncaps of them, or NULL) */
+    bool jdirty;    /* changed since the journal last wrote it */
 } pd_member_t;
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
@@ -86,6 +89,7 @@ typedef struct pd_window {
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;
     int64_t created_ms, done_ms;
+    bool jdirty; /* the window's own fields changed since the journal wrote them */
     struct pd_window *next;
 } pd_window_t;
 
@@ -218,6 +222,10 @@ void pd_windows_maybe_finish(pd_windows_t *ws, pd_window_t *w);
 /* The hooks say: plans changed / state worth keeping changed. */
 void pd_windows_changed(pd_windows_t *ws);
 void pd_windows_dirty(pd_windows_t *ws);
+/* Window w (and member m, when not NULL) changed: marked for the journal,
+ * and the dirty hook runs. Modules that change a window's fields themselves
+ * say so through it. */
+void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m);
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
 /*
  * A member's report: move its captures into the member (*caps is taken),

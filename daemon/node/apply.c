@@ -62,6 +62,7 @@ static int start_all(pd_node_t *n, pd_profcfg_t *cfg, const char *job, char *con
             pd_window_t *w = pd_windows_get(n->win, v[x]);
             if (w) {
                 w->origin = strdup(keys[i]);
+                pd_windows_touch(n->win, w, NULL);
             }
         }
         int64_t *all = realloc(r->ids, (r->nids + k) * sizeof(*all));

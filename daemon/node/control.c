@@ -84,6 +84,7 @@ static void reply_started(pd_node_t *n, pd_req_t *req, const int64_t *ids, size_
                           char **warnings, size_t nwarnings)
 {
     pp_msg_t m;
+    pd_node_durable(n); /* a window is kept over a restart before anyone hears of it */
     pp_msg_init(&m, PP_T_started);
     pp_window_t *v = k ? calloc(k, sizeof(*v)) : NULL;
     size_t j = 0;

@@ -49,14 +49,24 @@ static void gather_done(pd_job_t *j)
                    "window %s rank %lld: %s", w->name, (long long)m->rank, j->reason);
         }
     }
+    if (m && j->cap < m->ncaps && m->gathered) {
+        m->gathered[j->cap] = true; /* done, either way: not gathered again after a restart */
+    }
     if (w) {
         w->pending--;
+        pd_windows_touch(n->win, w, NULL);
+        if (m) {
+            pd_windows_touch(n->win, w, m);
+        }
         pd_windows_maybe_finish(n->win, w);
     }
     pd_job_free(j);
 }
 
-void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner)
+/* recover: after a restart, the capture may be in the spool still, half
+ * copied into the tree, or renamed into it already (gather.h). */
+static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner,
+                   bool recover)
 {
     pp_capture_t *c = &m->caps[ci];
     size_t prefix = strlen(w->job) + 1 + strlen(w->name) + 1;
@@ -67,11 +77,17 @@ void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, i
     }
     j->kind = PD_JOB_GATHER;
     /* c->dir is "<job>/<window>/<capdir>", the same below the spool and the
-     * save tree; gathering checks it again, component by component */
+     * save tree (after a restart: "<capdir>", relative to the window);
+     * gathering checks it again, component by component */
+    bool full = strncmp(c->dir, w->job, strlen(w->job)) == 0 && c->dir[strlen(w->job)] == '/' &&
+                strncmp(c->dir + strlen(w->job) + 1, w->name, strlen(w->name)) == 0 &&
+                c->dir[prefix - 1] == '/';
     snprintf(j->spool, sizeof(j->spool), "%s", n->spool);
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
-    if ((size_t)snprintf(j->src, sizeof(j->src), "%s", c->dir) >= sizeof(j->src) ||
-        (size_t)snprintf(j->dst, sizeof(j->dst), "%s", c->dir) >= sizeof(j->dst)) {
+    j->recover = recover;
+    if ((size_t)snprintf(j->src, sizeof(j->src), "%s%s%s%s%s", full ? "" : w->job, full ? "" : "/",
+                         full ? "" : w->name, full ? "" : "/", c->dir) >= sizeof(j->src) ||
+        (size_t)snprintf(j->dst, sizeof(j->dst), "%s", j->src) >= sizeof(j->dst)) {
         pd_windows_set_status(c, PP_CAP_FAILED, "capture path too long");
         free(c->dir);
         c->dir = NULL;
@@ -101,12 +117,39 @@ void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, i
     j->client = m->client;
     j->cap = ci;
     /* the manifest names folders relative to the window */
-    memmove(c->dir, c->dir + prefix, strlen(c->dir + prefix) + 1);
+    if (full) {
+        memmove(c->dir, c->dir + prefix, strlen(c->dir + prefix) + 1);
+    }
     w->pending++;
     if (pd_job_submit(&n->loop->uv, j) != 0) {
         w->pending--;
         pd_windows_set_status(c, PP_CAP_FAILED, "cannot queue the gathering");
         pd_job_free(j);
+    }
+}
+
+void pd_finish_gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int64_t owner)
+{
+    gather(n, w, m, ci, owner, false);
+}
+
+void pd_finish_resume(pd_node_t *n)
+{
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        if (w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED) {
+            continue;
+        }
+        w->pending = 0;
+        w->forwarded = false; /* a node forwards it (again): the coordinator sorts repeats out */
+        for (size_t i = 0; i < w->nmembers; i++) {
+            pd_member_t *m = &w->members[i];
+            for (size_t c = 0; m->state == PP_MS_REPORTED && c < m->ncaps; c++) {
+                if (m->caps[c].dir && !(m->gathered && m->gathered[c])) {
+                    gather(n, w, m, c, m->uid, true);
+                }
+            }
+        }
+        pd_windows_maybe_finish(n->win, w);
     }
 }
 
@@ -156,9 +199,9 @@ static void manifest_done(pd_job_t *j)
 {
     pd_node_t *n = j->arg;
     pd_window_t *w = pd_windows_get(n->win, j->window);
-    pd_windows_dirty(n->win);
     if (w) {
         w->pending--;
+        pd_windows_touch(n->win, w, NULL); /* below: its state or reason */
     }
     if (w && j->rv != 0 && j->rv != PROFD_EPATH && n->stopping) {
         /* stopping: gathering still, the manifest written after a restart */

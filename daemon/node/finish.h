@@ -28,6 +28,10 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w);
 /* Periodic: write the manifests whose retry is due. */
 void pd_finish_retry(pd_node_t *n, int64_t now_ms);
 
+/* After a restart (journal.h): gather again the captures whose gathering
+ * had not finished, and finish the windows with nothing left to wait for. */
+void pd_finish_resume(pd_node_t *n);
+
 /* Remove spool/rel (a whole tree) on the thread pool; nobody waits for it. */
 void pd_finish_remove_spool(pd_node_t *n, const char *rel);
 

@@ -74,3 +74,31 @@ void pd_node_job_check(pd_node_t *n, const char *job)
     }
     pd_windows_job_gone(n->win, name, pd_now_ms());
 }
+
+void pd_node_rank_changed(pd_node_t *n, const pd_rank_t *k)
+{
+    if (n->hooks.rank_changed) {
+        n->hooks.rank_changed(n->hooks.arg, k);
+    }
+}
+
+void pd_node_rank_gone(pd_node_t *n, int64_t id)
+{
+    if (n->hooks.rank_gone) {
+        n->hooks.rank_gone(n->hooks.arg, id);
+    }
+}
+
+void pd_node_durable(pd_node_t *n)
+{
+    if (n->hooks.durable) {
+        n->hooks.durable(n->hooks.arg);
+    }
+}
+
+void pd_node_coordinator_known(pd_node_t *n, const char *instance)
+{
+    if (n->hooks.coordinator_known) {
+        n->hooks.coordinator_known(n->hooks.arg, instance);
+    }
+}

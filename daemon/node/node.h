@@ -32,6 +32,13 @@ typedef struct pd_node_hooks {
     int64_t (*remote_latency_us)(void *arg);
     /* `status` fields only the multi-node modules know */
     void (*status)(void *arg, pp_status_reply_t *out);
+    /* a rank registered (or again, its roles changed) / is gone for good */
+    void (*rank_changed)(void *arg, const pd_rank_t *k);
+    void (*rank_gone)(void *arg, int64_t id);
+    /* what changed is about to be told (a reply): keep it over a restart first */
+    void (*durable)(void *arg);
+    /* a node daemon: the instance of its coordinator */
+    void (*coordinator_known)(void *arg, const char *instance);
     void *arg;
 } pd_node_hooks_t;
 
@@ -79,5 +86,9 @@ void pd_node_job_check(pd_node_t *n, const char *job);
 /* The hooks, called when set. */
 void pd_node_roster_changed(pd_node_t *n);
 void pd_node_ranks_changed(pd_node_t *n);
+void pd_node_rank_changed(pd_node_t *n, const pd_rank_t *k);
+void pd_node_rank_gone(pd_node_t *n, int64_t id);
+void pd_node_durable(pd_node_t *n);
+void pd_node_coordinator_known(pd_node_t *n, const char *instance);
 
 #endif

@@ -56,6 +56,7 @@ static pd_rank_t *client_of(pd_node_t *n, pd_req_t *req, int64_t id)
     pd_rank_t *k = pd_registry_get(n->reg, id);
     k->pipe = pd_req_peer(req)->pipe;
     k->last_seen_ms = pd_now_ms();
+    k->restored = false;
     if (k->state == PD_RANK_LOST) {
         k->state = PD_RANK_ACTIVE;
     }
@@ -141,12 +142,15 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
         return;
     }
     k->pipe = peer->pipe;
+    k->restored = false;
     PD_LOG(n->log, PD_LOG_DEBUG, "worker", "rank %lld role %s replica %lld pid %lld registered",
            (long long)k->rank, k->role, (long long)k->replica_rank, (long long)k->pid);
     release_watch(n, k); /* a re-registration supersedes an old poll */
     pd_windows_on_register(n->win, k);
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);
+    pd_node_rank_changed(n, k);
+    pd_node_durable(n); /* its id is kept before it hears it */
 
     pp_msg_t m;
     pp_msg_init(&m, PP_T_welcome);
@@ -218,6 +222,7 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
+    pd_node_durable(n); /* the worker forgets what it reported once acknowledged */
     pd_node_reply_ack(n, req);
 }
 
@@ -235,6 +240,8 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);
     pd_node_job_check(n, job);
+    pd_node_rank_gone(n, msg->u.bye.client);
+    pd_node_durable(n);
     pp_msg_t m;
     pp_msg_init(&m, PP_T_ok);
     pd_req_reply_msg(req, &m);
@@ -343,11 +350,19 @@ void pd_worker_tick(pd_worker_t *w, int64_t now_ms)
             release_watch(n, k);
         }
         if (k->state == PD_RANK_ACTIVE && silent > n->cfg->client_timeout_ms) {
-            snprintf(why, sizeof(why), "was silent for %lld ms", (long long)silent);
+            if (k->restored) {
+                snprintf(why, sizeof(why),
+                         "did not come back within %lld ms of the daemon's restart",
+                         (long long)silent);
+            } else {
+                snprintf(why, sizeof(why), "was silent for %lld ms", (long long)silent);
+            }
             lose(n, k, why);
         }
         if (k->state == PD_RANK_LOST && silent > 6 * n->cfg->client_timeout_ms) {
-            pd_registry_remove(n->reg, k->id);
+            int64_t id = k->id;
+            pd_registry_remove(n->reg, id);
+            pd_node_rank_gone(n, id);
         }
     }
 }

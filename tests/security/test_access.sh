@@ -65,8 +65,10 @@ ub_uid=$(id_of passwd "$ub")
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 
-daemon_with() { # YAML-LINES...: a daemon with these security settings
-  printf 'save_path: %s\nsecurity:\n' "$tmp/out" >"$tmp/profd.yaml"
+daemons=0
+daemon_with() { # YAML-LINES...: a daemon with these security settings, a save_path of its own
+  daemons=$((daemons + 1))      # (a daemon keeps its windows over a restart: its journal)
+  printf 'save_path: %s\nsecurity:\n' "$tmp/out$daemons" >"$tmp/profd.yaml"
   for l in "$@"; do printf '  %s\n' "$l" >>"$tmp/profd.yaml"; done
   rm -f "$tmp/run/control.sock"
   start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml"

@@ -92,12 +92,13 @@ stop_daemon
 
 # 5. security.shared_jobs: others may join the job, still not take a rank over
 daemon_with "  shared_jobs: true"
+# the daemon kept its ranks (its journal): the worker goes on under its id
 for _ in $(seq 200); do
-  n=$("$ctl" --json status | json 'len(d["ranks"])')
-  [ "$n" = 1 ] && break
+  st=$("$ctl" --json status | json '[r["state"] for r in d["ranks"] if r["client"] == '"$id"']')
+  [ "$st" = "['running']" ] && break
   sleep 0.05
 done
-[ "$n" = 1 ] || die "the worker did not register again: $(cat "$tmp/sim.log")"
+[ "$st" = "['running']" ] || die "the worker did not come back under its id ($st): $(cat "$tmp/sim.log")"
 reply_is "with shared_jobs root may add a rank to nobody's job" "$(send "$other")" \
   '"type":"welcome"'
 reply_is "with shared_jobs root still may not register as nobody's worker" "$(send "$hello")" \

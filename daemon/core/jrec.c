@@ -1,0 +1,350 @@
+/* Journal records (see jrec.h). Pure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jrec.h"
+
+/* ---- building (borrowing) ---- */
+
+void pd_jrec_window(const pd_window_t *w, pp_state_window_t *s)
+{
+    pp_record_init(&pp_desc_state_window, s);
+    s->id = w->id;
+    s->name = (char *)w->name;
+    s->job = (char *)w->job;
+    s->spec = w->spec;
+    s->first = w->first;
+    s->last = w->last;
+    s->state = w->state;
+    s->dir = (char *)w->dir;
+    s->root_len = (int64_t)w->root_len;
+    s->warnings = w->warnings;
+    s->warnings_n = w->nwarnings;
+    s->reason = w->reason[0] ? (char *)w->reason : NULL;
+    s->bytes = w->bytes;
+    s->mirror = w->mirror;
+    s->remote_id = w->remote_id;
+    s->forwarded = w->forwarded;
+    s->trash = w->trash;
+    s->origin = w->origin;
+}
+
+int pd_jrec_member(const pd_window_t *w, size_t i, pp_state_member_t *sm)
+{
+    const pd_member_t *m = &w->members[i];
+    pp_record_init(&pp_desc_state_member, sm);
+    sm->node = m->node[0] ? (char *)m->node : NULL;
+    sm->node_client = m->node_client;
+    sm->role = (char *)m->role;
+    sm->host = m->host[0] ? (char *)m->host : NULL;
+    sm->rank = m->rank;
+    sm->replica_rank = m->replica_rank;
+    sm->pid = m->pid;
+    sm->selector = m->selector;
+    sm->state = m->state;
+    sm->captures = m->caps;
+    sm->captures_n = m->ncaps;
+    sm->pid_dir = m->pid_dir;
+    sm->selected = m->selected;
+    sm->client = m->client;
+    sm->uid = m->uid >= 0 ? m->uid : PP_NONE;
+    if (m->nroles) {
+        if ((sm->roles = calloc(m->nroles, sizeof(*sm->roles))) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        for (size_t r = 0; r < m->nroles; r++) {
+            pp_record_init(&pp_desc_role_rank, &sm->roles[r]);
+            sm->roles[r].role = (char *)m->roles[r].name;
+            sm->roles[r].rank = m->roles[r].rank;
+        }
+        sm->roles_n = m->nroles;
+    }
+    size_t ng = 0;
+    for (size_t c = 0; m->gathered && c < m->ncaps; c++) {
+        ng += m->gathered[c];
+    }
+    if (ng) {
+        if ((sm->gathered = calloc(ng, sizeof(*sm->gathered))) == NULL) {
+            free(sm->roles);
+            sm->roles = NULL;
+            return PROFD_ENOMEM;
+        }
+        for (size_t c = 0; c < m->ncaps; c++) {
+            if (m->gathered[c]) {
+                sm->gathered[sm->gathered_n++] = (int64_t)c;
+            }
+        }
+    }
+    return 0;
+}
+
+void pd_jrec_member_free(pp_state_member_t *m)
+{
+    free(m->roles);
+    free(m->gathered);
+    m->roles = NULL;
+    m->gathered = NULL;
+    m->roles_n = m->gathered_n = 0;
+}
+
+int pd_jrec_rank(const pd_rank_t *k, pp_jrank_t *r)
+{
+    pp_record_init(&pp_desc_jrank, r);
+    r->id = k->id;
+    r->job = (char *)k->job;
+    r->role = (char *)k->role;
+    r->rank = k->rank;
+    r->local_rank = k->local_rank;
+    r->world_size = k->world_size;
+    r->replica_rank = k->replica_rank;
+    r->host = (char *)k->host;
+    r->pid = k->pid;
+    r->uid = k->uid >= 0 ? k->uid : PP_NONE;
+    r->peer_pid = k->peer_pid >= 0 ? k->peer_pid : PP_NONE;
+    r->cn = k->cn[0] ? (char *)k->cn : NULL;
+    if (k->nroles) {
+        if ((r->roles = calloc(k->nroles, sizeof(*r->roles))) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        for (size_t i = 0; i < k->nroles; i++) {
+            pp_record_init(&pp_desc_role_rank, &r->roles[i]);
+            r->roles[i].role = (char *)k->roles[i].name;
+            r->roles[i].rank = k->roles[i].rank;
+        }
+        r->roles_n = k->nroles;
+    }
+    return 0;
+}
+
+void pd_jrec_rank_free(pp_jrank_t *r)
+{
+    free(r->roles);
+    r->roles = NULL;
+    r->roles_n = 0;
+}
+
+/* ---- restoring (moving) ---- */
+
+static int bad(char *err, size_t errlen, const char *what)
+{
+    if (err && errlen) {
+        snprintf(err, errlen, "%s", what);
+    }
+    return PROFD_EINVAL;
+}
+
+static bool window_ok(const pp_state_window_t *s)
+{
+    return s->id > 0 && s->state != PP_WS_NONE && pp_ident_ok(s->job) &&
+           strlen(s->name) <= PP_MAX_NAME && strlen(s->dir) < sizeof(((pd_window_t *)0)->dir) &&
+           s->root_len >= 1 && (size_t)s->root_len <= strlen(s->dir) && s->incoming_n == 0;
+}
+
+/* The window-level fields of s into w (strings moved). */
+static void window_fields(pd_window_t *w, pp_state_window_t *s)
+{
+    snprintf(w->name, sizeof(w->name), "%s", s->name);
+    snprintf(w->job, sizeof(w->job), "%s", s->job);
+    pp_record_free(&pp_desc_window_spec, &w->spec);
+    w->spec = s->spec; /* moved */
+    pp_record_init(&pp_desc_window_spec, &s->spec);
+    w->first = s->first;
+    w->last = s->last;
+    w->state = s->state;
+    snprintf(w->dir, sizeof(w->dir), "%s", s->dir);
+    w->root_len = (size_t)s->root_len;
+    for (size_t i = 0; i < w->nwarnings; i++) {
+        free(w->warnings[i]);
+    }
+    free(w->warnings);
+    w->warnings = s->warnings; /* moved */
+    w->nwarnings = s->warnings_n;
+    s->warnings = NULL;
+    s->warnings_n = 0;
+    snprintf(w->reason, sizeof(w->reason), "%s", s->reason ? s->reason : "");
+    w->bytes = s->bytes;
+    w->mirror = s->mirror;
+    w->remote_id = s->remote_id;
+    w->forwarded = s->forwarded;
+    w->trash = s->trash;
+    free(w->origin);
+    w->origin = s->origin; /* moved */
+    s->origin = NULL;
+}
+
+pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen)
+{
+    if (!window_ok(s)) {
+        bad(err, errlen, "a window is not valid");
+        return NULL;
+    }
+    pd_window_t *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        bad(err, errlen, "out of memory");
+        return NULL;
+    }
+    pp_record_init(&pp_desc_window_spec, &w->spec);
+    w->id = s->id;
+    window_fields(w, s);
+    w->created_ms = now_ms;
+    for (size_t i = 0; i < s->members_n; i++) {
+        if (pd_jrec_member_restore(w, i, &s->members[i]) != 0) {
+            pd_windows_free_one(w);
+            bad(err, errlen, "a window member is not valid");
+            return NULL;
+        }
+    }
+    return w;
+}
+
+int pd_jrec_window_update(pd_window_t *w, pp_state_window_t *s, char *err, size_t errlen)
+{
+    if (!window_ok(s) || s->id != w->id) {
+        return bad(err, errlen, "a window is not valid");
+    }
+    window_fields(w, s);
+    for (size_t i = 0; i < s->members_n; i++) {
+        if (pd_jrec_member_restore(w, i, &s->members[i]) != 0) {
+            return bad(err, errlen, "a window member is not valid");
+        }
+    }
+    return 0;
+}
+
+int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
+{
+    pd_member_t m;
+    if (index > w->nmembers || sm->state == PP_MS_NONE || sm->selector < -1 ||
+        sm->selector >= (int64_t)w->spec.selectors_n || !pp_ident_ok(sm->role) ||
+        (sm->host && !pp_host_ok(sm->host)) || (sm->node && !pp_host_ok(sm->node)) ||
+        sm->roles_n > PP_MAX_ROLES) {
+        return PROFD_EINVAL;
+    }
+    for (size_t i = 0; i < sm->gathered_n; i++) {
+        if (sm->gathered[i] < 0 || (size_t)sm->gathered[i] >= sm->captures_n) {
+            return PROFD_EINVAL;
+        }
+    }
+    memset(&m, 0, sizeof(m));
+    m.client = sm->client;
+    snprintf(m.role, sizeof(m.role), "%s", sm->role);
+    snprintf(m.host, sizeof(m.host), "%s", sm->host ? sm->host : "");
+    snprintf(m.node, sizeof(m.node), "%s", sm->node ? sm->node : "");
+    m.node_client = sm->node_client;
+    m.rank = sm->rank;
+    m.replica_rank = sm->replica_rank;
+    m.pid = sm->pid;
+    m.selector = (int)sm->selector;
+    m.state = sm->state;
+    m.pid_dir = sm->pid_dir;
+    m.uid = sm->uid == PP_NONE ? -1 : sm->uid;
+    if (sm->roles_n > 1) {
+        pd_role_t roles[PP_MAX_ROLES];
+        for (size_t r = 0; r < sm->roles_n; r++) {
+            if (!pp_ident_ok(sm->roles[r].role) || sm->roles[r].rank < 0) {
+                return PROFD_EINVAL;
+            }
+            snprintf(roles[r].name, sizeof(roles[r].name), "%s", sm->roles[r].role);
+            roles[r].rank = sm->roles[r].rank;
+        }
+        if (pd_windows_member_roles(&m, roles, sm->roles_n, (uint32_t)sm->selected) != 0) {
+            return PROFD_ENOMEM;
+        }
+    }
+    if (sm->captures_n && (m.gathered = calloc(sm->captures_n, sizeof(*m.gathered))) == NULL) {
+        free(m.roles);
+        free(m.selnames);
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < sm->gathered_n; i++) {
+        m.gathered[sm->gathered[i]] = true;
+    }
+    m.caps = sm->captures; /* moved */
+    m.ncaps = sm->captures_n;
+    sm->captures = NULL;
+    sm->captures_n = 0;
+    if (index == w->nmembers) {
+        if (w->nmembers == w->capm) {
+            size_t n = w->capm ? w->capm * 2 : 8;
+            pd_member_t *v = realloc(w->members, n * sizeof(*v));
+            if (v == NULL) {
+                for (size_t c = 0; c < m.ncaps; c++) {
+                    pp_record_free(&pp_desc_capture, &m.caps[c]);
+                }
+                free(m.caps);
+                free(m.gathered);
+                free(m.roles);
+                free(m.selnames);
+                return PROFD_ENOMEM;
+            }
+            w->members = v;
+            w->capm = n;
+        }
+        w->nmembers++;
+    } else {
+        pd_member_t *old = &w->members[index];
+        for (size_t c = 0; c < old->ncaps; c++) {
+            pp_record_free(&pp_desc_capture, &old->caps[c]);
+        }
+        free(old->caps);
+        free(old->gathered);
+        free(old->roles);
+        free(old->selnames);
+    }
+    w->members[index] = m;
+    return 0;
+}
+
+int pd_jrec_rank_restore(pd_registry_t *reg, const pp_jrank_t *r, const char *node, int64_t now_ms)
+{
+    if (!pp_ident_ok(r->job) || !pp_ident_ok(r->role) || !pp_host_ok(r->host) || r->rank < 0 ||
+        r->pid <= 0 || r->roles_n > PP_MAX_ROLES || (r->cn && strlen(r->cn) > PP_MAX_NAME)) {
+        return PROFD_EINVAL;
+    }
+    pd_rank_t *k = calloc(1, sizeof(*k));
+    size_t n = r->roles_n ? r->roles_n : 1;
+    if (k == NULL || (k->roles = calloc(n, sizeof(*k->roles))) == NULL) {
+        free(k);
+        return PROFD_ENOMEM;
+    }
+    k->nroles = n;
+    for (size_t i = 0; i < r->roles_n; i++) {
+        if (!pp_ident_ok(r->roles[i].role)) {
+            free(k->roles);
+            free(k);
+            return PROFD_EINVAL;
+        }
+        snprintf(k->roles[i].name, sizeof(k->roles[i].name), "%s", r->roles[i].role);
+        k->roles[i].rank = r->roles[i].rank == PP_NONE ? r->rank : r->roles[i].rank;
+    }
+    if (r->roles_n == 0) {
+        snprintf(k->roles[0].name, sizeof(k->roles[0].name), "%s", r->role);
+        k->roles[0].rank = r->rank;
+    }
+    k->id = r->id;
+    snprintf(k->job, sizeof(k->job), "%s", r->job);
+    snprintf(k->role, sizeof(k->role), "%s", r->role);
+    snprintf(k->host, sizeof(k->host), "%s", r->host);
+    snprintf(k->node, sizeof(k->node), "%s", node ? node : "");
+    snprintf(k->cn, sizeof(k->cn), "%s", r->cn ? r->cn : "");
+    k->rank = r->rank;
+    k->local_rank = r->local_rank;
+    k->world_size = r->world_size;
+    k->replica_rank = r->replica_rank;
+    k->pid = r->pid;
+    k->uid = r->uid == PP_NONE ? -1 : r->uid;
+    k->peer_pid = r->peer_pid == PP_NONE ? -1 : r->peer_pid;
+    k->state = PD_RANK_ACTIVE;
+    k->restored = true;
+    k->step = PP_NONE;
+    k->gen_acked = -1;
+    k->gen_sample = -1;
+    k->last_seen_ms = k->registered_ms = now_ms;
+    int rv = pd_registry_insert(reg, k);
+    if (rv != 0) {
+        free(k->roles);
+        free(k);
+    }
+    return rv;
+}
