@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# System test, under a coordinator a node daemon killed (SIGKILL) and
+# started again: its ranks register again in time for windows that start
+# later, and those windows capture them (they failed "lost with node node1
+# (restarted)", on a window starting 8 s after the restart).
+#  1. the node comes back with its journal: the same node to the
+#     coordinator, nothing lost;
+#  2. the node comes back without it (the journal moved away: a new
+#     daemon): its workers, the same processes, are bound again to the
+#     windows that had not begun; nothing is failed for them.
+# The links are plain tcp:// on loopback (--insecure-tcp-links).
+# Usage: test_node_rejoin.sh BUILD_DIR
+lib_name=rejoin
+. "$(dirname "$0")/lib.sh"
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
+  --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/coordinator.log" &
+pids+=($!)
+for _ in $(seq 200); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
+node_pid=()
+start_node() { # I
+  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$1" \
+    --run-dir "$tmp/n$1/run" --save-path "$tmp/n$1/save" 2>>"$tmp/node$1.log" &
+  node_pid[$1]=$!
+  pids+=($!)
+  for _ in $(seq 100); do [ -S "$tmp/n$1/run/worker.sock" ] && break; sleep 0.05; done
+}
+for i in 1 2; do
+  start_node $i
+  PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:2 --rank-offset $(((i - 1) * 2)) \
+    --steps 100000 --rate 10 --trace-bytes 4096 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
+  pids+=($!)
+done
+active() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] == "running")'; }
+for _ in $(seq 300); do [ "$(active)" = 4 ] && break; sleep 0.05; done
+[ "$(active)" = 4 ] || fail "4 ranks did not register"
+
+rejoin() { # WHAT [--fresh]
+  local s id name rc=0
+  s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 80))
+  ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "$1: start"
+  id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
+  name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
+  for _ in $(seq 100); do
+    [ "$(ctl --json windows "$id" | json 'd["windows"][0]["selected"]')" = 4 ] && break
+    sleep 0.05
+  done
+  kill -9 "${node_pid[1]}"
+  wait "${node_pid[1]}" 2>/dev/null || true
+  [ "${2:-}" = --fresh ] && mv "$tmp/n1/save/.profd-node1.journal" "$tmp/node1.journal.moved"
+  sleep 0.5
+  start_node 1
+  ctl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || fail "$1: $(cat "$tmp/wait.txt"); $(cat "$tmp/c/save/default/$name/manifest.json" 2>/dev/null)"
+  $check "$tmp/c/save/default/$name/manifest.json" --first "$s" --last $((s + 1)) \
+    --ranks 0,1,2,3 --sim || fail "$1: manifest"
+  echo "ok: $1: every rank of node1 captured the window that began 8 s later"
+}
+rejoin "node1 back with its journal"
+grep -q "coord: node node1 restarted" "$tmp/coordinator.log" &&
+  fail "the coordinator took node1 for a new daemon"
+rejoin "node1 back without its journal" --fresh
+grep -q "coord: node node1 restarted" "$tmp/coordinator.log" ||
+  fail "without its journal node1 should be a new daemon to the coordinator"
+check_logs
+echo "system test node rejoin: OK"
