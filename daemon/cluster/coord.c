@@ -250,6 +250,11 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     }
     peer_node_t *p = node_find(c, h->node);
     if (p && strcmp(p->instance, h->instance) != 0) {
+        /* a new daemon (its journal lost): it forgot its windows. Members
+         * whose capture has not begun are bound again to their processes
+         * as they register through it; the others fail. */
+        pd_windows_node_restarted(c->n->win, c->n->reg, p->name,
+                                  pd_now_ms() + c->n->cfg->node_timeout_ms);
         node_lost(c, p, "restarted");
         node_remove(c, p);
         p = NULL;
@@ -540,6 +545,7 @@ void pd_coord_tick(pd_coord_t *c, int64_t now_ms)
     if (c == NULL) {
         return;
     }
+    pd_windows_rebind_expire(c->n->win, now_ms);
     for (peer_node_t *p = c->nodes; p; p = next) {
         next = p->next;
         if (p->watch && now_ms >= p->watch_deadline_ms) {

@@ -67,7 +67,7 @@ int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *ou
             for (size_t i = 0; i < w->nmembers; i++) {
                 const pd_member_t *m = &w->members[i];
                 if (m->selector != sel || m->state != PP_MS_EXPECTED || !m->node_client ||
-                    strcmp(m->node, node) != 0) {
+                    m->rebind_until_ms || strcmp(m->node, node) != 0) {
                     continue;
                 }
                 pp_node_entry_t *ne = NULL;

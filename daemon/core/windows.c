@@ -364,7 +364,9 @@ void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k)
     if (ws->follower) {
         return; /* a node daemon: the coordinator decides who joins */
     }
-    pd_windows_rebind(ws, k); /* a rank of a window this daemon kept over a restart */
+    /* a rank of a window this daemon kept over a restart, or whose node came
+     * back: its plan changes */
+    changed = pd_windows_rebind(ws, k);
     pd_registry_plan_rank(k, &pr);
     for (pd_window_t *w = ws->head; w; w = w->next) {
         pd_member_t *m;
@@ -435,7 +437,7 @@ void pd_windows_on_lost(pd_windows_t *ws, const pd_rank_t *k, const char *reason
     for (pd_window_t *w = ws->head; w; w = w->next) {
         pd_member_t *m;
         if (!pd_windows_running(w) || (m = pd_windows_member(w, k->id)) == NULL ||
-            m->state != PP_MS_EXPECTED) {
+            m->state != PP_MS_EXPECTED || m->rebind_until_ms) {
             continue;
         }
         if (k->step != PP_NONE) {
@@ -452,8 +454,46 @@ void pd_windows_node_gone(pd_windows_t *ws, const char *node, const char *reason
     for (pd_window_t *w = ws->head; w; w = w->next) {
         for (size_t i = 0; pd_windows_running(w) && i < w->nmembers; i++) {
             pd_member_t *m = &w->members[i];
-            if (m->state == PP_MS_EXPECTED && m->node_client && strcmp(m->node, node) == 0) {
+            if (m->state == PP_MS_EXPECTED && m->node_client && !m->rebind_until_ms &&
+                strcmp(m->node, node) == 0) {
                 member_lost(ws, w, m, reason);
+            }
+        }
+    }
+}
+
+void pd_windows_node_restarted(pd_windows_t *ws, const pd_registry_t *reg, const char *node,
+                               int64_t until_ms)
+{
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        for (size_t i = 0; pd_windows_running(w) && i < w->nmembers; i++) {
+            pd_member_t *m = &w->members[i];
+            if (m->state != PP_MS_EXPECTED || !m->node_client || strcmp(m->node, node) != 0) {
+                continue;
+            }
+            const pd_rank_t *k = pd_registry_get(reg, m->client);
+            bool begun = k == NULL || (k->step != PP_NONE && k->step >= w->first);
+            if (!begun) {
+                m->rebind_until_ms = until_ms;
+            }
+        }
+    }
+}
+
+void pd_windows_rebind_expire(pd_windows_t *ws, int64_t now_ms)
+{
+    char why[PP_MAX_NAME + 96];
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        for (size_t i = 0; i < w->nmembers; i++) {
+            pd_member_t *m = &w->members[i];
+            if (m->rebind_until_ms && now_ms >= m->rebind_until_ms) {
+                m->rebind_until_ms = 0;
+                if (m->state == PP_MS_EXPECTED) {
+                    snprintf(why, sizeof(why),
+                             "lost with node %s (restarted): its worker did not register again",
+                             m->node);
+                    member_lost(ws, w, m, why);
+                }
             }
         }
     }
@@ -484,25 +524,32 @@ void pd_windows_job_gone(pd_windows_t *ws, const char *job, int64_t now_ms)
     }
 }
 
-void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
+bool pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
 {
+    bool changed = false;
     for (pd_window_t *w = ws->head; w; w = w->next) {
         if (finished(w)) {
             continue;
         }
         for (size_t i = 0; i < w->nmembers; i++) {
             pd_member_t *m = &w->members[i];
-            bool same = k->node_client
-                            ? m->node_client == k->node_client && strcmp(m->node, k->node) == 0
-                            : m->node_client == 0 && m->rank == k->rank && m->pid == k->pid &&
-                                  strcmp(m->role, k->role) == 0 && strcmp(m->host, k->host) == 0;
-            if (same && m->client != k->id) {
+            bool process = m->rank == k->rank && m->pid == k->pid &&
+                           strcmp(m->role, k->role) == 0 && strcmp(m->host, k->host) == 0;
+            bool same =
+                m->rebind_until_ms ? k->node_client && strcmp(m->node, k->node) == 0 && process
+                : k->node_client ? m->node_client == k->node_client && strcmp(m->node, k->node) == 0
+                                 : m->node_client == 0 && process;
+            if (same && (m->client != k->id || m->rebind_until_ms)) {
                 m->client = k->id;
+                m->node_client = k->node_client;
+                m->rebind_until_ms = 0;
                 m->jdirty = true;
                 pd_windows_dirty(ws);
+                changed = changed || m->state == PP_MS_EXPECTED;
             }
         }
     }
+    return changed;
 }
 
 /* ---- reports ---- */

@@ -45,7 +45,11 @@ typedef struct pd_member {
     pp_capture_t *caps;
     size_t ncaps;
     bool *gathered; /* per capture: its gathering finished (ncaps of them, or NULL) */
-    bool jdirty;    /* changed since the journal last wrote it */
+    /* coordinator: its node came back as a new daemon before the member's
+     * capture began; bound again to the same process (node, role, rank,
+     * host, pid) when it registers through it, lost if not by then; 0 */
+    int64_t rebind_until_ms;
+    bool jdirty; /* changed since the journal last wrote it */
 } pd_member_t;
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
@@ -161,14 +165,23 @@ int pd_windows_on_result(pd_windows_t *ws, const pd_rank_t *k, pp_result_t *res,
 /* Coordinator: a node is gone (or did not come back after a restart): its
  * expected members that no rank stands for fail with `reason`. */
 void pd_windows_node_gone(pd_windows_t *ws, const char *node, const char *reason);
+/* Coordinator: node came back as a new daemon (it forgot its windows): its
+ * expected members whose capture has not begun (their rank, looked up in
+ * reg, before the window's first step) wait until `until_ms` to be bound
+ * again to their process (pd_windows_rebind) instead of failing. */
+void pd_windows_node_restarted(pd_windows_t *ws, const pd_registry_t *reg, const char *node,
+                               int64_t until_ms);
+/* Members still waiting for that past their time fail with the reason. */
+void pd_windows_rebind_expire(pd_windows_t *ws, int64_t now_ms);
 /* No rank of `job` is active any more: its running windows with nobody
  * left to wait for (none selected yet) expire, cancelled with the reason
  * "expired: job J has no registered rank left", rather than wait for a
  * later job of the same name. Not on a follower (its coordinator decides). */
 void pd_windows_job_gone(pd_windows_t *ws, const char *job, int64_t now_ms);
 /* A rank registered: members kept over a restart that it is (the same node
- * and node client id; or the same role, rank, host and pid) are its again. */
-void pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k);
+ * and node client id; or the same role, rank, host and pid) are its again.
+ * true when an expected member was bound again (its plan changed). */
+bool pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k);
 /* A worker began a step (window state only). */
 void pd_windows_on_step(pd_windows_t *ws, const pd_rank_t *k);
 

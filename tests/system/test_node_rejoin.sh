@@ -52,7 +52,7 @@ rejoin() { # WHAT [--fresh]
   sleep 0.5
   start_node 1
   ctl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1 || rc=$?
-  [ "$rc" = 0 ] || fail "$1: $(cat "$tmp/wait.txt"); $(cat "$tmp/c/save/default/$name/manifest.json" 2>/dev/null)"
+  [ "$rc" = 0 ] || { ctl --json windows "$id" >&2; fail "$1: $(cat "$tmp/wait.txt"); $(cat "$tmp/c/save/default/$name/manifest.json" 2>/dev/null)"; }
   $check "$tmp/c/save/default/$name/manifest.json" --first "$s" --last $((s + 1)) \
     --ranks 0,1,2,3 --sim || fail "$1: manifest"
   echo "ok: $1: every rank of node1 captured the window that began 8 s later"

@@ -718,6 +718,58 @@ static void test_windows_job_gone(void **state)
     assert_int_equal(mirror->state, PP_WS_PENDING);
 }
 
+/* Coordinator: a node that came back as a new daemon. Members whose capture
+ * has not begun wait for their process to register through it again (and
+ * fail when it does not in time); the others fail at once. */
+static void test_windows_node_restarted(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s = role_sel("actor");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    for (int i = 0; i < 2; i++) { /* both actors are remote ranks of node2 */
+        w->members[i].node_client = 10 + i;
+        snprintf(w->members[i].node, sizeof(w->members[i].node), "node2");
+        f->k[i]->node_client = 10 + i;
+        snprintf(f->k[i]->node, sizeof(f->k[i]->node), "node2");
+    }
+    f->k[1]->step = 20; /* actor 1 began the window */
+    pd_windows_node_restarted(&f->ws, &f->reg, "node2", NOW / MS + 1000);
+    pd_windows_on_lost(&f->ws, f->k[0], "lost with node node2 (restarted)");
+    pd_windows_on_lost(&f->ws, f->k[1], "lost with node node2 (restarted)");
+    pd_windows_node_gone(&f->ws, "node2", "lost with node node2 (restarted)");
+    assert_int_equal(w->members[0].state, PP_MS_EXPECTED);
+    assert_int_equal(w->members[1].state, PP_MS_LOST);
+    /* the same process through the new node daemon: bound again */
+    pp_hello_t h;
+    pd_rank_t *k;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = "run";
+    h.role = "actor";
+    h.rank = 0;
+    h.host = "h0";
+    h.pid = 100;
+    pd_registry_remove(&f->reg, f->k[0]->id);
+    assert_int_equal(pd_registry_add(&f->reg, &h, "node2", 0, &k), 0);
+    k->node_client = 77;
+    int changed = f->changed;
+    pd_windows_on_register(&f->ws, k);
+    assert_int_equal(w->members[0].client, k->id);
+    assert_int_equal(w->members[0].node_client, 77);
+    assert_int_equal(w->members[0].rebind_until_ms, 0);
+    assert_true(f->changed > changed); /* its plan changed */
+    /* one that does not come back in time fails */
+    pd_window_t *w2 = pd_windows_get(&f->ws, create(f, 30, 31, &s, 1, PP_MODE_E2E));
+    w2->members[0].node_client = 77;
+    snprintf(w2->members[0].node, sizeof(w2->members[0].node), "node2");
+    pd_windows_node_restarted(&f->ws, &f->reg, "node2", NOW / MS + 2000);
+    pd_windows_rebind_expire(&f->ws, NOW / MS + 1999);
+    assert_int_equal(w2->members[0].state, PP_MS_EXPECTED);
+    pd_windows_rebind_expire(&f->ws, NOW / MS + 2000);
+    assert_int_equal(w2->members[0].state, PP_MS_LOST);
+    assert_string_equal(w2->members[0].caps[0].reason,
+                        "lost with node node2 (restarted): its worker did not register again");
+}
+
 static void test_windows_trim_keeps_the_recent(void **state)
 {
     fixture_t *f = *state;
@@ -832,6 +884,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_stop_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_node_gone_and_rebind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_job_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_node_restarted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
         cmocka_unit_test(test_windows_latency_p99),
