@@ -87,7 +87,8 @@ static void usage(FILE *out)
             "                    training thread each) instead of one process per rank\n"
             "  --work N          instead of sleeping, do N thousand iterations of arithmetic per\n"
             "                    sub-step and run the steps back to back (--rate is ignored)\n"
-            "  --report          print each rank's step times on exit (median, p10, p90)\n"
+            "  --report          print each rank's step times on exit (median, p10, p90) and\n"
+            "                    the longest a profd call took on its training thread\n"
             "  --verbose         print the client library's log\n"
             "  --help            this help\n");
 }
@@ -194,17 +195,32 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void print_report(int rank, double *t, int64_t n)
+static void print_report(int rank, double *t, int64_t n, double longest)
 {
     if (n == 0) {
         printf("profd-sim: rank %d: 0 steps\n", rank);
         return;
     }
     qsort(t, (size_t)n, sizeof(*t), cmp_double);
-    printf("profd-sim: rank %d: %lld steps, step time median %.1f us, p10 %.1f us, p90 %.1f us\n",
-           rank, (long long)n, t[n / 2] * 1e6, t[n / 10] * 1e6, t[(n * 9) / 10] * 1e6);
+    printf("profd-sim: rank %d: %lld steps, step time median %.1f us, p10 %.1f us, p90 %.1f us, "
+           "longest profd call %.1f us\n",
+           rank, (long long)n, t[n / 2] * 1e6, t[n / 10] * 1e6, t[(n * 9) / 10] * 1e6,
+           longest * 1e6);
     fflush(stdout);
 }
+
+/* With --report: the longest a profd call took on the training thread. */
+#define TIMED(call)                                                                                \
+    do {                                                                                           \
+        if (times) {                                                                               \
+            double c0_ = now_s();                                                                  \
+            call;                                                                                  \
+            double d_ = now_s() - c0_;                                                             \
+            longest = d_ > longest ? d_ : longest;                                                 \
+        } else {                                                                                   \
+            call;                                                                                  \
+        }                                                                                          \
+    } while (0)
 
 /* ---- the sim backend with the default size of this run ---- */
 
@@ -253,7 +269,7 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
     const char *phases[8];
     char names[512];
     int nph = role_phases(s, role, phases, names);
-    double *times = NULL;
+    double *times = NULL, longest = 0;
     int64_t ntimes = 0;
 
     profd_options_init(&o);
@@ -286,9 +302,9 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
     double t = now_s();
     for (int64_t step = s->start_step; step < s->start_step + s->steps && !stop_flag; step++) {
         double t0 = t, began = now_s();
-        profd_step_begin(c, step);
+        TIMED(profd_step_begin(c, step));
         for (int p = 0; p < nph; p++) {
-            profd_phase_begin(c, phases[p]);
+            TIMED(profd_phase_begin(c, phases[p]));
             for (int k = 0; k < s->substeps; k++) {
                 if (s->work > 0) {
                     work(s->work);
@@ -296,22 +312,22 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
                     t += slice;
                     sleep_until(t);
                 }
-                profd_substep(c);
+                TIMED(profd_substep(c));
             }
-            profd_phase_end(c, phases[p]);
+            TIMED(profd_phase_end(c, phases[p]));
         }
         if (s->work == 0) {
             t = t0 + period;
             sleep_until(t);
         }
-        profd_step_end(c, step);
+        TIMED(profd_step_end(c, step));
         if (times && ntimes < (1 << 20)) {
             times[ntimes++] = now_s() - began;
         }
     }
     profd_close(c);
     if (times) {
-        print_report(rank, times, ntimes);
+        print_report(rank, times, ntimes, longest);
         free(times);
     }
     return 0;

@@ -607,6 +607,11 @@ static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
      * without checksum); the profiler's partial files go */
     j->renamed = true;
     remove_parts(j, g->cap);
+    if (j->nfiles == 0 && j->drop_empty) {
+        pd_confine_remove(g->dparent, g->dname); /* nothing left in it: not a tree entry */
+        j->dropped = true;
+        return true;
+    }
     for (size_t i = 0; i < j->nfiles; i++) {
         j->files[i].moved = true;
     }
@@ -656,6 +661,13 @@ static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
 {
     int dir;
     if (floor_check(j, g->dparent, j->bytes) != 0) {
+        return;
+    }
+    if (j->nfiles == 0 && j->drop_empty) {
+        j->dropped = true; /* nothing to copy: not a tree entry; the spool copy goes */
+        if (why_errno == EXDEV && !(j->trashed = trash_aside(j, g))) {
+            pd_confine_remove(g->parent, g->name);
+        }
         return;
     }
     if (mkdirat(g->dparent, g->dname, 0755) != 0) {
@@ -958,7 +970,7 @@ void pd_chunk_run(pd_job_t *j)
 {
     char part[NAME_MAX + 1];
     const char *base;
-    int dir, fd;
+    int dir = -1, fd = -1;
 
     j->rv = 0;
     j->complete = false;

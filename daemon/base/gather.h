@@ -73,6 +73,8 @@ typedef struct pd_job {
     char dst[PD_PATH_MAX];   /* destination, relative to root; never followed through symlinks */
     bool checksum;           /* xxh64 of every file */
     bool list_only;          /* PD_JOB_GATHER: list and checksum in place, move nothing */
+    bool drop_empty;         /* PD_JOB_GATHER: a capture left with no file (not complete) is
+                                removed from the tree rather than kept as an empty folder */
     bool recover;            /* PD_JOB_GATHER after a restart: a capture no longer in the
                                 spool is listed where a rename put it in the tree; a copy
                                 left half done there is made again */
@@ -105,6 +107,7 @@ typedef struct pd_job {
     char **parts;    /* all of them, relative to the capture */
     bool renamed;    /* moved by rename(2): its files are not read again (moved) */
     bool missing;    /* the capture folder is not in the spool */
+    bool dropped;    /* drop_empty: it held no file and is not in the tree */
     bool left;       /* copied, but the spool copy could not be removed (see reason) */
     bool trashed;    /* copied; the spool copy went to .trash/w<window> */
     pp_file_t *files;

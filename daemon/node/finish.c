@@ -40,6 +40,10 @@ static void gather_done(pd_job_t *j)
                 PD_LOG(n->log, PD_LOG_WARN, "gather", "window %s rank %lld: %s", w->name,
                        (long long)m->rank, j->reason);
             }
+            if (j->dropped) { /* no file: no folder in the tree either */
+                free(c->dir);
+                c->dir = NULL;
+            }
         } else {
             pd_windows_set_status(c, j->rv == PROFD_ELIMIT ? PP_CAP_TRUNCATED : PP_CAP_FAILED,
                                   j->reason);
@@ -101,6 +105,7 @@ static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int6
         j->checksum = true; /* the coordinator verifies every file */
     }
     j->owner = owner;
+    j->drop_empty = c->status != PP_CAP_COMPLETE;
     j->max_files = n->cfg->max_capture_files;
     /* room for the manifest, kept as the captures arrive (gather.h) */
     if (!j->list_only) {

@@ -108,7 +108,10 @@ class TestGrpoSystem(unittest.TestCase):
                 for f in c["files"]:
                     path = os.path.join(folder, f["path"])
                     self.assertEqual(os.path.getsize(path), f["bytes"])
-                    self.assertTrue(f["checksum"].startswith("xxh64:"))
+                    if f.get("moved"):  # gathered by a rename, not read again
+                        self.assertIsNone(f["checksum"])
+                    else:
+                        self.assertTrue(f["checksum"].startswith("xxh64:"))
                     events = load_trace(path)  # parses
                     self.assertTrue(OPS & {e.get("name") for e in events}, "no PyTorch operators in " + path)
 
