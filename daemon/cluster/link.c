@@ -45,6 +45,7 @@ typedef struct xfer {
     int fd;
     int state;
     int64_t retry_ms;
+    int64_t backoff_ms; /* the coordinator took nothing of the last chunk (a full disk) */
     char *buf;
     size_t len;
     uv_fs_t req;
@@ -297,6 +298,15 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
 
 /* ---- the plan ---- */
 
+static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m);
+
+/* A worker the coordinator added to a window this node had finished: its
+ * missed capture goes after the window's results. */
+static void forward_late(void *arg, pd_window_t *w, pd_member_t *m)
+{
+    queue_result(arg, w, m);
+}
+
 static void on_watch(void *arg, int rv, const void *body, size_t len)
 {
     pd_link_t *l = arg;
@@ -314,7 +324,7 @@ static void on_watch(void *arg, int rv, const void *body, size_t len)
     }
     if (!m.u.node_plan.unchanged && m.u.node_plan.gen != l->gen) {
         l->gen = m.u.node_plan.gen;
-        pd_mirror_apply(l->n, &m.u.node_plan);
+        pd_mirror_apply(l->n, &m.u.node_plan, forward_late, l);
     }
     pp_msg_free(&m);
     pump(l);
@@ -485,9 +495,18 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
         if (have < 0 || have > x->size) {
             have = 0;
         }
+        bool progress = have > x->offset;
         l->backlog_bytes -= have - x->offset;
         x->offset = have; /* resume where the coordinator stands */
         x->state = X_IDLE;
+        if (progress) {
+            x->backoff_ms = 0;
+        } else { /* it could not write (out of space): not again at once */
+            x->backoff_ms =
+                x->backoff_ms ? (x->backoff_ms >= 2500 ? 5000 : 2 * x->backoff_ms) : 200;
+            x->state = X_WAIT;
+            x->retry_ms = pd_now_ms() + x->backoff_ms;
+        }
     }
     pump(l);
 }

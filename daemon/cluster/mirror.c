@@ -110,7 +110,28 @@ void pd_mirror_reset(pd_node_t *n)
     }
 }
 
-void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
+/* Member m joined window w after the node finished it: one missed capture. */
+static bool missed_late(pd_window_t *w, pd_member_t *m, const pp_plan_entry_t *e)
+{
+    pp_capture_t *c = calloc(1, sizeof(*c));
+    char why[PP_MAX_NAME + 96];
+    if (c == NULL) {
+        return false;
+    }
+    pp_record_init(&pp_desc_capture, c);
+    snprintf(why, sizeof(why), "joined window %s after its node had finished it", w->name);
+    c->role = strdup(e->mode == PP_MODE_DISCRETE ? m->role : "e2e");
+    c->status = PP_CAP_MISSED;
+    c->reason = strdup(why);
+    c->first_step = w->first;
+    m->caps = c;
+    m->ncaps = 1;
+    m->state = PP_MS_REPORTED;
+    return c->role != NULL && c->reason != NULL;
+}
+
+void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan,
+                     void (*late)(void *arg, pd_window_t *w, pd_member_t *m), void *arg)
 {
     bool changed = false;
     for (size_t i = 0; i < plan->entries_n; i++) {
@@ -124,11 +145,12 @@ void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
             }
             changed = true;
         }
-        if (!pd_windows_running(w)) {
+        bool done = !pd_windows_running(w);
+        if (done && (w->state == PP_WS_CANCELLED || late == NULL)) {
             continue;
         }
         int sel = selector_for(w, e);
-        if (w->last != e->last_step) {
+        if (!done && w->last != e->last_step) {
             w->last = e->last_step; /* stopped by the coordinator */
             pd_windows_touch(n->win, w, NULL);
             changed = true;
@@ -150,6 +172,14 @@ void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
                 m->pid_dir = e->pid_dir;
                 pd_windows_touch(n->win, w, NULL); /* its selectors too */
                 changed = true;
+                if (done && missed_late(w, m, e)) {
+                    PD_LOG(n->log, PD_LOG_INFO, "mirror",
+                           "rank %lld joins window %s after it ended here: missed",
+                           (long long)k->rank, w->name);
+                    if (w->forwarded) {
+                        late(arg, w, m); /* else it goes with the window's results */
+                    }
+                }
             }
         }
     }

@@ -12,8 +12,12 @@
 
 /* Reconcile the mirror windows with the node's plan from the coordinator:
  * create new windows, apply stops and late joiners, cancel windows the
- * coordinator dropped before they ended here. */
-void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan);
+ * coordinator dropped before they ended here. A worker the coordinator adds
+ * to a window this node has finished already (it registered late, or again
+ * as a new process) can no longer take part: it becomes a member that
+ * missed the window, and late(arg, w, m) sends that result on. */
+void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan,
+                     void (*late)(void *arg, pd_window_t *w, pd_member_t *m), void *arg);
 
 /* The coordinator restarted: its windows are gone. Running mirrors are
  * cancelled and no mirror matches the new coordinator's window ids. */

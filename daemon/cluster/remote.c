@@ -270,9 +270,10 @@ static void chunk_done(pd_job_t *j)
     if (in && !in->done) {
         in->busy = false;
         in->have = j->have;
-        if (j->rv != 0) {
+        if (j->rv != 0 && !in->warned) { /* once a streak: a full disk fails every try */
             PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: %s", w->name, j->reason);
         }
+        in->warned = j->rv != 0;
         if (j->complete) {
             w->bytes += in->size;
             incoming_finished(n, w, in, PP_CAP_NONE, NULL);

@@ -62,6 +62,7 @@ typedef struct pd_incoming {
     int64_t have;   /* bytes written to <path>.part */
     int mismatches; /* transfers that failed the checksum (PD_REMOTE_MAX_MISMATCHES) */
     bool busy;      /* a write is running */
+    bool warned;    /* a failed write was logged (once a streak) */
     bool done;
 } pd_incoming_t;
 

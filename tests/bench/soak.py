@@ -189,14 +189,16 @@ class Soak:
             d.rss_start = rss_kib(d.proc.pid)
         self.event("16 ranks registered on 2 node daemons")
 
-    def start_rank(self, r):
+    def start_rank(self, r, step=1):
+        """A rank's worker; one started again resumes at the job's step, as a
+        restarted job would (torchrun, a checkpoint), not at step 1."""
         node = self.nodes[r // 8]
         env = dict(os.environ, PROFD_RUN_DIR=node.run_dir)
         out = open(os.path.join(self.tmp, f"sim{r}.log"), "ab")
         self.sims[r] = subprocess.Popen(
             [self.sim, "--layout", "actor:1", "--rank-offset", str(r), "--steps", "10000000",
-             "--rate", "10", "--trace-bytes", "65536", "--host", f"host{r // 8 + 1}",
-             "--job", "soak", "--report"], env=env, stdout=out, stderr=out)
+             "--start-step", str(step), "--rate", "10", "--trace-bytes", "65536", "--host",
+             f"host{r // 8 + 1}", "--job", "soak", "--report"], env=env, stdout=out, stderr=out)
 
     def status(self):
         rc, out, _ = self.ctl(self.coord, "--json", "status", check=False, timeout=5)
@@ -260,8 +262,10 @@ class Soak:
             self.killed_ranks += 1
         self.event(f"kill -9 the worker of rank {r}")
         time.sleep(self.rng.uniform(1, 4))
-        self.start_rank(r)
-        self.event(f"rank {r} started again")
+        st = self.status()
+        step = max((x["step"] or 0 for x in st["ranks"]), default=0) + 1 if st else 1
+        self.start_rank(r, step)
+        self.event(f"rank {r} started again at step {step}")
 
     def fault_fill(self):
         if self.fs is None:
@@ -382,19 +386,30 @@ class Soak:
         save = None
         for wid, w0 in sorted(self.requested.items()):
             rc, out, _ = self.ctl(self.coord, "--json", "windows", str(wid), check=False)
-            if rc != 0:
-                r["windows"]["unknown to the coordinator"] += 1
-                r["lost"] += w0.get("selected", 0)
-                r["lost_detail"].append(f"window {wid}: unknown at the end")
-                continue
-            w = json.loads(out)["windows"][0]
-            r["windows"][w["state"]] += 1
+            if rc == 0:
+                w = json.loads(out)["windows"][0]
+                r["windows"][w["state"]] += 1
+            else:
+                # a restarted coordinator keeps its unfinished windows only: a
+                # finished one is known by its manifest
+                man = os.path.join(w0["path"], "manifest.json") if w0.get("path") else ""
+                if not os.path.isfile(man):
+                    r["windows"]["unknown to the coordinator, no manifest"] += 1
+                    r["lost"] += w0.get("selected", 0)
+                    r["lost_detail"].append(f"window {wid}: unknown at the end, no manifest")
+                    continue
+                w = dict(w0, state="done", ranks=None)
+                r["windows"]["done (forgotten by a restarted coordinator, manifest read)"] += 1
             if w["state"] != "done":
-                if w["state"] == "cancelled" or w["state"] == "failed":
-                    r["reasons"][f"window {w['state']}: {re.sub('[0-9]+', 'N', w.get('reason') or '')}"] += 1
+                if w["state"] in ("cancelled", "failed"):
+                    why = re.sub("[0-9]+", "N", w.get("reason") or "")
+                    r["reasons"][f"window {w['state']}: {why}"] += 1
                     continue
                 r["lost"] += w["selected"]
-                r["lost_detail"].append(f"window {wid} {w['state']}: {w.get('reason')}")
+                waiting = [f"rank {x['rank']} on {x['host']}" for x in w.get("ranks") or []
+                           if x["state"] == "expected"]
+                r["lost_detail"].append(f"window {wid} {w['state']}: {w.get('reason')}; "
+                                        f"waiting for {', '.join(waiting) or 'its files'}")
                 continue
             man = os.path.join(w["path"], "manifest.json")
             save = os.path.dirname(os.path.dirname(w["path"]))
@@ -411,10 +426,17 @@ class Soak:
                 if c["status"] != "complete":
                     reason = re.sub(r"[0-9]+", "N", c.get("reason") or "")
                     reason = re.sub(r"'[^']*'", "'...'", reason)
+                    reason = re.sub(r"/tmp/[^ ]*", "PATH", reason)
                     r["reasons"][f"{c['status']}: {reason[:110]}"] += 1
                     if c.get("files"):
                         r["noncomplete_with_files"] += 1
-            for rk in w.get("ranks", []):
+            if w.get("ranks") is None:  # only the count of the start reply is known
+                if len(got) < w.get("selected", 0):
+                    r["lost"] += w["selected"] - len(got)
+                    r["lost_detail"].append(f"window {wid}: {len(got)} ranks in the manifest, "
+                                            f"{w['selected']} selected")
+                continue
+            for rk in w["ranks"]:
                 if got[(rk["rank"], rk["host"])] == 0:
                     r["lost"] += 1
                     r["lost_detail"].append(f"window {wid}: rank {rk['rank']} on {rk['host']} "
