@@ -966,6 +966,41 @@ static int chunk_verify(pd_job_t *j, int dir, int fd, const char *part)
     return 0;
 }
 
+/* The running hash of a chunk's file up to the chunk's offset: made again
+ * from the .part when it stops short (a restart lost it). 0 or the error. */
+static int chunk_hash_upto(pd_job_t *j, int fd, const char *part)
+{
+    XXH64_state_t *st = j->hash;
+    if (*j->hashed == j->offset) {
+        return 0;
+    }
+    char *buf = malloc(IO_CHUNK);
+    if (buf == NULL) {
+        return job_fail(j, PROFD_ENOMEM, "out of memory");
+    }
+    XXH64_reset(st, 0);
+    *j->hashed = 0;
+    while (*j->hashed < j->offset) {
+        int64_t want = j->offset - *j->hashed < IO_CHUNK ? j->offset - *j->hashed : IO_CHUNK;
+        ssize_t n = pread(fd, buf, (size_t)want, (off_t)*j->hashed);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            free(buf);
+            XXH64_reset(st, 0);
+            *j->hashed = 0;
+            j->have = 0; /* start the file again */
+            return job_fail(j, PROFD_EIO, "cannot read %s: %s", part,
+                            n < 0 ? strerror(errno) : "shorter than received");
+        }
+        XXH64_update(st, buf, (size_t)n);
+        *j->hashed += n;
+    }
+    free(buf);
+    return 0;
+}
+
 void pd_chunk_run(pd_job_t *j)
 {
     char part[NAME_MAX + 1];
@@ -973,9 +1008,15 @@ void pd_chunk_run(pd_job_t *j)
     int dir = -1, fd = -1;
 
     j->rv = 0;
+    j->got[0] = '\0';
     j->complete = false;
     j->have = j->offset;
     if (chunk_open(j, &dir, &fd, part, sizeof(part), &base) != 0) {
+        return;
+    }
+    if (j->hash && chunk_hash_upto(j, fd, part) != 0) {
+        close(fd);
+        close(dir);
         return;
     }
     for (size_t off = 0; off < j->len;) {
@@ -992,6 +1033,10 @@ void pd_chunk_run(pd_job_t *j)
         off += (size_t)w;
     }
     j->have = j->offset + (int64_t)j->len;
+    if (j->hash) { /* hashed as it is written: no second pass */
+        XXH64_update(j->hash, j->data, j->len);
+        *j->hashed = j->have;
+    }
     if (j->have < j->size) {
         if (close(fd) != 0) {
             job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
@@ -999,7 +1044,22 @@ void pd_chunk_run(pd_job_t *j)
         close(dir);
         return;
     }
-    if (j->expect[0] && chunk_verify(j, dir, fd, part) != 0) {
+    if (j->hash) {
+        snprintf(j->got, sizeof(j->got), "xxh64:%016llx",
+                 (unsigned long long)XXH64_digest(j->hash));
+        if (j->expect[0] && strcmp(j->got, j->expect) != 0) {
+            unlinkat(dir, part, 0);
+            j->have = 0;
+            XXH64_reset(j->hash, 0); /* the file comes again from its start */
+            *j->hashed = 0;
+            j->mismatch = true;
+            job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", j->got,
+                     j->expect);
+            close(fd);
+            close(dir);
+            return;
+        }
+    } else if (j->expect[0] && chunk_verify(j, dir, fd, part) != 0) {
         close(fd);
         close(dir);
         return;

@@ -12,7 +12,8 @@
  * written (PD_JOB_REMOVE): unlinking GiB files takes a while on some file
  * systems, and nobody waits for it. A daemon that starts empties .trash.
  * Checksums are computed where bytes travel, in the same pass: while
- * copying, or (a node streaming to its coordinator) while listing.
+ * copying; a node streaming to its coordinator only lists (link.c hashes
+ * each file as it reads it to send it, the coordinator as it writes it).
  *
  * Partial files: a profiler's <name>.part left in a capture is removed
  * (the capture is truncated, saying so), never gathered. A copy that runs
@@ -95,6 +96,15 @@ typedef struct pd_job {
     char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders of spool/prune */
     int64_t offset, size;    /* PD_JOB_CHUNK */
     char expect[32];         /* PD_JOB_CHUNK: "xxh64:..." of the whole file, "" none */
+    /* PD_JOB_CHUNK: the file's running xxh64 (an XXH64_state_t the caller
+     * keeps between the chunks of a file, one job at a time) over its first
+     * *hashed bytes: each chunk is hashed as it is written, no second pass
+     * over the file (a state that does not reach the chunk's offset, after
+     * a restart, is made again from the .part first). NULL: the whole file
+     * is read back at its end instead. */
+    void *hash;
+    int64_t *hashed;
+    char got[32]; /* PD_JOB_CHUNK, complete: "xxh64:..." of the file written */
     /* out */
     int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
     int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "clock.h"
 #include "confine.h"
 #include "gather.h"
@@ -41,11 +43,16 @@ typedef struct xfer {
     char path[512]; /* relative to the window folder */
     char src[PD_PATH_MAX];
     int64_t size, offset;
-    char checksum[32];
     int fd;
     int state;
     int64_t retry_ms;
     int64_t backoff_ms; /* the coordinator took nothing of the last chunk (a full disk) */
+    /* the file is hashed as it is read to be sent (its checksum goes with
+     * its last chunk): the state over its first `hashed` bytes, and the one
+     * before the last chunk read (a chunk sent again) */
+    XXH64_state_t *hs, *prev;
+    int64_t hashed, prev_hashed;
+    int64_t read_at; /* the read running: where; below `offset` it only hashes */
     char *buf;
     size_t len;
     uv_fs_t req;
@@ -435,8 +442,26 @@ static void xfer_free(pd_link_t *l, xfer_t *x)
     if (x->fd >= 0) {
         close(x->fd);
     }
+    XXH64_freeState(x->hs);
+    XXH64_freeState(x->prev);
     free(x->buf);
     free(x);
+}
+
+/* The coordinator holds `have` bytes of the file: the hash goes on from
+ * there (the state over them kept, or made again by reading). */
+static void xfer_resume(xfer_t *x, int64_t have)
+{
+    if (have == x->hashed) {
+        return;
+    }
+    if (have == x->prev_hashed) {
+        XXH64_copyState(x->hs, x->prev);
+        x->hashed = x->prev_hashed;
+        return;
+    }
+    XXH64_reset(x->hs, 0); /* read again from the start, hashing only, up to `have` */
+    x->hashed = x->prev_hashed = 0;
 }
 
 static void xfer_retry(pd_link_t *l, xfer_t *x, const char *why)
@@ -498,6 +523,7 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
         bool progress = have > x->offset;
         l->backlog_bytes -= have - x->offset;
         x->offset = have; /* resume where the coordinator stands */
+        xfer_resume(x, have);
         x->state = X_IDLE;
         if (progress) {
             x->backoff_ms = 0;
@@ -519,16 +545,33 @@ static void on_read(uv_fs_t *req)
     uv_fs_req_cleanup(req);
     if (l == NULL) { /* orphaned by pd_link_fini() while reading */
         close(x->fd);
+        XXH64_freeState(x->hs);
+        XXH64_freeState(x->prev);
         free(x->buf);
         free(x);
         return;
     }
     l->nxfers_out--;
-    if (n < 0 || (n == 0 && x->offset < x->size)) {
+    if (n < 0 || (n == 0 && x->read_at < x->size)) {
         xfer_retry(l, x, n < 0 ? uv_strerror((int)n) : "file shrank");
         pump(l);
         return;
     }
+    if (x->read_at < x->offset) { /* catching the hash up with what the coordinator holds */
+        XXH64_update(x->hs, x->buf, (size_t)n);
+        x->hashed += n;
+        x->state = X_IDLE;
+        pump(l);
+        return;
+    }
+    char sum[32];
+    if (x->offset == x->hashed) { /* hashed as it goes out: no second pass */
+        XXH64_copyState(x->prev, x->hs);
+        x->prev_hashed = x->hashed;
+        XXH64_update(x->hs, x->buf, (size_t)n);
+        x->hashed += n;
+    }
+    snprintf(sum, sizeof(sum), "xxh64:%016llx", (unsigned long long)XXH64_digest(x->hs));
     pp_msg_t m;
     pp_msg_init(&m, PP_T_chunk);
     m.u.chunk.node = (char *)l->n->name;
@@ -537,7 +580,8 @@ static void on_read(uv_fs_t *req)
     m.u.chunk.offset = x->offset;
     m.u.chunk.len = n;
     m.u.chunk.size = x->size;
-    m.u.chunk.checksum = x->checksum;
+    /* the whole file's checksum, with its last chunk */
+    m.u.chunk.checksum = x->offset + n == x->size && x->hashed == x->size ? sum : NULL;
     if (pd_reqc_send_msg(l->data, &m, x->buf, (size_t)n, CHUNK_TIMEOUT_MS, on_chunk, x) != 0) {
         xfer_retry(l, x, "cannot send");
         pump(l);
@@ -564,13 +608,15 @@ static void xfer_step(pd_link_t *l, xfer_t *x)
             return;
         }
     }
-    size_t want = (size_t)(x->size - x->offset);
+    /* below what the coordinator holds, the bytes are only hashed */
+    x->read_at = x->hashed < x->offset ? x->hashed : x->offset;
+    size_t want = (size_t)((x->read_at < x->offset ? x->offset : x->size) - x->read_at);
     if (want > x->len) {
         want = x->len;
     }
     uv_buf_t b = uv_buf_init(x->buf, (unsigned)want);
     x->req.data = x;
-    if (uv_fs_read(&l->n->loop->uv, &x->req, x->fd, &b, 1, x->offset, on_read) != 0) {
+    if (uv_fs_read(&l->n->loop->uv, &x->req, x->fd, &b, 1, x->read_at, on_read) != 0) {
         xfer_retry(l, x, "cannot read");
         return;
     }
@@ -582,10 +628,17 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
                        const pp_file_t *f)
 {
     xfer_t *x = calloc(1, sizeof(*x));
-    if (x == NULL || (x->buf = malloc((size_t)l->n->cfg->chunk_bytes)) == NULL) {
+    if (x == NULL || (x->buf = malloc((size_t)l->n->cfg->chunk_bytes)) == NULL ||
+        (x->hs = XXH64_createState()) == NULL || (x->prev = XXH64_createState()) == NULL) {
+        if (x) {
+            XXH64_freeState(x->hs);
+            free(x->buf);
+        }
         free(x);
         return;
     }
+    XXH64_reset(x->hs, 0);
+    XXH64_reset(x->prev, 0);
     x->l = l;
     x->fd = -1;
     x->len = (size_t)l->n->cfg->chunk_bytes;
@@ -597,11 +650,12 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
     snprintf(x->path, sizeof(x->path), "%.250s/%.250s", c->dir, f->path);
     if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s", w->job, w->name, x->path) >=
         sizeof(x->src)) {
+        XXH64_freeState(x->hs);
+        XXH64_freeState(x->prev);
         free(x->buf);
         free(x);
         return; /* cannot happen: capture paths are short and checked */
     }
-    snprintf(x->checksum, sizeof(x->checksum), "%s", f->checksum ? f->checksum : "");
     x->next = l->xfers;
     l->xfers = x;
     l->backlog_files++;
@@ -764,6 +818,8 @@ void pd_link_fini(pd_link_t *l)
         if (x->fd >= 0) {
             close(x->fd);
         }
+        XXH64_freeState(x->hs);
+        XXH64_freeState(x->prev);
         free(x->buf);
         free(x);
     }

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* the size of XXH64_state_t */
+#include <xxhash.h>
+
 #include "confine.h"
 #include "gather.h"
 #include "remote.h"
@@ -258,7 +261,14 @@ typedef struct chunk_ctx {
     pd_req_t *req;
     int64_t window;
     size_t in;
+    /* the file's running hash, the job's own copy (the incoming files of a
+     * window may move while it runs) */
+    XXH64_state_t hs;
+    int64_t hashed;
 } chunk_ctx_t;
+
+_Static_assert(sizeof(XXH64_state_t) <= sizeof(((pd_incoming_t *)0)->hash),
+               "pd_incoming_t.hash holds an XXH64_state_t");
 
 static void chunk_done(pd_job_t *j)
 {
@@ -270,6 +280,17 @@ static void chunk_done(pd_job_t *j)
     if (in && !in->done) {
         in->busy = false;
         in->have = j->have;
+        memcpy(in->hash, &cc->hs, sizeof(cc->hs));
+        in->hashed = cc->hashed;
+        if (j->complete && j->got[0]) { /* the manifest's checksum: of the bytes received */
+            pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
+            snprintf(in->checksum, sizeof(in->checksum), "%s", j->got);
+            if (m && in->cap < m->ncaps && in->file < m->caps[in->cap].files_n) {
+                pp_file_t *f = &m->caps[in->cap].files[in->file];
+                free(f->checksum);
+                f->checksum = strdup(j->got);
+            }
+        }
         if (j->rv != 0 && !in->warned) { /* once a streak: a full disk fails every try */
             PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: %s", w->name, j->reason);
         }
@@ -355,7 +376,19 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
     j->len = plen;
     j->offset = c->offset;
     j->size = c->size;
-    snprintf(j->expect, sizeof(j->expect), "%s", in->checksum);
+    /* the sender's checksum of the whole file: with its last chunk (a node
+     * hashes while it streams), or listed in its result (older nodes) */
+    snprintf(j->expect, sizeof(j->expect), "%s",
+             c->checksum && c->checksum[0] ? c->checksum : in->checksum);
+    if (!in->hash_ready) {
+        XXH64_reset((XXH64_state_t *)(void *)in->hash, 0);
+        in->hashed = 0;
+        in->hash_ready = true;
+    }
+    memcpy(&cc->hs, in->hash, sizeof(cc->hs));
+    cc->hashed = in->hashed;
+    j->hash = &cc->hs;
+    j->hashed = &cc->hashed;
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
     j->min_free = n->cfg->min_free_bytes;
     if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=

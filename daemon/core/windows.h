@@ -64,6 +64,12 @@ typedef struct pd_incoming {
     bool busy;      /* a write is running */
     bool warned;    /* a failed write was logged (once a streak) */
     bool done;
+    /* the running xxh64 of the bytes received so far (an XXH64_state_t that
+     * cluster/remote.c keeps: the file is hashed as it arrives) over the
+     * first `hashed` bytes; not kept over a restart */
+    _Alignas(16) unsigned char hash[128];
+    int64_t hashed;
+    bool hash_ready;
 } pd_incoming_t;
 
 typedef struct pd_window {

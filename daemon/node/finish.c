@@ -99,10 +99,11 @@ static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int6
         return;
     }
     j->checksum = strcmp(n->cfg->checksum, "none") != 0;
-    /* a node streams its captures to the coordinator: list them in place */
+    /* a node streams its captures to the coordinator: list them in place
+     * (each file is hashed as it is streamed, not here) */
     j->list_only = w->mirror && !n->cfg->shared_save_path;
     if (j->list_only) {
-        j->checksum = true; /* the coordinator verifies every file */
+        j->checksum = false;
     }
     j->owner = owner;
     j->drop_empty = c->status != PP_CAP_COMPLETE;
