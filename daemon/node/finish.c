@@ -7,6 +7,7 @@
 #include "finish.h"
 #include "gather.h"
 #include "manifest.h"
+#include "report.h"
 
 static void gather_done(pd_job_t *j)
 {
@@ -119,6 +120,24 @@ void pd_finish_remove_spool(pd_node_t *n, const char *rel)
     }
 }
 
+/* The manifest and the report are written: the window is done. */
+static void window_done(pd_node_t *n, pd_window_t *w)
+{
+    w->state = PP_WS_DONE;
+    w->done_ms = pd_now_ms();
+    n->stats.windows_done++;
+    n->stats.bytes += w->bytes;
+    for (size_t i = 0; i < w->nmembers; i++) {
+        for (size_t c = 0; c < w->members[i].ncaps; c++) {
+            int st = (int)w->members[i].caps[c].status;
+            n->stats.captures[st >= 0 && st < 5 ? st : 0]++;
+        }
+    }
+    if (w->reason[0] == '\0') {
+        PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name, w->dir);
+    }
+}
+
 static void manifest_done(pd_job_t *j)
 {
     pd_node_t *n = j->arg;
@@ -131,30 +150,41 @@ static void manifest_done(pd_job_t *j)
         pd_finish_remove_spool(n, rel);
     }
     if (w) {
-        w->pending--;
-        w->state = PP_WS_DONE;
-        w->done_ms = pd_now_ms();
         if (j->rv != 0) {
+            n->stats.errors_manifest++;
             snprintf(w->reason, sizeof(w->reason), "manifest not written: %.200s", j->reason);
             PD_LOG(n->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
-        } else {
-            PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name,
-                   w->dir);
+        }
+        if (--w->pending == 0) {
+            window_done(n, w);
         }
     }
     pd_job_free(j);
 }
 
+static void report_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
+{
+    pd_window_t *w = pd_windows_get(n->win, window);
+    n->stats.reports++;
+    n->stats.errors_report += r->rv != 0;
+    if (w && --w->pending == 0) {
+        window_done(n, w);
+    }
+}
+
 void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
 {
     pp_manifest_t man;
+    char err[256];
     pd_job_t *j = calloc(1, sizeof(*j));
     char *text = NULL;
     size_t len = 0;
     int rv = j == NULL ? PROFD_ENOMEM : pd_manifest_build(w, &man);
     if (rv == 0) {
         rv = pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
-        pd_manifest_free(&man);
+        if (rv != 0) {
+            pd_manifest_free(&man);
+        }
     }
     if (rv != 0) {
         free(text);
@@ -176,8 +206,14 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     j->done = manifest_done;
     j->arg = n;
     j->window = w->id;
-    w->pending++;
     w->state = PP_WS_GATHERING;
+    /* the report goes with it: the window is done when both are written */
+    w->pending += 2; /* before: the report may be done at once when the pool is gone */
+    if (pd_report_write(n, w, &man, true, report_done, NULL, err, sizeof(err)) != 0) {
+        w->pending--;
+        PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
+    }
+    pd_manifest_free(&man);
     if (pd_job_submit(&n->loop->uv, j) != 0) {
         pd_write_run(j); /* the pool is gone: do it here */
         manifest_done(j);
