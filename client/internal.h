@@ -23,6 +23,9 @@
 #include "ring.h"
 #include "rundir.h"
 
+#define CL_PHASE_NAMES   16 /* phase names whose times are sent (the first ones seen) */
+#define CL_CLOCK_SAMPLES 16
+
 typedef struct cl_plan {
     pp_plan_t p;
     char spool[PP_MAX_PATH]; /* spool root of the daemon that sent it */
@@ -65,7 +68,12 @@ typedef struct cl_io {
     uint64_t pub_seq;
     cl_result_t *results; /* not yet delivered, oldest first */
     uint64_t dropped_reported;
-    int64_t *evbuf;        /* flattened (kind, step, t_us) triples */
+    int64_t *evbuf;  /* flattened (kind, step, t_us) triples */
+    int64_t *pevbuf; /* flattened (kind, phase index, t_us) triples */
+    /* the daemon's clock - ours, from the events' round trips: the recent
+     * sample with the smallest error (its half round trip) */
+    int64_t clk_off[CL_CLOCK_SAMPLES], clk_err[CL_CLOCK_SAMPLES];
+    int clk_n, clk_pos;
     cl_event_t last_begin; /* newest step begin seen while disconnected */
     bool have_last_begin;
 } cl_io_t;
@@ -76,8 +84,14 @@ struct profd_client {
     cl_plan_t *plan; /* adopted */
     int64_t captures_seen;
 
+    int cur_phase; /* index of the running phase's name, -1 none */
+
     /* ---- shared ---- */
     cl_ring_t *ring;
+    /* phase names by index: written by the training thread (append only),
+     * read by the background thread up to nphase_names (release/acquire) */
+    char phase_names[CL_PHASE_NAMES][PP_MAX_NAME + 1];
+    _Atomic int nphase_names;
     _Atomic(cl_plan_t *) pending;
     _Atomic uint64_t adopted_seq;
     _Atomic(cl_result_t *) outbox;
