@@ -22,6 +22,7 @@ typedef struct ctl {
     char url[PP_MAX_PATH];
     bool json;
     int timeout_ms;
+    bool timeout_set;   /* --timeout given */
     pt_tls_files_t tls; /* tls+tcp:// URLs */
     void *tls_cfg;
     nng_socket sock;
@@ -38,7 +39,7 @@ typedef struct ctl_command {
 } ctl_command_t;
 
 extern const ctl_command_t ctl_cmd_status, ctl_cmd_windows, ctl_cmd_start, ctl_cmd_stop,
-    ctl_cmd_wait, ctl_cmd_apply;
+    ctl_cmd_wait, ctl_cmd_apply, ctl_cmd_top, ctl_cmd_report, ctl_cmd_merge, ctl_cmd_watch;
 
 /* ---- messages and exit statuses ---- */
 
@@ -76,5 +77,11 @@ void ctl_print_window_detail(const pp_window_t *w);
 /* verb: "started", "stopping", "applied" */
 void ctl_print_started(const pp_started_t *s, const char *verb);
 void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
+/* status: roles, nodes and, with `ranks`, every rank */
+void ctl_print_status_grouped(const pp_status_reply_t *s, bool ranks);
+/* per-role step times (status, top) */
+void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs);
+/* the straggler trigger (watch, top) */
+void ctl_print_trigger(const pp_straggler_t *t);
 
 #endif

@@ -122,7 +122,7 @@ static const ckey_t keys[] = {
      "profile-config", 'p'},
     {"listen.metrics", K_STR, 0, PD_PATH_MAX - 1, NULL, F(metrics_url), 0, NULL, "metrics", 0},
     {"history.steps", K_INT, 8, 4096, "128", F(history_steps), 0, NULL, NULL, 0},
-    {"history.phase_steps", K_INT, 1, 1024, "32", F(history_phase_steps), 0, NULL, NULL, 0},
+    {"history.phase_steps", K_INT, 1, 1024, "64", F(history_phase_steps), 0, NULL, NULL, 0},
     {"triggers.straggler.enable", K_BOOL, 0, 1, "false", F(straggler_enable), 0, NULL, NULL, 0},
     {"triggers.straggler.job", K_NAME, 0, 64, NULL, F(straggler_job), 0, NULL, NULL, 0},
     {"triggers.straggler.roles", K_NAMES, 0, 0, NULL, NAMES(straggler_roles),
