@@ -89,7 +89,9 @@ static void entry_free(pd_hist_rank_t *r)
 {
     if (r) {
         free(r->step_us);
-        free(r->phase_us);
+        for (int p = 0; p < PD_HIST_PHASES; p++) {
+            free(r->phase_us[p]);
+        }
         free(r);
     }
 }
@@ -211,9 +213,8 @@ static int64_t slot_for(pd_history_t *h, pd_hist_rank_t *r, int64_t step)
         for (int64_t s = from; s <= step; s++) {
             if (s >= 0) {
                 r->step_us[s % h->steps] = 0;
-                for (int p = 0; r->phase_us && p < PD_HIST_PHASES && s > step - h->phase_steps;
-                     p++) {
-                    r->phase_us[p * h->phase_steps + s % h->phase_steps] = 0;
+                for (int p = 0; p < r->nphases && s > step - h->phase_steps; p++) {
+                    r->phase_us[p][s % h->phase_steps] = 0;
                 }
             }
         }
@@ -291,8 +292,7 @@ static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
         r->phases_dropped++;
         return -1;
     }
-    if (r->phase_us == NULL && (r->phase_us = calloc((size_t)(PD_HIST_PHASES * h->phase_steps),
-                                                     sizeof(uint32_t))) == NULL) {
+    if ((r->phase_us[r->nphases] = calloc((size_t)h->phase_steps, sizeof(uint32_t))) == NULL) {
         return -1;
     }
     snprintf(r->phases[r->nphases], sizeof(r->phases[0]), "%s", name);
@@ -302,13 +302,13 @@ static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
 /* Add `us` to phase p of `step` (a phase may run several times a step). */
 static void phase_add(pd_history_t *h, pd_hist_rank_t *r, int p, int64_t step, int64_t us)
 {
-    if (p < 0 || r->phase_us == NULL || us < 0) {
+    if (p < 0 || r->phase_us[p] == NULL || us < 0) {
         return;
     }
     if (slot_for(h, r, step) < 0 || step <= r->last - h->phase_steps) {
         return;
     }
-    uint32_t *c = &r->phase_us[p * h->phase_steps + step % h->phase_steps];
+    uint32_t *c = &r->phase_us[p][step % h->phase_steps];
     int64_t sum = (int64_t)*c + (us > 0 ? us : 1);
     *c = clamp_us(sum);
 }
@@ -321,11 +321,11 @@ void pd_history_put_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, cons
 
 int64_t pd_history_phase_us(const pd_history_t *h, const pd_hist_rank_t *r, int p, int64_t step)
 {
-    if (p < 0 || p >= r->nphases || r->phase_us == NULL || r->last == PP_NONE || step > r->last ||
-        step <= r->last - h->phase_steps || step < 0) {
+    if (p < 0 || p >= r->nphases || r->phase_us[p] == NULL || r->last == PP_NONE ||
+        step > r->last || step <= r->last - h->phase_steps || step < 0) {
         return -1;
     }
-    uint32_t v = r->phase_us[p * h->phase_steps + step % h->phase_steps];
+    uint32_t v = r->phase_us[p][step % h->phase_steps];
     return v ? (int64_t)v : -1;
 }
 

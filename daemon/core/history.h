@@ -43,9 +43,9 @@ typedef struct pd_hist_rank {
     int64_t rank, replica_rank, pid;
     uint64_t hash;
 
-    int64_t last;       /* newest step with a time slot, PP_NONE before any */
-    uint32_t *step_us;  /* [steps], slot step % steps; 0 unknown */
-    uint32_t *phase_us; /* [PD_HIST_PHASES][phase_steps], NULL until a phase is timed */
+    int64_t last;                       /* newest step with a time slot, PP_NONE before any */
+    uint32_t *step_us;                  /* [steps], slot step % steps; 0 unknown */
+    uint32_t *phase_us[PD_HIST_PHASES]; /* [phase_steps] per phase name, made when it is seen */
     char phases[PD_HIST_PHASES][PP_MAX_NAME + 1];
     int nphases;
     int64_t phases_dropped; /* phase names past PD_HIST_PHASES */

@@ -58,6 +58,8 @@ for r in s["ranks"]:
         us = r["step_us"][st - lo]
         assert 30000 < us < 200000, (r["rank"], st, us)  # 20 steps/s
     assert 0.5 < r["ratio"] < 2, r
+    # its clock against the daemon's, measured: one host, so the truth is 0
+    assert r["offset_err_us"] > 0 and abs(r["offset_us"]) <= r["offset_err_us"], r
 for ro in s["roles"]:
     # the sim's phases: actor compute_log_prob and update_actor, rollout generate
     assert ro["phases"], ro
