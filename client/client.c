@@ -161,6 +161,47 @@ static void sanitize_host(char *dst, size_t len, const char *src)
     }
 }
 
+/* PROFD_ROLES: "role[:rank],..." (a role without a rank: the global rank). */
+static int parse_roles(const char *s, ce_identity_t *id)
+{
+    char buf[1024], *save = NULL;
+    if (s == NULL || *s == '\0') {
+        return 0;
+    }
+    if (strlen(s) >= sizeof(buf)) {
+        return PROFD_EINVAL;
+    }
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        char *colon = strchr(tok, ':'), *end;
+        int64_t rank = id->rank;
+        if (colon) {
+            *colon = '\0';
+            errno = 0;
+            long long v = strtoll(colon + 1, &end, 10);
+            if (errno || *end != '\0' || colon[1] == '\0' || v < 0) {
+                return PROFD_EINVAL;
+            }
+            rank = v;
+        }
+        int i;
+        if (!pp_ident_ok(tok) || strcmp(tok, "e2e") == 0) {
+            return PROFD_EINVAL;
+        }
+        for (i = 0; i < id->nroles && strcmp(id->roles[i].name, tok) != 0; i++) {
+        }
+        if (i == id->nroles) {
+            if (id->nroles == PP_MAX_ROLES) {
+                return PROFD_EINVAL;
+            }
+            snprintf(id->roles[i].name, sizeof(id->roles[i].name), "%s", tok);
+            id->nroles++;
+        }
+        id->roles[i].rank = rank; /* the primary role listed: its own rank */
+    }
+    return 0;
+}
+
 static int resolve(profd_client_t *c, const profd_options_t *o, const cl_rundir_t *rundir,
                    ce_identity_t *id)
 {
@@ -210,6 +251,12 @@ static int resolve(profd_client_t *c, const profd_options_t *o, const cl_rundir_
     id->replica_rank = rep < 0 ? PP_NONE : rep;
     id->pid = (int64_t)getpid();
     if (bad || id->rank < 0 || c->local_rank < 0 || c->world_size < 1) {
+        return PROFD_EINVAL;
+    }
+    snprintf(id->roles[0].name, sizeof(id->roles[0].name), "%s", id->role);
+    id->roles[0].rank = id->rank;
+    id->nroles = 1;
+    if (parse_roles(env_str("PROFD_ROLES", NULL), id) != 0) {
         return PROFD_EINVAL;
     }
     c->flush_ms = o->flush_ms > 0 ? o->flush_ms : 50;
@@ -285,7 +332,12 @@ int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t
     atomic_init(&c->outbox, NULL);
     ce_hooks_t hooks = {cl_mkdirs, emit_result, c, markers_now, markers_write};
     ce_init(&c->eng, &id, &hooks);
+    pthread_mutex_init(&c->roles_mu, NULL);
+    memcpy(c->roles, c->eng.id.roles, sizeof(c->roles));
+    c->nroles = c->eng.id.nroles;
+    atomic_init(&c->roles_gen, 1);
     if ((rv = cl_io_start(c)) != 0) {
+        pthread_mutex_destroy(&c->roles_mu);
         free(c->ring);
         free(c);
         return rv;
@@ -323,8 +375,36 @@ void profd_close(profd_client_t *c)
         free(r);
         r = next;
     }
+    pthread_mutex_destroy(&c->roles_mu);
     free(c->ring);
     free(c);
+}
+
+int profd_add_role(profd_client_t *c, const char *role, int64_t rank)
+{
+    if (c == NULL || role == NULL) {
+        return PROFD_EINVAL;
+    }
+    if (rank == PROFD_FROM_ENV) {
+        if (ce_role_index(&c->eng, role) >= 0) {
+            return 0; /* declared already, with whatever rank */
+        }
+        rank = c->eng.id.rank;
+    }
+    int before = c->eng.id.nroles;
+    int rv = ce_add_role(&c->eng, role, rank);
+    if (rv < 0) {
+        return rv;
+    }
+    if (c->eng.id.nroles != before) {
+        pthread_mutex_lock(&c->roles_mu);
+        memcpy(c->roles, c->eng.id.roles, sizeof(c->roles));
+        c->nroles = c->eng.id.nroles;
+        pthread_mutex_unlock(&c->roles_mu);
+        atomic_fetch_add(&c->roles_gen, 1);
+        cl_log(c, PROFD_LOG_DEBUG, "profd: role %s (rank %lld) added", role, (long long)rank);
+    }
+    return 0;
 }
 
 /* ---- the training thread's calls ---- */
@@ -371,23 +451,39 @@ static size_t phase_len(const char *phase)
     return n;
 }
 
-/* The index of a phase name in the table the background thread sends with
- * the phase events; -1 when the table is full. A few compares: phases are
+/* The index of a phase (of role `ri`) in the table the background thread
+ * sends with the phase events: its name, "role.phase" for a role other than
+ * the primary one; -1 when the table is full. A few compares: phases are
  * few and their calls coarse. */
-static int phase_index(profd_client_t *c, const char *phase, size_t n)
+static int phase_index(profd_client_t *c, int ri, const char *phase, size_t n)
 {
     int k = atomic_load_explicit(&c->nphase_names, memory_order_relaxed);
     for (int i = 0; i < k; i++) {
-        if (memcmp(c->phase_names[i], phase, n + 1) == 0) {
+        if (c->phase_roles[i] == ri && memcmp(c->phase_keys[i], phase, n + 1) == 0) {
             return i;
         }
     }
     if (k == CL_PHASE_NAMES) {
         return -1;
     }
-    memcpy(c->phase_names[k], phase, n + 1);
+    memcpy(c->phase_keys[k], phase, n + 1);
+    c->phase_roles[k] = ri;
+    if (ri == 0) {
+        memcpy(c->phase_names[k], phase, n + 1);
+    } else {
+        snprintf(c->phase_names[k], sizeof(c->phase_names[k]), "%s.%s", c->eng.id.roles[ri].name,
+                 phase);
+    }
     atomic_store_explicit(&c->nphase_names, k + 1, memory_order_release);
     return k;
+}
+
+static void phase_event(profd_client_t *c, int ri, const char *phase, size_t n)
+{
+    c->cur_phase = phase_index(c, ri, phase, n);
+    if (c->cur_phase >= 0) {
+        cl_ring_push(c->ring, CL_EV_PHASE_BEGIN, c->cur_phase, event_us());
+    }
 }
 
 int profd_phase_begin(profd_client_t *c, const char *phase)
@@ -397,11 +493,21 @@ int profd_phase_begin(profd_client_t *c, const char *phase)
         return PROFD_EINVAL;
     }
     adopt_pending(c);
-    c->cur_phase = phase_index(c, phase, n);
-    if (c->cur_phase >= 0) {
-        cl_ring_push(c->ring, CL_EV_PHASE_BEGIN, c->cur_phase, event_us());
+    phase_event(c, 0, phase, n);
+    ce_on_phase_begin(&c->eng, 0, phase, n);
+    return 0;
+}
+
+int profd_phase_begin_role(profd_client_t *c, const char *role, const char *phase)
+{
+    size_t n = phase_len(phase);
+    int ri;
+    if (c == NULL || n == 0 || (ri = ce_role_index(&c->eng, role)) < 0) {
+        return PROFD_EINVAL;
     }
-    ce_on_phase_begin(&c->eng, phase, n);
+    adopt_pending(c);
+    phase_event(c, ri, phase, n);
+    ce_on_phase_begin(&c->eng, ri, phase, n);
     return 0;
 }
 
@@ -419,6 +525,15 @@ int profd_phase_end(profd_client_t *c, const char *phase)
     }
     ce_on_phase_end(&c->eng);
     return 0;
+}
+
+int profd_windows_active(profd_client_t *c)
+{
+    if (c == NULL) {
+        return PROFD_EINVAL;
+    }
+    adopt_pending(c);
+    return c->eng.busy;
 }
 
 int profd_substep(profd_client_t *c)

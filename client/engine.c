@@ -81,9 +81,45 @@ void ce_init(ce_t *e, const ce_identity_t *id, const ce_hooks_t *hooks)
 {
     memset(e, 0, sizeof(*e));
     e->id = *id;
+    if (e->id.nroles <= 0) {
+        snprintf(e->id.roles[0].name, sizeof(e->id.roles[0].name), "%s", e->id.role);
+        e->id.roles[0].rank = e->id.rank;
+        e->id.nroles = 1;
+    }
     e->hooks = *hooks;
     e->default_backend = -1;
     e->next_due = INT64_MAX;
+}
+
+int ce_role_index(const ce_t *e, const char *role)
+{
+    if (role == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < e->id.nroles; i++) {
+        if (strcmp(e->id.roles[i].name, role) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int ce_add_role(ce_t *e, const char *role, int64_t rank)
+{
+    if (!pp_ident_ok(role) || rank < 0 || strcmp(role, "e2e") == 0) {
+        return PROFD_EINVAL;
+    }
+    int i = ce_role_index(e, role);
+    if (i >= 0) {
+        return e->id.roles[i].rank == rank ? i : PROFD_EINVAL;
+    }
+    if (e->id.nroles >= PP_MAX_ROLES) {
+        return PROFD_ELIMIT;
+    }
+    i = e->id.nroles++;
+    snprintf(e->id.roles[i].name, sizeof(e->id.roles[i].name), "%s", role);
+    e->id.roles[i].rank = rank;
+    return i;
 }
 
 void ce_set_spool(ce_t *e, const char *spool)
@@ -162,6 +198,7 @@ static void mark(ce_t *e, int kind, int64_t step, const char *phase)
     m->t_us = e->hooks.now_us(e->hooks.arg);
     m->step = step;
     m->kind = kind;
+    m->role = e->phase_role;
     snprintf(m->phase, sizeof(m->phase), "%s", phase ? phase : "");
 }
 
@@ -220,11 +257,16 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
     }
     int64_t now = e->hooks.now_us(e->hooks.arg);
     int64_t step = 0, step_t0 = 0, ph_step = 0, ph_t0 = 0;
-    const char *ph = NULL;
+    const char *ph = NULL, *ph_role = NULL;
     bool first = true;
     char name[32];
     mbuf_t b = {0};
     const char *phase = c->rec.phase;
+    /* the worker: the capture's role and rank (a discrete capture of another
+     * role of the process counts in that role's numbering), else the
+     * process's primary role */
+    const char *wrole = phase ? c->rec.role : e->id.role;
+    int64_t wrank = phase ? c->rec.rank : e->id.rank;
     mput(&b,
          "{\"traceEvents\":[\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,"
          "\"args\":{\"name\":\"profd: steps and phases\"}}",
@@ -235,7 +277,7 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
         const ce_mark_t *m = &e->marks[i];
         if (ph) { /* any boundary ends the phase running (phases do not nest) */
             if (m->t_us >= c->t_start) {
-                range(&b, e, &first, e->id.role, ph, ph_step, ph_t0, m->t_us, false);
+                range(&b, e, &first, ph_role, ph, ph_step, ph_t0, m->t_us, false);
             }
             ph = NULL;
         }
@@ -249,6 +291,7 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
             step_t0 = m->t_us;
         } else if (m->kind == 3) {
             ph = m->phase;
+            ph_role = e->id.roles[m->role >= 0 && m->role < e->id.nroles ? m->role : 0].name;
             ph_step = step_open ? step : m->step;
             ph_t0 = m->t_us;
         }
@@ -258,7 +301,7 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
         range(&b, e, &first, name, NULL, step, step_t0, now, true);
     }
     if (ph) {
-        range(&b, e, &first, e->id.role, ph, ph_step, ph_t0, now, true);
+        range(&b, e, &first, ph_role, ph, ph_step, ph_t0, now, true);
     }
     mput(&b,
          "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"profd\":{\"version\":1,"
@@ -266,10 +309,10 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
          "\"job\":\"%s\",\"role\":\"%s\",\"rank\":%lld,\"host\":\"%s\",\"pid\":%lld,"
          "\"window\":\"%s\",\"capture_role\":\"%s\",\"phase\":%s%s%s,\"part\":%lld,"
          "\"start_us\":%lld,\"stop_us\":%lld,\"dropped\":%lld}}}\n",
-         (long long)e->id.rank, e->id.role, phase ? "-" : "", phase ? phase : "", s->e->job,
-         e->id.role, (long long)e->id.rank, e->id.host, (long long)e->id.pid, s->e->name,
-         c->rec.role, phase ? "\"" : "", phase ? phase : "null", phase ? "\"" : "",
-         (long long)c->part, (long long)c->t_start, (long long)now, (long long)e->marks_dropped);
+         (long long)wrank, wrole, phase ? "-" : "", phase ? phase : "", s->e->job, wrole,
+         (long long)wrank, e->id.host, (long long)e->id.pid, s->e->name, c->rec.role,
+         phase ? "\"" : "", phase ? phase : "null", phase ? "\"" : "", (long long)c->part,
+         (long long)c->t_start, (long long)now, (long long)e->marks_dropped);
     if (b.cap != (size_t)-1 && b.p) {
         e->hooks.markers(c->dir, c->part, b.p, b.len, e->hooks.arg);
     }
@@ -294,7 +337,7 @@ static void fill_capture(const ce_t *e, const ce_slot_t *s, const ce_cap_t *c, i
     out->job = pe->job;
     out->role = c->rec.role;
     out->phase = c->rec.phase;
-    out->rank = e->id.rank;
+    out->rank = c->rec.rank;
     out->replica_rank = e->id.replica_rank == PP_NONE ? PROFD_NO_REPLICA : e->id.replica_rank;
     out->first_step = pe->first_step;
     out->last_step = pe->last_step == PP_NONE ? -1 : pe->last_step;
@@ -379,7 +422,8 @@ static void span_push(ce_cap_t *c, int64_t first, int64_t last)
     c->rec.substeps_n++;
 }
 
-static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, const char *phase, int64_t step)
+/* A new capture: end to end (phase NULL), or of role `ri`'s phase. */
+static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, int ri, const char *phase, int64_t step)
 {
     char capdir[PP_MAX_PATH], rel[PP_MAX_PATH];
     if (s->ncaps == s->capcap) {
@@ -396,10 +440,18 @@ static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, const char *phase, int64_t step)
     ce_cap_t *c = &s->caps[s->ncaps++];
     memset(c, 0, sizeof(*c));
     pp_record_init(&pp_desc_capture, &c->rec);
-    const char *role = phase ? e->id.role : "e2e";
+    const char *role = phase ? e->id.roles[ri].name : "e2e";
+    int64_t rank = phase ? e->id.roles[ri].rank : e->id.rank;
     c->rec.role = strdup(role);
     c->rec.phase = phase ? strdup(phase) : NULL;
-    c->rec.rank = e->id.rank;
+    c->rec.rank = rank;
+    if (phase == NULL && (c->rec.roles = calloc((size_t)e->id.nroles, sizeof(char *))) != NULL) {
+        for (int i = 0; i < e->id.nroles; i++) { /* the roles an e2e capture covers */
+            if ((c->rec.roles[c->rec.roles_n] = strdup(e->id.roles[i].name)) != NULL) {
+                c->rec.roles_n++;
+            }
+        }
+    }
     c->rec.replica_rank = e->id.replica_rank;
     c->rec.host = strdup(e->id.host);
     c->rec.pid = e->id.pid;
@@ -408,8 +460,8 @@ static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, const char *phase, int64_t step)
     c->rec.status = PP_CAP_COMPLETE;
     c->be = backend_for(e, s->e->tool);
 
-    int rv = pp_capture_dir(capdir, sizeof(capdir), role, phase, e->id.rank, e->id.replica_rank,
-                            e->id.host);
+    int rv = pp_capture_dir(capdir, sizeof(capdir), role, phase, rank, e->id.replica_rank,
+                            e->id.host, s->e->pid_dir ? e->id.pid : 0);
     int n = -1;
     if (rv == 0) {
         bool multi = phase && (s->last == INT64_MAX || s->last > s->e->first_step);
@@ -471,8 +523,11 @@ static void slot_emit(ce_t *e, ce_slot_t *s, const char *missed_reason)
     if (s->ncaps == 0) {
         pp_capture_t *c = &res->captures[0];
         pp_record_init(&pp_desc_capture, c);
-        c->role = strdup(s->discrete ? e->id.role : "e2e");
-        c->rank = e->id.rank;
+        /* a discrete window with no phase run: the first role it captures */
+        int ri = s->e->roles_n ? ce_role_index(e, s->e->roles[0]) : 0;
+        ri = ri < 0 ? 0 : ri;
+        c->role = strdup(s->discrete ? e->id.roles[ri].name : "e2e");
+        c->rank = s->discrete ? e->id.roles[ri].rank : e->id.rank;
         c->replica_rank = e->id.replica_rank;
         c->host = strdup(e->id.host);
         c->pid = e->id.pid;
@@ -535,8 +590,16 @@ static void slot_free(ce_slot_t *s)
     s->ncaps = 0;
 }
 
-static bool phase_selected(const ce_slot_t *s, const char *phase)
+static bool phase_selected(const ce_t *e, const ce_slot_t *s, int ri, const char *phase)
 {
+    if (s->e->roles_n) { /* a process hosting several roles: those the window captures */
+        size_t i;
+        for (i = 0; i < s->e->roles_n && strcmp(s->e->roles[i], e->id.roles[ri].name) != 0; i++) {
+        }
+        if (i == s->e->roles_n) {
+            return false;
+        }
+    }
     if (s->e->phases_n == 0) {
         return true;
     }
@@ -636,7 +699,7 @@ void ce_step_begin_slow(ce_t *e, int64_t step)
             }
             s->state = SLOT_ACTIVE;
             if (!s->discrete) {
-                ce_cap_t *c = cap_new(e, s, NULL, step);
+                ce_cap_t *c = cap_new(e, s, 0, NULL, step);
                 if (c) {
                     cap_start(e, s, c, 0);
                 }
@@ -685,7 +748,7 @@ void ce_phase_begin_slow(ce_t *e)
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state != SLOT_ACTIVE || !s->discrete || !e->in_step ||
-            !phase_selected(s, e->phase)) {
+            !phase_selected(e, s, e->phase_role, e->phase)) {
             continue;
         }
         if (s->cur) { /* phases do not nest: the previous one ends here */
@@ -695,12 +758,13 @@ void ce_phase_begin_slow(ce_t *e)
         ce_cap_t *c = NULL;
         for (size_t j = 0; j < s->ncaps; j++) {
             if (s->caps[j].rec.first_step == e->step &&
-                strcmp(s->caps[j].rec.phase, e->phase) == 0) {
+                strcmp(s->caps[j].rec.phase, e->phase) == 0 &&
+                strcmp(s->caps[j].rec.role, e->id.roles[e->phase_role].name) == 0) {
                 c = &s->caps[j];
                 break;
             }
         }
-        if (c == NULL && (c = cap_new(e, s, e->phase, e->step)) == NULL) {
+        if (c == NULL && (c = cap_new(e, s, e->phase_role, e->phase, e->step)) == NULL) {
             continue;
         }
         s->cur = c;

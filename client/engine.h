@@ -63,15 +63,24 @@ typedef struct ce_mark {
     int64_t step;
     int kind; /* 1 step begin, 2 step end, 3 phase begin, 4 phase end */
     char phase[PP_MAX_NAME + 1];
+    int role; /* phases: index into id.roles of the phase's role */
 } ce_mark_t;
+
+/* A role the process hosts and its rank in that role's own numbering. */
+typedef struct ce_role {
+    char name[PP_MAX_NAME + 1];
+    int64_t rank;
+} ce_role_t;
 
 typedef struct ce_identity {
     char job[PP_MAX_NAME + 1];
-    char role[PP_MAX_NAME + 1];
+    char role[PP_MAX_NAME + 1]; /* the primary role (roles[0]) */
     char host[PP_MAX_NAME + 1];
     int64_t rank;
     int64_t replica_rank; /* PP_NONE when none */
     int64_t pid;
+    ce_role_t roles[PP_MAX_ROLES]; /* every role it hosts, the primary first */
+    int nroles;                    /* >= 1 once ce_init() ran */
 } ce_identity_t;
 
 typedef struct ce_cap ce_cap_t;
@@ -96,6 +105,7 @@ typedef struct ce {
     int64_t step; /* last step begun; 0 before the first */
     bool in_step;
     bool in_phase;
+    int phase_role; /* index into id.roles of the running phase's role */
     char phase[PP_MAX_NAME + 1];
     int64_t substep; /* sub-steps completed in the current phase */
 
@@ -110,7 +120,17 @@ typedef struct ce {
     int64_t marks_dropped;
 } ce_t;
 
+/* id->roles may be empty (nroles 0): the primary role at id->rank is
+ * roles[0]. */
 void ce_init(ce_t *e, const ce_identity_t *id, const ce_hooks_t *hooks);
+
+/* Another role of the process (see profd_add_role): its index in
+ * id.roles, or PROFD_EINVAL (bad name, negative rank, already there with
+ * another rank), PROFD_ELIMIT (PP_MAX_ROLES roles). A role already there
+ * with this rank: its index. */
+int ce_add_role(ce_t *e, const char *role, int64_t rank);
+/* The index of a role in id.roles; NULL: the primary (0); -1: none. */
+int ce_role_index(const ce_t *e, const char *role);
 /* Ends every capture in progress (truncated), reports every window, frees. */
 void ce_fini(ce_t *e);
 
@@ -156,12 +176,14 @@ static inline void ce_on_step_end(ce_t *e, int64_t step)
 /* `phase` must already be a valid identifier. */
 static inline void ce_on_phase_end(ce_t *e);
 
-static inline void ce_on_phase_begin(ce_t *e, const char *phase, size_t len)
+/* `role` is an index into id.roles (0: the primary role). */
+static inline void ce_on_phase_begin(ce_t *e, int role, const char *phase, size_t len)
 {
     if (e->in_phase) { /* phases do not nest: the previous one ends here */
         ce_on_phase_end(e);
     }
     __builtin_memcpy(e->phase, phase, len + 1);
+    e->phase_role = role;
     e->in_phase = true;
     e->substep = 0;
     if (e->busy) {

@@ -49,12 +49,14 @@ typedef struct cl_io {
 
     nng_socket sock;
     nng_dialer dialer; /* to c->url */
+    void *tls_cfg;     /* tls+tcp:// URLs: the dialer's TLS configuration */
     nng_ctx rpc_ctx, watch_ctx;
     nng_aio *rpc_aio, *watch_aio;
     bool sock_open;
 
     bool registered;
     bool watching;
+    uint64_t roles_sent; /* the roles generation the last hello carried */
     int64_t client_id;
     char instance[64];
     char spool[PP_MAX_PATH];
@@ -90,13 +92,22 @@ struct profd_client {
     cl_ring_t *ring;
     /* phase names by index: written by the training thread (append only),
      * read by the background thread up to nphase_names (release/acquire) */
-    char phase_names[CL_PHASE_NAMES][PP_MAX_NAME + 1];
+    char phase_names[CL_PHASE_NAMES][2 * PP_MAX_NAME + 2]; /* "phase" or "role.phase" */
     _Atomic int nphase_names;
+    char phase_keys[CL_PHASE_NAMES][PP_MAX_NAME + 1]; /* training thread only: */
+    int phase_roles[CL_PHASE_NAMES];                  /* the phase and its role */
     _Atomic(cl_plan_t *) pending;
     _Atomic uint64_t adopted_seq;
     _Atomic(cl_result_t *) outbox;
     _Atomic int64_t st_connected, st_client_id, st_plan_gen, st_windows, st_captures,
         st_events_sent, st_reconnects;
+
+    /* ---- roles: the training thread adds, the background thread sends
+     * them (a hello again when roles_gen moves) ---- */
+    pthread_mutex_t roles_mu;
+    ce_role_t roles[PP_MAX_ROLES]; /* under roles_mu: every role, the primary first */
+    int nroles;                    /* under roles_mu */
+    _Atomic uint64_t roles_gen;
 
     /* ---- options (immutable after open) ---- */
     bool url_search;    /* no URL given: look for the daemon with `rundir` */
@@ -118,8 +129,9 @@ struct profd_client {
 void cl_log(profd_client_t *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Monotonic milliseconds / microseconds. */
+/* Monotonic milliseconds. */
 int64_t cl_now_ms(void);
+/* Monotonic microseconds: the clock of the markers and of the clock estimate. */
 int64_t cl_now_us(void);
 
 /* profd_open() with the run directory candidates given (tests point them at

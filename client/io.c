@@ -18,6 +18,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "internal.h"
+#include "tlsconf.h"
 
 #define RPC_TIMEOUT_MS   2000
 #define CLOSE_TIMEOUT_MS 500
@@ -169,9 +170,23 @@ static int do_hello(profd_client_t *c)
     cl_io_t *io = &c->io;
     const ce_identity_t *id = &c->eng.id; /* immutable after open */
     pp_msg_t req, rep;
-    int rv;
+    pp_role_rank_t roles[PP_MAX_ROLES];
+    ce_role_t copy[PP_MAX_ROLES];
+    int rv, n;
 
+    uint64_t gen = atomic_load(&c->roles_gen);
+    pthread_mutex_lock(&c->roles_mu);
+    n = c->nroles;
+    memcpy(copy, c->roles, sizeof(copy));
+    pthread_mutex_unlock(&c->roles_mu);
     pp_msg_init(&req, PP_T_hello);
+    for (int i = 1; i < n; i++) { /* roles[0] is the primary role */
+        pp_record_init(&pp_desc_role_rank, &roles[i - 1]);
+        roles[i - 1].role = copy[i].name;
+        roles[i - 1].rank = copy[i].rank;
+    }
+    req.u.hello.roles = n > 1 ? roles : NULL;
+    req.u.hello.roles_n = n > 1 ? (size_t)(n - 1) : 0;
     req.u.hello.job = (char *)id->job;
     req.u.hello.role = (char *)id->role;
     req.u.hello.rank = id->rank;
@@ -189,7 +204,7 @@ static int do_hello(profd_client_t *c)
         pp_msg_free(&rep);
         return PROFD_EPROTO;
     }
-    if (io->client_id != 0) {
+    if (io->client_id != 0 && !io->registered) {
         atomic_fetch_add(&c->st_reconnects, 1);
     }
     io->client_id = rep.u.welcome.client;
@@ -197,6 +212,7 @@ static int do_hello(profd_client_t *c)
     snprintf(io->spool, sizeof(io->spool), "%s", rep.u.welcome.spool);
     io->gen = -1; /* whatever the daemon has is news */
     io->registered = true;
+    io->roles_sent = gen;
     atomic_store(&c->st_connected, 1);
     atomic_store(&c->st_client_id, io->client_id);
     cl_log(c, PROFD_LOG_INFO, "profd: registered with %s as client %lld", c->url,
@@ -554,6 +570,10 @@ static void *io_main(void *arg)
             }
             io->backoff_ms = BACKOFF_MIN_MS;
         }
+        if (io->roles_sent != atomic_load(&c->roles_gen) && do_hello(c) != 0) {
+            set_disconnected(c); /* a role was added: register again (same entry, more roles) */
+            continue;
+        }
         if (!io->watching) {
             watch_start(c);
         }
@@ -575,6 +595,36 @@ static void *io_main(void *arg)
         say_bye(c);
     }
     return NULL;
+}
+
+/* The dialer to c->url; over tls+tcp:// with the files named by
+ * PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY and PROFD_TLS_SERVER_NAME (the
+ * variables profctl reads). A file that cannot be used is an error, its
+ * reason logged. */
+static int dial(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    pt_tls_files_t files = {getenv("PROFD_TLS_CA"), getenv("PROFD_TLS_CERT"),
+                            getenv("PROFD_TLS_KEY"), getenv("PROFD_TLS_SERVER_NAME")};
+    char err[256];
+    int rv;
+
+    if (!pt_tls_url(c->url)) {
+        return nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK);
+    }
+    if ((io->tls_cfg = pt_tls_config(&files, false, err, sizeof(err))) == NULL) {
+        cl_log(c, PROFD_LOG_ERROR, "profd: %s: %s (PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY)",
+               c->url, err);
+        return NNG_EINVAL;
+    }
+    if ((rv = nng_dialer_create(&io->dialer, io->sock, c->url)) != 0) {
+        return rv;
+    }
+    if ((rv = nng_dialer_set_ptr(io->dialer, NNG_OPT_TLS_CONFIG, io->tls_cfg)) != 0 ||
+        (rv = nng_dialer_start(io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
+        nng_dialer_close(io->dialer);
+    }
+    return rv;
 }
 
 int cl_io_start(profd_client_t *c)
@@ -608,7 +658,7 @@ int cl_io_start(profd_client_t *c)
         (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
         goto fail;
     }
-    if ((rv = nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
+    if ((rv = dial(c)) != 0) {
         goto fail;
     }
     if (pthread_create(&io->thread, NULL, io_main, c) != 0) {
@@ -628,6 +678,7 @@ fail:
     if (io->sock_open) {
         nng_close(io->sock);
     }
+    pt_tls_config_free(io->tls_cfg);
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
     free(io->evbuf);
@@ -655,6 +706,7 @@ void cl_io_stop(profd_client_t *c)
         nng_msg_free(m);
     }
     nng_close(io->sock);
+    pt_tls_config_free(io->tls_cfg);
     nng_aio_free(io->watch_aio);
     nng_aio_free(io->rpc_aio);
 

@@ -302,10 +302,15 @@ void oc_where(const char *file, const yt_node_t *n, char *buf, size_t len)
         n = n->from;
     }
     if (n->origin != NULL) {
-        snprintf(buf, len, "override '%s'", n->origin);
+        snprintf(buf, len, "%s '%s'", n->origin[0] == '-' ? "argument" : "override", n->origin);
     } else {
-        snprintf(buf, len, "%s:%d:%d", file, n->line, n->col);
+        snprintf(buf, len, "%s:%d:%d", n->src ? n->src->name : file, n->line, n->col);
     }
+}
+
+bool oc_is_missing(const yt_node_t *n)
+{
+    return n != NULL && n->type == YT_STR && strcmp(n->text, "???") == 0;
 }
 
 bool oc_is_interp(const yt_node_t *n)
@@ -859,7 +864,7 @@ static int kpath_find(ip_t *p, const kpath_t *k, yt_node_t **raw)
 
 static bool is_missing_marker(const yt_node_t *n)
 {
-    return n->type == YT_STR && strcmp(n->text, "???") == 0;
+    return oc_is_missing(n);
 }
 
 static int resolve_raw(ip_t *p, yt_node_t *raw, val_t *out)
@@ -873,69 +878,103 @@ static int resolve_raw(ip_t *p, yt_node_t *raw, val_t *out)
     return 0;
 }
 
+static int null_value(ip_t *p, val_t *out)
+{
+    if ((out->node = mk(p, YT_NULL, "null", 4)) == NULL) {
+        return mk_failed(p);
+    }
+    out->owned = true;
+    return 0;
+}
+
+/* ${oc.select:KEY[,DEFAULT]}: KEY absent gives DEFAULT (null without one);
+ * KEY `???` gives null. */
+static int oc_select_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
+{
+    kpath_t k;
+    yt_node_t *raw;
+    sbuf_t b = {0};
+    int rc;
+    if (nargs < 1 || nargs > 2) {
+        return why(p, "oc.select takes a key and an optional default");
+    }
+    py_str(&b, args[0].node, false);
+    if (b.oom) {
+        free(b.p);
+        return oom(p);
+    }
+    rc = kpath_parse(p, b.p ? b.p : "", &k);
+    free(b.p);
+    if (rc == 0) {
+        rc = kpath_find(p, &k, &raw);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    if (raw == NULL && nargs == 2) {
+        *out = args[1];
+        args[1].node = NULL;
+        args[1].owned = false;
+        return 0;
+    }
+    if (raw == NULL || is_missing_marker(raw)) {
+        return null_value(p, out);
+    }
+    return resolve_raw(p, raw, out);
+}
+
+/* ${oc.env:VAR[,DEFAULT]}: the variable's value (a string), else DEFAULT
+ * as str() writes it (null stays null), else an error -- OmegaConf 2.3's
+ * resolvers/oc/__init__.py:env. */
+static int oc_env_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
+{
+    sbuf_t name = {0}, def = {0};
+    int rc = 0;
+    if (p->oc->env == NULL) {
+        return why(p, "oc.env is not read here (the daemon's environment is not the job's): "
+                      "profctl apply resolves it from the caller's environment");
+    }
+    if (nargs < 1 || nargs > 2) {
+        return why(p, "oc.env takes a variable name and an optional default");
+    }
+    py_str(&name, args[0].node, false);
+    const char *v = name.oom ? NULL : p->oc->env(p->oc->env_ctx, name.p ? name.p : "");
+    if (name.oom) {
+        rc = oom(p);
+    } else if (v != NULL) {
+        out->node = mk(p, YT_STR, v, strlen(v));
+        rc = out->node ? 0 : mk_failed(p);
+        out->owned = true;
+    } else if (nargs == 1) {
+        rc = why(p, "Environment variable '%s' not found", name.p ? name.p : "");
+    } else if (args[1].node->type == YT_NULL) {
+        rc = null_value(p, out);
+    } else {
+        py_str(&def, args[1].node, false);
+        out->node = def.oom ? NULL : mk(p, YT_STR, def.p ? def.p : "", def.n);
+        rc = out->node ? 0 : def.oom ? oom(p) : mk_failed(p);
+        out->owned = true;
+    }
+    free(name.p);
+    free(def.p);
+    return rc;
+}
+
 static int call_resolver(ip_t *p, const char *name, val_t *args, size_t nargs, val_t *out)
 {
     if (strcmp(name, "oc.select") == 0) {
-        kpath_t k;
-        yt_node_t *raw;
-        sbuf_t b = {0};
-        int rc;
-        if (nargs < 1 || nargs > 2) {
-            return why(p, "oc.select takes a key and an optional default");
-        }
-        py_str(&b, args[0].node, false);
-        if (b.oom) {
-            free(b.p);
-            return oom(p);
-        }
-        rc = kpath_parse(p, b.p ? b.p : "", &k);
-        free(b.p);
-        if (rc == 0) {
-            rc = kpath_find(p, &k, &raw);
-        }
-        if (rc != 0) {
-            return rc;
-        }
-        if (raw == NULL) {
-            if (nargs == 2) {
-                *out = args[1];
-                args[1].node = NULL;
-                args[1].owned = false;
-                return 0;
-            }
-            if ((out->node = mk(p, YT_NULL, "null", 4)) == NULL) {
-                return mk_failed(p);
-            }
-            out->owned = true;
-            return 0;
-        }
-        if (is_missing_marker(raw)) {
-            if ((out->node = mk(p, YT_NULL, "null", 4)) == NULL) {
-                return mk_failed(p);
-            }
-            out->owned = true;
-            return 0;
-        }
-        return resolve_raw(p, raw, out);
+        return oc_select_call(p, args, nargs, out);
     }
     if (strcmp(name, "oc.env") == 0) {
-        return why(p, "oc.env is not supported (profd does not read the job's environment; "
-                      "override the key instead)");
+        return oc_env_call(p, args, nargs, out);
     }
     return why(p, "unsupported resolver '%s'", name);
 }
 
-/* At "${": a node interpolation or a resolver call. */
-static int interp(ip_t *p, val_t *out)
+/* The length of a resolver name at p->i (ID(.ID)*) when a ':' follows it;
+ * 0 when this is a node interpolation. *colon: the ':' position. */
+static size_t resolver_name(const ip_t *p, size_t *colon)
 {
-    int rc = depth_in(p);
-    if (rc != 0) {
-        return rc;
-    }
-    p->i += 2;
-    skip_ws(p);
-
-    /* resolver name: ID(.ID)* followed by ':' */
     size_t j = p->i;
     while (j < p->n && idchar(p->s[j], j == p->i || p->s[j - 1] == '.')) {
         j++;
@@ -947,29 +986,36 @@ static int interp(ip_t *p, val_t *out)
     while (k < p->n && (p->s[k] == ' ' || p->s[k] == '\t')) {
         k++;
     }
-    if (j > p->i && k < p->n && p->s[k] == ':') {
-        char name[64];
-        val_t args[8] = {{0}};
-        size_t nargs = 0;
-        snprintf(name, sizeof(name), "%.*s", (int)(j - p->i), p->s + p->i);
-        p->i = k + 1;
-        rc = sequence(p, '}', NULL, args, &nargs, sizeof(args) / sizeof(args[0]));
-        if (rc == 0) {
-            rc = call_resolver(p, name, args, nargs, out);
-        }
-        for (size_t a = 0; a < nargs; a++) {
-            val_drop(&args[a]);
-        }
-        depth_out(p);
-        return rc;
-    }
+    *colon = k;
+    return (j > p->i && k < p->n && p->s[k] == ':') ? j - p->i : 0;
+}
 
-    /* node interpolation: DOT* key (. key | [key])* */
-    sbuf_t key = {0};
+/* `NAME: args }` after "${": call the resolver. */
+static int resolver_call(ip_t *p, size_t nlen, size_t colon, val_t *out)
+{
+    char name[64];
+    val_t args[8] = {{0}};
+    size_t nargs = 0;
+    snprintf(name, sizeof(name), "%.*s", (int)nlen, p->s + p->i);
+    p->i = colon + 1;
+    int rc = sequence(p, '}', NULL, args, &nargs, sizeof(args) / sizeof(args[0]));
+    if (rc == 0) {
+        rc = call_resolver(p, name, args, nargs, out);
+    }
+    for (size_t a = 0; a < nargs; a++) {
+        val_drop(&args[a]);
+    }
+    return rc;
+}
+
+/* The key text of a node interpolation up to its '}' (nested ${...}
+ * evaluated into it). */
+static int interp_key(ip_t *p, sbuf_t *key)
+{
+    int rc = 0;
     while (rc == 0) {
         if (p->i >= p->n) {
-            rc = syn(p, "missing '}'");
-            break;
+            return syn(p, "missing '}'");
         }
         char c = p->s[p->i];
         if (c == '}') {
@@ -986,21 +1032,28 @@ static int interp(ip_t *p, val_t *out)
         if (c == '$' && p->i + 1 < p->n && p->s[p->i + 1] == '{') {
             val_t v = {0};
             if ((rc = interp(p, &v)) == 0) {
-                py_str(&key, v.node, false);
+                py_str(key, v.node, false);
                 val_drop(&v);
             }
             continue;
         }
         if (strchr("\\{()'\":", c) != NULL) {
-            rc = syn(p, "unexpected '%c' in a key", c);
-            break;
+            return syn(p, "unexpected '%c' in a key", c);
         }
-        sb_chr(&key, c);
+        sb_chr(key, c);
         p->i++;
     }
-    if (rc == 0 && key.oom) {
+    if (rc == 0 && key->oom) {
         rc = oom(p);
     }
+    return rc;
+}
+
+/* `${KEY}`: the value KEY names. */
+static int node_interp(ip_t *p, val_t *out)
+{
+    sbuf_t key = {0};
+    int rc = interp_key(p, &key);
     if (rc == 0) {
         kpath_t kp;
         yt_node_t *raw;
@@ -1011,13 +1064,27 @@ static int interp(ip_t *p, val_t *out)
             if (raw == NULL) {
                 rc = why(p, "key '%s' not found", txt);
             } else if (is_missing_marker(raw)) {
-                rc = why(p, "key '%s' is '?\?\?' (a value still to be set)", txt);
+                rc = why(p, "Missing mandatory value: %s", txt);
             } else {
                 rc = resolve_raw(p, raw, out);
             }
         }
     }
     free(key.p);
+    return rc;
+}
+
+/* At "${": a node interpolation or a resolver call. */
+static int interp(ip_t *p, val_t *out)
+{
+    int rc = depth_in(p);
+    if (rc != 0) {
+        return rc;
+    }
+    p->i += 2;
+    skip_ws(p);
+    size_t colon, nlen = resolver_name(p, &colon);
+    rc = nlen > 0 ? resolver_call(p, nlen, colon, out) : node_interp(p, out);
     depth_out(p);
     return rc;
 }
@@ -1097,6 +1164,7 @@ void oc_init(oc_t *oc, const char *file, yt_node_t *root, char *err, size_t errl
 static void interp_error(oc_t *oc, yt_node_t *n, const char *prefix, const char *reason)
 {
     char where[300], path[256], text[72];
+    oc->err_src = n->src;
     oc_where(oc->file, n, where, sizeof(where));
     yt_path(n, path, sizeof(path));
     snprintf(text, sizeof(text), "%.60s%s", n->text, strlen(n->text) > 60 ? "..." : "");
@@ -1175,6 +1243,32 @@ int oc_lookup(oc_t *oc, yt_node_t *base, const char *path, yt_node_t **raw)
     }
     *raw = cur;
     return 0;
+}
+
+int oc_select(oc_t *oc, const char *path, yt_node_t **val)
+{
+    yt_node_t *raw = NULL, *v = NULL;
+    int rc = oc_lookup(oc, NULL, path, &raw);
+    if (rc == 0 && raw != NULL && !oc_is_missing(raw)) {
+        rc = oc_resolve(oc, raw, &v);
+        if (rc == 0 && oc_is_missing(v)) {
+            v = NULL;
+        }
+    }
+    *val = rc == 0 ? v : NULL;
+    return rc;
+}
+
+void oc_forget(yt_node_t *n)
+{
+    if ((n->flags & YT_F_REFOWN) && n->ref != NULL) {
+        yt_free(n->ref);
+    }
+    n->ref = NULL;
+    n->flags &= ~(YT_F_REF | YT_F_REFOWN | YT_F_BUSY);
+    for (size_t i = 0; i < n->n; i++) {
+        oc_forget(n->type == YT_SEQ ? n->items[i] : n->pairs[i].value);
+    }
 }
 
 /* ---- public: override values ---------------------------------------------------- */

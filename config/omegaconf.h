@@ -8,8 +8,11 @@
  * or null without one). A string that is exactly one interpolation takes
  * the target's type (list, mapping, int, bool...); interpolations inside a
  * longer string are concatenated as Python's str() would. `\${` escapes.
- * `oc.env` and custom resolvers are reported as errors: profd does not read
- * the environment of the daemon in place of the job's.
+ * `${oc.env:VAR[,DEFAULT]}` reads the environment through the resolver's
+ * `env` hook: profctl, composing on the caller's side, passes the caller's
+ * environment; without a hook (the daemon, which must not read its own
+ * environment in place of the job's) it is an error. Custom resolvers are
+ * errors.
  *
  * Values in overrides and resolver arguments are typed by the OmegaConf /
  * Hydra grammar: only true/false (any case) are booleans, null (any case) is
@@ -27,6 +30,9 @@
 #define OC_MAX_STR   65536  /* length of a concatenated string */
 #define OC_MAX_NODES 100000 /* nodes created by resolution */
 
+/* The value of an environment variable, NULL when it is not set. */
+typedef const char *(*oc_env_fn)(void *ctx, const char *name);
+
 typedef struct oc {
     const char *file;
     yt_node_t *root;
@@ -34,6 +40,9 @@ typedef struct oc {
     size_t errlen;
     int depth;
     size_t created;
+    oc_env_fn env; /* NULL: oc.env is refused */
+    void *env_ctx;
+    const yt_source_t *err_src; /* the file the last error is about, if known */
 } oc_t;
 
 /* Parse the value of an override ("[1, 'a']", "True", "${x}", "") by the
@@ -64,7 +73,22 @@ int oc_child(oc_t *oc, yt_node_t *map, const char *key, yt_node_t **raw);
  * container. */
 int oc_lookup(oc_t *oc, yt_node_t *base, const char *path, yt_node_t **raw);
 
-/* Where a node was written: "FILE:LINE:COL", or "override 'TEXT'". */
+/* Hydra's OmegaConf.select(cfg, path, throw_on_missing=False): the resolved
+ * value at a dotted path from the root, *val = NULL when it is absent or
+ * `???` (a null value is a YT_NULL node). Errors of the interpolations on the
+ * way are returned. */
+int oc_select(oc_t *oc, const char *path, yt_node_t **val);
+
+/* Forget every resolved value cached below n (the tree is about to change:
+ * an override may retarget what an interpolation reads). */
+void oc_forget(yt_node_t *n);
+
+/* True for a value OmegaConf reads as MISSING: the string `???`. */
+bool oc_is_missing(const yt_node_t *n);
+
+/* Where a node was written: "FILE:LINE:COL" (the node's own file when it
+ * has one, else `file`), "override 'TEXT'", or "argument 'TEXT'" for a
+ * node built from a launch-line flag (origin starting with '-'). */
 void oc_where(const char *file, const yt_node_t *n, char *buf, size_t len);
 
 /* True for a string holding `${` (an interpolation still to resolve). */

@@ -80,6 +80,26 @@ void pc_choices(const char *const *choices, char *buf, size_t len)
     }
 }
 
+const char *pc_file_of(const pc_t *pc, const yt_node_t *n)
+{
+    while (n != NULL && n->parent == NULL && n->from != NULL) {
+        n = n->from;
+    }
+    return n != NULL && n->src != NULL ? n->src->name : pc->file;
+}
+
+void pc_no_window(pc_t *pc, const char *fmt, ...)
+{
+    va_list ap;
+    if (pc->no_window[0] != '\0') {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(pc->no_window, sizeof(pc->no_window), fmt, ap);
+    va_end(ap);
+    yt_one_line(pc->no_window);
+}
+
 static void prefix(pc_t *pc, const yt_node_t *at, const yt_node_t *key, char *buf, size_t len)
 {
     char where[400], path[256];
@@ -90,7 +110,8 @@ static void prefix(pc_t *pc, const yt_node_t *at, const yt_node_t *key, char *bu
          at->type == YT_MAP && at->origin == NULL && p != NULL && p->type == YT_MAP && i < p->n;
          i++) {
         if (p->pairs[i].value == at) {
-            snprintf(where, sizeof(where), "%s:%d:%d", pc->file, p->pairs[i].line, p->pairs[i].col);
+            snprintf(where, sizeof(where), "%s:%d:%d", pc_file_of(pc, at), p->pairs[i].line,
+                     p->pairs[i].col);
         }
     }
     yt_path(key ? key : at, path, sizeof(path));
@@ -123,6 +144,7 @@ int pc_expected(pc_t *pc, const yt_node_t *at, const yt_node_t *key, const yt_no
     va_end(ap);
     yt_describe(found, f, sizeof(f));
     prefix(pc, at, key, pc->err, pc->errlen);
+    pc->oc.err_src = at->src;
     size_t off = strlen(pc->err);
     snprintf(pc->err + off, pc->errlen - off, "expected %s, found %s", what, f);
     return PROFD_ECONFIG;
@@ -132,6 +154,7 @@ int pc_error(pc_t *pc, const yt_node_t *at, const char *fmt, ...)
 {
     va_list ap;
     prefix(pc, at, NULL, pc->err, pc->errlen);
+    pc->oc.err_src = at->src;
     size_t off = strlen(pc->err);
     va_start(ap, fmt);
     vsnprintf(pc->err + off, pc->errlen - off, fmt, ap);
@@ -145,7 +168,7 @@ void pc_unknown(pc_t *pc, const yt_pair_t *p)
     if (p->value->origin != NULL) {
         oc_where(pc->file, p->value, where, sizeof(where));
     } else {
-        snprintf(where, sizeof(where), "%s:%d:%d", pc->file, p->line, p->col);
+        snprintf(where, sizeof(where), "%s:%d:%d", pc_file_of(pc, p->value), p->line, p->col);
     }
     yt_path(p->value, path, sizeof(path));
     snprintf(line, sizeof(line), "%s: key '%s': unknown key, ignored", where, path);
@@ -189,7 +212,26 @@ int pc_val(pc_t *pc, yt_node_t *raw, yt_node_t **val)
         *val = NULL;
         return 0;
     }
-    return oc_resolve(&pc->oc, raw, val);
+    int rc = oc_resolve(&pc->oc, raw, val);
+    if (rc == 0 && oc_is_missing(*val)) {
+        char path[256];
+        yt_path(raw, path, sizeof(path));
+        return pc_error(pc, raw, "Missing mandatory value: %s", path);
+    }
+    return rc;
+}
+
+int pc_val_opt(pc_t *pc, yt_node_t *raw, yt_node_t **val)
+{
+    *val = NULL;
+    if (raw == NULL || oc_is_missing(raw)) {
+        return 0;
+    }
+    int rc = oc_resolve(&pc->oc, raw, val);
+    if (rc == 0 && oc_is_missing(*val)) {
+        *val = NULL;
+    }
+    return rc;
 }
 
 int pc_get(pc_t *pc, yt_node_t *base, const char *path, yt_node_t **raw)
@@ -535,6 +577,17 @@ int pc_spec_finish(pc_t *pc, const char *save_path)
     return 0;
 }
 
+int pc_spec_push(pc_t *pc)
+{
+    if (pc->ndone >= sizeof(pc->done) / sizeof(pc->done[0])) {
+        return pc_error(pc, pc->oc.root, "too many window requests in one configuration");
+    }
+    pc->done[pc->ndone++] = pc->spec;
+    pc->have_spec = false;
+    memset(&pc->spec, 0, sizeof(pc->spec));
+    return 0;
+}
+
 /* ---- schema detection ---------------------------------------------------------- */
 
 static bool has(pc_t *pc, yt_node_t *root, const char *path, int *rc)
@@ -559,26 +612,17 @@ static bool megatron_keys(const yt_node_t *map)
     return false;
 }
 
-static int detect(pc_t *pc, yt_node_t *root)
+/* verl's sections: current schema, legacy schema, critic/reward alone.
+ * *done: one of them was found (and read). */
+static int detect_verl(pc_t *pc, yt_node_t *root, bool *done)
 {
     static const char *const current[] = {"global_profiler", "actor_rollout_ref.actor.profiler",
                                           "actor_rollout_ref.rollout.profiler",
                                           "actor_rollout_ref.ref.profiler", NULL};
     static const char *const legacy[] = {"trainer.profile_steps", "trainer.npu_profile",
                                          "actor_rollout_ref.profiler", NULL};
-    yt_node_t *v, *training = NULL, *sec;
-    int rc = pc_val(pc, root, &v);
-    if (rc != 0) {
-        return rc;
-    }
-    if (v->type == YT_NULL) { /* nothing written: nothing to profile */
-        pc->schema = "none";
-        pc_warn(pc, &pc->warnings, root, "empty configuration; no window");
-        return 0;
-    }
-    if (v->type != YT_MAP) {
-        return pc_expected(pc, root, NULL, v, "a mapping with a profiling section");
-    }
+    int rc = 0;
+    *done = true;
     for (int i = 0; current[i] != NULL; i++) {
         if (has(pc, root, current[i], &rc)) {
             pc->schema = "verl";
@@ -601,9 +645,16 @@ static int detect(pc_t *pc, yt_node_t *root)
         pc->schema = "verl-legacy";
         return pc_verl_legacy(pc, root);
     }
-    if (rc == 0) {
-        rc = pc_get(pc, root, "training", &training);
-    }
+    *done = false;
+    return rc;
+}
+
+/* MindSpeed FSDP2's `training.profile*`, or top-level Megatron keys. */
+static int detect_ms(pc_t *pc, yt_node_t *root, yt_node_t *v, bool *done)
+{
+    yt_node_t *training = NULL, *sec;
+    int rc = pc_get(pc, root, "training", &training);
+    *done = true;
     if (rc == 0 && training != NULL && (rc = pc_val(pc, training, &sec)) == 0 &&
         sec->type == YT_MAP) {
         for (size_t i = 0; i < sec->n; i++) {
@@ -613,14 +664,20 @@ static int detect(pc_t *pc, yt_node_t *root)
             }
         }
     }
-    if (rc != 0) {
-        return rc;
-    }
-    if (megatron_keys(v)) {
+    if (rc == 0 &&
+        (megatron_keys(v) || pc->fw == PD_FW_MEGATRON_LM || pc->fw == PD_FW_MINDSPEED_MCORE)) {
         pc->schema = "megatron";
         return pc_megatron(pc, root);
     }
-    /* fragments: a file that is one piece of a verl config */
+    *done = false;
+    return rc;
+}
+
+/* Fragments: a file that is one piece of a verl config. */
+static int detect_fragment(pc_t *pc, yt_node_t *root, yt_node_t *v)
+{
+    yt_node_t *sec;
+    int rc;
     if ((rc = pc_get(pc, root, "options", &sec)) != 0) {
         return rc;
     }
@@ -644,61 +701,144 @@ static int detect(pc_t *pc, yt_node_t *root)
              "%s:%d:%d: no profiling settings found (expected global_profiler, "
              "trainer.profile_steps, training.profile_*, profile_step_start... or a verl "
              "profiler section)",
-             pc->file, root->line, root->col);
+             pc_file_of(pc, root), root->line, root->col);
     return PROFD_ECONFIG;
+}
+
+static int detect(pc_t *pc, yt_node_t *root)
+{
+    yt_node_t *v;
+    bool done;
+    int rc = pc_val(pc, root, &v);
+    if (rc != 0) {
+        return rc;
+    }
+    if (v->type == YT_NULL || (v->type == YT_MAP && v->n == 0)) { /* nothing to profile */
+        pc->schema = "none";
+        pc_warn(pc, &pc->warnings, root, "empty configuration; no window");
+        pc_no_window(pc, "the configuration is empty");
+        return 0;
+    }
+    if (v->type != YT_MAP) {
+        return pc_expected(pc, root, NULL, v, "a mapping with a profiling section");
+    }
+    if ((rc = detect_verl(pc, root, &done)) != 0 || done ||
+        (rc = detect_ms(pc, root, v, &done)) != 0 || done) {
+        return rc;
+    }
+    return detect_fragment(pc, root, v);
 }
 
 /* ---- public ------------------------------------------------------------------------ */
 
-int pd_profcfg_load(const char *file, const char *text, size_t len, char *const *overrides,
-                    size_t n_overrides, pd_profcfg_t *out, char *err, size_t errlen)
+const char *pd_framework_name(pd_framework_t fw)
 {
-    pc_t pc = {.file = file ? file : "<config>", .err = err, .errlen = errlen};
-    yt_node_t *root;
-    int rc;
+    switch (fw) {
+    case PD_FW_MEGATRON_LM:
+        return "Megatron-LM";
+    case PD_FW_MINDSPEED_MCORE:
+        return "MindSpeed-LLM (Megatron-core)";
+    case PD_FW_MINDSPEED_FSDP2:
+        return "MindSpeed-LLM (FSDP2)";
+    default:
+        return NULL;
+    }
+}
 
-    if (text == NULL && len != 0) {
-        snprintf(err, errlen, "%s: no text", pc.file);
-        return PROFD_EINVAL;
+/* The defaults chain of the file an error is about, after the error. */
+static void add_chain(pc_t *pc)
+{
+    const yt_source_t *s = pc->oc.err_src;
+    size_t off = strlen(pc->err);
+    if (s != NULL && s->chain != NULL && off < pc->errlen) {
+        snprintf(pc->err + off, pc->errlen - off, " (defaults: %s)", s->chain);
     }
-    if ((rc = yt_parse(pc.file, text ? text : "", len, &root, err, errlen)) != 0) {
-        return rc;
-    }
-    rc = hy_apply_overrides(pc.file, &root, overrides, n_overrides, err, errlen);
-    if (rc == 0) {
-        oc_init(&pc.oc, pc.file, root, err, errlen);
-        rc = detect(&pc, root);
-    }
+}
+
+/* Hand the reader's results over. */
+static int finish(pc_t *pc, int rc, pd_profcfg_t *out)
+{
     pd_profcfg_t res = {0};
-    if (rc == 0 && pc.have_spec) {
-        if ((res.specs = malloc(sizeof(*res.specs))) == NULL) {
-            rc = pc_nomem(&pc);
+    size_t n = pc->ndone + (pc->have_spec ? 1 : 0);
+    if (rc == 0 && n > 0) {
+        if ((res.specs = malloc(n * sizeof(*res.specs))) == NULL) {
+            rc = pc_nomem(pc);
         } else {
-            res.specs[0] = pc.spec;
-            res.n_specs = 1;
-            pc.have_spec = false;
+            memcpy(res.specs, pc->done, pc->ndone * sizeof(*res.specs));
+            if (pc->have_spec) {
+                res.specs[pc->ndone] = pc->spec;
+            }
+            res.n_specs = n;
+            pc->have_spec = false;
+            pc->ndone = 0;
         }
     }
-    if (rc == 0 && (res.schema = strdup(pc.schema)) == NULL) {
-        rc = pc_nomem(&pc);
+    if (rc == 0 && res.n_specs == 0) {
+        pc_no_window(pc, "the configuration requests no window (see the warnings)");
+        if ((res.no_window = strdup(pc->no_window)) == NULL) {
+            rc = pc_nomem(pc);
+        }
+    }
+    if (rc == 0 && (res.schema = strdup(pc->schema)) == NULL) {
+        rc = pc_nomem(pc);
     }
     if (rc == 0) {
-        res.warnings = pc.warnings.v;
-        res.n_warnings = pc.warnings.n;
-        pc.warnings.v = NULL;
-        pc.warnings.n = 0;
+        res.warnings = pc->warnings.v;
+        res.n_warnings = pc->warnings.n;
+        pc->warnings.v = NULL;
+        pc->warnings.n = 0;
         *out = res;
     } else {
         pd_profcfg_free(&res);
+        if (rc == PROFD_ECONFIG) {
+            add_chain(pc);
+        }
+        yt_one_line(pc->err);
     }
-    if (rc != 0) {
+    if (pc->have_spec) {
+        pp_record_free(&pp_desc_window_spec, &pc->spec);
+    }
+    for (size_t i = 0; i < pc->ndone; i++) {
+        pp_record_free(&pp_desc_window_spec, &pc->done[i]);
+    }
+    strv_free(&pc->warnings);
+    strv_free(&pc->spec_warnings);
+    return rc;
+}
+
+int pd_profcfg_read(const char *file, yt_node_t *root, const pd_profcfg_opts_t *opts,
+                    pd_profcfg_t *out, char *err, size_t errlen)
+{
+    pc_t pc = {.file = file ? file : "<config>", .err = err, .errlen = errlen};
+    oc_init(&pc.oc, pc.file, root, err, errlen);
+    if (opts != NULL) {
+        pc.fw = opts->framework;
+        pc.composed = opts->composed;
+        pc.oc.env = opts->env;
+        pc.oc.env_ctx = opts->env_ctx;
+    }
+    return finish(&pc, detect(&pc, root), out);
+}
+
+int pd_profcfg_load(const char *file, const char *text, size_t len, char *const *overrides,
+                    size_t n_overrides, pd_profcfg_t *out, char *err, size_t errlen)
+{
+    yt_node_t *root;
+    int rc;
+    file = file ? file : "<config>";
+    if (text == NULL && len != 0) {
+        snprintf(err, errlen, "%s: no text", file);
+        return PROFD_EINVAL;
+    }
+    if ((rc = yt_parse(file, text ? text : "", len, &root, err, errlen)) != 0) {
+        return rc;
+    }
+    rc = hy_apply_overrides(file, &root, overrides, n_overrides, err, errlen);
+    if (rc == 0) {
+        rc = pd_profcfg_read(file, root, NULL, out, err, errlen);
+    } else {
         yt_one_line(err);
     }
-    if (pc.have_spec) {
-        pp_record_free(&pp_desc_window_spec, &pc.spec);
-    }
-    strv_free(&pc.warnings);
-    strv_free(&pc.spec_warnings);
     yt_free(root);
     return rc;
 }
@@ -717,5 +857,6 @@ void pd_profcfg_free(pd_profcfg_t *cfg)
     }
     free(cfg->warnings);
     free(cfg->schema);
+    free(cfg->no_window);
     memset(cfg, 0, sizeof(*cfg));
 }

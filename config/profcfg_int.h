@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "omegaconf.h"
+#include "profcfg.h"
 #include "profd/proto.h"
 #include "yamltree.h"
 
@@ -32,6 +33,11 @@ typedef struct pc {
     strv_t spec_warnings;  /* ... and its warnings */
     bool have_spec;
     const char *schema;
+    pd_framework_t fw;        /* numbering and defaults of Megatron-style keys */
+    bool composed;            /* pd_profcfg_opts_t.composed */
+    pp_window_spec_t done[4]; /* requests finished before `spec` */
+    size_t ndone;
+    char no_window[512]; /* why there is no request, when there is none */
 } pc_t;
 
 /* Key tables for "unknown key" warnings. */
@@ -63,9 +69,17 @@ void pc_unknown(pc_t *pc, const yt_pair_t *p);
  * where they are written). */
 void pc_check_keys(pc_t *pc, const yt_node_t *map, const kspec_t *spec);
 
+/* Say why the config asks for no window (the first reason given wins). */
+void pc_no_window(pc_t *pc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- typed reads of raw nodes (NULL raw = absent) ---- */
 
+/* The resolved value; a `???` (OmegaConf's MISSING) is the error verl gets
+ * when it reads the key: "Missing mandatory value: KEY". */
 int pc_val(pc_t *pc, yt_node_t *raw, yt_node_t **val);
+/* The same for a key profd only looks at (an engine name): `???` reads as
+ * absent (*val NULL). */
+int pc_val_opt(pc_t *pc, yt_node_t *raw, yt_node_t **val);
 int pc_get(pc_t *pc, yt_node_t *base, const char *path, yt_node_t **raw);
 /* *out = def when absent or null. */
 int pc_bool(pc_t *pc, yt_node_t *raw, bool def, bool *out);
@@ -105,6 +119,8 @@ void pc_spec_begin(pc_t *pc);
 int pc_add_selector(pc_t *pc, pp_selector_t *sel);
 /* Pick request defaults from the selectors and drop equal overrides. */
 int pc_spec_finish(pc_t *pc, const char *save_path);
+/* Set the finished request aside: another one is built next. */
+int pc_spec_push(pc_t *pc);
 
 int pc_strdup(pc_t *pc, const char *s, char **out);
 int pc_nomem(pc_t *pc);
@@ -116,6 +132,8 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root);
 int pc_verl_fragment(pc_t *pc, yt_node_t *section, bool options);
 int pc_mindspeed(pc_t *pc, yt_node_t *training);
 int pc_megatron(pc_t *pc, yt_node_t *root);
+/* The file of a node for messages (pc->file when it has none). */
+const char *pc_file_of(const pc_t *pc, const yt_node_t *n);
 
 extern const char *const pc_levels[];
 

@@ -230,13 +230,37 @@ static int legacy_section(vctx_t *c, const char *path, const role_t *r, const ch
     return rc;
 }
 
+/* The tool settings: npu from the options, nsys the worker options. */
+static int legacy_settings(pc_t *pc, yt_node_t *root, const char *tool, yt_node_t *opt, char **text,
+                           const char **save_path)
+{
+    yt_node_t *raw;
+    int rc = 0;
+    if (strcmp(tool, "npu") == 0) {
+        if ((rc = options_settings(pc, opt, text)) == 0 && opt != NULL &&
+            (rc = pc_get(pc, opt, "save_path", &raw)) == 0) {
+            rc = pc_str(pc, raw, NULL, "a path", save_path);
+        }
+        return rc;
+    }
+    cJSON *j = cJSON_CreateObject(), *w = NULL;
+    if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
+        strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
+        cJSON_AddItemToObject(j, "worker_nsight_options", w);
+    }
+    if ((*text = pc_json_text(j)) == NULL && rc == 0) {
+        rc = pc_nomem(pc);
+    }
+    return rc;
+}
+
 int pc_verl_legacy(pc_t *pc, yt_node_t *root)
 {
     vctx_t c = {.pc = pc, .root = root, .rank_space = "global"};
-    yt_node_t *raw, *np, *opt = NULL, *v, *steps_at, *cont_at;
+    yt_node_t *np, *opt = NULL, *v, *steps_at, *cont_at;
     const char *tool = NULL, *save_path = NULL;
     char *text = NULL;
-    bool continuous;
+    bool continuous, isnull;
     int rc;
 
     if ((rc = pc_read_profd(&c, &tool)) != 0) {
@@ -262,27 +286,11 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     if ((rc = pc_get(pc, root, "trainer.profile_continuous_steps", &cont_at)) ||
         (rc = pc_bool(pc, cont_at, false, &continuous)) ||
         (rc = pc_get(pc, root, "trainer.profile_steps", &steps_at)) ||
-        (rc = pc_read_steps(pc, steps_at, &c.steps))) {
+        (rc = pc_read_steps(pc, steps_at, &c.steps, &isnull))) {
         return rc;
     }
     pc->spec.continuous = c.steps && continuous;
-    if (strcmp(tool, "npu") == 0) {
-        if ((rc = options_settings(pc, opt, &text)) != 0) {
-            goto fail;
-        }
-        if (opt != NULL && (rc = pc_get(pc, opt, "save_path", &raw)) == 0) {
-            rc = pc_str(pc, raw, NULL, "a path", &save_path);
-        }
-    } else {
-        cJSON *j = cJSON_CreateObject(), *w = NULL;
-        if ((rc = pc_get(pc, root, "trainer.worker_nsight_options", &raw)) == 0 && raw != NULL &&
-            strcmp(tool, "nsys") == 0 && (rc = pc_json(pc, raw, NULL, NULL, &w)) == 0) {
-            cJSON_AddItemToObject(j, "worker_nsight_options", w);
-        }
-        if ((text = pc_json_text(j)) == NULL && rc == 0) {
-            rc = pc_nomem(pc);
-        }
-    }
+    rc = legacy_settings(pc, root, tool, opt, &text, &save_path);
     if (rc != 0 ||
         (rc = legacy_section(&c, "actor_rollout_ref.profiler", NULL, tool, opt, text, true)) ||
         (rc = legacy_section(&c, "critic.profiler", &pc_roles[3], tool, opt, text, false)) ||
@@ -291,11 +299,13 @@ int pc_verl_legacy(pc_t *pc, yt_node_t *root)
     }
     free(text);
     if (!c.steps) {
+        pc_no_window(pc, "trainer.profile_steps lists no step (verl profiles none)");
         return 0;
     }
     if (pc->spec.selectors_n == 0) {
         pc_drop_spec(pc);
         pc_warn(pc, &pc->warnings, steps_at, "no profiler section selects a rank; no window");
+        pc_no_window(pc, "no profiler section selects a rank (all_ranks false, ranks [])");
         return 0;
     }
     if (pc->spec.continuous) {
@@ -321,10 +331,12 @@ int pc_verl_fragment(pc_t *pc, yt_node_t *section, bool options)
         pc_warn(pc, &pc->warnings, section,
                 "npu_profile options alone request no steps (they belong under "
                 "trainer.npu_profile, steps in trainer.profile_steps); no window");
+        pc_no_window(pc, "npu_profile options alone request no steps");
     } else {
         pc_warn(pc, &pc->warnings, section,
                 "a profiler section alone requests no steps (they come from "
                 "global_profiler.steps); no window");
+        pc_no_window(pc, "a profiler section alone requests no steps");
     }
     return 0;
 }

@@ -119,7 +119,7 @@ static int rget(vctx_t *c, const role_t *r, yt_node_t *sec, const char *key, yt_
     if (sec != NULL && (rc = pc_get(c->pc, sec, key, raw)) != 0) {
         return rc;
     }
-    if (*raw == NULL && r->inherits && c->actor != NULL) {
+    if (*raw == NULL && r->inherits && c->actor != NULL && !c->pc->composed) {
         rc = pc_get(c->pc, c->actor, key, raw);
     }
     return rc;
@@ -298,7 +298,8 @@ static int settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool
 
     snprintf(key, sizeof(key), "tool_config.%s", tool);
     if ((sec != NULL && (rc = pc_get(pc, sec, key, &own)) != 0) ||
-        (r->inherits && c->actor != NULL && (rc = pc_get(pc, c->actor, key, &base)) != 0)) {
+        (r->inherits && c->actor != NULL && !pc->composed &&
+         (rc = pc_get(pc, c->actor, key, &base)) != 0)) {
         return rc;
     }
     if ((rc = pc_json(pc, base, not_settings, keep, &a)) != 0) {
@@ -469,6 +470,7 @@ static int pick_tool(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s)
         pc_warn(pc, &pc->spec_warnings, s->enable_at,
                 "precision_debugger is not a profiler profd runs; not selected");
         s->tool = NULL;
+        c->debugger++;
     }
     return 0;
 }
@@ -589,13 +591,30 @@ static int engine_warnings(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s
     return 0;
 }
 
+/* Agent-loop rollout ranks read as global GPU ranks: each selects the
+ * replica owning it (verl-project 1dda039b verl/utils/profiler/profile.py:
+ * build_rollout_dist_profiler 382-414, rank // (tp * dp * pp)). */
+static int owner_replicas(vctx_t *c, const rsel_t *s, pp_selector_t *sel)
+{
+    int64_t *v = malloc(s->n * sizeof(*v));
+    if (v == NULL) {
+        return pc_nomem(c->pc);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        v[i] = s->ranks[i] / (c->replica_size > 0 ? c->replica_size : 1);
+    }
+    sel->replica_ranks = v;
+    sel->replica_ranks_n = pc_sort_unique(v, s->n);
+    return 0;
+}
+
 int pc_emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text, const char *phase,
             const pp_schedule_t *sched)
 {
     pc_t *pc = c->pc;
     pp_selector_t sel;
-    bool replica =
-        strcmp(r->name, "rollout") == 0 && c->agent_loop && strcmp(c->rank_space, "replica") == 0;
+    bool loop = strcmp(r->name, "rollout") == 0 && c->agent_loop;
+    bool replica = loop && strcmp(c->rank_space, "replica") == 0;
     pp_record_init(&pp_desc_selector, &sel);
     sel.all_ranks = s->all_ranks;
     sel.mode = s->discrete ? PP_MODE_DISCRETE : PP_MODE_E2E;
@@ -618,6 +637,10 @@ int pc_emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text, co
             sel.ranks = v;
             sel.ranks_n = s->n;
         }
+        if (loop && !replica && owner_replicas(c, s, &sel) != 0) {
+            pp_record_free(&pp_desc_selector, &sel);
+            return PROFD_ENOMEM;
+        }
     }
     if (phase != NULL) {
         if ((sel.phases = calloc(1, sizeof(char *))) == NULL ||
@@ -633,40 +656,49 @@ int pc_emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text, co
     return pc_add_selector(pc, &sel);
 }
 
-/* An agent-loop rollout is profiled in discrete mode only: an error when the
- * rollout's own section asks for end to end, else the rollout is skipped. */
-static int agent_loop_mode(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s, yt_node_t *dat,
+/* An agent-loop rollout is profiled by its inference engine, with torch or
+ * npu only (trtllm: nsys too), and in discrete mode only; otherwise verl
+ * runs the job and the replicas get no profiler (verl-project 1dda039b
+ * vllm_async_server.py:169-176, 856-874; volcengine b178a3cd 138-146,
+ * 575-593; async_sglang_server.py likewise). So is it here, with a warning. */
+static int agent_loop_skip(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s, yt_node_t *dat,
                            bool *skip)
 {
     pc_t *pc = c->pc;
-    yt_node_t *own_enable = NULL, *own_ranks = NULL;
-    int rc;
+    bool trt = c->engine != NULL && strcmp(c->engine, "trtllm") == 0;
     *skip = false;
-    if (!c->agent_loop || strcmp(r->name, "rollout") != 0 || s->discrete) {
+    if (!c->agent_loop || strcmp(r->name, "rollout") != 0) {
         return 0;
     }
-    if (sec != NULL && ((rc = pc_get(pc, sec, "enable", &own_enable)) ||
-                        (rc = pc_get(pc, sec, "ranks", &own_ranks)))) {
-        return rc;
+    if (strcmp(s->tool, "torch") != 0 && strcmp(s->tool, "npu") != 0 &&
+        !(trt && strcmp(s->tool, "nsys") == 0)) {
+        pc_warn(pc, &pc->spec_warnings, s->enable_at,
+                trt ? "trtllm rollout: unsupported profiler tool '%s', disabling; rollout not "
+                      "selected"
+                    : "agent loop only support torch and npu profiler, got %s; rollout not "
+                      "selected",
+                s->tool);
+        *skip = true;
+        return 0;
     }
-    if (is_literal(own_enable) || is_literal(own_ranks) || is_literal(dat)) {
-        if (dat != NULL) {
-            yt_node_t *v;
-            pc_val(pc, dat, &v);
-            return pc_expected(pc, dat, NULL, v,
-                               "true (agent-loop rollout, actor_rollout_ref.rollout.mode: "
-                               "async, is profiled in discrete mode only)");
-        }
-        return pc_error(pc, s->enable_at,
-                        "agent-loop rollout (actor_rollout_ref.rollout.mode: async) is "
-                        "profiled in discrete mode only: set tool_config.%s.discrete: true",
-                        s->tool);
+    if (s->discrete) {
+        return 0;
     }
-    pc_warn(pc, &pc->spec_warnings, c->mode_at,
-            "rollout follows the actor's end-to-end mode, but an agent-loop rollout is "
-            "profiled in discrete mode only; rollout not selected");
+    yt_node_t *own = NULL;
+    int rc = sec != NULL ? pc_get(pc, sec, "enable", &own) : 0;
+    if (rc == 0 && (is_literal(own) || is_literal(dat))) {
+        pc_warn(pc, &pc->spec_warnings, dat ? dat : s->enable_at,
+                "an agent-loop rollout is profiled in discrete mode only (verl starts its "
+                "engine profiler only then) and tool_config.%s.discrete is false; rollout not "
+                "selected",
+                s->tool);
+    } else if (rc == 0) {
+        pc_warn(pc, &pc->spec_warnings, dat ? dat : c->mode_at,
+                "rollout follows the actor's end-to-end mode, but an agent-loop rollout is "
+                "profiled in discrete mode only; rollout not selected");
+    }
     *skip = true;
-    return 0;
+    return rc;
 }
 
 /* How agent-loop rollout ranks are read, said in the request. */
@@ -700,65 +732,138 @@ static int agent_loop_ranks(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *
     return 0;
 }
 
-static int do_role(vctx_t *c, const role_t *r)
+/* A value looked at, not needed: `???` or absent reads as `def`. */
+static int opt_bool(vctx_t *c, const char *path, bool def, bool *out, bool *present)
+{
+    yt_node_t *raw, *v;
+    int rc = pc_get(c->pc, c->root, path, &raw);
+    if (rc == 0 && (rc = pc_val_opt(c->pc, raw, &v)) == 0) {
+        *present = v != NULL && v->type != YT_NULL;
+        *out = def;
+        if (*present) {
+            rc = pc_bool(c->pc, raw, def, out);
+        }
+    }
+    return rc;
+}
+
+/* Does verl start this role's workers? ref: need_reference_policy; critic:
+ * need_critic (verl-project 1dda039b verl/trainer/ppo/utils.py:75, 96);
+ * reward model (volcengine b178a3cd): reward_model.enable without the reward
+ * loop (ray_trainer.py:1062-1063). Keys a snippet does not have: yes. */
+static int role_runs(vctx_t *c, const role_t *r, bool *runs, const char **why)
+{
+    bool a = false, b = false, pa = false, pb = false;
+    yt_node_t *raw, *v;
+    int rc = 0;
+    *runs = true;
+    if (strcmp(r->name, "ref") == 0 &&
+        !(rc = opt_bool(c, "algorithm.use_kl_in_reward", false, &a, &pa)) &&
+        !(rc = opt_bool(c, "actor_rollout_ref.actor.use_kl_loss", false, &b, &pb)) && (pa || pb)) {
+        *runs = a || b;
+        *why = "neither actor.use_kl_loss nor algorithm.use_kl_in_reward is true";
+    } else if (strcmp(r->name, "critic") == 0 &&
+               !(rc = opt_bool(c, "critic.enable", false, &a, &pa))) {
+        const char *est = NULL;
+        if (!pa && !(rc = pc_get(c->pc, c->root, "algorithm.adv_estimator", &raw)) &&
+            !(rc = pc_val_opt(c->pc, raw, &v)) && v != NULL && v->type == YT_STR) {
+            est = v->text;
+        }
+        *runs = pa ? a : est == NULL || strcmp(est, "gae") == 0;
+        *why = pa ? "critic.enable is false" : "algorithm.adv_estimator is not gae";
+    } else if (strcmp(r->name, "reward") == 0 &&
+               !(rc = opt_bool(c, "reward_model.enable", true, &a, &pa)) &&
+               !(rc = opt_bool(c, "reward_model.use_reward_loop", false, &b, &pb))) {
+        *runs = a && !b;
+        *why = !a ? "reward_model.enable is false"
+                  : "the reward loop (reward_model.use_reward_loop) has no profiled workers";
+    }
+    return rc;
+}
+
+/* The role's section, whether it is enabled and runs, and its tool.
+ * *go: a selector is to be made. */
+static int role_gate(vctx_t *c, const role_t *r, yt_node_t **sec, rsel_t *s, bool *go)
 {
     pc_t *pc = c->pc;
-    yt_node_t *sec, *v, *raw, *dat = NULL;
-    rsel_t s = {0};
-    bool enable, skip;
-    char *text = NULL;
-    pp_schedule_t tok = {0}, tsch = {0};
+    yt_node_t *v, *raw;
+    bool enable, runs;
+    const char *why = NULL;
     int rc;
-
-    if ((rc = pc_get(pc, c->root, r->path, &sec)) != 0 || (rc = pc_check_role(pc, sec)) != 0 ||
-        (rc = pc_val(pc, sec, &v)) != 0) {
+    *go = false;
+    if ((rc = pc_get(pc, c->root, r->path, sec)) != 0 || (rc = pc_check_role(pc, *sec)) != 0 ||
+        (rc = pc_val(pc, *sec, &v)) != 0) {
         return rc;
     }
     if (v != NULL && v->type == YT_NULL) {
-        sec = NULL;
+        *sec = NULL;
     }
-    if (sec == NULL && !(r->inherits && c->actor != NULL)) {
+    if (*sec == NULL && !(r->inherits && c->actor != NULL && !pc->composed)) {
         return 0;
     }
-    if ((rc = rget(c, r, sec, "enable", &raw)) || (rc = pc_bool(pc, raw, false, &enable))) {
+    if ((rc = rget(c, r, *sec, "enable", &raw)) || (rc = pc_bool(pc, raw, false, &enable)) ||
+        !enable || !c->steps || (rc = role_runs(c, r, &runs, &why))) {
         return rc;
     }
-    if (!enable || !c->steps) {
+    if (!runs) {
+        pc_warn(pc, &pc->spec_warnings, raw ? raw : *sec,
+                "enabled, but verl starts no %s worker (%s); not selected", r->name, why);
         return 0;
     }
-    s.enable_at = raw;
-    if ((rc = pick_tool(c, r, sec, &s)) != 0 || s.tool == NULL) {
+    c->enabled++;
+    s->enable_at = raw;
+    if ((rc = pick_tool(c, r, *sec, s)) != 0) {
+        return rc;
+    }
+    c->no_tool += s->tool == NULL;
+    *go = s->tool != NULL;
+    return 0;
+}
+
+/* The token window (npu, torch) and the update schedule (torch). */
+static int role_schedules(vctx_t *c, const role_t *r, yt_node_t *sec, rsel_t *s, pp_schedule_t *tok,
+                          pp_schedule_t *tsch)
+{
+    yt_node_t *at;
+    int rc = 0;
+    if (strcmp(s->tool, "npu") == 0 || strcmp(s->tool, "torch") == 0) {
+        rc = token_schedule(c, r, sec, s->tool, s->discrete, tok);
+    }
+    if (rc != 0 || strcmp(s->tool, "torch") != 0 ||
+        (rc = torch_schedule(c, r, sec, tsch, &at)) != 0) {
+        return rc;
+    }
+    if (tsch->active > 0 && (!s->discrete || r->update == NULL)) {
+        if (!s->discrete && r->update != NULL) {
+            pc_warn(c->pc, &c->pc->spec_warnings, at,
+                    "tool_config.torch.schedule applies in discrete mode only; the "
+                    "end-to-end capture records whole steps");
+        }
+        memset(tsch, 0, sizeof(*tsch));
+    }
+    return 0;
+}
+
+static int do_role(vctx_t *c, const role_t *r)
+{
+    yt_node_t *sec, *dat = NULL;
+    rsel_t s = {0};
+    bool go, skip;
+    char *text = NULL;
+    pp_schedule_t tok = {0}, tsch = {0};
+    int rc = role_gate(c, r, &sec, &s, &go);
+    if (rc != 0 || !go) {
         return rc;
     }
     if ((rc = pick_mode(c, r, sec, &s, &dat)) ||
-        (rc = agent_loop_mode(c, r, sec, &s, dat, &skip)) || skip ||
+        (rc = agent_loop_skip(c, r, sec, &s, dat, &skip)) || skip ||
         (rc = pick_ranks(c, r, sec, &s)) || (rc = agent_loop_ranks(c, r, sec, &s))) {
         goto out;
     }
-    if (strcmp(r->name, "rollout") == 0 && (rc = engine_warnings(c, r, sec, &s)) != 0) {
+    if ((strcmp(r->name, "rollout") == 0 && (rc = engine_warnings(c, r, sec, &s)) != 0) ||
+        (rc = settings(c, r, sec, s.tool, &text)) != 0 ||
+        (rc = role_schedules(c, r, sec, &s, &tok, &tsch)) != 0) {
         goto out;
-    }
-    if ((rc = settings(c, r, sec, s.tool, &text)) != 0) {
-        goto out;
-    }
-    if (strcmp(s.tool, "npu") == 0 || strcmp(s.tool, "torch") == 0) {
-        if ((rc = token_schedule(c, r, sec, s.tool, s.discrete, &tok)) != 0) {
-            goto out;
-        }
-    }
-    if (strcmp(s.tool, "torch") == 0) {
-        yt_node_t *at;
-        if ((rc = torch_schedule(c, r, sec, &tsch, &at)) != 0) {
-            goto out;
-        }
-        if (tsch.active > 0 && (!s.discrete || r->update == NULL)) {
-            if (!s.discrete && r->update != NULL) {
-                pc_warn(pc, &pc->spec_warnings, at,
-                        "tool_config.torch.schedule applies in discrete mode only; the "
-                        "end-to-end capture records whole steps");
-            }
-            memset(&tsch, 0, sizeof(tsch));
-        }
     }
     if (tsch.active > 0) { /* the schedule walks the update's mini-batches only */
         if ((rc = pc_emit(c, r, &s, text, r->phase, NULL)) == 0) {
@@ -775,13 +880,12 @@ out:
 
 /* ---- global parts ---- */
 
-int pc_read_steps(pc_t *pc, yt_node_t *raw, bool *have)
+int pc_read_steps(pc_t *pc, yt_node_t *raw, bool *have, bool *isnull)
 {
     int64_t *steps;
     size_t n;
-    bool isnull;
     int rc = pc_ints(pc, raw, 1, INT64_MAX, "a list of positive step numbers or null", &steps, &n,
-                     &isnull);
+                     isnull);
     *have = false;
     if (rc != 0 || n == 0) {
         free(steps);
@@ -879,12 +983,171 @@ void pc_continuous_check(pc_t *pc, yt_node_t *raw)
     }
 }
 
+/* global_profiler, the profd section, the legacy key next to it. */
+static int verl_global(vctx_t *c, yt_node_t *gp, const char **save_path, yt_node_t **cont_at)
+{
+    pc_t *pc = c->pc;
+    yt_node_t *raw, *v;
+    const char *ptool = NULL;
+    char what[160];
+    int rc;
+    pc_check_keys(pc, gp, k_global);
+    if ((rc = pc_read_profd(c, &ptool)) != 0) {
+        return rc;
+    }
+    if (ptool != NULL && (rc = pc_get(pc, c->root, "profd.tool", &raw)) == 0) {
+        pc_warn(pc, &pc->warnings, raw,
+                "profd.tool only chooses the legacy schema's tool; set global_profiler.tool");
+    }
+    if (rc != 0 || (rc = pc_get(pc, c->root, "trainer.profile_steps", &raw)) ||
+        (rc = pc_val(pc, raw, &v))) {
+        return rc;
+    }
+    if (v != NULL && v->type != YT_NULL) {
+        pc_warn(pc, &pc->warnings, raw,
+                "legacy key ignored: this config uses global_profiler.steps");
+    }
+    pc_choices(tools, what, sizeof(what));
+    strncat(what, " or null", sizeof(what) - strlen(what) - 1);
+    if ((rc = pc_get(pc, gp, "tool", &raw)) || (rc = pc_str(pc, raw, tools, what, &c->gtool)) ||
+        (rc = pc_get(pc, gp, "save_path", &raw)) ||
+        (rc = pc_str(pc, raw, NULL, "a path", save_path)) ||
+        (rc = pc_get(pc, gp, "profile_continuous_steps", cont_at)) ||
+        (rc = pc_get(pc, gp, "global_tool_config.nsys", &raw)) ||
+        (rc = check_tool(pc, raw, "nsys")) ||
+        (rc = pc_get(pc, gp, "global_tool_config.torch_memory", &raw))) {
+        return rc;
+    }
+    return check_tool(pc, raw, "torch_memory");
+}
+
+/* nsys with steps needs worker_nsight_options (verl-project 1dda039b
+ * verl/trainer/ppo/v1/trainer_base.py:276-286; volcengine b178a3cd
+ * ray_trainer.py:837-847): verl refuses the run. Checked where verl's own
+ * config has the global_tool_config section. */
+static int nsys_options(vctx_t *c, yt_node_t *gp)
+{
+    yt_node_t *gtc, *raw, *v;
+    int rc;
+    if (c->gtool == NULL || strcmp(c->gtool, "nsys") != 0 ||
+        (rc = pc_get(c->pc, gp, "global_tool_config", &gtc)) != 0 || gtc == NULL) {
+        return 0;
+    }
+    if ((rc = pc_get(c->pc, gp, "global_tool_config.nsys.worker_nsight_options", &raw)) ||
+        (rc = pc_val(c->pc, raw, &v))) {
+        return rc;
+    }
+    if (v == NULL || v->type == YT_NULL) {
+        return pc_error(c->pc, raw ? raw : gtc,
+                        "worker_nsight_options must be set when using nsys with profile_steps");
+    }
+    return 0;
+}
+
+/* The rollout: agent loop, engine, replica size, how its ranks are read. */
+static int verl_rollout(vctx_t *c)
+{
+    pc_t *pc = c->pc;
+    static const char *const sizes[] = {"tensor_model_parallel_size", "data_parallel_size",
+                                        "pipeline_model_parallel_size", NULL};
+    yt_node_t *raw, *v, *rollout;
+    char key[96];
+    int rc;
+    if ((rc = pc_get(pc, c->root, "actor_rollout_ref.rollout.mode", &c->mode_at)) ||
+        (rc = pc_val_opt(pc, c->mode_at, &v))) {
+        return rc;
+    }
+    c->agent_loop = v != NULL && v->type == YT_STR && strcmp(v->text, "async") == 0;
+    if ((rc = pc_get(pc, c->root, "actor_rollout_ref.rollout.name", &raw)) ||
+        (rc = pc_val_opt(pc, raw, &v))) {
+        return rc;
+    }
+    c->engine = v != NULL && v->type == YT_STR ? v->text : NULL;
+    c->replica_size = 1;
+    for (int i = 0; sizes[i] != NULL; i++) {
+        int64_t x;
+        snprintf(key, sizeof(key), "actor_rollout_ref.rollout.%s", sizes[i]);
+        if ((rc = pc_get(pc, c->root, key, &raw)) || (rc = pc_val_opt(pc, raw, &v)) ||
+            (v != NULL && (rc = pc_int(pc, raw, 1, INT32_MAX, 1, &x)))) {
+            return rc;
+        }
+        c->replica_size *= v != NULL ? x : 1;
+    }
+    if ((rc = pc_get(pc, c->root, pc_roles[1].path, &rollout)) != 0) {
+        return rc;
+    }
+    return guess_rank_space(c, rollout);
+}
+
+/* verl before the removal of actor.dump_memory_snapshot (verl-project
+ * 78afaa5b, 2026-04-29; e.g. volcengine b178a3cd ray_trainer.py:1702-1708)
+ * dumps a torch_memory snapshot on every actor rank after every step when
+ * the actor's tool is torch_memory, whatever steps and enable say. Such a
+ * config is told by its top-level reward_model section without the
+ * `reward` section that replaced it (verl-project #5255, 2026-02-11). */
+static int memory_every_step(vctx_t *c, const char *save_path)
+{
+    pc_t *pc = c->pc;
+    yt_node_t *raw = NULL, *v = NULL, *rm = NULL;
+    char *text = NULL;
+    rsel_t s = {.all_ranks = true, .tool = "torch_memory"};
+    int rc = 0;
+    yt_node_t *reward = NULL;
+    if (c->actor == NULL || (rc = pc_get(pc, c->root, "reward_model", &rm)) != 0 || rm == NULL ||
+        (rc = pc_get(pc, c->root, "reward", &reward)) != 0 || reward != NULL ||
+        (rc = pc_get(pc, c->actor, "tool", &raw)) != 0 || (rc = pc_val_opt(pc, raw, &v)) != 0 ||
+        v == NULL || v->type != YT_STR || strcmp(v->text, "torch_memory") != 0) {
+        return rc;
+    }
+    pc_spec_begin(pc);
+    pc->spec.start = 1;
+    pc->spec.end = -1;
+    pc_warn(pc, &pc->spec_warnings, raw,
+            "this verl (reward_model at the top, no reward section: before verl-project "
+            "78afaa5b) dumps a "
+            "torch_memory snapshot on every actor rank after every step, whatever "
+            "global_profiler.steps and profiler.enable say (the one after step N is filed under "
+            "step N+1)");
+    s.enable_at = raw;
+    if ((rc = settings(c, &pc_roles[0], c->actor, "torch_memory", &text)) == 0 &&
+        (rc = pc_emit(c, &pc_roles[0], &s, text, NULL, NULL)) == 0 &&
+        (rc = pc_spec_finish(pc, save_path)) == 0) {
+        rc = pc_spec_push(pc);
+    }
+    free(text);
+    c->skip_actor = rc == 0;
+    return rc;
+}
+
+/* No selector: why, for the user. */
+static void verl_none(vctx_t *c, yt_node_t *steps_at)
+{
+    pc_t *pc = c->pc;
+    pc_drop_spec(pc);
+    if (c->enabled == 0) {
+        pc_warn(pc, &pc->warnings, steps_at,
+                "no role is profiled (set a role's profiler.enable: true); no window");
+        pc_no_window(pc, "no role has profiler.enable: true%s",
+                     c->skip_actor ? " besides the actor's memory snapshots" : "");
+    } else if (c->debugger == c->enabled) {
+        pc_warn(pc, &pc->warnings, steps_at, "no enabled role is profiled; no window");
+        pc_no_window(pc, "the tool is precision_debugger, not a profiler");
+    } else if (c->no_tool == c->enabled) {
+        pc_warn(pc, &pc->warnings, steps_at, "no enabled role has a profiler tool; no window");
+        pc_no_window(pc, "global_profiler.tool is null (and no role sets a tool): verl's "
+                         "profiler is a no-op");
+    } else {
+        pc_warn(pc, &pc->warnings, steps_at, "no enabled role is profiled; no window");
+        pc_no_window(pc, "no enabled role is profiled (see the warnings)");
+    }
+}
+
 int pc_verl(pc_t *pc, yt_node_t *root)
 {
     vctx_t c = {.pc = pc, .root = root};
-    yt_node_t *gp, *v, *raw, *steps_at, *cont_at, *rollout;
-    const char *save_path, *ptool = NULL, *mode;
-    char what[160];
+    yt_node_t *gp, *v, *steps_at, *cont_at;
+    const char *save_path;
+    bool continuous, isnull;
     int rc;
 
     if ((rc = pc_get(pc, root, "global_profiler", &gp)) || (rc = pc_val(pc, gp, &v))) {
@@ -893,74 +1156,33 @@ int pc_verl(pc_t *pc, yt_node_t *root)
     if (v != NULL && v->type != YT_MAP && v->type != YT_NULL) {
         return pc_expected(pc, gp, NULL, v, "a mapping (global_profiler settings)");
     }
-    pc_check_keys(pc, gp, k_global);
-    if ((rc = pc_read_profd(&c, &ptool)) != 0) {
+    if ((rc = verl_global(&c, gp, &save_path, &cont_at)) ||
+        (rc = pc_bool(pc, cont_at, false, &continuous)) ||
+        (rc = pc_get(pc, root, pc_roles[0].path, &c.actor)) || (rc = pc_val(pc, c.actor, &v))) {
         return rc;
-    }
-    if (ptool != NULL && (rc = pc_get(pc, root, "profd.tool", &raw)) == 0) {
-        pc_warn(pc, &pc->warnings, raw,
-                "profd.tool only chooses the legacy schema's tool; set global_profiler.tool");
-    }
-    if (rc != 0 || (rc = pc_get(pc, root, "trainer.profile_steps", &raw)) ||
-        (rc = pc_val(pc, raw, &v))) {
-        return rc;
-    }
-    if (v != NULL && v->type != YT_NULL) {
-        pc_warn(pc, &pc->warnings, raw,
-                "legacy key ignored: this config uses global_profiler.steps");
-    }
-
-    /* global_profiler */
-    pc_choices(tools, what, sizeof(what));
-    strncat(what, " or null", sizeof(what) - strlen(what) - 1);
-    if ((rc = pc_get(pc, gp, "tool", &raw)) || (rc = pc_str(pc, raw, tools, what, &c.gtool)) ||
-        (rc = pc_get(pc, gp, "save_path", &raw)) ||
-        (rc = pc_str(pc, raw, NULL, "a path", &save_path)) ||
-        (rc = pc_get(pc, gp, "profile_continuous_steps", &cont_at)) ||
-        (rc = pc_bool(pc, cont_at, false, &pc->spec.continuous)) ||
-        (rc = pc_get(pc, gp, "global_tool_config.nsys", &raw)) ||
-        (rc = check_tool(pc, raw, "nsys")) ||
-        (rc = pc_get(pc, gp, "global_tool_config.torch_memory", &raw)) ||
-        (rc = check_tool(pc, raw, "torch_memory"))) {
-        return rc;
-    }
-    bool continuous = pc->spec.continuous;
-    if ((rc = pc_get(pc, gp, "steps", &steps_at)) || (rc = pc_read_steps(pc, steps_at, &c.steps))) {
-        return rc;
-    }
-    pc->spec.continuous = continuous;
-
-    /* the rollout: agent loop and engine */
-    if ((rc = pc_get(pc, root, "actor_rollout_ref.rollout.mode", &c.mode_at)) ||
-        (rc = pc_str(pc, c.mode_at, NULL, "sync or async", &mode)) ||
-        (rc = pc_get(pc, root, "actor_rollout_ref.rollout.name", &raw)) ||
-        (rc = pc_str(pc, raw, NULL, "an engine name", &c.engine))) {
-        goto fail;
-    }
-    c.agent_loop = mode != NULL && strcmp(mode, "async") == 0;
-
-    if ((rc = pc_get(pc, root, pc_roles[0].path, &c.actor)) || (rc = pc_val(pc, c.actor, &v))) {
-        goto fail;
     }
     if (v == NULL || v->type != YT_MAP) {
         c.actor = NULL;
     }
-    if ((rc = pc_get(pc, root, pc_roles[1].path, &rollout)) ||
-        (rc = guess_rank_space(&c, rollout))) {
+    if ((rc = verl_rollout(&c)) || (rc = memory_every_step(&c, save_path)) ||
+        (rc = pc_get(pc, gp, "steps", &steps_at)) ||
+        (rc = pc_read_steps(pc, steps_at, &c.steps, &isnull)) ||
+        (rc = isnull ? 0 : nsys_options(&c, gp))) {
         goto fail;
     }
-    for (size_t i = 0; i < PC_NROLES; i++) {
+    pc->spec.continuous = continuous;
+    for (size_t i = c.skip_actor ? 1 : 0; i < PC_NROLES; i++) {
         if ((rc = do_role(&c, &pc_roles[i])) != 0) {
             goto fail;
         }
     }
     if (!c.steps) {
+        pc_no_window(pc, isnull ? "global_profiler.steps is null: verl profiles no step"
+                                : "global_profiler.steps is []: no step is listed");
         return 0;
     }
     if (pc->spec.selectors_n == 0) {
-        pc_drop_spec(pc);
-        pc_warn(pc, &pc->warnings, steps_at,
-                "no role is profiled (set a role's profiler.enable: true); no window");
+        verl_none(&c, steps_at);
         return 0;
     }
     if (pc->spec.continuous) {

@@ -30,6 +30,9 @@ typedef struct vctx {
     const char *engine;
     const char *rank_space;
     bool rank_space_set;
+    int64_t replica_size; /* GPUs of one rollout replica: tp * dp * pp */
+    bool skip_actor;      /* the actor has a window of its own (torch_memory, older verl) */
+    int enabled, no_tool, debugger; /* roles enabled; ... of them without a tool */
 } vctx_t;
 
 /* What one role's section selects. */
@@ -46,8 +49,9 @@ typedef struct rsel {
  * agent-loop mode when so read), appended to the request. */
 int pc_emit(vctx_t *c, const role_t *r, rsel_t *s, const char *settings_text, const char *phase,
             const pp_schedule_t *sched);
-/* A steps list; starts the request when it has steps. */
-int pc_read_steps(pc_t *pc, yt_node_t *raw, bool *have);
+/* A steps list; starts the request when it has steps. *isnull: null or
+ * absent (verl's "steps is None"). */
+int pc_read_steps(pc_t *pc, yt_node_t *raw, bool *have, bool *isnull);
 /* The optional top-level `profd` section (rollout_ranks, tool). */
 int pc_read_profd(vctx_t *c, const char **tool);
 /* Validate a role's current-schema profiler section. */

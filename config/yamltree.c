@@ -197,6 +197,7 @@ yt_node_t *yt_copy(const yt_node_t *n)
     }
     c->flags = n->flags & (YT_F_QUOTED | YT_F_FINAL);
     c->origin = n->origin;
+    c->src = n->src;
     c->v = n->v;
     if (n->text != NULL && (c->text = strdup(n->text)) == NULL) {
         goto nomem;
@@ -219,6 +220,14 @@ yt_node_t *yt_copy(const yt_node_t *n)
 nomem:
     yt_free(c);
     return NULL;
+}
+
+void yt_set_source(yt_node_t *n, const yt_source_t *src)
+{
+    n->src = src;
+    for (size_t i = 0; i < n->n; i++) {
+        yt_set_source(n->type == YT_SEQ ? n->items[i] : n->pairs[i].value, src);
+    }
 }
 
 static int depth_of(const yt_node_t *n)
@@ -421,96 +430,102 @@ static bool type_int(yt_node_t *n)
  *   \.[0-9_]+([eE][-+][0-9]+)?
  *   [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*
  *   [-+]?\.(inf|Inf|INF)      \.(nan|NaN|NAN) */
-static bool type_float(yt_node_t *n)
+
+/* .inf / .nan forms; true when n was typed. */
+static bool float_special(yt_node_t *n, bool sign, bool neg)
 {
-    const char *s = n->text, *p;
-    bool sign = (*s == '-' || *s == '+');
-    bool neg = (*s == '-');
     static const char *const infs[] = {".inf", ".Inf", ".INF", NULL};
     static const char *const nans[] = {".nan", ".NaN", ".NAN", NULL};
-    if (in_list(s + sign, infs)) {
+    if (in_list(n->text + sign, infs)) {
         n->type = YT_FLOAT;
         n->v.f = neg ? -INFINITY : INFINITY;
         return true;
     }
-    if (!sign && in_list(s, nans)) {
+    if (!sign && in_list(n->text, nans)) {
         n->type = YT_FLOAT;
         n->v.f = NAN;
         return true;
     }
-    p = s + sign;
-    bool sexa = false;
+    return false;
+}
+
+/* An exponent at p: e/E, a sign (required when `need_sign`), digits. NULL
+ * when malformed; p itself when there is none. */
+static const char *float_exp(const char *p, bool need_sign)
+{
+    if (*p != 'e' && *p != 'E') {
+        return p;
+    }
+    p++;
+    if (*p == '-' || *p == '+') {
+        p++;
+    } else if (need_sign) {
+        return NULL;
+    }
+    if (!isdig(*p)) {
+        return NULL;
+    }
+    while (isdig(*p)) {
+        p++;
+    }
+    return p;
+}
+
+/* The digits before the point: [0-9][0-9_]*(:[0-5]?[0-9])*; NULL when
+ * malformed. *sexa: base-60 parts were seen. */
+static const char *float_int_part(const char *p, bool *sexa)
+{
+    for (p++; isdig(*p) || *p == '_'; p++) {
+    }
+    while (*p == ':') {
+        *sexa = true;
+        p++;
+        if (!isdig(*p)) {
+            return NULL;
+        }
+        if (isdig(p[1])) {
+            if (*p > '5') {
+                return NULL;
+            }
+            p++;
+        }
+        p++;
+    }
+    return p;
+}
+
+/* Does the text after the sign match the pattern? *sexa: base 60. */
+static bool float_shape(const char *p, bool sign, bool *sexa)
+{
     if (*p == '.') {
         if (sign || !(isdig(p[1]) || p[1] == '_')) {
             return false;
         }
         for (p++; isdig(*p) || *p == '_'; p++) {
         }
-        if (*p == 'e' || *p == 'E') {
-            p++;
-            if (*p != '-' && *p != '+') {
-                return false;
-            }
-            if (!isdig(*++p)) {
-                return false;
-            }
-            while (isdig(*p)) {
-                p++;
-            }
-        }
+        p = float_exp(p, true);
     } else if (isdig(*p)) {
-        for (p++; isdig(*p) || *p == '_'; p++) {
-        }
-        while (*p == ':') {
-            sexa = true;
-            p++;
-            if (!isdig(*p)) {
-                return false;
-            }
-            if (isdig(p[1])) {
-                if (*p > '5') {
-                    return false;
-                }
-                p++;
-            }
-            p++;
+        if ((p = float_int_part(p, sexa)) == NULL) {
+            return false;
         }
         if (*p == '.') {
             for (p++; isdig(*p) || *p == '_'; p++) {
             }
-            if (!sexa && (*p == 'e' || *p == 'E')) {
-                p++;
-                if (*p == '-' || *p == '+') {
-                    p++;
-                }
-                if (!isdig(*p)) {
-                    return false;
-                }
-                while (isdig(*p)) {
-                    p++;
-                }
-            }
-        } else if (!sexa && (*p == 'e' || *p == 'E')) {
-            p++;
-            if (*p == '-' || *p == '+') {
-                p++;
-            }
-            if (!isdig(*p)) {
-                return false;
-            }
-            while (isdig(*p)) {
-                p++;
-            }
+            p = *sexa ? p : float_exp(p, false);
+        } else if (!*sexa && (*p == 'e' || *p == 'E')) {
+            p = float_exp(p, false);
         } else {
             return false;
         }
     } else {
         return false;
     }
-    if (*p != '\0') {
-        return false;
-    }
-    /* Value: drop '_', then base-60 parts or strtod. */
+    return p != NULL && *p == '\0';
+}
+
+/* The value of a matched text: '_' dropped, then base-60 parts or strtod. */
+static bool float_value(const char *s, bool sign, bool neg, bool sexa, double *out)
+{
     char buf[128];
     size_t k = 0;
     for (const char *q = s; *q != '\0' && k + 1 < sizeof(buf); q++) {
@@ -537,6 +552,23 @@ static bool type_float(yt_node_t *n)
         if (*end != '\0') {
             return false;
         }
+    }
+    *out = v;
+    return true;
+}
+
+static bool type_float(yt_node_t *n)
+{
+    const char *s = n->text;
+    bool sign = (*s == '-' || *s == '+');
+    bool neg = (*s == '-');
+    bool sexa = false;
+    double v;
+    if (float_special(n, sign, neg)) {
+        return true;
+    }
+    if (!float_shape(s + sign, sign, &sexa) || !float_value(s, sign, neg, sexa, &v)) {
+        return false;
     }
     n->type = YT_FLOAT;
     n->v.f = v;

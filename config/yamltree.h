@@ -45,6 +45,15 @@ typedef enum yt_type {
 
 typedef struct yt_node yt_node_t;
 
+/* Where a node was read: the file's name as messages show it and, for a
+ * config a Hydra defaults list brought in, the chain of files that did
+ * ("primary.yaml -> tool/npu.yaml"; NULL for a file read on its own). The
+ * composer owns these; nodes only point at them. */
+typedef struct yt_source {
+    const char *name;
+    const char *chain;
+} yt_source_t;
+
 typedef struct yt_pair {
     char *key;
     int line, col; /* of the key */
@@ -54,10 +63,11 @@ typedef struct yt_pair {
 struct yt_node {
     yt_type_t type;
     unsigned flags;
-    int line, col;      /* 1-based; 0 for nodes built from an override */
-    const char *origin; /* not NULL: the override text this node came from */
-    char *text;         /* scalars: the string, or the source text of the
-                           null/bool/int/float it was typed as */
+    int line, col;          /* 1-based; 0 for nodes built from an override */
+    const char *origin;     /* not NULL: the override text this node came from */
+    const yt_source_t *src; /* not NULL: the file this node was read from */
+    char *text;             /* scalars: the string, or the source text of the
+                               null/bool/int/float it was typed as */
     union {
         bool b;
         int64_t i;
@@ -92,6 +102,9 @@ yt_node_t *yt_new(yt_type_t type, int line, int col);
 yt_node_t *yt_scalar(const char *text, size_t len, bool quoted, int line, int col);
 /* Deep copy (values only: resolver state is not copied); NULL on ENOMEM. */
 yt_node_t *yt_copy(const yt_node_t *n);
+/* Point n and every node below it at `src` (not copied: it must outlive
+ * the tree). */
+void yt_set_source(yt_node_t *n, const yt_source_t *src);
 /* Count of nodes below and including n. */
 size_t yt_count(const yt_node_t *n);
 

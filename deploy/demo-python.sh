@@ -5,7 +5,10 @@
 #   - discrete, step 3: actor rank 0 `update_actor` and rollout replica 0
 #     `generate`, sub-step schedule wait=1,warmup=1,active=2 (sub-steps 2-3)
 #   - end-to-end, step 5: every rank
-# then the gathered torch traces per role and rank.
+# then the gathered torch traces per role and rank; and a drop-in job: a
+# plain PyTorch DDP script (client/python/examples/plain_ddp_train.py, no
+# profd in it, 2 ranks) run with PROFD_AUTO=1 and profiled with
+# `profctl start --next 2`.
 #
 # Usage: PROFD_RUN_DIR=<the daemon's run folder> deploy/demo-python.sh [BUILD_DIR]
 #   BUILD_DIR  a built tree (default $PROFD_BUILD, else build): profctl and
@@ -98,4 +101,47 @@ for line in open(sys.argv[1]):
             print("      top operators: " + ", ".join("%s %d us" % kv for kv in ops.most_common(3)))
             if marks:
                 print("      sub-steps: " + " ".join(marks))
+PY
+
+echo
+echo "== drop-in: a plain PyTorch DDP script with no profd in it, 2 ranks, PROFD_AUTO=1"
+# profd reaches it through profd-auto.pth in a site folder, where
+# `cmake --install` puts the package; here a user site holding the build's
+# package and .pth
+userbase="$tmp/userbase"
+site=$(PYTHONUSERBASE=$userbase "$py" -c 'import site; print(site.getusersitepackages())')
+mkdir -p "$site"
+ln -s "$build/python/profd" "$site/profd"
+cp "$build/python/profd-auto.pth" "$site/"
+port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ranks=()
+for rank in 0 1; do
+  env -u PYTHONPATH PYTHONUSERBASE="$userbase" PROFD_AUTO=1 PROFD_JOB=dropin RANK=$rank LOCAL_RANK=$rank \
+    WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" TRAIN_STOP_FILE="$tmp/stop" TRAIN_MAX_STEPS=2000 \
+    TRAIN_SLEEP_S=0.05 "$py" client/python/examples/plain_ddp_train.py &
+  ranks+=($!)
+done
+for _ in $(seq 150); do
+  [ "$(profctl --json status --job dropin | grep -c '"step_ms":[[:space:]]*[1-9]')" -ge 2 ] && break
+  sleep 0.1
+done
+profctl status --job dropin
+profctl start --next 2 --job dropin --tool torch | tee "$tmp/w3"
+w3=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w3" | head -1)
+profctl wait "$w3" --timeout 60 || true
+touch "$tmp/stop"
+wait "${ranks[@]}" || true
+folder=$(sed -n 's/^started window [0-9]* .* -> \(.*\)$/\1/p' "$tmp/w3" | head -1)
+"$py" - "$folder" <<'PY'
+import collections, json, os, sys
+
+folder = sys.argv[1]
+m = json.load(open(os.path.join(folder, "manifest.json")))
+print("%s: steps [%d, %d) = the script's optimizer steps" % (m["window"]["name"], *m["window"]["steps"]))
+for c in m["captures"]:
+    doc = json.load(open(os.path.join(folder, c["dir"], c["files"][0]["path"])))
+    names = collections.Counter(e.get("name") for e in (doc["traceEvents"] if isinstance(doc, dict) else doc))
+    aten = sum(n for k, n in names.items() if k and k.startswith("aten::"))
+    print("  %-24s %s, steps %d-%d: %d optimizer steps, %d aten events" % (
+        c["dir"], c["status"], c["first_step"], c["last_step"], names["Optimizer.step#SGD.step"], aten))
 PY

@@ -4,9 +4,11 @@
 # two inference replicas, ref), takes an end-to-end and a discrete profiling
 # window with profctl, waits for the gathering, prints the tree and a
 # manifest summary; arms the straggler trigger against a rollout rank the
-# simulation slows down, merges a window into one timeline, runs the PyTorch
-# demo, and ends by printing where report.html is and a `profctl top --once`
-# snapshot.
+# simulation slows down and merges a window into one timeline; then, with
+# PyTorch, deploy/demo-python.sh: a GRPO job written against `import profd`
+# and a drop-in job (a plain DDP script with no profd in it, run with
+# PROFD_AUTO=1); and ends by printing where report.html is and a
+# `profctl top --once` snapshot.
 # Usage: deploy/demo.sh [output folder, default ./profd-demo]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -110,7 +112,7 @@ profctl wait "$wt" --timeout 60 || true
 profctl windows "$wt" | sed -n '1,2p;/^source/p'
 
 echo
-echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces"
+echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces, then a drop-in job"
 PROFD_BUILD="$build" deploy/demo-python.sh "$bin"
 
 echo

@@ -6,11 +6,13 @@ set -euo pipefail
 packages=(
   cmake make gcc pkg-config clang-format
   libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev zlib1g-dev
-  python3 iproute2 procps xxhash
+  python3 python3-venv iproute2 procps xxhash
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch
-  # deployment tests: systemd-analyze, man pages, ELF inspection
+  # deployment tests: systemd-analyze, man pages, ELF inspection; the Debian
+  # packages (build, lintian, a fresh root)
   systemd man-db groff-base binutils
+  dpkg-dev debhelper dh-python lintian debootstrap
   # security tests: certificates, running as another user
   openssl util-linux
 )

@@ -103,16 +103,20 @@ int pp_window_name(char *buf, size_t len, int64_t id, int64_t first, int64_t las
 }
 
 int pp_capture_dir(char *buf, size_t len, const char *role, const char *phase, int64_t rank,
-                   int64_t replica, const char *host)
+                   int64_t replica, const char *host, int64_t pid)
 {
-    char rep[32] = "";
-    if (!pp_ident_ok(role) || (phase && !pp_ident_ok(phase)) || !pp_host_ok(host) || rank < 0) {
+    char rep[32] = "", tag[32] = "";
+    if (!pp_ident_ok(role) || (phase && !pp_ident_ok(phase)) || !pp_host_ok(host) || rank < 0 ||
+        pid < 0) {
         return PROFD_EINVAL;
     }
     if (replica != PP_NONE) {
         snprintf(rep, sizeof(rep), "-replica%lld", (long long)replica);
     }
-    int n = snprintf(buf, len, "%s%s%s/rank%lld%s-%s", role, phase ? "." : "", phase ? phase : "",
-                     (long long)rank, rep, host);
+    if (pid > 0) {
+        snprintf(tag, sizeof(tag), "-pid%lld", (long long)pid);
+    }
+    int n = snprintf(buf, len, "%s%s%s/rank%lld%s-%s%s", role, phase ? "." : "", phase ? phase : "",
+                     (long long)rank, rep, host, tag);
     return fit(n, len);
 }

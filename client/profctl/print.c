@@ -88,6 +88,18 @@ void ctl_print_status(const pp_status_reply_t *s)
                (long long)r->rank, r->role, rep, r->host, (long long)r->pid, step, r->step_ms,
                ctl_or_dash(pp_enum_name(&pp_enum_rank_activity, r->state)),
                (double)r->age_ms / 1000.0);
+        if (r->roles_n > 1) { /* a process hosting several roles: each, with its own rank */
+            printf("%-12s %6s roles", "", "");
+            for (size_t k = 0; k < r->roles_n; k++) {
+                const pp_role_rank_t *x = &r->roles[k];
+                if (x->rank == r->rank || x->rank == PP_NONE) {
+                    printf(" %s", x->role);
+                } else {
+                    printf(" %s:%lld", x->role, (long long)x->rank);
+                }
+            }
+            printf("\n");
+        }
     }
 }
 

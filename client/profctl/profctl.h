@@ -84,4 +84,10 @@ void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs);
 /* the straggler trigger (watch, top) */
 void ctl_print_trigger(const pp_straggler_t *t);
 
+struct pd_profcfg;
+/* apply --dry-run: the windows of `cfg` (config: its name; framework: NULL
+ * or whose numbering was used) as a table, or JSON with --json. Returns 0. */
+int ctl_dry_run(const ctl_t *c, const char *config, const char *framework,
+                const struct pd_profcfg *cfg);
+
 #endif

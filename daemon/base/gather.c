@@ -208,6 +208,9 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
         } else if ((rv = check_entry(w, rel, &st)) != 0) {
             break;
         } else if (S_ISDIR(st.st_mode)) {
+            if (j->hook) {
+                j->hook(j, PD_JOB_AT_FOLDER);
+            }
             int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
                 pd_quote(q, sizeof(q), rel);
@@ -491,6 +494,9 @@ static int gather_open(pd_job_t *j, gather_t *g)
     if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
         return job_fail(j, rv, "spool: %s", why);
     }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_OPEN);
+    }
     if ((rv = pd_confine_parent(g->spool, j->src, false, &g->parent, &g->name, why, sizeof(why))) !=
         0) {
         if (rv == PROFD_EIO && errno == ENOENT) {
@@ -646,6 +652,9 @@ void pd_gather_run(pd_job_t *j)
         gather_close(&g);
         return;
     }
+    if (j->hook) {
+        j->hook(j, PD_JOB_AT_LISTED);
+    }
     if (j->list_only) {
         hash_all(j, g.cap);
         gather_close(&g);
@@ -735,37 +744,34 @@ void pd_write_run(pd_job_t *j)
     }
 }
 
-void pd_chunk_run(pd_job_t *j)
+/* The folder of a chunk's file and its .part, opened (created at offset
+ * 0, after the free-disk check). 0; 1 when the .part does not end where
+ * the chunk starts (j->have says where the sender resumes); or the error
+ * the job failed with. */
+static int chunk_open(pd_job_t *j, int *dirp, int *fdp, char *part, size_t partlen,
+                      const char **base)
 {
-    char why[400], part[NAME_MAX + 1];
-    const char *base;
+    char why[400];
     struct stat st;
     int root, dir, fd, rv;
-
-    j->rv = 0;
-    j->complete = false;
-    j->have = j->offset;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        job_fail(j, rv, "%s", why);
-        return;
+        return job_fail(j, rv, "%s", why);
     }
-    rv = pd_confine_parent(root, j->dst, true, &dir, &base, why, sizeof(why));
+    rv = pd_confine_parent(root, j->dst, true, &dir, base, why, sizeof(why));
     close(root);
     if (rv != 0) {
         j->have = 0;
-        job_fail(j, rv, "save_path tree: %s", why);
-        return;
+        return job_fail(j, rv, "save_path tree: %s", why);
     }
-    if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
-        job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
+    if ((size_t)snprintf(part, partlen, "%s.part", *base) >= partlen) {
         close(dir);
-        return;
+        return job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
     }
     if (j->offset == 0) {
         if (floor_check(j, dir, j->size) != 0) {
             j->have = 0;
             close(dir);
-            return;
+            return j->rv;
         }
         fd = openat(dir, part, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     } else {
@@ -773,14 +779,60 @@ void pd_chunk_run(pd_job_t *j)
     }
     if (fd < 0) {
         j->have = 0; /* nothing usable here: start the file again */
-        job_fail(j, PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
+        rv = job_fail(j, PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
         close(dir);
-        return;
+        return rv;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (j->offset > 0 && st.st_size != j->offset)) {
         j->have = S_ISREG(st.st_mode) ? st.st_size : 0; /* resume from what is really here */
         close(fd);
         close(dir);
+        return 1; /* no error: the sender resumes at j->have */
+    }
+    *dirp = dir;
+    *fdp = fd;
+    return 0;
+}
+
+/* The whole file against the checksum its sender listed; a mismatch drops
+ * the .part and the sender starts again from 0. */
+static int chunk_verify(pd_job_t *j, int dir, int fd, const char *part)
+{
+    char *buf = malloc(IO_CHUNK);
+    XXH64_hash_t h = 0;
+    char got[32];
+    bool sum = j->checksum;
+    j->checksum = true;
+    int rv = buf == NULL ? job_fail(j, PROFD_ENOMEM, "out of memory")
+             : lseek(fd, 0, SEEK_SET) != 0
+                 ? job_fail(j, PROFD_EIO, "cannot read %s: %s", part, strerror(errno))
+                 : pump(j, fd, -1, j->size, part, buf, &h);
+    j->checksum = sum;
+    free(buf);
+    if (rv != 0) {
+        return rv;
+    }
+    snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)h);
+    if (strcmp(got, j->expect) != 0) {
+        unlinkat(dir, part, 0);
+        j->have = 0;
+        j->mismatch = true;
+        return job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got,
+                        j->expect);
+    }
+    return 0;
+}
+
+void pd_chunk_run(pd_job_t *j)
+{
+    char part[NAME_MAX + 1];
+    const char *base;
+    int dir, fd;
+
+    j->rv = 0;
+    j->complete = false;
+    j->have = j->offset;
+    if (chunk_open(j, &dir, &fd, part, sizeof(part), &base) != 0) {
         return;
     }
     for (size_t off = 0; off < j->len;) {
@@ -804,32 +856,10 @@ void pd_chunk_run(pd_job_t *j)
         close(dir);
         return;
     }
-    if (j->expect[0]) {
-        char *buf = malloc(IO_CHUNK);
-        XXH64_hash_t h = 0;
-        char got[32];
-        bool sum = j->checksum;
-        j->checksum = true;
-        rv = buf == NULL ? job_fail(j, PROFD_ENOMEM, "out of memory")
-             : lseek(fd, 0, SEEK_SET) != 0
-                 ? job_fail(j, PROFD_EIO, "cannot read %s: %s", part, strerror(errno))
-                 : pump(j, fd, -1, j->size, part, buf, &h);
-        j->checksum = sum;
-        free(buf);
-        if (rv != 0) {
-            close(fd);
-            close(dir);
-            return;
-        }
-        snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)h);
-        if (strcmp(got, j->expect) != 0) {
-            unlinkat(dir, part, 0);
-            j->have = 0;
-            job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got, j->expect);
-            close(fd);
-            close(dir);
-            return;
-        }
+    if (j->expect[0] && chunk_verify(j, dir, fd, part) != 0) {
+        close(fd);
+        close(dir);
+        return;
     }
     if (close(fd) != 0) {
         job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));

@@ -47,6 +47,15 @@ typedef enum pd_job_kind {
 /* Below the spool: copies waiting for removal (job names never start with a dot). */
 #define PD_TRASH ".trash"
 
+/* Where a gathering calls pd_job_t.hook: between a check and the use it
+ * guards, where a worker could swap a folder for a symlink. Tests swap it
+ * there, so that the race happens every time. */
+typedef enum pd_job_at {
+    PD_JOB_AT_OPEN,   /* before the capture folder is opened below the spool */
+    PD_JOB_AT_FOLDER, /* listing: an entry's status says folder; before it is opened */
+    PD_JOB_AT_LISTED, /* listed and checked; before it is moved, copied or checksummed */
+} pd_job_at_t;
+
 typedef struct pd_job {
     uv_work_t work;
     pd_job_kind_t kind;
@@ -74,6 +83,7 @@ typedef struct pd_job {
     int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
     int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
     bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
+    bool mismatch; /* PD_JOB_CHUNK: the whole file failed its checksum; the .part is gone */
     char reason[512];
     bool incomplete; /* a .part file was left in the capture */
     bool renamed;    /* moved by rename(2) */
@@ -87,6 +97,9 @@ typedef struct pd_job {
     void *arg;
     int64_t window, client;
     size_t cap;
+    /* tests only: called on the worker thread at each pd_job_at_t; NULL */
+    void (*hook)(struct pd_job *j, pd_job_at_t at);
+    void *hook_arg;
 } pd_job_t;
 
 /* Queue a job. Returns 0, or PROFD_EINTERNAL (done() is then not called). */

@@ -108,6 +108,8 @@ static pd_rank_t *rank_add(pd_node_t *n, const peer_node_t *p, const pp_node_ran
     h.replica_rank = r->replica_rank;
     h.host = r->host;
     h.pid = r->pid;
+    h.roles = r->roles; /* borrowed */
+    h.roles_n = r->roles_n;
     if (pd_registry_add(n->reg, &h, p->name, now, &k) != 0) {
         PD_LOG(n->log, PD_LOG_WARN, "coord", "node %s: rank %lld not registered", p->name,
                (long long)r->rank);
@@ -118,6 +120,20 @@ static pd_rank_t *rank_add(pd_node_t *n, const peer_node_t *p, const pp_node_ran
         pd_windows_on_register(n->win, k);
     }
     return k;
+}
+
+/* Does the registry's rank know every role the roster lists for it? (A
+ * process only adds roles.) */
+static bool knows_roles(const pd_rank_t *k, const pp_node_rank_t *r)
+{
+    for (size_t i = 0; i < r->roles_n; i++) {
+        int j = pd_registry_role(k, r->roles[i].role);
+        int64_t rank = r->roles[i].rank == PP_NONE ? r->rank : r->roles[i].rank;
+        if (j < 0 || k->roles[j].rank != rank) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Make the registry's remote ranks of a node match its roster. */
@@ -145,8 +161,8 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
     }
     for (size_t i = 0; i < count; i++) {
         pd_rank_t *k = remote_rank(n, p->name, v[i].client);
-        if (k == NULL && (k = rank_add(n, p, &v[i], now)) == NULL) {
-            continue;
+        if ((k == NULL || !knows_roles(k, &v[i])) && (k = rank_add(n, p, &v[i], now)) == NULL) {
+            continue; /* new, or registered again with a role it added */
         }
         k->last_seen_ms = now;
         if (v[i].lost) {

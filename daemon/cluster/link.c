@@ -129,8 +129,24 @@ static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
         x->host = r->host;
         x->pid = r->pid;
         x->lost = r->state == PD_RANK_LOST;
+        if (r->nroles > 1 && (x->roles = calloc(r->nroles - 1, sizeof(*x->roles))) != NULL) {
+            for (size_t i = 1; i < r->nroles; i++) { /* roles[0] is the primary role */
+                pp_record_init(&pp_desc_role_rank, &x->roles[i - 1]);
+                x->roles[i - 1].role = r->roles[i].name;
+                x->roles[i - 1].rank = r->roles[i].rank;
+            }
+            x->roles_n = r->nroles - 1;
+        }
     }
     return v;
+}
+
+static void roster_free(pp_node_rank_t *v, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        free(v[i].roles);
+    }
+    free(v);
 }
 
 static void on_hello(void *arg, int rv, const void *body, size_t len)
@@ -175,7 +191,7 @@ static void send_hello(pd_link_t *l)
         l->hello_out = true;
         l->roster_dirty = false; /* this hello carries the roster as it is now */
     }
-    free(m.u.node_hello.ranks);
+    roster_free(m.u.node_hello.ranks, count);
 }
 
 static void on_roster(void *arg, int rv, const void *body, size_t len)
@@ -205,7 +221,7 @@ static void send_roster(pd_link_t *l)
         l->roster_out = true;
         l->roster_dirty = false;
     }
-    free(m.u.node_roster.ranks);
+    roster_free(m.u.node_roster.ranks, count);
 }
 
 /* The coordinator's clock - ours, and its error bound (0: unknown). */

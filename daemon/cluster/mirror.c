@@ -132,7 +132,19 @@ void pd_mirror_apply(pd_node_t *n, const pp_node_plan_t *plan)
         }
         for (size_t c = 0; sel >= 0 && c < ne->clients_n; c++) {
             pd_rank_t *k = pd_registry_get(n->reg, ne->clients[c]);
-            if (k && pd_windows_member(w, k->id) == NULL && pd_windows_add_member(w, k, sel)) {
+            pd_member_t *m;
+            if (k == NULL || pd_windows_member(w, k->id) != NULL) {
+                continue;
+            }
+            /* the coordinator chose its roles and whether its folders carry
+             * its pid */
+            uint32_t roles = 0;
+            for (size_t r = 0; r < e->roles_n; r++) {
+                int ri = pd_registry_role(k, e->roles[r]);
+                roles |= ri >= 0 && ri < 32 ? (uint32_t)1 << ri : 0;
+            }
+            if ((m = pd_windows_add_member(w, k, sel, roles)) != NULL) {
+                m->pid_dir = e->pid_dir;
                 changed = true;
             }
         }

@@ -11,6 +11,38 @@
 
 /* ---- plans ---- */
 
+static void fill_entry(pp_plan_entry_t *e, const pd_window_t *w, int sel)
+{
+    e->window = w->id;
+    e->name = (char *)w->name;
+    e->job = (char *)w->job;
+    e->first_step = w->first;
+    e->last_step = w->last;
+    e->tool = (char *)pd_plan_tool(&w->spec, sel);
+    e->mode = pd_plan_mode(&w->spec, sel);
+    e->settings = (char *)pd_plan_settings(&w->spec, sel);
+    e->schedule = *pd_plan_schedule(&w->spec, sel);
+    if (sel >= 0) {
+        e->phases = w->spec.selectors[sel].phases;
+        e->phases_n = w->spec.selectors[sel].phases_n;
+    }
+}
+
+/* Does entry e (of the member's selector) carry the member's roles and
+ * folder tag? */
+static bool same_entry(const pp_plan_entry_t *e, const pd_member_t *m)
+{
+    if (e->pid_dir != m->pid_dir || e->roles_n != m->nselnames) {
+        return false;
+    }
+    for (size_t i = 0; i < e->roles_n; i++) {
+        if (strcmp(e->roles[i], m->selnames[i]) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *out)
 {
     size_t cap = 0;
@@ -26,43 +58,48 @@ int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *ou
         if (!pd_windows_running(w)) {
             continue;
         }
-        /* one entry per selector used by this node's expected members */
+        /* one entry per selector used by this node's expected members, and
+         * per role set and folder tag within it (a process hosting several
+         * roles may have some of them selected; pid_dir: see
+         * pd_windows_add_member) */
         for (int sel = -1; sel < (int)w->spec.selectors_n; sel++) {
-            size_t k = 0;
+            size_t first = out->entries_n;
             for (size_t i = 0; i < w->nmembers; i++) {
                 const pd_member_t *m = &w->members[i];
-                k += m->selector == sel && m->state == PP_MS_EXPECTED && m->node_client &&
-                     strcmp(m->node, node) == 0;
-            }
-            if (k == 0) {
-                continue;
-            }
-            pp_node_entry_t *ne = &out->entries[out->entries_n++];
-            pp_record_init(&pp_desc_node_entry, ne);
-            if ((ne->clients = calloc(k, sizeof(int64_t))) == NULL) {
-                pd_remote_node_plan_free(out);
-                return PROFD_ENOMEM;
-            }
-            for (size_t i = 0; i < w->nmembers; i++) {
-                const pd_member_t *m = &w->members[i];
-                if (m->selector == sel && m->state == PP_MS_EXPECTED && m->node_client &&
-                    strcmp(m->node, node) == 0) {
-                    ne->clients[ne->clients_n++] = m->node_client;
+                if (m->selector != sel || m->state != PP_MS_EXPECTED || !m->node_client ||
+                    strcmp(m->node, node) != 0) {
+                    continue;
                 }
-            }
-            pp_plan_entry_t *e = &ne->entry;
-            e->window = w->id;
-            e->name = w->name;
-            e->job = w->job;
-            e->first_step = w->first;
-            e->last_step = w->last;
-            e->tool = (char *)pd_plan_tool(&w->spec, sel);
-            e->mode = pd_plan_mode(&w->spec, sel);
-            e->settings = (char *)pd_plan_settings(&w->spec, sel);
-            e->schedule = *pd_plan_schedule(&w->spec, sel);
-            if (sel >= 0) {
-                e->phases = w->spec.selectors[sel].phases;
-                e->phases_n = w->spec.selectors[sel].phases_n;
+                pp_node_entry_t *ne = NULL;
+                for (size_t j = first; j < out->entries_n && ne == NULL; j++) {
+                    if (same_entry(&out->entries[j].entry, m)) {
+                        ne = &out->entries[j];
+                    }
+                }
+                if (ne == NULL) {
+                    if (out->entries_n == cap) {
+                        pp_node_entry_t *v = realloc(out->entries, 2 * cap * sizeof(*v));
+                        if (v == NULL) {
+                            pd_remote_node_plan_free(out);
+                            return PROFD_ENOMEM;
+                        }
+                        out->entries = v;
+                        cap *= 2;
+                    }
+                    ne = &out->entries[out->entries_n++];
+                    pp_record_init(&pp_desc_node_entry, ne);
+                    fill_entry(&ne->entry, w, sel);
+                    ne->entry.roles = m->selnames; /* borrowed */
+                    ne->entry.roles_n = m->nselnames;
+                    ne->entry.pid_dir = m->pid_dir;
+                }
+                int64_t *v = realloc(ne->clients, (ne->clients_n + 1) * sizeof(*v));
+                if (v == NULL) {
+                    pd_remote_node_plan_free(out);
+                    return PROFD_ENOMEM;
+                }
+                ne->clients = v;
+                ne->clients[ne->clients_n++] = m->node_client;
             }
         }
     }
@@ -244,6 +281,14 @@ static void chunk_done(pd_job_t *j)
             given_up = true;
             incoming_finished(n, w, in, j->rv == PROFD_ELIMIT ? PP_CAP_TRUNCATED : PP_CAP_FAILED,
                               j->reason);
+        } else if (j->mismatch && ++in->mismatches >= PD_REMOTE_MAX_MISMATCHES) {
+            /* the node's file is not what it listed: sent again, it would fail again */
+            char why[800];
+            snprintf(why, sizeof(why), "%.300s: %.400s (%d transfers)", in->path, j->reason,
+                     in->mismatches);
+            PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: giving up on %s", w->name, why);
+            given_up = true;
+            incoming_finished(n, w, in, PP_CAP_FAILED, why);
         }
     }
     /* when stopping, the endpoint already freed its parked requests */

@@ -24,6 +24,10 @@ void pd_remote_node_plan_free(pp_node_plan_t *p);
 int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_result_t *r,
                         char *err, size_t errlen);
 
+/* A streamed file that fails its checksum this many times fails its
+ * capture, and its node is told to drop it. */
+#define PD_REMOTE_MAX_MISMATCHES 3
+
 /* A piece of a file: replies to `req` now, or once the write is done. */
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
                         size_t plen);

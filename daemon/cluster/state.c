@@ -60,6 +60,20 @@ static int encode_window(const pd_window_t *w, pp_state_window_t *s)
         sm->state = m->state;
         sm->captures = m->caps;
         sm->captures_n = m->ncaps;
+        sm->pid_dir = m->pid_dir;
+        sm->selected = m->selected;
+        s->members_n = i + 1;
+        if (m->nroles) { /* freed by encode() */
+            if ((sm->roles = calloc(m->nroles, sizeof(*sm->roles))) == NULL) {
+                return PROFD_ENOMEM;
+            }
+            for (size_t r = 0; r < m->nroles; r++) {
+                pp_record_init(&pp_desc_role_rank, &sm->roles[r]);
+                sm->roles[r].role = (char *)m->roles[r].name;
+                sm->roles[r].rank = m->roles[r].rank;
+            }
+            sm->roles_n = m->nroles;
+        }
     }
     s->members_n = w->nmembers;
     for (size_t i = 0; i < w->nincoming; i++) {
@@ -112,6 +126,9 @@ static int encode(const pd_state_t *s0, char **out, size_t *len)
         rv = pp_record_encode(&pp_desc_state, &st, false, out, len);
     }
     for (size_t i = 0; i < k; i++) {
+        for (size_t j = 0; j < st.windows[i].members_n; j++) {
+            free(st.windows[i].members[j].roles);
+        }
         free(st.windows[i].members);
         free(st.windows[i].incoming);
     }
@@ -274,6 +291,23 @@ static bool load_members(pd_window_t *w, pp_state_window_t *s)
         m->ncaps = sm->captures_n;
         sm->captures = NULL;
         sm->captures_n = 0;
+        m->pid_dir = sm->pid_dir;
+        if (sm->roles_n > 1) {
+            pd_role_t roles[PP_MAX_ROLES];
+            if (sm->roles_n > PP_MAX_ROLES) {
+                return false;
+            }
+            for (size_t r = 0; r < sm->roles_n; r++) {
+                if (!pp_ident_ok(sm->roles[r].role) || sm->roles[r].rank < 0) {
+                    return false;
+                }
+                snprintf(roles[r].name, sizeof(roles[r].name), "%s", sm->roles[r].role);
+                roles[r].rank = sm->roles[r].rank;
+            }
+            if (pd_windows_member_roles(m, roles, sm->roles_n, (uint32_t)sm->selected) != 0) {
+                return false;
+            }
+        }
     }
     return true;
 }

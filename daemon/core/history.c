@@ -278,6 +278,24 @@ int64_t pd_history_median(const pd_history_t *h, const pd_hist_rank_t *r, int64_
 
 /* ---- phases ---- */
 
+/* A phase name: an identifier, or role.phase (a phase of another role of a
+ * process hosting several). */
+static bool phase_name_ok(const char *name)
+{
+    char a[PP_MAX_NAME + 1];
+    const char *dot = strchr(name, '.');
+    if (dot == NULL) {
+        return pp_ident_ok(name);
+    }
+    size_t n = (size_t)(dot - name);
+    if (n == 0 || n > PP_MAX_NAME) {
+        return false;
+    }
+    memcpy(a, name, n);
+    a[n] = '\0';
+    return pp_ident_ok(a) && pp_ident_ok(dot + 1);
+}
+
 static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
 {
     for (int i = 0; i < r->nphases; i++) {
@@ -285,7 +303,7 @@ static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
             return i;
         }
     }
-    if (!pp_ident_ok(name)) {
+    if (!phase_name_ok(name) || strlen(name) > PP_MAX_NAME) {
         return -1;
     }
     if (r->nphases == PD_HIST_PHASES) {

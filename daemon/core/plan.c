@@ -29,26 +29,63 @@ static bool has(const int64_t *v, size_t n, int64_t x)
     return false;
 }
 
-int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r)
+static uint32_t all_roles(const pd_plan_rank_t *r)
 {
+    size_t n = r->nroles ? r->nroles : 1;
+    return n >= 32 ? UINT32_MAX : (((uint32_t)1 << n) - 1);
+}
+
+/* Does selector s select r's role i (i = -1: a selector without a role, the
+ * global rank)? */
+static bool selects(const pp_selector_t *s, const pd_plan_rank_t *r, int64_t rank)
+{
+    return s->all_ranks || has(s->ranks, s->ranks_n, rank) ||
+           (r->replica_rank != PP_NONE &&
+            has(s->replica_ranks, s->replica_ranks_n, r->replica_rank));
+}
+
+int pd_plan_match_roles(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r,
+                        uint32_t *roles)
+{
+    int first = -2;
+    uint32_t mask = 0;
     if (job && r->job && strcmp(job, r->job) != 0) {
         return -2;
     }
     if (spec->selectors_n == 0) {
+        if (roles) {
+            *roles = all_roles(r);
+        }
         return -1;
     }
     for (size_t i = 0; i < spec->selectors_n; i++) {
         const pp_selector_t *s = &spec->selectors[i];
-        if (s->role && (r->role == NULL || strcmp(s->role, r->role) != 0)) {
-            continue;
+        uint32_t got = 0;
+        if (s->role == NULL) {
+            got = selects(s, r, r->rank) ? all_roles(r) : 0;
+        } else if (r->nroles == 0) {
+            got = r->role && strcmp(s->role, r->role) == 0 && selects(s, r, r->rank) ? 1u : 0;
+        } else {
+            for (size_t j = 0; j < r->nroles && j < 32; j++) {
+                if (strcmp(s->role, r->roles[j].name) == 0 && selects(s, r, r->roles[j].rank)) {
+                    got |= (uint32_t)1 << j;
+                }
+            }
         }
-        if (s->all_ranks || has(s->ranks, s->ranks_n, r->rank) ||
-            (r->replica_rank != PP_NONE &&
-             has(s->replica_ranks, s->replica_ranks_n, r->replica_rank))) {
-            return (int)i;
+        if (got && first == -2) {
+            first = (int)i;
         }
+        mask |= got;
     }
-    return -2;
+    if (roles) {
+        *roles = mask;
+    }
+    return first;
+}
+
+int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r)
+{
+    return pd_plan_match_roles(spec, job, r, NULL);
 }
 
 int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_us)
@@ -177,12 +214,6 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
@@ -204,51 +235,25 @@ static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
     return 0;
 }
 
+/* The windows: the expansion profctl apply --dry-run shares (proto). */
 static int make_segments(const pp_window_spec_t *spec, int64_t next_start, pd_plan_out_t *out)
 {
-    size_t n = spec->steps_n;
-    if (n == 0) {
-        if ((out->segments = calloc(1, sizeof(*out->segments))) == NULL) {
-            return PROFD_ENOMEM;
-        }
-        out->n_segments = 1;
-        if (spec->next > 0) {
-            out->segments[0].first = next_start;
-            out->segments[0].last = next_start + spec->next - 1;
-        } else {
-            out->segments[0].first = spec->start;
-            out->segments[0].last =
-                (spec->end == PP_NONE || spec->end == -1) ? PP_NONE : spec->end - 1;
-        }
-        return 0;
+    pp_segment_t *seg;
+    size_t n;
+    int rv = pp_spec_segments(spec, next_start, &seg, &n);
+    if (rv != 0) {
+        return rv;
     }
-    int64_t *s = malloc(n * sizeof(*s));
-    if (s == NULL) {
+    if ((out->segments = calloc(n, sizeof(*out->segments))) == NULL) {
+        free(seg);
         return PROFD_ENOMEM;
     }
-    memcpy(s, spec->steps, n * sizeof(*s));
-    qsort(s, n, sizeof(*s), cmp_i64);
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) { /* unique */
-        if (u == 0 || s[i] != s[u - 1]) {
-            s[u++] = s[i];
-        }
+    for (size_t i = 0; i < n; i++) {
+        out->segments[i].first = seg[i].first;
+        out->segments[i].last = seg[i].last;
     }
-    if ((out->segments = calloc(u, sizeof(*out->segments))) == NULL) {
-        free(s);
-        return PROFD_ENOMEM;
-    }
-    for (size_t i = 0; i < u; i++) {
-        if (spec->continuous && out->n_segments > 0 &&
-            out->segments[out->n_segments - 1].last + 1 == s[i]) {
-            out->segments[out->n_segments - 1].last = s[i];
-            continue;
-        }
-        out->segments[out->n_segments].first = s[i];
-        out->segments[out->n_segments].last = s[i];
-        out->n_segments++;
-    }
-    free(s);
+    out->n_segments = n;
+    free(seg);
     return 0;
 }
 
@@ -277,12 +282,14 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
         }
     }
     for (size_t i = 0; i < n; i++) {
-        int sel = pd_plan_match(spec, job, &ranks[i]);
+        uint32_t roles = 0;
+        int sel = pd_plan_match_roles(spec, job, &ranks[i], &roles);
         if (sel == -2) {
             continue;
         }
         out->members[out->n_members].id = ranks[i].id;
         out->members[out->n_members].selector = sel;
+        out->members[out->n_members].roles = roles;
         out->n_members++;
         if (spec->next > 0) {
             pd_plan_rank_t r = ranks[i];

@@ -12,9 +12,14 @@
  *    rank can still reach: ahead of each rank's predicted step at
  *    now + delivery latency + margin, from its measured step time; rounded
  *    up to a multiple of `roundup` when set.
- *  - selectors: a rank is selected by the first selector whose role matches
- *    (NULL = any role) and that selects it by all_ranks, ranks (global rank)
- *    or replica_ranks (inference replica index); no selectors = every rank.
+ *  - selectors: a process is selected by the first selector whose role it
+ *    hosts (NULL = any role) and that selects it by all_ranks, ranks or
+ *    replica_ranks (inference replica index); a selector with a role tests
+ *    the process's rank in that role's own numbering (verl numbers each
+ *    worker group from 0), one without a role its global rank; no
+ *    selectors = every process. A process hosting several roles may be
+ *    selected for several of them: the window captures the phases of each
+ *    role some selector selects (the member's role mask).
  *  - per-selector tool, mode, settings, schedule override the request's.
  */
 #ifndef PD_PLAN_H
@@ -29,12 +34,20 @@
 /* Step times below this are treated as this (1 ms). */
 #define PD_PLAN_MIN_STEP_US 1000
 
-/* One registered rank as the planner sees it. */
+/* A role a process hosts, with its rank in that role's numbering. */
+typedef struct pd_role {
+    char name[PP_MAX_NAME + 1];
+    int64_t rank;
+} pd_role_t;
+
+/* One registered rank (a process) as the planner sees it. */
 typedef struct pd_plan_rank {
     int64_t id; /* registry id */
     const char *job;
-    const char *role;
-    int64_t rank;
+    const char *role;       /* the primary role */
+    const pd_role_t *roles; /* every role it hosts, the primary first; NULL, 0: `role` at `rank` */
+    size_t nroles;
+    int64_t rank;         /* global rank */
     int64_t replica_rank; /* PP_NONE when not a replica */
     int64_t step;         /* last step begun, PP_NONE before the first */
     bool in_step;
@@ -58,7 +71,8 @@ typedef struct pd_plan_segment {
 /* A selected rank and the selector that selected it. */
 typedef struct pd_plan_member {
     int64_t id;
-    int selector; /* index into spec->selectors, -1 when the spec has none */
+    int selector;   /* index into spec->selectors, -1 when the spec has none */
+    uint32_t roles; /* bit i: the rank's roles[i] is selected */
 } pd_plan_member_t;
 
 typedef struct pd_plan_out {
@@ -82,8 +96,12 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
 void pd_plan_out_free(pd_plan_out_t *out);
 
 /* The selector index selecting `r` (-1: every rank, no selectors), or -2
- * when `r` is not selected (also when its job differs). */
+ * when `r` is not selected (also when its job differs). With `roles`, the
+ * mask of r's roles some selector selects (bit i: roles[i]; bit 0 alone
+ * for a rank without a role list). */
 int pd_plan_match(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r);
+int pd_plan_match_roles(const pp_window_spec_t *spec, const char *job, const pd_plan_rank_t *r,
+                        uint32_t *roles);
 
 /* The step each rank is predicted to be running at now + ahead. */
 int64_t pd_plan_predict(const pd_plan_rank_t *r, int64_t now_us, int64_t ahead_us);

@@ -14,10 +14,18 @@ void pd_registry_init(pd_registry_t *r, size_t max)
     r->max = max ? max : 4096;
 }
 
+static void rank_free(pd_rank_t *k)
+{
+    if (k) {
+        free(k->roles);
+        free(k);
+    }
+}
+
 void pd_registry_fini(pd_registry_t *r)
 {
     for (size_t i = 0; i < r->cap; i++) {
-        free(r->slots[i]);
+        rank_free(r->slots[i]);
     }
     free(r->slots);
     free(r->gens);
@@ -57,12 +65,58 @@ static int grow(pd_registry_t *r)
     return 0;
 }
 
+/* The roles of a hello: the primary one first, then the others in order. */
+static int hello_roles(const pp_hello_t *h, pd_role_t **out, size_t *nout)
+{
+    if (h->roles_n + 1 > PP_MAX_ROLES) {
+        return PROFD_EINVAL;
+    }
+    pd_role_t *v = calloc(h->roles_n + 1, sizeof(*v));
+    size_t n = 1;
+    bool primary_listed = false;
+    if (v == NULL) {
+        return PROFD_ENOMEM;
+    }
+    snprintf(v[0].name, sizeof(v[0].name), "%s", h->role);
+    v[0].rank = h->rank;
+    for (size_t i = 0; i < h->roles_n; i++) {
+        const pp_role_rank_t *x = &h->roles[i];
+        int64_t rank = x->rank == PP_NONE ? h->rank : x->rank;
+        size_t j;
+        if (!pp_ident_ok(x->role) || rank < 0) {
+            free(v);
+            return PROFD_EINVAL;
+        }
+        for (j = 0; j < n && strcmp(v[j].name, x->role) != 0; j++) {
+        }
+        if (j < n && (j > 0 || primary_listed)) {
+            free(v); /* listed twice (the primary may be listed once more, with its rank) */
+            return PROFD_EINVAL;
+        }
+        primary_listed = primary_listed || j == 0;
+        if (j == n) {
+            snprintf(v[n].name, sizeof(v[n].name), "%s", x->role);
+            n++;
+        }
+        v[j].rank = rank;
+    }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
 int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
                     pd_rank_t **out)
 {
+    pd_role_t *roles;
+    size_t nroles;
+    int rv;
     if (!pp_ident_ok(h->job) || !pp_ident_ok(h->role) || !pp_host_ok(h->host) || h->rank < 0 ||
         (h->replica_rank != PP_NONE && h->replica_rank < 0) || h->pid <= 0) {
         return PROFD_EINVAL;
+    }
+    if ((rv = hello_roles(h, &roles, &nroles)) != 0) {
+        return rv;
     }
     /* the same process registering again */
     for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
@@ -71,23 +125,31 @@ int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int
             k->state = PD_RANK_ACTIVE;
             k->last_seen_ms = now_ms;
             k->replica_rank = h->replica_rank;
+            free(k->roles);
+            k->roles = roles;
+            k->nroles = nroles;
             *out = k;
             return 0;
         }
     }
     if (r->count >= r->max) {
+        free(roles);
         return PROFD_ELIMIT;
     }
     size_t i;
     for (i = 0; i < r->cap && r->slots[i]; i++) {
     }
     if (i == r->cap && grow(r) != 0) {
+        free(roles);
         return PROFD_ENOMEM;
     }
     pd_rank_t *k = calloc(1, sizeof(*k));
     if (k == NULL) {
+        free(roles);
         return PROFD_ENOMEM;
     }
+    k->roles = roles;
+    k->nroles = nroles;
     r->gens[i]++;
     k->id = (int64_t)(((uint64_t)r->gens[i] << 32) | (uint64_t)(i + 1));
     snprintf(k->job, sizeof(k->job), "%s", h->job);
@@ -116,7 +178,7 @@ void pd_registry_remove(pd_registry_t *r, int64_t id)
     if (k) {
         r->slots[SLOT_OF(id)] = NULL;
         r->count--;
-        free(k);
+        rank_free(k);
     }
 }
 
@@ -181,11 +243,23 @@ int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms
     return n % 3 ? PROFD_EPROTO : 0;
 }
 
+int pd_registry_role(const pd_rank_t *k, const char *role)
+{
+    for (size_t i = 0; role && i < k->nroles; i++) {
+        if (strcmp(k->roles[i].name, role) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
 void pd_registry_plan_rank(const pd_rank_t *k, pd_plan_rank_t *out)
 {
     out->id = k->id;
     out->job = k->job;
     out->role = k->role;
+    out->roles = k->roles;
+    out->nroles = k->nroles;
     out->rank = k->rank;
     out->replica_rank = k->replica_rank;
     out->step = k->step;
@@ -214,4 +288,12 @@ void pd_registry_row(const pd_rank_t *k, int64_t now_ms, pp_rank_t *out)
     out->age_ms = now_ms - k->last_seen_ms;
     out->events = k->events;
     out->dropped = k->dropped;
+    if (k->nroles > 1 && (out->roles = calloc(k->nroles, sizeof(*out->roles))) != NULL) {
+        for (size_t i = 0; i < k->nroles; i++) {
+            pp_record_init(&pp_desc_role_rank, &out->roles[i]);
+            out->roles[i].role = (char *)k->roles[i].name;
+            out->roles[i].rank = k->roles[i].rank;
+        }
+        out->roles_n = k->nroles;
+    }
 }

@@ -26,7 +26,9 @@ typedef enum pd_rank_state {
 typedef struct pd_rank {
     int64_t id;
     char job[PP_MAX_NAME + 1];
-    char role[PP_MAX_NAME + 1];
+    char role[PP_MAX_NAME + 1]; /* the primary role */
+    pd_role_t *roles;           /* every role it hosts, the primary first (nroles >= 1) */
+    size_t nroles;
     char host[PP_MAX_NAME + 1];
     char node[PP_MAX_NAME + 1]; /* the daemon it is registered with */
     int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
@@ -61,9 +63,13 @@ void pd_registry_fini(pd_registry_t *r);
 
 /*
  * Register a worker. A worker that registers again (same job, role, rank,
- * host and pid: e.g. after a timeout) gets its existing entry back, revived.
- * Returns 0 and *out, PROFD_ELIMIT when `max` workers are registered,
- * PROFD_EINVAL for invalid names, PROFD_ENOMEM.
+ * host and pid: e.g. after a timeout, or having added a role) gets its
+ * existing entry back, revived, with the roles of this hello. Its roles are
+ * the primary role at the global rank, then h->roles in their order (a
+ * rank of PP_NONE: the global rank; the primary role listed again gives it
+ * a rank of its own). Returns 0 and *out, PROFD_ELIMIT when `max` workers
+ * are registered, PROFD_EINVAL for invalid names, a role listed twice or
+ * more than PP_MAX_ROLES roles, PROFD_ENOMEM.
  */
 int pd_registry_add(pd_registry_t *r, const pp_hello_t *h, const char *node, int64_t now_ms,
                     pd_rank_t **out);
@@ -78,10 +84,14 @@ int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms
 /* Iterate: for (k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) */
 pd_rank_t *pd_registry_next(const pd_registry_t *r, const pd_rank_t *prev);
 
+/* The index of a role the rank hosts, -1 when it hosts no such role. */
+int pd_registry_role(const pd_rank_t *k, const char *role);
+
 /* Planner view of a rank. */
 void pd_registry_plan_rank(const pd_rank_t *k, pd_plan_rank_t *out);
 
-/* Status row (strings borrowed from k). */
+/* Status row (strings borrowed from k; out->roles is malloc'ed, free it
+ * with free() alone; NULL for a rank hosting one role). */
 void pd_registry_row(const pd_rank_t *k, int64_t now_ms, pp_rank_t *out);
 
 #endif

@@ -21,6 +21,11 @@ static void member_free(pd_member_t *m)
     free(m->caps);
     m->caps = NULL;
     m->ncaps = 0;
+    free(m->roles);
+    free(m->selnames);
+    m->roles = NULL;
+    m->selnames = NULL;
+    m->nroles = m->nselnames = 0;
 }
 
 void pd_windows_free_one(pd_window_t *w)
@@ -106,8 +111,79 @@ static int add_warning(pd_window_t *w, const char *text)
     return 0;
 }
 
-pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector)
+int pd_windows_member_roles(pd_member_t *m, const pd_role_t *roles, size_t n, uint32_t selected)
 {
+    pd_role_t *v = NULL;
+    char **names = NULL;
+    size_t nn = 0;
+    if (n > 1) {
+        uint32_t all = n >= 32 ? UINT32_MAX : (((uint32_t)1 << n) - 1);
+        selected = (selected & all) ? (selected & all) : all;
+        if ((v = malloc(n * sizeof(*v))) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        memcpy(v, roles, n * sizeof(*v));
+        if (selected != all) { /* every role captured: no list in the plan */
+            if ((names = calloc(n, sizeof(*names))) == NULL) {
+                free(v);
+                return PROFD_ENOMEM;
+            }
+            for (size_t i = 0; i < n && i < 32; i++) {
+                if (selected & ((uint32_t)1 << i)) {
+                    names[nn++] = v[i].name;
+                }
+            }
+        }
+    }
+    free(m->roles);
+    free(m->selnames);
+    m->roles = v;
+    m->nroles = v ? n : 0;
+    m->selected = v ? selected : 0;
+    m->selnames = names;
+    m->nselnames = nn;
+    return 0;
+}
+
+int64_t pd_windows_role_rank(const pd_member_t *m, const char *role)
+{
+    if (role == NULL || strcmp(role, "e2e") == 0) {
+        return m->rank;
+    }
+    if (m->nroles == 0) {
+        return strcmp(role, m->role) == 0 ? m->rank : -1;
+    }
+    for (size_t i = 0; i < m->nroles; i++) {
+        if (strcmp(m->roles[i].name, role) == 0) {
+            return m->roles[i].rank;
+        }
+    }
+    return -1;
+}
+
+/* Would member m and rank k write into the same folder? */
+static bool same_folder(const pd_member_t *m, const pd_rank_t *k)
+{
+    if (strcmp(m->host, k->host) != 0 || m->replica_rank != k->replica_rank) {
+        return false;
+    }
+    if (m->rank == k->rank) {
+        return true; /* end to end: e2e/rank<R>-<host> */
+    }
+    for (size_t i = 0; i < k->nroles; i++) {
+        if (pd_windows_role_rank(m, k->roles[i].name) == k->roles[i].rank) {
+            return true; /* discrete: <role>.<phase>/rank<R>-<host> */
+        }
+    }
+    return false;
+}
+
+pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector, uint32_t roles)
+{
+    bool pid_dir = false;
+    for (size_t i = 0; i < w->nmembers && !pid_dir; i++) {
+        pid_dir = same_folder(&w->members[i], k);
+    }
     if (w->nmembers == w->capm) {
         size_t n = w->capm ? w->capm * 2 : 8;
         pd_member_t *v = realloc(w->members, n * sizeof(*v));
@@ -129,6 +205,11 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     m->pid = k->pid;
     m->selector = selector;
     m->state = PP_MS_EXPECTED;
+    m->pid_dir = pid_dir;
+    if (pd_windows_member_roles(m, k->roles, k->nroles, roles) != 0) {
+        w->nmembers--;
+        return NULL;
+    }
     return m;
 }
 
@@ -214,8 +295,8 @@ static pd_window_t *window_new(pd_windows_t *ws, const pd_registry_t *reg,
     int late = 0;
     for (size_t m = 0; m < out->n_members; m++) {
         pd_rank_t *k = pd_registry_get(reg, out->members[m].id);
-        if (k && pd_windows_add_member(w, k, out->members[m].selector) && k->step != PP_NONE &&
-            k->step >= w->first) {
+        if (k && pd_windows_add_member(w, k, out->members[m].selector, out->members[m].roles) &&
+            k->step != PP_NONE && k->step >= w->first) {
             late++;
         }
     }
@@ -270,11 +351,23 @@ void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k)
     pd_windows_rebind(ws, k); /* a rank of a window this daemon kept over a restart */
     pd_registry_plan_rank(k, &pr);
     for (pd_window_t *w = ws->head; w; w = w->next) {
-        if (!pd_windows_running(w) || pd_windows_member(w, k->id)) {
+        pd_member_t *m;
+        uint32_t roles = 0;
+        if (!pd_windows_running(w)) {
             continue;
         }
-        int sel = pd_plan_match(&w->spec, w->job, &pr);
-        if (sel != -2 && pd_windows_add_member(w, k, sel)) {
+        int sel = pd_plan_match_roles(&w->spec, w->job, &pr, &roles);
+        if ((m = pd_windows_member(w, k->id)) != NULL) {
+            /* registered again, maybe with a role it added: the window
+             * captures the roles it selects now */
+            if (m->state == PP_MS_EXPECTED && sel != -2 && k->nroles > 1 &&
+                (k->nroles != m->nroles || roles != m->selected) &&
+                pd_windows_member_roles(m, k->roles, k->nroles, roles) == 0) {
+                changed = true;
+            }
+            continue;
+        }
+        if (sel != -2 && pd_windows_add_member(w, k, sel, roles)) {
             changed = true;
             PD_LOG(ws->log, PD_LOG_DEBUG, "windows", "rank %lld (%s) joins window %s",
                    (long long)k->rank, k->role, w->name);
@@ -382,8 +475,10 @@ bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_c
 {
     char capdir[PP_MAX_PATH], a[PP_MAX_PATH], b[PP_MAX_PATH + 32];
     int n;
-    if (c->dir == NULL || pp_capture_dir(capdir, sizeof(capdir), c->role, c->phase, m->rank,
-                                         m->replica_rank, m->host) != 0) {
+    int64_t rank = pd_windows_role_rank(m, c->phase ? c->role : NULL);
+    if (c->dir == NULL || rank < 0 ||
+        pp_capture_dir(capdir, sizeof(capdir), c->role, c->phase, rank, m->replica_rank, m->host,
+                       m->pid_dir ? m->pid : 0) != 0) {
         return false;
     }
     if (rel) {
@@ -418,18 +513,33 @@ static const char *check_capture(pd_windows_t *ws, const pd_window_t *w, const p
         c->reason = strdup(q);
     }
     /* who captured is the daemon's knowledge, not the report's */
-    c->rank = m->rank;
+    bool e2e = strcmp(c->role, "e2e") == 0;
+    int64_t rank = pd_windows_role_rank(m, e2e ? NULL : c->role);
+    c->rank = rank >= 0 ? rank : m->rank;
     c->replica_rank = m->replica_rank;
     c->pid = m->pid;
     free(c->host);
     c->host = strdup(m->host);
     free(c->tool);
     c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
+    for (size_t i = 0; i < c->roles_n; i++) {
+        free(c->roles[i]);
+    }
+    free(c->roles);
+    c->roles = NULL;
+    c->roles_n = 0;
+    size_t nroles = m->nroles ? m->nroles : 1;
+    if (e2e && (c->roles = calloc(nroles, sizeof(*c->roles))) != NULL) {
+        for (size_t i = 0; i < nroles; i++) { /* the roles an e2e capture covers */
+            if ((c->roles[c->roles_n] = strdup(m->nroles ? m->roles[i].name : m->role)) != NULL) {
+                c->roles_n++;
+            }
+        }
+    }
     if (c->status == PP_CAP_NONE) {
         return "unknown capture status in the report";
     }
-    if ((strcmp(c->role, "e2e") != 0 && strcmp(c->role, m->role) != 0) ||
-        (c->phase && !pp_ident_ok(c->phase))) {
+    if ((!e2e && rank < 0) || (c->phase && !pp_ident_ok(c->phase))) {
         return "capture role or phase does not match the rank";
     }
     if (c->dir && c->status != PP_CAP_MISSED && !pd_windows_capdir_ok(w, m, c, rel)) {
@@ -618,6 +728,9 @@ int pd_windows_plan_for(const pd_windows_t *ws, const pd_rank_t *k, pp_plan_t *o
             e->phases = w->spec.selectors[m->selector].phases;
             e->phases_n = w->spec.selectors[m->selector].phases_n;
         }
+        e->roles = m->selnames;
+        e->roles_n = m->nselnames;
+        e->pid_dir = m->pid_dir;
     }
     return 0;
 }

@@ -22,11 +22,23 @@
 
 typedef struct pd_member {
     int64_t client;
-    char role[PP_MAX_NAME + 1];
+    char role[PP_MAX_NAME + 1]; /* the primary role */
     char host[PP_MAX_NAME + 1];
     char node[PP_MAX_NAME + 1];
     int64_t rank, replica_rank, pid;
     int selector;
+    /* a process hosting several roles: all of them, the primary first, with
+     * their ranks; `selected` (bit i: roles[i]) those whose phases the window
+     * captures, `selnames` their names (pointing into roles). NULL, 0 for a
+     * process hosting one role. */
+    pd_role_t *roles;
+    size_t nroles;
+    uint32_t selected;
+    char **selnames;
+    size_t nselnames;
+    /* its capture folders end in -pid<PID>: a member that joined the window
+     * before it has its rank (or one of its role ranks) and host */
+    bool pid_dir;
     int64_t node_client; /* coordinator: the id its node daemon gave it; 0 local */
     pp_member_state_t state;
     pp_capture_t *caps;
@@ -40,8 +52,9 @@ typedef struct pd_incoming {
     size_t cap, file;
     int64_t size;
     char checksum[32];
-    int64_t have; /* bytes written to <path>.part */
-    bool busy;    /* a write is running */
+    int64_t have;   /* bytes written to <path>.part */
+    int mismatches; /* transfers that failed the checksum (PD_REMOTE_MAX_MISMATCHES) */
+    bool busy;      /* a write is running */
     bool done;
 } pd_incoming_t;
 
@@ -174,7 +187,19 @@ char **pd_windows_roles(const pd_window_t *w, size_t *n);
 /* ---- shared with the multi-node modules ---- */
 
 pd_member_t *pd_windows_member(pd_window_t *w, int64_t client);
-pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector);
+/* Add rank k as a member selected by `selector` for the roles in `roles`
+ * (bit i: k->roles[i]; 0: every role). Its folders get -pid<PID> when a
+ * member already in the window would have the same folder (the same host
+ * and replica rank, and the same rank or the same rank in one of its
+ * roles). NULL when out of memory. */
+pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector,
+                                   uint32_t roles);
+/* Set a member's roles: `roles` (n of them, the primary first) of which
+ * `selected` are captured. 0 or PROFD_ENOMEM (the member unchanged). */
+int pd_windows_member_roles(pd_member_t *m, const pd_role_t *roles, size_t n, uint32_t selected);
+/* A member's rank in `role` (its primary rank for "e2e"), -1 when the
+ * member does not host that role. */
+int64_t pd_windows_role_rank(const pd_member_t *m, const char *role);
 /* Append a window made elsewhere (a mirror, one loaded from a state file);
  * the table takes it. */
 void pd_windows_append(pd_windows_t *ws, pd_window_t *w);

@@ -399,7 +399,9 @@ void pd_rep_close(pd_rep_t *rep)
     while (rep->all) {
         pd_req_t *r = rep->all;
         rep->all = r->next_all;
-        if (r->state == R_SEND && nng_aio_result(r->aio) != 0) {
+        if ((r->state == R_SEND && nng_aio_result(r->aio) != 0) ||
+            (r->state == R_RECV && nng_aio_result(r->aio) == 0)) {
+            /* not sent; or received as the socket closed, left by req_cb */
             nng_msg_free(nng_aio_get_msg(r->aio));
         }
         if (r->msg) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "apply.h"
+#include "compose.h"
 #include "profcfg.h"
 #include "start.h"
 
@@ -74,17 +75,13 @@ static int start_all(pd_node_t *n, pd_profcfg_t *cfg, const char *job, char *con
     return rv;
 }
 
-int pd_apply_text(pd_node_t *n, const char *file, const char *text, size_t len,
-                  char *const *overrides, size_t n_overrides, const char *job, bool own,
-                  pd_apply_result_t *out, char *err, size_t errlen)
+/* The windows of a config read (cfg consumed). */
+static int apply_cfg(pd_node_t *n, const char *file, pd_profcfg_t *src, const char *job, bool own,
+                     pd_apply_result_t *out, char *err, size_t errlen)
 {
-    pd_profcfg_t cfg;
+    pd_profcfg_t cfg = *src;
     pd_apply_result_t r = {0};
-    file = file ? file : "<apply>";
-    int rv = pd_profcfg_load(file, text, len, overrides, n_overrides, &cfg, err, errlen);
-    if (rv != 0) {
-        return rv;
-    }
+    int rv;
     char **keys = own ? calloc(cfg.n_specs + 1, sizeof(*keys)) : NULL;
     bool *planned = own ? calloc(cfg.n_specs + 1, sizeof(*planned)) : NULL;
     if (own && (keys == NULL || planned == NULL)) {
@@ -124,33 +121,74 @@ int pd_apply_text(pd_node_t *n, const char *file, const char *text, size_t len,
     return 0;
 }
 
-/* The file's text, at most `max` bytes; NULL on error (errno kept). */
-static char *read_text(const char *path, size_t max, size_t *len)
+int pd_apply_text(pd_node_t *n, const char *file, const char *text, size_t len,
+                  char *const *overrides, size_t n_overrides, const char *job, bool own,
+                  pd_apply_result_t *out, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        return NULL;
+    pd_profcfg_t cfg;
+    file = file ? file : "<apply>";
+    int rv = pd_profcfg_load(file, text, len, overrides, n_overrides, &cfg, err, errlen);
+    return rv != 0 ? rv : apply_cfg(n, file, &cfg, job, own, out, err, errlen);
+}
+
+int pd_apply_specs(pd_node_t *n, pp_window_spec_t *specs, size_t n_specs, char *const *warnings,
+                   size_t n_warnings, const char *job, pd_apply_result_t *out, char *err,
+                   size_t errlen)
+{
+    pd_profcfg_t cfg = {.specs = specs, .n_specs = n_specs};
+    pd_apply_result_t r = {0};
+    int rv = start_all(n, &cfg, job, NULL, NULL, &r, err, errlen);
+    if (rv == 0 && n_warnings > 0 && (r.warnings = calloc(n_warnings, sizeof(char *))) == NULL) {
+        rv = PROFD_ENOMEM;
+        snprintf(err, errlen, "out of memory");
     }
-    char *text = NULL;
-    FILE *mem = open_memstream(&text, len);
-    char buf[8192];
-    size_t k;
-    while (mem && (k = fread(buf, 1, sizeof(buf), f)) > 0 && *len < max) {
-        fwrite(buf, 1, k, mem);
+    for (size_t i = 0; rv == 0 && i < n_warnings; i++) {
+        if ((r.warnings[r.nwarnings] = strdup(warnings[i])) != NULL) {
+            r.nwarnings++;
+        }
+    }
+    if (rv != 0) {
+        pd_apply_result_free(&r);
+        return rv;
+    }
+    *out = r;
+    return 0;
+}
+
+/* The operator's profiling config, composed from its own folder (its
+ * defaults lists too) with the library profctl uses; no overrides, and no
+ * oc.env: the daemon's environment is not the job's. */
+static int read_own(const char *file, pd_profcfg_t *cfg, char *err, size_t errlen)
+{
+    char dir[PD_PATH_MAX];
+    FILE *f = fopen(file, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot read %s: %s", file, strerror(errno));
+        return PROFD_EIO;
     }
     fclose(f);
-    if (mem == NULL || fclose(mem) != 0) {
-        free(text);
-        return NULL;
+    const char *slash = strrchr(file, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
+    const char *search[] = {dir};
+    hy_compose_args_t a = {.loader = &hy_loader_fs,
+                           .search = search,
+                           .n_search = 1,
+                           .config_name = slash ? slash + 1 : file};
+    hy_config_t c;
+    int rv = hy_compose(&a, &c, err, errlen);
+    if (rv == 0) {
+        pd_profcfg_opts_t o = {.composed = c.n_configs > 1};
+        rv = pd_profcfg_read(c.primary, c.root, &o, cfg, err, errlen);
+        hy_config_free(&c);
     }
-    return text;
+    return rv;
 }
 
 void pd_apply_own(pd_node_t *n)
 {
     char err[512];
-    size_t len = 0;
     pd_apply_result_t r;
+    pd_profcfg_t cfg;
     const char *file = n->cfg->profile_config;
     if (file[0] == '\0') {
         return;
@@ -160,19 +198,14 @@ void pd_apply_own(pd_node_t *n)
                "%s ignored: windows of a node daemon are planned by its coordinator", file);
         return;
     }
-    char *text = read_text(file, (size_t)n->cfg->max_msg_bytes, &len);
-    if (text == NULL) {
-        PD_LOG(n->log, PD_LOG_ERROR, "config", "cannot read %s: %s", file, strerror(errno));
+    if (read_own(file, &cfg, err, sizeof(err)) != 0 ||
+        apply_cfg(n, file, &cfg, NULL, true, &r, err, sizeof(err)) != 0) {
+        PD_LOG(n->log, PD_LOG_ERROR, "config", "%s", err);
         return;
     }
-    if (pd_apply_text(n, file, text, len, NULL, 0, NULL, true, &r, err, sizeof(err)) != 0) {
-        PD_LOG(n->log, PD_LOG_ERROR, "config", "%s", err);
-    } else {
-        PD_LOG(n->log, PD_LOG_INFO, "config", "%s: %zu new window(s)", file, r.nids);
-        for (size_t i = 0; i < r.nwarnings; i++) {
-            PD_LOG(n->log, PD_LOG_WARN, "config", "%s", r.warnings[i]);
-        }
-        pd_apply_result_free(&r);
+    PD_LOG(n->log, PD_LOG_INFO, "config", "%s: %zu new window(s)", file, r.nids);
+    for (size_t i = 0; i < r.nwarnings; i++) {
+        PD_LOG(n->log, PD_LOG_WARN, "config", "%s", r.warnings[i]);
     }
-    free(text);
+    pd_apply_result_free(&r);
 }

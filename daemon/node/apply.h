@@ -37,6 +37,17 @@ int pd_apply_text(pd_node_t *n, const char *file, const char *text, size_t len,
                   pd_apply_result_t *out, char *err, size_t errlen);
 void pd_apply_result_free(pd_apply_result_t *r);
 
+/*
+ * Create the windows of requests a client already read from its config
+ * (profctl composes on the caller's side): each spec is planned as
+ * `profctl start` would (job: when a spec names none), and the file-level
+ * warnings are copied into *out. The specs stay the caller's (their job may
+ * be set). Returns 0 or the planner's error with the reason in err.
+ */
+int pd_apply_specs(pd_node_t *n, pp_window_spec_t *specs, size_t n_specs, char *const *warnings,
+                   size_t n_warnings, const char *job, pd_apply_result_t *out, char *err,
+                   size_t errlen);
+
 /* The daemon's own profiling config (cfg.profile_config), at start and on
  * SIGHUP: read, applied with own = true, and the outcome logged. */
 void pd_apply_own(pd_node_t *n);

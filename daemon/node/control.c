@@ -161,6 +161,9 @@ static void on_status(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
     }
     pd_req_reply_msg(req, &m);
     pd_history_stats_free(roles, nroles, NULL);
+    for (size_t j = 0; j < i; j++) {
+        free(rows[j].roles);
+    }
     free(rows);
 }
 
@@ -487,10 +490,19 @@ static void on_apply(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload
 {
     pd_node_t *n = ((pd_control_t *)ctx)->n;
     char err[512];
-    const pp_apply_t *a = &in->u.apply;
+    pp_apply_t *a = &in->u.apply;
     pd_apply_result_t r;
-    int rv = pd_apply_text(n, a->file, a->yaml, strlen(a->yaml), a->overrides, a->overrides_n,
+    int rv;
+    if (a->yaml != NULL) { /* an older client: the YAML text, read here */
+        rv = pd_apply_text(n, a->file, a->yaml, strlen(a->yaml), a->overrides, a->overrides_n,
                            a->job, false, &r, err, sizeof(err));
+    } else if (a->specs_n > 0) { /* read by profctl on the caller's side */
+        rv = pd_apply_specs(n, a->specs, a->specs_n, a->warnings, a->warnings_n, a->job, &r, err,
+                            sizeof(err));
+    } else {
+        rv = PROFD_EINVAL;
+        snprintf(err, sizeof(err), "apply: give the window requests (specs) or the yaml text");
+    }
     if (rv != 0) {
         pd_req_reply_error(req, rv, "%s", err);
         return;

@@ -172,7 +172,11 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     pd_node_t *n = ((pd_worker_t *)ctx)->n;
     const pp_watch_t *w = &msg->u.watch;
     pd_rank_t *k = client_of(n, req, w->client);
-    if (w->gen == n->gen && k->gen_acked != n->gen) {
+    /* a delivery sample: a worker that already held a plan acknowledges the
+     * new one (one that registered after the generation was published would
+     * measure its own start, not the delivery, and push every --next window
+     * seconds ahead) */
+    if (w->gen == n->gen && k->gen_acked >= 0 && k->gen_acked != n->gen) {
         pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
     }
     k->gen_acked = w->gen;

@@ -214,18 +214,21 @@ class Bench:
         return json.loads(r.stdout)
 
     def row(self, key, group, name, unit, values, target=None, status="INFO", note="",
-            reason="", stat=None, fmt=None):
+            reason="", stat=None, fmt=None, p99=False):
+        """p99: the values are samples whose p99 the tables show (next to the
+        median); other rows are a few repetitions, where it would be the max."""
         s = stat or summary(values)
         self.rows.append({"key": key, "group": group, "name": name, "unit": unit,
                           "values": values, "summary": s, "target": target, "status": status,
                           "note": note, "reason": reason if status == "MISS" else "",
-                          "fmt": fmt})
+                          "fmt": fmt, "p99": p99})
 
     def not_run(self, fig, err):
         self.failures.append((fig, str(err)))
         self.rows.append({"key": fig + ".error", "group": fig, "name": "%s: could not run" % fig,
                           "unit": "", "values": [], "summary": None, "target": None,
-                          "status": "NOT RUN", "note": str(err)[:300], "reason": "", "fmt": None})
+                          "status": "NOT RUN", "note": str(err)[:300], "reason": "", "fmt": None,
+                          "p99": False})
 
     def cleanup(self):
         self.procs.stop_all()
@@ -363,31 +366,28 @@ class Bench:
             self.stop_daemon(d)
             self.raw["plan%d" % n] = r
             lat = r["latency_us"]
+            # every (repetition, client) sample: the row's median and p99
             pooled = sorted(x / 1000.0 for rep in lat for x in rep)
+            st = summary(pooled)
             every = [max(rep) / 1000.0 for rep in lat]
             # the p99 of blocks of repetitions gives the spread of the p99
             k = max(1, len(lat) // 5)
             blocks = [sorted(x / 1000.0 for rep in lat[i:i + k] for x in rep)
                       for i in range(0, len(lat) - k + 1, k)]
             bp99 = [pct(b, 99) for b in blocks]
-            st = summary(bp99)
-            st["median"] = pct(pooled, 99)
+            note = "%d samples (%d starts x %d clients); p99 of %d blocks of starts: %s-%s ms" % (
+                len(pooled), len(lat), n, len(blocks), fmt_val(min(bp99), "ms", None),
+                fmt_val(max(bp99), "ms", None))
             if n == 64:
-                p99 = st["median"]
-                self.row("plan.p99", g, "start -> client armed, p99 per client, 64 clients", "ms",
-                         bp99, stat=st, target="<= 10 ms p99",
-                         status="PASS" if p99 <= 10 else "MISS",
-                         note="%d samples (%d starts x %d clients); spread: p99 of %d blocks" % (
-                             len(pooled), len(lat), n, len(blocks)),
-                         reason="")
-                st50 = summary([pct(b, 50) for b in blocks])
-                st50["median"] = pct(pooled, 50)
-                self.row("plan.p50", g, "start -> client armed, p50 per client, 64 clients",
-                         "ms", [pct(b, 50) for b in blocks], stat=st50)
+                self.row("plan.p99", g, "start -> client armed, per client, 64 clients", "ms",
+                         pooled, stat=st, target="<= 10 ms p99",
+                         status="PASS" if st["p99"] <= 10 else "MISS", note=note, reason="",
+                         p99=True)
                 self.row("plan.every", g, "start -> all 64 clients armed", "ms", every)
             else:
-                self.row("plan.p99_8", g, "start -> client armed, p99 per client, 8 clients",
-                         "ms", bp99, stat=st, note="scaling with the number of clients")
+                self.row("plan.p99_8", g, "start -> client armed, per client, 8 clients", "ms",
+                         pooled, stat=st, note="scaling with the number of clients; " + note,
+                         p99=True)
                 for r in self.rows:
                     if r["key"] == "plan.p99" and r["status"] == "MISS":
                         r["reason"] = (
@@ -396,7 +396,7 @@ class Bench:
                             "threads (one such hand-off costs tens of us here: the nng_send "
                             "baseline), while the 64 woken clients (three thread wake-ups each) "
                             "compete for the same %d cores; with 8 clients the p99 is %.1f ms"
-                            % (os.cpu_count(), st["median"]))
+                            % (os.cpu_count(), st["p99"]))
 
     # ---------------------------------------------------------- 3. alignment
 
@@ -671,20 +671,20 @@ class Bench:
             cl = client_for(d)
             for tree, n, b, key in ((small, small_n, small_bytes, "small"),
                                     (data, nfiles, total, "full")):
-                vals = []
+                vals, renamed = [], []
                 for i in range(reps + 1):  # the first is a warm-up
                     ino = tree_inode(tree)
                     t, man, wdir = self.gather_once(d, d, cl, tree, stage_file,
                                                     "s%s%s%d" % (label, key, i), move=True)
                     gathered = os.path.join(wdir, man["captures"][0]["dir"])
-                    renamed = tree_inode(gathered) == ino
+                    renamed.append(tree_inode(gathered) == ino)
                     os.rename(gathered, tree)  # the tree again, for the next round
                     self.check_manifest(man, n, b, chk)
                     shutil.rmtree(wdir)
                     if i:
                         vals.append(t)
                 res["same_%s_%s" % (label, key)] = vals
-                res["same_%s_%s_renamed" % (label, key)] = renamed
+                res["same_%s_%s_renamed" % (label, key)] = renamed  # one per gathering
             self.procs.stop(cl)
             self.stop_daemon(d)
 
@@ -748,18 +748,24 @@ class Bench:
         mib = total / 2**20
         tree = "%d x 16 KiB + 2 x %d MiB = %.0f MiB" % (small_n, large_mib, mib)
         ms = lambda v: [x * 1000 for x in v]
-        ren = res["same_none_full_renamed"] and res["same_xxh64_full_renamed"]
+        # renamed: every gathering of the full tree (warm-up included), not the last one
+        def renamed(label):
+            flags = res["same_%s_full_renamed" % label]
+            return all(flags), "renamed (same inodes) in %d of %d gatherings" % (sum(flags),
+                                                                                 len(flags))
+        ren_none, ren_none_note = renamed("none")
+        ren_x, ren_x_note = renamed("xxh64")
         ratio_none = statistics.median(res["same_none_full"]) / statistics.median(
             res["same_none_small"])
         self.row("gather.same_none_small", g, "same FS, checksum none: %d small files" % small_n,
                  "ms", ms(res["same_none_small"]))
         self.row("gather.same_none_full", g, "same FS, checksum none: + 2 x %d MiB" % large_mib,
                  "ms", ms(res["same_none_full"]), target="rename, O(1) in bytes",
-                 status="PASS" if ren and ratio_none < 2 else "MISS",
+                 status="PASS" if ren_none and ratio_none < 2 else "MISS",
                  note="%s; %.2fx the small tree's time for %.0fx its bytes" % (
-                     "renamed (same inodes)" if ren else "NOT renamed", ratio_none,
-                     total / small_bytes),
-                 reason="the gather %s" % ("copied" if not ren else "grew with the bytes"))
+                     ren_none_note, ratio_none, total / small_bytes),
+                 reason="the gather copied (%s)" % ren_none_note if not ren_none else
+                 "the gather grew with the bytes")
         ratio_x = statistics.median(res["same_xxh64_full"]) / statistics.median(
             res["same_xxh64_small"])
         rate = (total - small_bytes) / 2**30 / max(1e-9, statistics.median(
@@ -768,10 +774,12 @@ class Bench:
                  small_n, "ms", ms(res["same_xxh64_small"]))
         self.row("gather.same_xxh64_full", g, "same FS, xxh64 (default): + 2 x %d MiB" %
                  large_mib, "ms", ms(res["same_xxh64_full"]), target="rename, O(1) in bytes",
-                 status="PASS" if ren and ratio_x < 2 else "MISS",
-                 note="%.2fx the small tree's time; checksum pass ~%.1f GiB/s" % (ratio_x, rate),
-                 reason="the rename is O(1), but the manifest's checksums are computed after "
-                        "it by reading every byte (checksum: none avoids it, row above)")
+                 status="PASS" if ren_x and ratio_x < 2 else "MISS",
+                 note="%s; %.2fx the small tree's time; checksum pass ~%.1f GiB/s" % (
+                     ren_x_note, ratio_x, rate),
+                 reason="the gather copied (%s)" % ren_x_note if not ren_x else
+                 "the rename is O(1), but the manifest's checksums are computed after "
+                 "it by reading every byte (checksum: none avoids it, row above)")
         cr = [a / b for a, b in zip(res["copy_cp"], res["copy_profd"])]
         self.row("gather.copy_profd", g, "other FS (disk -> tmpfs), profd: " + tree, "s",
                  res["copy_profd"], note="%.0f MiB/s; copy and xxh64 in one pass; the spool copy is removed after "
@@ -1120,10 +1128,17 @@ def spread(r):
                       fmt_val(s["max"], r["unit"], r["fmt"])), "min-max, n=%d" % s["n"]
 
 
+def p99_of(r):
+    """The p99 column: for rows of pooled samples only (row(p99=True))."""
+    if not r.get("p99") or not r["summary"]:
+        return ""
+    return fmt_val(r["summary"]["p99"], r["unit"], r["fmt"])
+
+
 def print_table(rows, out):
     w = max(len(r["name"]) for r in rows)
-    out.write("%-*s %14s %22s %-8s %-24s %s\n" % (w, "figure", "median", "spread", "unit",
-                                                  "target", "status"))
+    out.write("%-*s %14s %10s %22s %-8s %-24s %s\n" % (w, "figure", "median", "p99", "spread",
+                                                       "unit", "target", "status"))
     group = None
     for r in rows:
         if r["group"] != group:
@@ -1131,9 +1146,10 @@ def print_table(rows, out):
             out.write("\n%s\n" % group)
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
-        out.write("%-*s %14s %22s %-8s %-24s %s\n" % (
-            w, r["name"], med, ("%s (%s)" % (sp, how.split(",")[0])) if sp else how, r["unit"],
-            r["target"] or "", r["status"] if r["target"] or r["status"] == "NOT RUN" else ""))
+        out.write("%-*s %14s %10s %22s %-8s %-24s %s\n" % (
+            w, r["name"], med, p99_of(r), ("%s (%s)" % (sp, how.split(",")[0])) if sp else how,
+            r["unit"], r["target"] or "",
+            r["status"] if r["target"] or r["status"] == "NOT RUN" else ""))
     out.write("\n")
 
 
@@ -1179,37 +1195,43 @@ def write_md(path, b, meta):
              "load averages above include the benchmarks' own processes); every comparison "
              "is a ratio against a baseline measured in the same run, with repetitions "
              "interleaved where it matters. Spread: min-max over the repetitions when there "
-             "are fewer than 10, else p10-p90. Targets are reported, not enforced: MISS "
-             "rows say what is known of the cause.")
+             "are fewer than 10, else p10-p90. The p99 column is filled only for rows of "
+             "pooled samples (plan delivery: every start x client). Targets are reported, "
+             "not enforced: MISS rows say what is known of the cause.")
     L.append("")
     L.append("## Against DESIGN.md section 6")
     L.append("")
-    L.append("| target | figure | median | spread | status | reason known so far |")
-    L.append("|---|---|---|---|---|---|")
+    L.append("| target | figure | median | p99 | spread | status | reason known so far |")
+    L.append("|---|---|---|---|---|---|---|")
     for r in b.rows:
         if not r["target"] and r["status"] != "NOT RUN":
             continue
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
-        L.append("| %s | %s | %s %s | %s | **%s** | %s |" % (
+        p99 = p99_of(r)
+        L.append("| %s | %s | %s %s | %s | %s | **%s** | %s |" % (
             md_escape(r["target"] or ""), md_escape(r["name"]), med, r["unit"],
+            ("%s %s" % (p99, r["unit"])) if p99 else "",
             md_escape(("%s (%s)" % (sp, how)) if sp else how), r["status"],
             md_escape(r["reason"] or r["note"] if r["status"] in ("MISS", "NOT RUN") else "")))
     L.append("")
     L.append("## Every figure")
     L.append("")
-    L.append("| figure | median | spread | note |")
-    L.append("|---|---|---|---|")
+    L.append("| figure | median | p99 | spread | note |")
+    L.append("|---|---|---|---|---|")
     group = None
     for r in b.rows:
         if r["group"] != group:
             group = r["group"]
-            L.append("| **%s** | | | |" % md_escape(group))
+            L.append("| **%s** | | | | |" % md_escape(group))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
-        L.append("| %s | %s %s | %s | %s |" % (md_escape(r["name"]), med, r["unit"],
-                                               md_escape(("%s (%s)" % (sp, how)) if sp else how),
-                                               md_escape(r["note"])))
+        p99 = p99_of(r)
+        L.append("| %s | %s %s | %s | %s | %s |" % (md_escape(r["name"]), med, r["unit"],
+                                                    ("%s %s" % (p99, r["unit"])) if p99 else "",
+                                                    md_escape(("%s (%s)" % (sp, how)) if sp
+                                                              else how),
+                                                    md_escape(r["note"])))
     L.append("")
     with open(os.path.join(HERE, "method.md")) as f:
         L.append(f.read().rstrip())

@@ -1,6 +1,6 @@
 # Shared by the deployment tests: sourced, not run.
 # Each test prints one line per check and exits 0 (pass), 1 (fail) or
-# 77 (skipped, with the reason).
+# 77 (skipped, with the reason; a skip after a failed check is a failure).
 set -euo pipefail
 
 : "${PROFD_SOURCE_DIR:?set by ctest}"
@@ -29,6 +29,10 @@ die() {
   exit 1
 }
 skip() {
+  if [ "$failures" -ne 0 ]; then
+    echo "FAIL: $failures check(s) failed before the test skipped ($*)" >&2
+    exit 1
+  fi
   echo "SKIP: $*"
   exit 77
 }

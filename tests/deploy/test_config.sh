@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The daemon configurations shipped for deployment load: the example
 # deploy/profd.yaml (installed as /etc/profd/profd.yaml, what the systemd
-# unit starts with) and the one in the Kubernetes ConfigMap, checked with
-# `profd --check-config`. Skipped until the tree has deploy/profd.yaml,
+# unit starts with) and the three of the Kubernetes ConfigMap (sidecar, node
+# daemons, coordinator), checked with `profd --check-config`. Skipped until the tree has deploy/profd.yaml,
 # which comes with the configuration loader.
 . "$(dirname "$0")/lib.sh"
 
 example=$PROFD_SOURCE_DIR/deploy/profd.yaml
-k8s=$PROFD_SOURCE_DIR/deploy/k8s/base/profd.yaml
+k8s=$PROFD_SOURCE_DIR/deploy/k8s
 [ -f "$example" ] || skip "deploy/profd.yaml is not in this tree yet"
 
 export PROFD_RUN_DIR=$tmp/run
@@ -24,9 +24,15 @@ check_config() { # NAME FILE EXPECTED-LINE...
   done
 }
 check_config deploy/profd.yaml "$example"
-check_config "deploy/k8s/base/profd.yaml (ConfigMap)" "$k8s" \
+check_config "deploy/k8s/base/profd.yaml (ConfigMap, sidecar)" "$k8s/base/profd.yaml" \
   "save_path: /var/lib/profd/profile" "spool_dir: /var/lib/profd/profile/.spool" \
   "run_dir: $tmp/run"
+check_config "deploy/k8s/node/profd.yaml (ConfigMap, node daemons)" "$k8s/node/profd.yaml" \
+  "save_path: /var/lib/profd/profile" "spool_dir: /var/lib/profd/spool" \
+  "worker_url: tls+tcp://0.0.0.0:7712" "run_dir: $tmp/run"
+check_config "deploy/k8s/coordinator/coordinator-profd.yaml (ConfigMap, coordinator)" \
+  "$k8s/coordinator/coordinator-profd.yaml" "save_path: /var/lib/profd/profile" \
+  "control_remote_url: tls+tcp://0.0.0.0:7711"
 
 # The check itself: an unknown key is refused, naming the key.
 printf 'save_path: /x\nno_such_key: 1\n' >"$tmp/bad.yaml"

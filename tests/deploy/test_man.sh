@@ -45,9 +45,10 @@ for entry in "profd.8:$PROFD_PROFD" "profctl.1:$PROFD_PROFCTL" "profd-sim.1:$PRO
   extra=$(comm -13 <(echo "$help") <(echo "$doc") | xargs)
   check "$name documents no option --help lacks${extra:+ (extra: $extra)}" test -z "$extra"
   shorts=$( (grep -oE '^ +-[a-zA-Z],' "$tmp/help.txt" || true) | tr -d ' ,' | sort -u)
+  # (into a file: grep -q leaving a pipe early would fail the pipeline)
+  documented "$page" >"$tmp/documented.txt"
   for s in $shorts; do
-    # all of the section read (grep -q would stop early: SIGPIPE under pipefail)
-    documented "$page" | grep -E -- "(^|[^-a-z])$s([^a-z-]|$)" >/dev/null || bad "$name lacks short option $s"
+    grep -qE -- "(^|[^-a-z])$s([^a-z-]|$)" "$tmp/documented.txt" || bad "$name lacks short option $s"
   done
   ok "$name has the short options of --help ($(echo $shorts))"
 done

@@ -11,13 +11,24 @@
  * make at deploy time: unique objects, container and volume names; volume
  * mounts of declared volumes; selectors that match their pod template;
  * ConfigMaps, claims, service accounts and Service ports that exist in the
- * same set; $(VAR) references to defined variables. And the rules of profd's
- * own deployment: a profd container has exec probes running `profctl status`,
- * resource requests and a memory limit, no privilege escalation, a read-only
- * root file system, no capability it does not drop or list, and
- * PROFD_RUN_DIR set to where its sockets are mounted; a container that shares
- * a profd volume mounts it at the same path, and one that shares the
- * sockets names them with PROFD_RUN_DIR.
+ * same set; claims and PersistentVolumes that name each other agree; $(VAR)
+ * references to defined variables.
+ *
+ * Pod Security: every Namespace in the set carries its enforced level
+ * (pod-security.kubernetes.io/enforce), and every pod template in a
+ * namespace with the level "baseline" or "restricted" -- from its Namespace
+ * object, or from --level NAMESPACE=LEVEL for namespaces made elsewhere --
+ * passes that level's published rules (pss.js), as admission would check
+ * the pods.
+ *
+ * And the rules of profd's own deployment: a profd container has exec
+ * probes running `profctl status`, cpu and memory requests and limits, no
+ * privilege escalation, a read-only root file system, no capability it does
+ * not drop or list, and PROFD_RUN_DIR set to where its sockets are mounted;
+ * a profd DaemonSet selects its nodes; a container that shares a profd
+ * volume mounts it at the same path, and one that shares the sockets names
+ * them with PROFD_RUN_DIR; a worker that dials a tls+tcp:// PROFD_URL names
+ * its CA, certificate and key in a volume it mounts read-only.
  *
  * Exit status: 0 valid, 1 invalid (one line per problem on stderr), 2 usage.
  * --list prints "Kind namespace/name" per object on stdout.
@@ -26,7 +37,9 @@
 "use strict";
 
 const fs = require("fs");
+const path = require("path");
 const YAML = require("yaml");
+const pss = require(path.join(__dirname, "pss.js"));
 
 const problems = [];
 function problem(where, msg) {
@@ -62,7 +75,8 @@ function podSpecOf(o) {
   const spec = o.spec || {};
   switch (o.kind) {
     case "Pod":
-      return { pod: spec, labels: (o.metadata || {}).labels || {}, selector: null };
+      return { pod: spec, labels: (o.metadata || {}).labels || {},
+        annotations: (o.metadata || {}).annotations || {}, selector: null };
     case "Deployment":
     case "DaemonSet":
     case "StatefulSet":
@@ -72,12 +86,14 @@ function podSpecOf(o) {
       return {
         pod: t.spec || {},
         labels: (t.metadata || {}).labels || {},
+        annotations: (t.metadata || {}).annotations || {},
         selector: spec.selector ? spec.selector.matchLabels || {} : null,
       };
     }
     case "CronJob": {
       const t = ((spec.jobTemplate || {}).spec || {}).template || {};
-      return { pod: t.spec || {}, labels: (t.metadata || {}).labels || {}, selector: null };
+      return { pod: t.spec || {}, labels: (t.metadata || {}).labels || {},
+        annotations: (t.metadata || {}).annotations || {}, selector: null };
     }
     default:
       return null;
@@ -98,7 +114,7 @@ function envValue(c, name) {
   return e ? e.value : undefined;
 }
 
-function checkPod(where, o, t, index) {
+function checkPod(where, o, t, index, level) {
   const pod = t.pod;
   const containers = allContainers(pod);
   const volumes = new Map();
@@ -163,7 +179,12 @@ function checkPod(where, o, t, index) {
   if (sa && sa !== "default" && !index.has(`ServiceAccount/${ns}/${sa}`)) {
     problem(where, `service account '${sa}' is not in this set`);
   }
-  checkProfdPod(where, containers, volumes);
+  if (level) {
+    for (const r of pss.check(pod, t.annotations, level)) {
+      problem(where, `violates PodSecurity "${level}:latest" of namespace ${ns}: ${r}`);
+    }
+  }
+  checkProfdPod(where, o, containers, volumes);
 }
 
 /* ---- profd's own rules ---- */
@@ -176,7 +197,7 @@ function checkProbe(cw, c, kind) {
   }
 }
 
-function checkProfdPod(where, containers, volumes) {
+function checkProfdPod(where, o, containers, volumes) {
   const daemons = containers.filter(isProfd);
   // mount path of each volume in the profd container(s), and the sockets'
   let runVolume = null;
@@ -191,8 +212,8 @@ function checkProfdPod(where, containers, volumes) {
     if (req.cpu === undefined || req.memory === undefined) {
       problem(cw, "needs cpu and memory requests");
     }
-    if (lim.memory === undefined) {
-      problem(cw, "needs a memory limit");
+    if (lim.cpu === undefined || lim.memory === undefined) {
+      problem(cw, "needs cpu and memory limits");
     }
     const sc = c.securityContext || {};
     if (sc.allowPrivilegeEscalation !== false) {
@@ -227,13 +248,12 @@ function checkProfdPod(where, containers, volumes) {
       }
     }
   }
-  // Pods that use a node daemon: the host folder of its sockets.
-  if (daemons.length === 0) {
-    for (const v of volumes.values()) {
-      if (v.hostPath && v.hostPath.path === "/run/profd") {
-        runVolume = v.name;
-        shared.set(v.name, "/run/profd");
-      }
+  if (daemons.length && o.kind === "DaemonSet") {
+    const pod = o.spec.template.spec;
+    const affinity = ((pod.affinity || {}).nodeAffinity || {})
+      .requiredDuringSchedulingIgnoredDuringExecution;
+    if (Object.keys(pod.nodeSelector || {}).length === 0 && !affinity) {
+      problem(where, "a profd DaemonSet must select the nodes it runs on (nodeSelector)");
     }
   }
   for (const c of containers) {
@@ -248,6 +268,19 @@ function checkProfdPod(where, containers, volumes) {
       }
       if (m.name === runVolume && envValue(c, "PROFD_RUN_DIR") !== m.mountPath) {
         problem(cw, `shares the profd sockets: set PROFD_RUN_DIR=${m.mountPath}`);
+      }
+    }
+    // a worker of a node daemon over TLS: its files in a volume it mounts
+    const url = envValue(c, "PROFD_URL");
+    if (typeof url === "string" && url.startsWith("tls+")) {
+      for (const v of ["PROFD_TLS_CA", "PROFD_TLS_CERT", "PROFD_TLS_KEY"]) {
+        const file = envValue(c, v);
+        const m = file && (c.volumeMounts || []).find((x) => file.startsWith(x.mountPath + "/"));
+        if (!m) {
+          problem(cw, `dials ${url}: ${v} must name a file in a volume it mounts`);
+        } else if (!m.readOnly) {
+          problem(cw, `dials ${url}: the volume of ${v} ('${m.name}') must be mounted readOnly`);
+        }
       }
     }
   }
@@ -281,12 +314,40 @@ function checkService(where, o, pods) {
 
 /* ---- main ---- */
 
+function checkVolumes(index) {
+  for (const o of index.values()) {
+    if (o.kind === "PersistentVolumeClaim" && o.spec.volumeName) {
+      const pv = index.get(`PersistentVolume/undefined/${o.spec.volumeName}`);
+      if (!pv) {
+        continue; // made elsewhere
+      }
+      const ref = pv.spec.claimRef || {};
+      if (ref.name !== o.metadata.name || ref.namespace !== o.metadata.namespace) {
+        problem(objName(o), `volumeName ${o.spec.volumeName}: that PersistentVolume is ` +
+          `reserved for ${ref.namespace}/${ref.name}`);
+      }
+      if ((pv.spec.storageClassName || "") !== (o.spec.storageClassName || "")) {
+        problem(objName(o), `storageClassName differs from PersistentVolume ${pv.metadata.name}'s`);
+      }
+    }
+  }
+}
+
 function main(argv) {
   let list = false;
   const files = [];
-  for (const a of argv) {
+  const levels = new Map();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
     if (a === "--list") {
       list = true;
+    } else if (a === "--level") {
+      const m = /^([a-z0-9-]+)=([a-z]+)$/.exec(argv[++i] || "");
+      if (!m || !pss.LEVELS.includes(m[2])) {
+        process.stderr.write(`validate-k8s: --level NAMESPACE=${pss.LEVELS.join("|")}\n`);
+        return 2;
+      }
+      levels.set(m[1], m[2]);
     } else if (a.startsWith("--")) {
       process.stderr.write(`validate-k8s: unknown option ${a}\n`);
       return 2;
@@ -295,7 +356,7 @@ function main(argv) {
     }
   }
   if (files.length === 0) {
-    process.stderr.write("usage: validate-k8s.js [--list] FILE|- ...\n");
+    process.stderr.write("usage: validate-k8s.js [--list] [--level NAMESPACE=LEVEL]... FILE|- ...\n");
     return 2;
   }
   const objects = [];
@@ -350,11 +411,26 @@ function main(argv) {
     }
     index.set(key, o);
   }
+  for (const o of index.values()) {
+    if (o.kind !== "Namespace") {
+      continue;
+    }
+    const level = (o.metadata.labels || {})["pod-security.kubernetes.io/enforce"];
+    if (!pss.LEVELS.includes(level)) {
+      problem(objName(o), "must set its Pod Security level (label " +
+        `pod-security.kubernetes.io/enforce: ${pss.LEVELS.join(" | ")})`);
+    } else if (levels.has(o.metadata.name) && levels.get(o.metadata.name) !== level) {
+      problem(objName(o), `enforces ${level}, not ${levels.get(o.metadata.name)} (--level)`);
+    } else {
+      levels.set(o.metadata.name, level);
+    }
+  }
+  checkVolumes(index);
   const pods = [];
   for (const o of index.values()) {
     const t = podSpecOf(o);
     if (t) {
-      checkPod(objName(o), o, t, index);
+      checkPod(objName(o), o, t, index, levels.get(o.metadata.namespace));
       pods.push({ namespace: o.metadata.namespace, labels: t.labels, pod: t.pod });
     }
   }

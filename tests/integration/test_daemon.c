@@ -1,10 +1,10 @@
 /*
  * Integration: the daemon core running in a thread of this process, real
  * libprofd clients over a temporary ipc:// path, control requests as plain
- * JSON over nng. Checks a window end to end (manifest, files), bad input on
- * both endpoints, a daemon restart under running clients, two daemons in one
- * process, and a client given no URL that finds late daemons by the run
- * directory rule.
+ * JSON over nng. Checks a window end to end (manifest, files, checksums,
+ * none with checksum: none), bad input on both endpoints, a daemon restart
+ * under running clients, two daemons in one process, and a client given no
+ * URL that finds late daemons by the run directory rule.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
+#include <xxhash.h>
 
 #include "daemon.h"
 #include "internal.h" /* cl_open: a client with run directory candidates of ours */
@@ -308,6 +309,77 @@ static void test_daemon_window_end_to_end(void **state)
     free(r);
 }
 
+/* checksum: none turns the checksums off end to end: the capture moves
+ * into the tree and its manifest entry carries no checksum; with the
+ * default, xxh64, the entry has the xxh64 of the file's bytes. */
+static void test_daemon_checksum_none(void **state)
+{
+    for (int none = 0; none < 2; none++) {
+        running_t *r = calloc(1, sizeof(*r));
+        profd_client_t *c[1];
+        pp_msg_t rep;
+        char dir[300], st[32], path[1024], err[256], want[32];
+        snprintf(dir, sizeof(dir), "%s/%s", tmp, none ? "none" : "xxh64");
+        assert_int_equal(mkdir(dir, 0755), 0);
+        daemon_config(r, dir);
+        assert_string_equal(r->cfg.checksum, "xxh64"); /* the default */
+        if (none) {
+            snprintf(r->cfg.checksum, sizeof(r->cfg.checksum), "none");
+        }
+        daemon_start(r);
+        open_clients(r, c, 1);
+        run_steps(c, 1, 1, 2);
+        assert_int_equal(call(r->cfg.control_url,
+                              "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":6,\"tool\":\"sim\","
+                              "\"settings\":{\"bytes\":1000}}",
+                              &rep),
+                         0);
+        assert_string_equal(rep.u.started.windows[0].name, "w1-step5");
+        pp_msg_free(&rep);
+        run_steps(c, 1, 3, 7);
+        for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
+             t++) {
+            sleep_ms(10);
+        }
+        assert_string_equal(st, "done");
+
+        snprintf(path, sizeof(path), "%s/out/itest/w1-step5/manifest.json", dir);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        char buf[65536];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        pp_manifest_t man;
+        assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, &man, err, sizeof(err)), 0);
+        assert_int_equal(man.captures_n, 1);
+        pp_capture_t *cap = &man.captures[0];
+        assert_string_equal(pp_status_name(cap->status), "complete");
+        assert_int_equal(cap->files_n, 1);
+        assert_string_equal(cap->files[0].path, "trace-p0.json");
+        snprintf(path, sizeof(path), "%s/out/itest/w1-step5/%s/%s", dir, cap->dir,
+                 cap->files[0].path);
+        f = fopen(path, "rb");
+        assert_non_null(f);
+        char *data = malloc((size_t)cap->files[0].bytes + 1);
+        assert_int_equal(fread(data, 1, (size_t)cap->files[0].bytes + 1, f), cap->files[0].bytes);
+        fclose(f);
+        if (none) {
+            assert_null(cap->files[0].checksum);
+            assert_null(strstr(buf, "xxh64:"));
+        } else {
+            snprintf(want, sizeof(want), "xxh64:%016llx",
+                     (unsigned long long)XXH64(data, (size_t)cap->files[0].bytes, 0));
+            assert_string_equal(cap->files[0].checksum, want);
+        }
+        free(data);
+        pp_record_free(&pp_desc_manifest, &man);
+        profd_close(c[0]);
+        daemon_stop(r);
+        free(r);
+    }
+}
+
 static void test_daemon_bad_input_keeps_serving(void **state)
 {
     running_t *r = calloc(1, sizeof(*r));
@@ -560,6 +632,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_daemon_window_end_to_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_checksum_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_bad_input_keeps_serving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_restart_under_clients, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_two_in_one_process, setup, teardown),

@@ -34,6 +34,7 @@
 #include <nng/protocol/reqrep0/req.h>
 
 #include "daemon.h"
+#include "pd_skip.h"
 
 #define SECRET "TOP-SECRET-outside-the-spool"
 
@@ -878,8 +879,7 @@ static void test_security_disk_floor_tmpfs(void **state)
     path_of(small, sizeof(small), "%s/small", tmp);
     mkdirs(small);
     if (mount("tmpfs", small, "tmpfs", 0, "size=4m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     running_t *r = daemon_config("floor2");
     path_of(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", small);
@@ -1069,5 +1069,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_security_rate_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_security_startup, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_TESTS(tests, NULL, NULL);
 }

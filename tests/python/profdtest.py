@@ -6,7 +6,9 @@ The tests run from ctest (tests/python/CMakeLists.txt) with:
                     libprofd.so next to it) and this folder
   PROFD_BUILD_DIR   <build> (daemon/profd, client/profctl)
   PROFD_SOURCE_DIR  the source tree (examples)
-Tests that need torch exit 77 (ctest: skipped) when it does not import.
+Tests that need torch exit 77 (ctest: skipped) when it does not import; so
+does a module whose tests skipped (skipTest) when none failed: ctest
+reports it as skipped, never as passed.
 """
 
 import glob
@@ -27,6 +29,7 @@ SOURCE = os.environ.get("PROFD_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE
 PROFD = os.path.join(BUILD, "daemon", "profd")
 PROFCTL = os.path.join(BUILD, "client", "profctl")
 SKIP = 77
+SANITIZER = re.compile(r"(ERROR|WARNING): [A-Za-z]+Sanitizer|runtime error")
 
 
 def have_torch():
@@ -50,13 +53,23 @@ def require(torch=False, daemon=False):
 
 
 def main():
-    unittest.main(verbosity=2)
+    """unittest.main, with skips reported to ctest: exit 1 when a test failed
+    or errored (whatever skipped), else 77 when one skipped, else 0."""
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful() or result.testsRun == 0:
+        sys.exit(1)
+    if result.skipped:
+        print("SKIP: %d of %d test(s) skipped, none failed:" % (len(result.skipped), result.testsRun))
+        for test, why in result.skipped:
+            print("  %s: %s" % (test.id(), why))
+        sys.exit(SKIP)
+    sys.exit(0)
 
 
 class Daemon:
     """profd with its own run folder and save_path, stopped by pid."""
 
-    def __init__(self, root=None):
+    def __init__(self, root=None, args=()):
         self.root = root or tempfile.mkdtemp(prefix="profd-pytest-")
         self.run_dir = os.path.join(self.root, "run")
         self.save_path = os.path.join(self.root, "profile")
@@ -64,7 +77,7 @@ class Daemon:
         self.log_path = os.path.join(self.root, "profd.log")
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
-            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"],
+            [PROFD, "--run-dir", self.run_dir, "--save-path", self.save_path, "--log-level", "debug"] + list(args),
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
@@ -117,7 +130,8 @@ class Daemon:
             return f.read()
 
     def stop(self):
-        """SIGTERM; returns the exit status (0 expected: clean, no leaks under ASan)."""
+        """SIGTERM; returns the exit status (0 expected: clean, no leaks under ASan).
+        A sanitizer report in the daemon's log raises AssertionError."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -126,6 +140,9 @@ class Daemon:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        report = [l for l in self.log().splitlines() if SANITIZER.search(l)]
+        if report:
+            raise AssertionError("sanitizer report in the daemon's log:\n" + "\n".join(report[:5]))
         return self.proc.returncode
 
     def cleanup(self):
@@ -151,3 +168,26 @@ def files_below(root):
         for n in names:
             out.append(os.path.relpath(os.path.join(dirpath, n), root))
     return sorted(out)
+
+
+def user_site(root):
+    """A user site (PYTHONUSERBASE=root) holding the build's package and
+    profd-auto.pth, where `cmake --install` puts them in a site folder:
+    site.py reads .pth files in site folders only, so a process run with
+    PYTHONUSERBASE=root (and no PYTHONPATH) reaches profd through the .pth."""
+    pybuild = os.path.join(BUILD, "python")
+    env = {"PYTHONUSERBASE": root, "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    site = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"], env=env,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    os.makedirs(site, exist_ok=True)
+    os.symlink(os.path.join(pybuild, "profd"), os.path.join(site, "profd"))
+    shutil.copy(os.path.join(pybuild, "profd-auto.pth"), site)
+    return site
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

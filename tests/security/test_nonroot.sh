@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (runs profd as nobody with setpriv)"
-command -v setpriv >/dev/null || skip "setpriv not found (util-linux)"
-[ -n "${PROFD_SIM:-}" ] || skip "PROFD_SIM not set"
+: "${PROFD_SIM:?set by ctest}"
+need setpriv util-linux
 ngid=$(id -g nobody)
 nr=$tmp/nr
 mkdir -p "$nr"
@@ -54,5 +54,4 @@ left=$(find "$nr/out/.spool/nr" -type f | wc -l)
 grep -q "warn gather: window w1-[a-z0-9-]* rank [01]: copied: the daemon may not move the capture folder (Permission denied); the original stays in the spool" "$tmp/profd.log" &&
   ok "the copy is logged" || bad "no copy in the log: $(cat "$tmp/profd.log")"
 stop_daemon
-grep -q "AddressSanitizer\|runtime error" "$tmp/profd.log" && bad "sanitizer report in the daemon log"
 finish

@@ -7,7 +7,7 @@
 # tcp:// control is refused at start unless security.insecure_tcp_control.
 . "$(dirname "$0")/lib.sh"
 
-command -v openssl >/dev/null || skip "openssl not found"
+need openssl openssl
 "$here/make_certs.sh" "$tmp/certs"
 c=$tmp/certs
 port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -98,5 +98,4 @@ else
   bad "no warning in the log: $(cat "$tmp/profd2.log")"
 fi
 stop_daemon
-grep -q "AddressSanitizer\|runtime error" "$tmp"/profd*.log && bad "sanitizer report in the daemon log"
 finish

@@ -2,7 +2,7 @@
 # binaries, a temporary folder ($tmp, named after $lib_name), the processes
 # in $pids killed and the folder removed on exit, also on SIGINT, SIGTERM
 # and SIGHUP (after $lib_on_exit, a function, if set), fail() with the tails
-# of $tmp/*.log, and json().
+# of $tmp/*.log, check_logs() at the end of a test, and json().
 set -euo pipefail
 build=$(realpath "$1")
 here=$(dirname "$(realpath "${BASH_SOURCE[0]}")")
@@ -32,6 +32,21 @@ fail() {
     tail -n 20 "$f" >&2
   done
   exit 1
+}
+# The end of a test: every process in $pids is stopped (SIGTERM, so that
+# LeakSanitizer reports), then every log in $tmp is read for sanitizer
+# reports: each daemon's and worker's, the earlier runs of a restarted one
+# included (their logs are appended to).
+check_logs() {
+  local p f
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for f in "$tmp"/*.log "$tmp"/*.err; do
+    [ -f "$f" ] || continue
+    if grep -Eq "(ERROR|WARNING): [A-Za-z]+Sanitizer|runtime error" "$f"; then
+      fail "sanitizer report in $(basename "$f"): $(grep -Em3 "Sanitizer|runtime error" "$f")"
+    fi
+  done
 }
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 # need_tool COMMAND PACKAGE: install the Debian package when the command is

@@ -100,7 +100,8 @@ start_daemon
 # actor 0-3, rollout 4-9 (replicas 0, 0, 1, 1, 2, 2), ref 10-11
 "$sim" --layout actor:4,rollout:6@3,ref:2 --steps 100000 --rate 10 --substeps 2 \
   --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
-pids+=($!)
+job_pid=$!
+pids+=($job_pid)
 for _ in $(seq 200); do
   n=$(profctl --json status | /usr/bin/python3 -c \
     'import json,sys; print(len(json.load(sys.stdin)["ranks"]))')
@@ -139,4 +140,58 @@ first=$(echo "$name" | sed -n 's/^w[0-9]*-steps\([0-9]*\)-[0-9]*$/\1/p')
 $check "$tmp/out/default/$name/manifest.json" --first "$first" --last $((first + 1)) \
   --per-step --expect rollout.generate=4,5,8,9 --sim || fail "--next 2 manifest"
 stop_daemon
+
+# ---- 4. a real verl launch line, composed on this side, then run -------
+# verl-project/verl examples/profile's NPU discrete line
+# (tests/fixtures/launch/cases/verl_profile_npu_discrete.json): profctl
+# composes verl's ppo_trainer.yaml with its groups from the checkout's
+# verl/trainer/config and sends the requests; the daemon reads no file.
+# Steps 2 and 4; actor and ref on global ranks 1 and 2 (discrete), the
+# agent-loop rollout on the replica owning ranks 1 and 2 (tp 4: replica 0,
+# global ranks 0-3). The job: verl's hybrid engine, each global rank 0-7
+# hosting an actor, a ref and a rollout worker (rollout: 2 replicas of 4).
+kill -TERM "$job_pid"
+wait "$job_pid" 2>/dev/null || true
+rm -rf "$tmp/out"
+start_daemon
+launch=$src/tests/fixtures/launch
+(cd "$launch/trees/verl" && /usr/bin/python3 - "$launch/cases/verl_profile_npu_discrete.json" \
+  "$tmp/verl_line" <<'PY'
+import json, sys
+case = json.load(open(sys.argv[1]))
+open(sys.argv[2], "w").write("\0".join(case["argv"]))
+PY
+) || fail "launch line"
+mapfile -d '' line <"$tmp/verl_line"
+(cd "$launch/trees/verl" && env -u PYTHONPATH HOME=/root "$profctl_bin" apply -- "${line[@]}" \
+  "global_profiler.save_path=$tmp/verl_line_out") >"$tmp/l.out" 2>"$tmp/l.err" ||
+  fail "apply the launch line: $(cat "$tmp/l.err")"
+[ "$(grep -c '^applied window.*discrete' "$tmp/l.out")" = 2 ] || fail "launch line: $(cat "$tmp/l.out")"
+ids=$(sed -n 's/^applied window \([0-9]*\) .*/\1/p' "$tmp/l.out")
+"$sim" --layout actor:8 --steps 6 --rate 1 --substeps 2 --trace-bytes 2048 >"$tmp/s1.log" 2>&1 &
+pids+=($!)
+"$sim" --layout ref:8 --steps 6 --rate 1 --substeps 2 --trace-bytes 2048 >"$tmp/s2.log" 2>&1 &
+pids+=($!)
+"$sim" --layout rollout:8@2 --steps 6 --rate 1 --substeps 2 --trace-bytes 2048 >"$tmp/s3.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do # wait returns at once on a window no registered rank matches yet
+  n=$(profctl --json status | /usr/bin/python3 -c \
+    'import json,sys; print(len(json.load(sys.stdin)["ranks"]))')
+  [ "$n" = 24 ] && break
+  sleep 0.02
+done
+[ "$n" = 24 ] || fail "24 ranks did not register"
+for id in $ids; do
+  profctl wait "$id" --timeout 60 >/dev/null ||
+    fail "wait $id (launch line): $(cat "$tmp"/verl_line_out/default/w"$id"-*/manifest.json)"
+done
+for step in 2 4; do
+  m=$(ls "$tmp"/verl_line_out/default/w*-step"$step"/manifest.json) || fail "no manifest, step $step"
+  $check "$m" --first "$step" --last "$step" \
+    --expect actor.compute_log_prob=1,2 --expect actor.update_actor=1,2 \
+    --expect ref.ref_compute_log_prob=1,2 --expect rollout.generate=0,1,2,3 --sim ||
+    fail "launch line manifest of step $step"
+done
+stop_daemon
+check_logs
 echo "system test apply: OK"

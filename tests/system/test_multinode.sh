@@ -261,4 +261,5 @@ wait_ranks 16
 ctl start --next 1 --tool sim >"$tmp/we.txt" || fail "start E"
 ctl wait "$(wid <"$tmp/we.txt")" --timeout 60 >/dev/null || fail "wait E after the restart"
 
+check_logs
 echo "system test many nodes: OK"

@@ -128,5 +128,5 @@ kill "$sim_pid"; wait "$sim_pid" || true; sim_pid=
 kill -TERM "$daemon_pid"
 if ! wait "$daemon_pid"; then daemon_pid=; fail "profd exited non-zero on SIGTERM"; fi
 daemon_pid=
-grep -q "ERROR: AddressSanitizer\|runtime error" "$tmp/profd.log" && fail "sanitizer report"
+check_logs
 echo "system test one node: OK"

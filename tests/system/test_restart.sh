@@ -167,4 +167,5 @@ rc=0
 grep -q "coordinator state .*: an incoming file is not valid (move the file away" \
   "$tmp/corrupt.err" || fail "no clear error: $(cat "$tmp/corrupt.err")"
 echo "restart 3 (a corrupt state file): OK"
+check_logs
 echo "system test coordinator restart: OK"

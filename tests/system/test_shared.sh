@@ -67,4 +67,5 @@ $check "$shared/default/$name/manifest.json" --first "$first" --last $((first + 
 grep -q "forwarding 4 rank(s)" "$tmp/node1.log" || fail "node1 did not forward"
 [ "$(ctl --json windows "$id" | json 'd["windows"][0]["pending_files"]')" = 0 ] ||
   fail "files pending on shared storage"
+check_logs
 echo "system test shared save_path over TLS: OK"

@@ -231,18 +231,21 @@ static void test_codec_names(void **state)
     assert_string_equal(buf, "w4-steps5-9");
     assert_int_equal(pp_window_name(buf, sizeof(buf), 5, 7, PP_NONE), 0);
     assert_string_equal(buf, "w5-from7");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "update_actor", 0, PP_NONE, "node1"),
-                     0);
+    assert_int_equal(
+        pp_capture_dir(buf, sizeof(buf), "actor", "update_actor", 0, PP_NONE, "node1", 0), 0);
     assert_string_equal(buf, "actor.update_actor/rank0-node1");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "rollout", NULL, 4, 1, "n2.local"), 0);
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "rollout", NULL, 4, 1, "n2.local", 0), 0);
     assert_string_equal(buf, "rollout/rank4-replica1-n2.local");
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "ac/tor", NULL, 0, PP_NONE, "h"),
+    /* a member whose rank and host another member of the window has */
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "e2e", NULL, 0, PP_NONE, "node1", 4242), 0);
+    assert_string_equal(buf, "e2e/rank0-node1-pid4242");
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "ac/tor", NULL, 0, PP_NONE, "h", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "..", 0, PP_NONE, "h"),
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", "..", 0, PP_NONE, "h", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", NULL, 0, PP_NONE, "../etc"),
+    assert_int_equal(pp_capture_dir(buf, sizeof(buf), "actor", NULL, 0, PP_NONE, "../etc", 0),
                      PROFD_EINVAL);
-    assert_int_equal(pp_capture_dir(buf, 8, "actor", NULL, 0, PP_NONE, "node1"), PROFD_EINVAL);
+    assert_int_equal(pp_capture_dir(buf, 8, "actor", NULL, 0, PP_NONE, "node1", 0), PROFD_EINVAL);
     assert_true(pp_ident_ok("update_actor"));
     assert_false(pp_ident_ok(""));
     assert_false(pp_ident_ok("a.b"));
@@ -273,6 +276,102 @@ static void test_codec_settings_helpers(void **state)
     assert_int_equal(pp_json_get_strs(s, "level", names, 4), -1);
 }
 
+/* States and modes are enumerations: names in, values out, and back. */
+static void test_codec_enums(void **state)
+{
+    pp_msg_t m;
+    char err[256], *buf;
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"start\",\"next\":2,\"mode\":\"sideways\"}", &m, err),
+        PROFD_EPROTO);
+    assert_string_equal(err,
+                        "field 'mode': expected one of e2e, discrete, mixed, found 'sideways'");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"next\":2,\"mode\":7}", &m, err),
+                     PROFD_EPROTO);
+    assert_string_equal(err, "field 'mode': expected string, found number");
+    assert_int_equal(decode("{\"v\":1,\"type\":\"start\",\"next\":2,\"mode\":null}", &m, err), 0);
+    assert_int_equal(m.u.start.mode, PP_MODE_NONE);
+    pp_msg_free(&m);
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"start\",\"next\":2,\"mode\":\"discrete\"}", &m, err), 0);
+    assert_int_equal(m.u.start.mode, PP_MODE_DISCRETE);
+    assert_int_equal(pp_msg_encode(&m, &buf, NULL), 0);
+    assert_non_null(strstr(buf, "\"mode\":\"discrete\""));
+    free(buf);
+    pp_msg_free(&m);
+    /* a capture status the daemon does not know decodes (PP_LAX), as
+     * "none": the report checks refuse it with a reason */
+    assert_int_equal(decode("{\"v\":1,\"type\":\"result\",\"client\":1,\"window\":2,"
+                            "\"captures\":[{\"role\":\"actor\",\"status\":\"exploded\"},"
+                            "{\"role\":\"actor\",\"status\":\"truncated\"}]}",
+                            &m, err),
+                     0);
+    assert_int_equal(m.u.result.captures[0].status, PP_CAP_NONE);
+    assert_int_equal(m.u.result.captures[1].status, PP_CAP_TRUNCATED);
+    pp_msg_free(&m);
+    /* the names table */
+    assert_string_equal(pp_status_name(PP_CAP_MISSED), "missed");
+    assert_null(pp_status_name(PP_CAP_NONE));
+    assert_null(pp_enum_name(&pp_enum_window_state, 99));
+    assert_int_equal(pp_enum_value(&pp_enum_window_state, "gathering"), PP_WS_GATHERING);
+    assert_int_equal(pp_enum_value(&pp_enum_member_state, "nobody"), 0);
+}
+
+/* Fields set from command-line text, by the field's kind. */
+static void test_codec_field_from_text(void **state)
+{
+    pp_window_spec_t s;
+    pp_selector_t sel;
+    char err[160];
+    pp_record_init(&pp_desc_window_spec, &s);
+    pp_record_init(&pp_desc_selector, &sel);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "next", "3", err, sizeof(err)), 0);
+    assert_int_equal(s.next, 3);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "next", "3x", err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "expected an integer, found '3x'");
+    assert_int_equal(s.next, 3); /* unchanged on error */
+    assert_int_equal(
+        pp_field_set_text(&pp_desc_window_spec, &s, "steps", "2,4,8", err, sizeof(err)), 0);
+    assert_int_equal(s.steps_n, 3);
+    assert_int_equal(s.steps[2], 8);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "steps", "1,,2", err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "expected a comma-separated list without empty elements");
+    assert_int_equal(s.steps_n, 3);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "mode", "e2e", err, sizeof(err)),
+                     0);
+    assert_int_equal(s.mode, PP_MODE_E2E);
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "mode", "both", err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "expected a mode name, found 'both'");
+    assert_int_equal(
+        pp_field_set_text(&pp_desc_window_spec, &s, "continuous", "true", err, sizeof(err)), 0);
+    assert_true(s.continuous);
+    assert_int_equal(
+        pp_field_set_text(&pp_desc_window_spec, &s, "settings", "[1]", err, sizeof(err)),
+        PROFD_EINVAL);
+    assert_string_equal(err, "expected a JSON object");
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "tool", "npu", err, sizeof(err)),
+                     0);
+    assert_string_equal(s.tool, "npu");
+    assert_int_equal(pp_field_set_text(&pp_desc_window_spec, &s, "colour", "red", err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "no field 'colour' in window_spec");
+    assert_int_equal(pp_field_set_text(&pp_desc_selector, &sel, "phases", "generate,update_actor",
+                                       err, sizeof(err)),
+                     0);
+    assert_int_equal(sel.phases_n, 2);
+    assert_string_equal(sel.phases[1], "update_actor");
+    assert_int_equal(
+        pp_field_set_text(&pp_desc_selector, &sel, "phases", "a,b/c", err, sizeof(err)),
+        PROFD_EINVAL);
+    assert_string_equal(err, "expected names like a,b ([A-Za-z0-9_-]), found 'b/c'");
+    assert_int_equal(sel.phases_n, 2);
+    pp_record_free(&pp_desc_window_spec, &s);
+    pp_record_free(&pp_desc_selector, &sel);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +384,8 @@ int main(void)
         cmocka_unit_test(test_codec_error_encode),
         cmocka_unit_test(test_codec_names),
         cmocka_unit_test(test_codec_settings_helpers),
+        cmocka_unit_test(test_codec_enums),
+        cmocka_unit_test(test_codec_field_from_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

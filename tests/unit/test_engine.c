@@ -153,7 +153,7 @@ static void step(int64_t s)
 
 static void phase(const char *p, int substeps)
 {
-    ce_on_phase_begin(&E, p, strlen(p));
+    ce_on_phase_begin(&E, 0, p, strlen(p));
     for (int i = 0; i < substeps; i++) {
         ce_on_substep(&E);
     }
@@ -457,6 +457,75 @@ static void test_engine_discrete_one_capture_per_phase(void **state)
     assert_int_equal(r->captures[1].substeps_n, 0); /* no schedule: no spans */
 }
 
+/* A phase of one of the process's roles (index into its roles). */
+static void role_phase(int role, const char *p)
+{
+    ce_on_phase_begin(&E, role, p, strlen(p));
+    ce_on_phase_end(&E);
+}
+
+/* verl's hybrid engine: actor (rank 3), rollout (rank 3) and a ref
+ * numbered on its own (rank 0) in one process. A discrete window that
+ * selects rollout and ref captures their phases only, named with each
+ * role's own rank; several roles may run a phase of the same name. */
+static void test_engine_multi_role_discrete(void **state)
+{
+    static char *roles[] = {"rollout", "ref"};
+    assert_int_equal(ce_add_role(&E, "rollout", 3), 1);
+    assert_int_equal(ce_add_role(&E, "ref", 0), 2);
+    assert_int_equal(ce_add_role(&E, "ref", 0), 2);            /* again: the same */
+    assert_int_equal(ce_add_role(&E, "ref", 1), PROFD_EINVAL); /* another rank */
+    assert_int_equal(ce_add_role(&E, "e2e", 1), PROFD_EINVAL);
+    assert_int_equal(ce_role_index(&E, NULL), 0);
+    assert_int_equal(ce_role_index(&E, "critic"), -1);
+    const pp_plan_t *p = plan1(6, "w6-step2", 2, 2, "discrete", NULL);
+    entry.roles = roles;
+    entry.roles_n = 2;
+    ce_adopt(&E, p);
+    ce_on_step_begin(&E, 2);
+    role_phase(1, "generate");
+    role_phase(0, "compute_log_prob");
+    role_phase(2, "compute_log_prob");
+    role_phase(0, "update_actor");
+    ce_on_step_end(&E, 2);
+    assert_int_equal(F.ncalls, 4);
+    assert_string_equal(F.calls[0].dir, "/spool/run/w6-step2/rollout.generate/rank3-node1");
+    assert_string_equal(F.calls[2].dir, "/spool/run/w6-step2/ref.compute_log_prob/rank0-node1");
+    assert_int_equal(F.nresults, 1);
+    pp_result_t *r = F.results[0];
+    assert_int_equal(r->captures_n, 2);
+    assert_string_equal(r->captures[0].role, "rollout");
+    assert_int_equal(r->captures[0].rank, 3);
+    assert_string_equal(r->captures[1].role, "ref");
+    assert_string_equal(r->captures[1].phase, "compute_log_prob");
+    assert_int_equal(r->captures[1].rank, 0);
+    assert_int_equal(r->captures[1].roles_n, 0);
+}
+
+/* End to end: one capture per process and step whatever its roles; it
+ * lists them; pid_dir puts the pid in the folder. */
+static void test_engine_multi_role_e2e(void **state)
+{
+    assert_int_equal(ce_add_role(&E, "rollout", 3), 1);
+    const pp_plan_t *p = plan1(4, "w4-step2", 2, 2, "e2e", NULL);
+    entry.pid_dir = true;
+    ce_adopt(&E, p);
+    ce_on_step_begin(&E, 2);
+    role_phase(1, "generate");
+    role_phase(0, "update_actor");
+    ce_on_step_end(&E, 2);
+    assert_int_equal(F.ncalls, 2);
+    assert_string_equal(F.calls[0].dir, "/spool/run/w4-step2/e2e/rank3-node1-pid4242");
+    assert_int_equal(F.nresults, 1);
+    pp_result_t *r = F.results[0];
+    assert_int_equal(r->captures_n, 1);
+    assert_string_equal(r->captures[0].role, "e2e");
+    assert_string_equal(r->captures[0].dir, "run/w4-step2/e2e/rank3-node1-pid4242");
+    assert_int_equal(r->captures[0].roles_n, 2);
+    assert_string_equal(r->captures[0].roles[0], "actor");
+    assert_string_equal(r->captures[0].roles[1], "rollout");
+}
+
 static void test_engine_discrete_phase_filter_multi_step(void **state)
 {
     ce_adopt(&E, plan1(8, "w8-steps1-2", 1, 2, "discrete", "update_actor"));
@@ -688,6 +757,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_engine_discrete_phase_filter_multi_step, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_engine_discrete_no_matching_phase, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_multi_role_discrete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_multi_role_e2e, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_schedule_spans_non_native, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_schedule_repeat_cycles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_schedule_native_backend, setup, teardown),

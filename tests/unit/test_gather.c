@@ -2,17 +2,18 @@
  * Gathering and confined paths, synchronously (no daemon): plain relative
  * paths, symlinks never followed when opening, removing or pruning, a fifo
  * that does not block, manifests and streamed files refused through a
- * symlinked folder, and races: a spool folder or the capture folder
+ * symlinked folder, streamed files verified by their checksum, checksum
+ * none reading nothing, and races: a spool folder or the capture folder
  * swapped for a symlink while gathering runs, and a capture's subfolder
- * swapped while it is copied. Nothing from outside may reach the save tree.
+ * swapped while it is copied, each swap made by the gathering's hook at the
+ * point it races with, in every round. Nothing from outside may reach the
+ * save tree.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,11 +29,12 @@
 
 #include "confine.h"
 #include "gather.h"
+#include "pd_skip.h"
 #include "text.h"
 #include "profd/errors.h"
 
 #define SECRET      "TOP-SECRET-outside-the-spool"
-#define RACE_ROUNDS 400
+#define RACE_ROUNDS 20
 
 static char tmp[256];
 
@@ -389,46 +391,173 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
     free(j.data);
 }
 
+/* ---- streamed files ---- */
+
+static void chunk_job(pd_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
+                      const char *expect)
+{
+    memset(j, 0, sizeof(*j));
+    j->kind = PD_JOB_CHUNK;
+    pathf(j->root, sizeof(j->root), "%s/save", tmp);
+    snprintf(j->dst, sizeof(j->dst), "j/w1/e2e/r0/trace.json");
+    j->data = malloc(len);
+    memcpy(j->data, data + offset, len);
+    j->len = len;
+    j->offset = offset;
+    j->size = size;
+    snprintf(j->expect, sizeof(j->expect), "%s", expect);
+}
+
+/* A streamed file is written as .part and renamed once the whole file
+ * matches the checksum its node listed. A byte changed in flight: the last
+ * chunk finds the mismatch, the .part goes and the coordinator holds 0
+ * bytes (the node sends the file again from its start); sent again intact,
+ * the file lands. */
+static void test_gather_chunk_checksum(void **state)
+{
+    static const char data[] = "{\"traceEvents\":[{\"name\":\"step\",\"ph\":\"X\"}]}\n";
+    const size_t size = sizeof(data) - 1, half = size / 2;
+    char bad[sizeof(data)], want[32], got[32], reason[200], part[512], file[512];
+    pd_job_t j;
+    snprintf(want, sizeof(want), "xxh64:%016llx", (unsigned long long)XXH64(data, size, 0));
+    memcpy(bad, data, sizeof(data));
+    bad[size - 3] ^= 0x20; /* in the second chunk */
+    snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)XXH64(bad, size, 0));
+    pathf(part, sizeof(part), "%s/save/j/w1/e2e/r0/trace.json.part", tmp);
+    pathf(file, sizeof(file), "%s/save/j/w1/e2e/r0/trace.json", tmp);
+    pathf(reason, sizeof(reason), "%s/save", tmp);
+    mkdirs(reason);
+
+    chunk_job(&j, data, 0, half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_int_equal(j.have, (int64_t)half);
+    assert_false(j.complete);
+    assert_true(exists(part));
+    free(j.data);
+
+    chunk_job(&j, bad, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, PROFD_EIO);
+    snprintf(reason, sizeof(reason), "checksum mismatch: received %s, expected %s", got, want);
+    assert_string_equal(j.reason, reason);
+    assert_int_equal(j.have, 0);
+    assert_false(j.complete);
+    assert_false(exists(part));
+    assert_false(exists(file));
+    free(j.data);
+
+    /* a chunk that does not start where the coordinator stands: resume at 0 */
+    chunk_job(&j, data, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.have, 0);
+    assert_false(j.complete);
+    assert_false(exists(file));
+    free(j.data);
+
+    chunk_job(&j, data, 0, half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    free(j.data);
+    chunk_job(&j, data, (int64_t)half, size - half, (int64_t)size, want);
+    pd_chunk_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_int_equal(j.have, (int64_t)size);
+    assert_true(j.complete);
+    assert_false(exists(part));
+    char *text = slurp(file);
+    assert_non_null(text);
+    assert_string_equal(text, data);
+    free(text);
+    free(j.data);
+}
+
+/* ---- checksum: none ---- */
+
+/* Empties the file named by hook_arg once the capture is listed. */
+static void empty_hook(pd_job_t *j, pd_job_at_t at)
+{
+    if (at == PD_JOB_AT_LISTED) {
+        assert_int_equal(truncate(j->hook_arg, 0), 0);
+    }
+}
+
+/* checksum: none (j.checksum false) reads no file of the capture: the hook
+ * empties a file once it is listed. With xxh64 the checksum pass after the
+ * rename reads it, finds that it shrank and puts the capture back; with
+ * none, nothing reads it: the capture is moved and its entry, with the
+ * size listed, has no checksum. */
+static void test_gather_checksum_none(void **state)
+{
+    static const char trace[] = "{\"traceEvents\":[]}\n";
+    char cap[512], file[512], p[512];
+    pd_job_t j;
+    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
+    mkdirs(cap);
+    pathf(p, sizeof(p), "%s/save", tmp);
+    mkdirs(p);
+    pathf(file, sizeof(file), "%s/trace.json", cap);
+    put(file, trace);
+
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.hook = empty_hook;
+    j.hook_arg = file;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, PROFD_EIO);
+    assert_string_equal(j.reason, "'trace.json' shrank while it was gathered");
+    assert_false(j.renamed);
+    assert_true(exists(file)); /* back in the spool */
+    job_reset(&j);
+
+    put(file, trace);
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    j.checksum = false;
+    j.hook = empty_hook;
+    j.hook_arg = file;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_string_equal(j.reason, "");
+    assert_true(j.renamed);
+    assert_int_equal(j.nfiles, 1);
+    assert_string_equal(j.files[0].path, "trace.json");
+    assert_int_equal(j.files[0].bytes, (int64_t)strlen(trace));
+    assert_null(j.files[0].checksum);
+    struct stat st;
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r0/trace.json", tmp);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 0); /* emptied after the listing, and nobody noticed */
+    assert_false(exists(cap));
+    job_reset(&j);
+}
+
 /* ---- races ---- */
 
-typedef struct flipper {
-    pthread_t thread;
-    atomic_bool stop;
-    char path[512];   /* flipped between the real folder and a symlink */
-    char real[512];   /* the real folder while the symlink is in place */
+/* A worker swaps a folder of its capture for a symlink while the capture is
+ * gathered. The gathering's hook does the swap at the point named, between
+ * a check and the use it guards, so that the race happens in every round
+ * rather than now and then. */
+typedef struct swap {
+    pd_job_at_t at;
+    char path[512];   /* swapped for a symlink */
+    char real[512];   /* the real folder meanwhile */
     char target[512]; /* where the symlink points */
-    long flips;
-} flipper_t;
+    int swaps;
+} swap_t;
 
-static void *flip(void *arg)
+static void swap_hook(pd_job_t *j, pd_job_at_t at)
 {
-    flipper_t *f = arg;
-    while (!atomic_load(&f->stop)) {
-        if (rename(f->path, f->real) == 0) {
-            if (symlink(f->target, f->path) == 0) {
-                f->flips++;
-                unlink(f->path);
-            }
-            rename(f->real, f->path);
-        }
+    swap_t *s = j->hook_arg;
+    if (at == s->at && rename(s->path, s->real) == 0 && symlink(s->target, s->path) == 0) {
+        s->swaps++;
     }
-    return NULL;
 }
 
-static void flipper_start(flipper_t *f)
+/* As it was: the real folder in place, when it is still there. */
+static void swap_undo(swap_t *s)
 {
-    atomic_store(&f->stop, false);
-    assert_int_equal(pthread_create(&f->thread, NULL, flip, f), 0);
-}
-
-static void flipper_stop(flipper_t *f)
-{
-    atomic_store(&f->stop, true);
-    pthread_join(f->thread, NULL);
-    /* as it was: the real folder in place */
-    if (exists(f->real)) {
-        unlink(f->path);
-        rename(f->real, f->path);
+    if (exists(s->real)) {
+        unlink(s->path);
+        assert_int_equal(rename(s->real, s->path), 0);
     }
 }
 
@@ -446,46 +575,45 @@ static void race_fixture(const char *spool_cap, const char *outside)
     put(p, "{\"traceEvents\":[]}\n");
 }
 
-static void race(const char *flip_rel, bool capture_itself)
+/* RACE_ROUNDS gatherings of spool/j/w1/e2e/r0, each with spool/<swap_rel>
+ * swapped for a symlink to outside/<target_rel> at `at`. Each ends with
+ * want_rv and exactly want_reason ("" when gathered: then the spool's
+ * capture is in the save tree); outside stays as it was, and nothing from
+ * outside and no symlink reaches the save tree. */
+static void race(const char *swap_rel, const char *target_rel, pd_job_at_t at, int want_rv,
+                 const char *want_reason)
 {
     char outside[512], cap[512], save[512], p[512];
-    flipper_t f;
-    long moved = 0, refused = 0;
-    memset(&f, 0, sizeof(f));
+    swap_t s = {.at = at};
     pathf(outside, sizeof(outside), "%s/outside", tmp);
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(save, sizeof(save), "%s/save", tmp);
     mkdirs(save);
-    pathf(f.path, sizeof(f.path), "%s/spool/%s", tmp, flip_rel);
-    pathf(f.real, sizeof(f.real), "%s/spool/%s.real", tmp, flip_rel);
-    if (capture_itself) {
-        pathf(f.target, sizeof(f.target), "%s/w1/e2e/r0", outside);
-    } else {
-        snprintf(f.target, sizeof(f.target), "%s", outside);
-    }
+    pathf(s.path, sizeof(s.path), "%s/spool/%s", tmp, swap_rel);
+    pathf(s.real, sizeof(s.real), "%s/spool/%s.real", tmp, swap_rel);
+    pathf(s.target, sizeof(s.target), "%s%s%s", outside, target_rel[0] ? "/" : "", target_rel);
     for (int round = 0; round < RACE_ROUNDS; round++) {
         pd_job_t j;
         race_fixture(cap, outside);
-        flipper_start(&f);
         job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+        j.hook = swap_hook;
+        j.hook_arg = &s;
         pd_gather_run(&j);
-        flipper_stop(&f);
-        if (j.rv == 0) {
-            moved++;
+        swap_undo(&s);
+        if (s.swaps != round + 1) {
+            fail_msg("round %d: %s was not swapped for a symlink", round, swap_rel);
+        }
+        if (j.rv != want_rv || strcmp(j.reason, want_reason) != 0) {
+            fail_msg("round %d: rv %d '%s', want %d '%s'", round, j.rv, j.reason, want_rv,
+                     want_reason);
+        }
+        if (want_rv == 0) {
+            assert_true(j.renamed);
             pathf(p, sizeof(p), "%s/j/w1/e2e/r0/trace.json", save);
             char *text = slurp(p);
             assert_non_null(text);
             assert_string_equal(text, "{\"traceEvents\":[]}\n");
             free(text);
-        } else {
-            refused++;
-            if (strstr(j.reason, "is a symlink (not followed)") == NULL &&
-                strstr(j.reason, "is missing") == NULL &&
-                strstr(j.reason, "is not a folder") == NULL && /* changed as it was opened */
-                strstr(j.reason, "was replaced while it was gathered") == NULL &&
-                strstr(j.reason, "No such file") == NULL) {
-                fail_msg("round %d: unexpected refusal: %s", round, j.reason);
-            }
         }
         job_reset(&j);
         /* outside intact, the save tree clean */
@@ -500,67 +628,88 @@ static void race(const char *flip_rel, bool capture_itself)
         rm_rf(p);
         rm_rf(cap);
     }
-    print_message("%ld moved, %ld refused, %ld flips\n", moved, refused, f.flips);
-    assert_true(moved + refused == RACE_ROUNDS);
+    assert_int_equal(s.swaps, RACE_ROUNDS);
 }
 
 /* A spool folder the worker owns is swapped for a symlink to a folder
- * outside while gathering runs. */
+ * outside: before the gathering opens the capture, it is refused; once
+ * the capture is open, it is the spool's capture that moves. */
 static void test_gather_race_spool_folder(void **state)
 {
-    race("j", false);
+    race("j", "", PD_JOB_AT_OPEN, PROFD_EPATH, "spool: 'j' is a symlink (not followed)");
+    race("j", "", PD_JOB_AT_LISTED, 0, "");
 }
 
-/* The capture folder itself is swapped for a symlink. */
+/* The capture folder itself is swapped for a symlink: before it is opened,
+ * or once it is listed (then the rename would move the symlink). */
 static void test_gather_race_capture_folder(void **state)
 {
-    race("j/w1/e2e/r0", true);
+    race("j/w1/e2e/r0", "w1/e2e/r0", PD_JOB_AT_OPEN, PROFD_EPATH,
+         "capture folder 'j/w1/e2e/r0' is a symlink (not followed)");
+    race("j/w1/e2e/r0", "w1/e2e/r0", PD_JOB_AT_LISTED, PROFD_EPATH,
+         "capture folder was replaced while it was gathered");
 }
 
-/* A subfolder of a capture is swapped for a symlink while it is copied to
- * another file system (root: the save tree on a tmpfs). */
+/* A subfolder of a capture is swapped for a symlink before the capture is
+ * listed, while it is listed (its status said folder, it is not opened yet),
+ * or once it is listed and is about to be copied to another file system
+ * (root: the save tree on a tmpfs). */
 static void test_gather_race_copy(void **state)
 {
+    static const struct {
+        pd_job_at_t at;
+        const char *reason;
+    } cases[] = {
+        {PD_JOB_AT_OPEN, "'sub' in the capture is a symlink (not followed)"},
+        {PD_JOB_AT_FOLDER, "cannot open 'sub' in the capture: Not a directory"},
+        {PD_JOB_AT_LISTED, "'sub' is a symlink (not followed)"},
+    };
     char fs[512], cap[512], sub[512], outside[512], p[512];
-    flipper_t f;
-    long copied = 0;
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
-    memset(&f, 0, sizeof(f));
     pathf(outside, sizeof(outside), "%s/outside", tmp);
     mkdirs(outside);
     pathf(p, sizeof(p), "%s/trace.json", outside);
     put(p, SECRET "\n");
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(sub, sizeof(sub), "%s/sub", cap);
-    snprintf(f.path, sizeof(f.path), "%s", sub);
-    pathf(f.real, sizeof(f.real), "%s/sub.real", cap);
-    snprintf(f.target, sizeof(f.target), "%s", outside);
-    for (int round = 0; round < RACE_ROUNDS; round++) {
-        pd_job_t j;
-        mkdirs(sub);
-        pathf(p, sizeof(p), "%s/trace.json", sub);
-        put(p, "{\"traceEvents\":[]}\n");
-        flipper_start(&f);
-        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-        snprintf(j.root, sizeof(j.root), "%s", fs);
-        pd_gather_run(&j);
-        flipper_stop(&f);
-        copied += j.rv == 0;
-        if (j.rv == 0) {
-            assert_false(j.renamed); /* another file system: copied */
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        swap_t s = {.at = cases[c].at};
+        snprintf(s.path, sizeof(s.path), "%s", sub);
+        pathf(s.real, sizeof(s.real), "%s/sub.real", cap);
+        snprintf(s.target, sizeof(s.target), "%s", outside);
+        for (int round = 0; round < RACE_ROUNDS; round++) {
+            pd_job_t j;
+            mkdirs(sub);
+            pathf(p, sizeof(p), "%s/trace.json", sub);
+            put(p, "{\"traceEvents\":[]}\n");
+            job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+            snprintf(j.root, sizeof(j.root), "%s", fs);
+            j.hook = swap_hook;
+            j.hook_arg = &s;
+            pd_gather_run(&j);
+            swap_undo(&s);
+            if (s.swaps != round + 1) {
+                fail_msg("case %zu round %d: sub was not swapped for a symlink", c, round);
+            }
+            if (j.rv != PROFD_EPATH || strcmp(j.reason, cases[c].reason) != 0) {
+                fail_msg("case %zu round %d: rv %d '%s', want %d '%s'", c, round, j.rv, j.reason,
+                         PROFD_EPATH, cases[c].reason);
+            }
+            assert_false(j.renamed);
+            job_reset(&j);
+            assert_clean(fs);
+            pathf(p, sizeof(p), "%s/j/w1/e2e/r0", fs);
+            assert_false(exists(p)); /* the partial copy is gone */
+            pathf(p, sizeof(p), "%s/j", fs);
+            rm_rf(p);
+            rm_rf(cap);
         }
-        job_reset(&j);
-        assert_clean(fs);
-        pathf(p, sizeof(p), "%s/j", fs);
-        rm_rf(p);
-        rm_rf(cap);
+        assert_int_equal(s.swaps, RACE_ROUNDS);
     }
-    print_message("%ld copied, %ld flips\n", copied, f.flips);
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
@@ -606,8 +755,7 @@ static void test_gather_copy_checksums(void **state)
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=80m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(p, sizeof(p), "%s/sub", cap);
@@ -650,6 +798,31 @@ static void test_gather_copy_checksums(void **state)
         assert_string_equal(got, sums[i]);
     }
     job_reset(&j);
+
+    /* checksum: none: the same copy, and no checksum in any entry */
+    pathf(p, sizeof(p), "%s/j", fs);
+    rm_rf(p);
+    pathf(p, sizeof(p), "%s/sub", cap);
+    mkdirs(p);
+    for (size_t i = 0; i < 5; i++) {
+        pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
+        write_pattern(p, files[i].size, (unsigned)i, got, sizeof(got));
+    }
+    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j.root, sizeof(j.root), "%s", fs);
+    j.checksum = false;
+    pd_gather_run(&j);
+    assert_int_equal(j.rv, 0);
+    assert_false(j.renamed);
+    assert_int_equal(j.nfiles, 5);
+    for (size_t k = 0; k < j.nfiles; k++) {
+        struct stat st;
+        assert_null(j.files[k].checksum);
+        pathf(p, sizeof(p), "%s/j/w1/e2e/r0/%s", fs, j.files[k].path);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_size, j.files[k].bytes);
+    }
+    job_reset(&j);
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
@@ -664,8 +837,7 @@ static void test_gather_copy_trash(void **state)
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        print_message("skipped: cannot mount a tmpfs (%s): needs root\n", strerror(errno));
-        skip();
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
     }
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     pathf(p, sizeof(p), "%s/sub", cap);
@@ -729,11 +901,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gather_owner_and_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_write_and_chunk_refuse_symlinks, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_gather_chunk_checksum, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_checksum_none, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_spool_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_copy_checksums, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gather_copy_trash, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_TESTS(tests, NULL, NULL);
 }

@@ -213,16 +213,17 @@ static void test_omegaconf_resolution_errors(void **state)
     expect_resolve_error("a: ${b}\nb: ${a}\n", "a",
                          "c.yaml:1:4: key 'a': circular interpolation '${b}'");
     expect_resolve_error("a: ${a}\n", "a", "c.yaml:1:4: key 'a': circular interpolation '${a}'");
+    /* OmegaConf: InterpolationToMissingValueError, "Missing mandatory value: m" */
     expect_resolve_error("m: ???\na: ${m}\n", "a",
-                         "c.yaml:2:4: key 'a': interpolation '${m}': key 'm' is '?\?\?' (a value "
-                         "still to be set)");
+                         "c.yaml:2:4: key 'a': interpolation '${m}': Missing mandatory value: m");
     expect_resolve_error(
         "a: ${now:%Y}\n", "a",
         "c.yaml:1:4: key 'a': interpolation '${now:%Y}': unsupported resolver 'now'");
+    /* without an environment hook (the daemon): refused */
     expect_resolve_error("a: ${oc.env:HOME,/tmp}\n", "a",
                          "c.yaml:1:4: key 'a': interpolation '${oc.env:HOME,/tmp}': oc.env is not "
-                         "supported (profd does not read the job's environment; override the key "
-                         "instead)");
+                         "read here (the daemon's environment is not the job's): profctl apply "
+                         "resolves it from the caller's environment");
     expect_resolve_error("a: ${oc.select:x,[1,2}\n", "a",
                          "c.yaml:1:4: key 'a': malformed interpolation '${oc.select:x,[1,2}': "
                          "expected ',' or ']' at offset 18");
@@ -351,20 +352,50 @@ static void test_omegaconf_override_delete(void **state)
     yt_free(f.root);
 }
 
+/* Hydra 1.3.2 hydra/_internal/config_loader_impl.py:_apply_overrides_to_config
+ * (lines 335-399) on a composed, struct config; profd's own messages only
+ * for what Hydra's grammar refuses. */
 static void test_omegaconf_override_errors(void **state)
 {
-    const char *cfg = "a: 1\nsec: {x: 1}\nl: [1]\n";
+    const char *cfg = "a: 1\nsec: {x: 1}\nl: [1]\nz: null\n";
     expect_override_error(cfg, "abc", "override 'abc': expected KEY=VALUE");
     expect_override_error(cfg, "=1", "override '=1': missing key");
-    expect_override_error(cfg, "b=1", "override 'b=1': key 'b' not found; use +b=... to add it");
+    /* key=value on a missing key or parent: ConfigAttributeError / ConfigKeyError */
+    expect_override_error(cfg, "b=1",
+                          "override 'b=1': Could not override 'b'. To append to your config use "
+                          "+b=1");
     expect_override_error(cfg, "sec.y=1",
-                          "override 'sec.y=1': key 'sec.y' not found; use +sec.y=... to add it");
-    expect_override_error(cfg, "nope.y=1", "override 'nope.y=1': key 'nope' not found");
+                          "override 'sec.y=1': Could not override 'sec.y'. To append to your "
+                          "config use +sec.y=1");
+    expect_override_error(cfg, "nope.y=1",
+                          "override 'nope.y=1': Could not override 'nope.y'. To append to your "
+                          "config use +nope.y=1");
+    /* OmegaConf.update replaces the scalar a by {} and then cannot add b (struct) */
+    expect_override_error(cfg, "a.b=2",
+                          "override 'a.b=2': Could not override 'a.b'. To append to your config "
+                          "use +a.b=2");
+    /* +key on a non-null value with a scalar: "Could not append to config" */
     expect_override_error(cfg, "+a=2",
-                          "override '+a=2': key 'a' already exists; use ++a=... to set it");
-    expect_override_error(cfg, "a.b=2", "override 'a.b=2': key 'a' is not a mapping");
-    expect_override_error(cfg, "~b", "override '~b': key 'b' not found");
-    expect_override_error(cfg, "~a=2", "override '~a=2': the value of 'a' differs");
+                          "override '+a=2': Could not append to config. An item is already at "
+                          "'a'. Either remove + prefix: 'a=2' Or add a second + to add or override "
+                          "'a': '++a=2'");
+    /* ~key: OmegaConf.select gives None for a missing key and for null */
+    expect_override_error(cfg, "~b",
+                          "override '~b': Could not delete from config. 'b' does not exist.");
+    expect_override_error(cfg, "~z",
+                          "override '~z': Could not delete from config. 'z' does not exist.");
+    expect_override_error(cfg, "~a=2",
+                          "override '~a=2': Could not delete from config. The value of 'a' is 1 "
+                          "and not 2.");
+    /* ListConfig index out of range: not a key error, "Error merging override" */
+    expect_override_error(cfg, "l.3=1", "override 'l.3=1': Error merging override l.3=1");
+    /* a group override needs the config's folder: only profctl composes */
+    expect_override_error(cfg, "+g/x=1",
+                          "override '+g/x=1': config group overrides need the config's folder: "
+                          "profctl apply composes them");
+    expect_override_error(cfg, "a@pkg=1",
+                          "override 'a@pkg=1': config group overrides need the config's folder: "
+                          "profctl apply composes them");
     expect_override_error(cfg, "a=[1,", "override 'a=[1,': missing ']'");
     expect_override_error(cfg, "a='x", "override 'a='x': missing closing '");
     expect_override_error(
@@ -374,13 +405,83 @@ static void test_omegaconf_override_errors(void **state)
     expect_override_error(cfg, "a=choice(1,2)",
                           "override 'a=choice(1,2)': functions such as choice() or range() are not "
                           "supported");
-    expect_override_error(cfg, "+g/x=1",
-                          "override '+g/x=1': config group overrides (a/b, a@b) are not supported");
     expect_override_error(cfg, "a..b=1", "override 'a..b=1': malformed key 'a..b'");
     expect_override_error(cfg, "a=x]", "override 'a=x]': unexpected ']' at offset 1");
-    expect_override_error(cfg, "l.3=1", "override 'l.3=1': key 'l.3' is not an item of the list");
     expect_override_error(cfg, "a={x 1}", "override 'a={x 1}': expected 'key: value' in '{...}'");
     expect_override_error("- 1\n", "+a=1", "override '+a=1': the configuration is not a mapping");
+}
+
+/* +key=value is accepted where Hydra's OmegaConf.select(cfg, key,
+ * throw_on_missing=False) is None -- absent, null, ???, an interpolation
+ * resolving to null -- or when the value is a list or a mapping
+ * (config_loader_impl.py lines 370-385). */
+static void test_omegaconf_override_plus_rule(void **state)
+{
+    const char *ov[] = {"+n=1", "+m=2", "+i=3", "+l=[7]", "+d={k: 9}", "+new.deep=4"};
+    fx_t f;
+    fx_load(&f, "n: null\nm: ???\ni: ${oc.select:nothing,null}\nl: [1, 2]\nd: {j: 1}\n", ov, 6);
+    assert_int_equal(get(&f, "n")->v.i, 1);
+    assert_int_equal(get(&f, "m")->v.i, 2);
+    assert_int_equal(get(&f, "i")->v.i, 3);
+    assert_int_equal(get(&f, "l")->n, 1); /* a list replaces the list */
+    assert_int_equal(get(&f, "l")->items[0]->v.i, 7);
+    assert_int_equal(get(&f, "d.k")->v.i, 9); /* a mapping merges */
+    assert_int_equal(get(&f, "d.j")->v.i, 1);
+    assert_int_equal(get(&f, "new.deep")->v.i, 4);
+    yt_free(f.root);
+
+    /* an interpolation resolving to a value is an item already there */
+    expect_override_error("a: 1\nb: ${a}\n", "+b=2",
+                          "override '+b=2': Could not append to config. An item is already at "
+                          "'b'. Either remove + prefix: 'b=2' Or add a second + to add or override "
+                          "'b': '++b=2'");
+    /* ++ always sets or adds. OmegaConf.update walks raw nodes: a parent
+     * that is an interpolation is replaced by an empty mapping, so the
+     * interpolated keys are gone and, without force_add, the key is missing */
+    const char *ov2[] = {"++a=5", "++c=6", "++s.k=1"};
+    fx_load(&f, "a: 1\nt: {k: 0, j: 2}\ns: ${t}\n", ov2, 3);
+    assert_int_equal(get(&f, "a")->v.i, 5);
+    assert_int_equal(get(&f, "c")->v.i, 6);
+    assert_int_equal(get(&f, "s.k")->v.i, 1);
+    assert_int_equal(get(&f, "s")->n, 1);
+    yt_free(f.root);
+    expect_override_error("t: {k: 0}\ns: ${t}\n", "s.k=1",
+                          "override 's.k=1': Could not override 's.k'. To append to your config "
+                          "use +s.k=1");
+}
+
+static const char *env_table(void *ctx, const char *name)
+{
+    (void)ctx;
+    return strcmp(name, "PROFD_T_TOOL") == 0 ? "torch" : NULL;
+}
+
+/* ${oc.env:VAR[,DEFAULT]} with the caller's environment (OmegaConf 2.3
+ * resolvers/oc/__init__.py:env): a string; the default through str(), null
+ * kept; unset without a default is an error. */
+static void test_omegaconf_env(void **state)
+{
+    fx_t f;
+    fx_load(&f,
+            "t: ${oc.env:PROFD_T_TOOL}\nd: ${oc.env:PROFD_T_UNSET,/tmp/p}\n"
+            "n: ${oc.env:PROFD_T_UNSET,null}\ni: ${oc.env:PROFD_T_UNSET,3}\n"
+            "l: ${oc.env:PROFD_T_UNSET,[1,2]}\ns: x-${oc.env:PROFD_T_TOOL}\nu: "
+            "${oc.env:PROFD_T_UNSET}\n",
+            NULL, 0);
+    f.oc.env = env_table;
+    assert_string_equal(get(&f, "t")->text, "torch");
+    assert_string_equal(get(&f, "d")->text, "/tmp/p");
+    assert_int_equal(get(&f, "n")->type, YT_NULL);
+    assert_int_equal(get(&f, "i")->type, YT_STR);
+    assert_string_equal(get(&f, "i")->text, "3");
+    assert_string_equal(get(&f, "l")->text, "[1, 2]");
+    assert_string_equal(get(&f, "s")->text, "x-torch");
+    yt_node_t *raw, *v;
+    assert_int_equal(oc_lookup(&f.oc, NULL, "u", &raw), 0);
+    assert_int_equal(oc_resolve(&f.oc, raw, &v), PROFD_ECONFIG);
+    assert_string_equal(f.err, "c.yaml:7:4: key 'u': interpolation '${oc.env:PROFD_T_UNSET}': "
+                               "Environment variable 'PROFD_T_UNSET' not found");
+    yt_free(f.root);
 }
 
 int main(void)
@@ -396,6 +497,8 @@ int main(void)
         cmocka_unit_test(test_omegaconf_override_values),
         cmocka_unit_test(test_omegaconf_override_delete),
         cmocka_unit_test(test_omegaconf_override_errors),
+        cmocka_unit_test(test_omegaconf_override_plus_rule),
+        cmocka_unit_test(test_omegaconf_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

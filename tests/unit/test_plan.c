@@ -288,6 +288,49 @@ static void test_plan_predict_and_stop_step(void **state)
     assert_int_equal(pd_plan_stop_step(&r, 1, &p), PP_NONE);
 }
 
+/* Step times under PD_PLAN_MIN_STEP_US (1 ms) are measurement noise, not
+ * training: the prediction takes 1 ms. The rank is at step 10, begun 30 ms
+ * ago; `unfloored` is what the measured time alone would predict. */
+static void test_plan_predict_min_step_time(void **state)
+{
+    static const struct {
+        int64_t step_us, ahead_us, want, unfloored;
+    } rows[] = {
+        {1, 2 * MS, 42, 32010},       /* 10 + 32 ms / 1 ms */
+        {500, 2 * MS, 42, 74},        /* 10 + 32 ms / 1 ms */
+        {999, 969 * MS, 1009, 1010},  /* 10 + 999 ms / 1 ms */
+        {1000, 969 * MS, 1009, 1009}, /* the floor itself */
+        {1001, 971 * MS, 1010, 1010}, /* above it: as measured, 1001 ms / 1001 us */
+        {0, 2 * MS, 11, 11},          /* not measured: it may move on */
+        {-1000, 2 * MS, 11, 11},      /* nonsense: not measured */
+    };
+    assert_int_equal(PD_PLAN_MIN_STEP_US, 1000);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        pd_plan_rank_t r = job[0];
+        r.step_us = rows[i].step_us;
+        int64_t got = pd_plan_predict(&r, NOW, rows[i].ahead_us);
+        if (got != rows[i].want) {
+            fail_msg("row %zu (%lld us per step): predicted %lld, want %lld (%lld unfloored)", i,
+                     (long long)rows[i].step_us, (long long)got, (long long)rows[i].want,
+                     (long long)rows[i].unfloored);
+        }
+    }
+    /* on demand: every rank reports 1 us per step; ahead = 2 ms + 100 ms:
+     * 10 + (30 + 102) ms / 1 ms = 142 -> start 143, not 132011 */
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pd_plan_out_t out;
+    s.next = 2;
+    for (int i = 0; i < 8; i++) {
+        job[i].step_us = 1;
+    }
+    resolve_ok(&s, &out);
+    assert_int_equal(out.segments[0].first, 143);
+    assert_int_equal(out.segments[0].last, 144);
+    assert_int_equal(out.n_warnings, 0);
+    pd_plan_out_free(&out);
+    setup(NULL);
+}
+
 /* ---- effective settings ---- */
 
 static void test_plan_selector_overrides(void **state)
@@ -433,6 +476,133 @@ static void test_plan_rejects_bad_requests(void **state)
     }
 }
 
+/* ---- processes hosting several roles ---- */
+
+/* verl's layout: two hybrid processes (actor, rollout and ref in one, the
+ * worker group's RANK 0 and 1), a critic worker group of its own counting
+ * from 0 again, and a process whose critic rank is not its global rank. */
+static const pd_role_t hybrid0[] = {{"actor", 0}, {"rollout", 0}, {"ref", 0}};
+static const pd_role_t hybrid1[] = {{"actor", 1}, {"rollout", 1}, {"ref", 1}};
+static const pd_role_t critic0[] = {{"critic", 0}};
+static const pd_role_t critic1[] = {{"critic", 1}};
+static const pd_role_t mixed7[] = {{"worker", 7}, {"critic", 3}};
+
+static pd_plan_rank_t verl_job[5];
+
+static void verl_setup(void)
+{
+    static const struct {
+        const char *role;
+        const pd_role_t *roles;
+        size_t n;
+        int64_t rank;
+    } p[5] = {{"actor", hybrid0, 3, 0},
+              {"actor", hybrid1, 3, 1},
+              {"critic", critic0, 1, 0},
+              {"critic", critic1, 1, 1},
+              {"worker", mixed7, 2, 7}};
+    for (int i = 0; i < 5; i++) {
+        verl_job[i] = (pd_plan_rank_t){.id = 200 + i,
+                                       .job = "run",
+                                       .role = p[i].role,
+                                       .roles = p[i].roles,
+                                       .nroles = p[i].n,
+                                       .rank = p[i].rank,
+                                       .replica_rank = PP_NONE,
+                                       .step = 10,
+                                       .step_us = 100 * MS,
+                                       .step_began_us = NOW};
+    }
+}
+
+typedef struct roles_case {
+    const char *name;
+    struct {
+        const char *role; /* NULL: any role (the global rank) */
+        int64_t ranks[2];
+        size_t nranks; /* 0: all_ranks */
+    } sel[2];
+    size_t nsel; /* 0: no selectors */
+    /* per process: the selector (-2: not a member) and the role mask */
+    int want_sel[5];
+    uint32_t want_roles[5];
+} roles_case_t;
+
+static void test_plan_multi_role_selection(void **state)
+{
+    static const roles_case_t cases[] = {
+        {"critic rank 0 is the critic group's rank 0, not the hybrid rank 0",
+         {{"critic", {0}, 1}},
+         1,
+         {-2, -2, 0, -2, -2},
+         {0, 0, 1, 0, 0}},
+        {"rollout rank 1 selects only that role of hybrid process 1",
+         {{"rollout", {1}, 1}},
+         1,
+         {-2, 0, -2, -2, -2},
+         {0, 2, 0, 0, 0}},
+        {"two selectors: the first decides the settings, the roles add up",
+         {{"ref", {0}, 0}, {"actor", {0}, 1}},
+         2,
+         {0, 0, -2, -2, -2},
+         {5, 4, 0, 0, 0}},
+        {"no role: the global rank, every role of the process",
+         {{NULL, {0}, 1}},
+         1,
+         {0, -2, 0, -2, -2},
+         {7, 0, 1, 0, 0}},
+        {"a role's own rank differs from the global rank",
+         {{"critic", {3}, 1}},
+         1,
+         {-2, -2, -2, -2, 0},
+         {0, 0, 0, 0, 2}},
+        {"the global rank is not the critic rank",
+         {{"critic", {7}, 1}},
+         1,
+         {-2, -2, -2, -2, -2},
+         {0, 0, 0, 0, 0}},
+        {"every process, every role", {{NULL, {0}, 0}}, 0, {-1, -1, -1, -1, -1}, {7, 7, 1, 1, 3}},
+    };
+    verl_setup();
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const roles_case_t *c = &cases[i];
+        pp_selector_t sels[2];
+        pp_window_spec_t s = spec_steps(NULL, 0, false);
+        pd_plan_out_t out;
+        char err[256] = "";
+        pd_plan_params_t p = params();
+        s.start = 20;
+        s.end = 21;
+        for (size_t k = 0; k < c->nsel; k++) {
+            sels[k] = sel(c->sel[k].role, c->sel[k].nranks == 0, (int64_t *)c->sel[k].ranks,
+                          c->sel[k].nranks, NULL, 0);
+        }
+        s.selectors = c->nsel ? sels : NULL;
+        s.selectors_n = c->nsel;
+        if (pd_plan_resolve(&s, verl_job, 5, &p, &out, err, sizeof(err)) != 0) {
+            fail_msg("%s: %s", c->name, err);
+        }
+        for (int r = 0; r < 5; r++) {
+            uint32_t roles = 0;
+            int got = pd_plan_match_roles(&s, "run", &verl_job[r], &roles);
+            if (got != c->want_sel[r] || roles != c->want_roles[r]) {
+                fail_msg("%s: process %d: selector %d roles %u, want %d and %u", c->name, r, got,
+                         roles, c->want_sel[r], c->want_roles[r]);
+            }
+            /* the resolved members say the same */
+            const pd_plan_member_t *m = NULL;
+            for (size_t k = 0; k < out.n_members; k++) {
+                m = out.members[k].id == verl_job[r].id ? &out.members[k] : m;
+            }
+            if ((m != NULL) != (c->want_sel[r] != -2) ||
+                (m && (m->selector != c->want_sel[r] || m->roles != c->want_roles[r]))) {
+                fail_msg("%s: process %d: member %s", c->name, r, m ? "differs" : "missing");
+            }
+        }
+        pd_plan_out_free(&out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,8 +616,10 @@ int main(void)
         cmocka_unit_test_setup(test_plan_next_is_aligned_ahead_of_the_fastest, setup),
         cmocka_unit_test_setup(test_plan_next_unknown_rate_and_no_steps, setup),
         cmocka_unit_test_setup(test_plan_predict_and_stop_step, setup),
+        cmocka_unit_test_setup(test_plan_predict_min_step_time, setup),
         cmocka_unit_test_setup(test_plan_selector_overrides, setup),
         cmocka_unit_test_setup(test_plan_rejects_bad_requests, setup),
+        cmocka_unit_test(test_plan_multi_role_selection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

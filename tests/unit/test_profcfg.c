@@ -2,10 +2,11 @@
  * Training configurations -> window requests, by tables: every corpus file,
  * the examples of the user documents (seeds and verl's Ascend profiling
  * doc), Hydra overrides, each semantic rule, and malformed inputs with their
- * exact messages. A request is compared as its wire JSON (pp_record_encode),
- * so every field is asserted.
+ * exact messages.
  *
- * PROFCFG_DUMP=1 prints what each case produced, for review.
+ * Every expectation is written from the frameworks' documents and code
+ * (the seeds, verl's and MindSpeed-LLM's profiling docs, the commits named
+ * in docs/profiling-config.md), in the compact form of profcfg_case.h.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,88 +25,88 @@
 
 /* ---- every file of the corpus ---- */
 
+/* MindSpeed-LLM FSDP2 (Ascend/MindSpeed-LLM c77308a1 fsdp2/utils/profiler.py:
+ * 79-88): [start, end) counts updates from 0, profd's steps from 1, so [5, 6)
+ * is step 6; contents npu, then cpu, stack, memory, shapes in ProfilerConfig's
+ * field order; analysis by tensorboard_trace_handler; export text. */
+#define MS_SETTINGS(contents)                                                                      \
+    "settings={\"level\":\"level1\",\"contents\":" contents ",\"analysis\":true,"                  \
+    "\"export_type\":\"text\",\"data_simplification\":false}"
+
 static const pcase_t corpus[] = {
     {.name = "mindspeed/mindspeed_llm_fsdp2_profile_example1.yaml",
      .corpus = true,
      .schema = "mindspeed",
-     .specs = "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":"
-              "\"npu\",\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\","
-              "\"cpu\"],\"analysis\":true,\"export_type\":\"text\",\"data_simplification\":false},"
-              "\"selectors\":[{\"role\":null,\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[]"
-              ",\"phases\":[]}],\"save_path\":\"./"
-              "profile_dir\",\"source\":\"mindspeed_llm_fsdp2_profile_example1.yaml\",\"warnings\":"
-              "[]}]"},
+     .want = "start=6 end=7 tool=npu mode=e2e " MS_SETTINGS(
+         "[\"npu\",\"cpu\"]") " save=./profile_dir | * ranks=0"},
     {.name = "mindspeed/mindspeed_llm_fsdp2_profile_example2.yaml",
      .corpus = true,
      .schema = "mindspeed",
-     .specs = "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":"
-              "\"npu\",\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\","
-              "\"cpu\",\"memory\",\"shapes\",\"stack\"],\"analysis\":true,\"export_type\":\"text\","
-              "\"data_simplification\":false},\"selectors\":[{\"role\":null,\"all_ranks\":false,"
-              "\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./"
-              "profile_dir_with_stack\",\"source\":\"mindspeed_llm_fsdp2_profile_example2.yaml\","
-              "\"warnings\":[]}]"},
+     .want = "start=6 end=7 tool=npu mode=e2e " MS_SETTINGS(
+         "[\"npu\",\"cpu\",\"stack\",\"memory\",\"shapes\"]") " save=./profile_dir_with_stack | * "
+                                                              "ranks=0"},
+    /* verl's own defaults: steps null profiles nothing (trainer_base.py:434) */
     {.name = "verl/verl_generated_ppo_trainer_profiler_sections.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
     {.name = "verl/verl_legacy_npu_profile.yaml",
      .corpus = true,
      .schema = "verl-legacy",
-     .specs = "[]",
+     .no_window = "npu_profile options alone request no steps",
      .warn = {"verl_legacy_npu_profile.yaml:3:1: key 'options': npu_profile options alone request "
               "no steps (they belong under trainer.npu_profile, steps in trainer.profile_steps); "
               "no window"}},
     {.name = "verl/verl_legacy_ppo_trainer_profile_sections.yaml",
      .corpus = true,
      .schema = "verl-legacy",
-     .specs = "[]"},
+     .no_window = "trainer.profile_steps lists no step"},
     {.name = "verl/verl_npu_profile_legacy_options.yaml",
      .corpus = true,
      .schema = "verl-legacy",
-     .specs = "[]",
+     .no_window = "npu_profile options alone request no steps",
      .warn = {"verl_npu_profile_legacy_options.yaml:3:1: key 'options': npu_profile options alone "
               "request no steps (they belong under trainer.npu_profile, steps in "
               "trainer.profile_steps); no window"}},
     {.name = "verl/verl_ppo_trainer_global_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
     {.name = "verl/verl_profiler_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]",
+     .no_window = "a profiler section alone requests no steps",
      .warn = {"verl_profiler_profiler.yaml:3:1: a profiler section alone requests no steps (they "
               "come from global_profiler.steps); no window"}},
     {.name = "verl/verlproj_actor_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]",
+     .no_window = "a profiler section alone requests no steps",
      .warn = {"verlproj_actor_profiler.yaml:2:1: key 'profiler': a profiler section alone requests "
               "no steps (they come from global_profiler.steps); no window"}},
     {.name = "verl/verlproj_ascend_profiling_doc_examples.txt",
      .corpus = true,
      .schema = "none",
-     .specs = "[]",
+     .no_window = "the configuration is empty",
      .warn = {"verlproj_ascend_profiling_doc_examples.txt:1:1: empty configuration; no window"}},
     {.name = "verl/verlproj_generated_ppo_trainer_profiler_sections.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
     {.name = "verl/verlproj_ppo_trainer_global_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
     {.name = "verl/verlproj_profiler_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]",
+     .no_window = "a profiler section alone requests no steps",
      .warn = {"verlproj_profiler_profiler.yaml:3:1: a profiler section alone requests no steps "
               "(they come from global_profiler.steps); no window"}},
     {.name = "verl/verlproj_rollout_profiler.yaml",
      .corpus = true,
      .schema = "verl",
-     .specs = "[]",
+     .no_window = "a profiler section alone requests no steps",
      .warn = {"verlproj_rollout_profiler.yaml:2:1: key 'profiler': a profiler section alone "
               "requests no steps (they come from global_profiler.steps); no window"}},
 };
@@ -166,35 +167,34 @@ static const char seed004_mindspeed[] = "training:\n"
                                         "  profile_record_shapes: true\n"
                                         "  profile_save_path: ./npu_profile\n";
 
+/* The documents' snippets write the actor's section only ("rollout & ref
+ * follow actor settings"); read on their own, rollout and ref take every key
+ * they do not set from the actor's (docs/profiling-config.md). With no tool
+ * anywhere and one tool in tool_config, that tool, with a warning. */
+#define NO_TOOL(file, pos, role)                                                                   \
+    file ":" pos ": key 'actor_rollout_ref." role                                                  \
+         ".profiler.enable': no tool set (global_profiler.tool is null); using 'npu', the only "   \
+         "tool "                                                                                   \
+         "in tool_config"
+
 static const pcase_t seeds[] = {
     /* 000 / 001: data collection on Ascend (current schema) */
     {.name = "seed000_disable.yaml",
      .text = "global_profiler:\n   steps: null # disable profile\n",
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
+    /* steps [1, 2, 5]: a window per step; all_ranks: every rank of the actor,
+     * and of rollout and ref, which follow it; npu's discrete false: e2e */
     {.name = "seed000_e2e.yaml",
      .text = SEED_E2E("False"),
      .schema = "verl",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"npu\",\"mode\":\"e2e\",\"settings\":{},\"selectors\":[{\"role\":"
-              "\"actor\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]},{"
-              "\"role\":\"rollout\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],"
-              "\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":["
-              "],\"phases\":[]}],\"save_path\":null,\"source\":\"seed000_e2e.yaml\",\"warnings\":["
-              "\"seed000_e2e.yaml:6:18: key 'actor_rollout_ref.actor.profiler.enable': no tool set "
-              "(global_profiler.tool is null); using 'npu', the only tool in tool_config\"]}]"},
+     .want = "steps=1,2,5 tool=npu mode=e2e settings={} | actor all | rollout all | ref all",
+     .swarn = {NO_TOOL("seed000_e2e.yaml", "6:18", "actor")}},
     {.name = "seed000_discrete.yaml",
      .text = SEED_E2E("True"),
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-         "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{},\"selectors\":[{\"role\":"
-         "\"actor\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]},{\"role\":"
-         "\"rollout\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]},{"
-         "\"role\":\"ref\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]}],"
-         "\"save_path\":null,\"source\":\"seed000_discrete.yaml\",\"warnings\":[\"seed000_discrete."
-         "yaml:6:18: key 'actor_rollout_ref.actor.profiler.enable': no tool set "
-         "(global_profiler.tool is null); using 'npu', the only tool in tool_config\"]}]"},
+     .want = "steps=1,2,5 tool=npu mode=discrete settings={} | actor all | rollout all | ref all",
+     .swarn = {NO_TOOL("seed000_discrete.yaml", "6:18", "actor")}},
     {.name = "seed001_e2e.yaml",
      .text = "global_profiler:\n"
              "   steps: [1, 2, 5]\n"
@@ -210,77 +210,54 @@ static const pcase_t seeds[] = {
              "               contents: [npu, cpu]  # Control collection list, default cpu, npu\n"
              "  # rollout & ref follow actor settings\n",
      .schema = "verl",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"npu\",\"mode\":\"e2e\",\"settings\":{\"contents\":[\"npu\",\"cpu\"]},"
-              "\"selectors\":[{\"role\":\"actor\",\"all_ranks\":true,\"ranks\":[],\"replica_"
-              "ranks\":[],\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":true,\"ranks\":[],"
-              "\"replica_ranks\":[],\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":true,\"ranks\":["
-              "],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./outputs/"
-              "profile\",\"source\":\"seed001_e2e.yaml\",\"warnings\":[\"seed001_e2e.yaml:7:18: "
-              "key 'actor_rollout_ref.actor.profiler.enable': no tool set (global_profiler.tool is "
-              "null); using 'npu', the only tool in tool_config\"]}]"},
+     .want = "steps=1,2,5 tool=npu mode=e2e settings={\"contents\":[\"npu\",\"cpu\"]} "
+             "save=./outputs/profile | actor all | rollout all | ref all",
+     .swarn = {NO_TOOL("seed001_e2e.yaml", "7:18", "actor")}},
+    /* rank 0 of the actor; the rollout's own section, rank 0; ref follows */
     {.name = "seed001_discrete.yaml",
      .text = seed001_discrete,
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-         "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"]},"
-         "\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[]"
-         ",\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":false,\"ranks\":[0],\"replica_"
-         "ranks\":[],\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":false,\"ranks\":[0],\"replica_"
-         "ranks\":[],\"phases\":[]}],\"save_path\":\"./outputs/"
-         "profile\",\"source\":\"seed001_discrete.yaml\",\"warnings\":[\"seed001_discrete.yaml:7:"
-         "18: key 'actor_rollout_ref.actor.profiler.enable': no tool set (global_profiler.tool is "
-         "null); using 'npu', the only tool in tool_config\",\"seed001_discrete.yaml:16:18: key "
-         "'actor_rollout_ref.rollout.profiler.enable': no tool set (global_profiler.tool is null); "
-         "using 'npu', the only tool in tool_config\"]}]"},
-    /* the same in an agent-loop job on vLLM: rollout ranks are replica indices */
+     .want = "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"]} "
+             "save=./outputs/profile | actor ranks=0 | rollout ranks=0 | ref ranks=0",
+     .swarn = {NO_TOOL("seed001_discrete.yaml", "7:18", "actor"),
+               NO_TOOL("seed001_discrete.yaml", "16:18", "rollout")}},
+    /* the same in an agent-loop job on vLLM: the rollout's ranks are replica
+     * indices (the Ascend guide; no relocate_results / finish_hook_* keys);
+     * vLLM profiles at level1 whatever the level */
     {.name = "seed001_discrete_agent_loop.yaml",
      .text = seed001_discrete,
      .ov = {"+actor_rollout_ref.rollout.mode=async", "+actor_rollout_ref.rollout.name=vllm",
             "+global_profiler.tool=npu"},
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-         "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"]},"
-         "\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[]"
-         ",\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":false,\"ranks\":[],\"replica_ranks\":"
-         "[0],\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":"
-         "[],\"phases\":[]}],\"save_path\":\"./outputs/"
-         "profile\",\"source\":\"seed001_discrete_agent_loop.yaml\",\"warnings\":[\"seed001_"
-         "discrete_agent_loop.yaml:18:17: key 'actor_rollout_ref.rollout.profiler.ranks': "
-         "agent-loop rollout: ranks [0] are inference replica indices (+profd.rollout_ranks=global "
-         "reads them as global ranks)\",\"seed001_discrete_agent_loop.yaml:16:18: key "
-         "'actor_rollout_ref.rollout.profiler.enable': vllm rollout ignores profiler level "
-         "'level0' (uses level1)\"]}]"},
-    /* 002: the legacy schema */
+     .want = "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"]} "
+             "save=./outputs/profile | actor ranks=0 | rollout replicas=0 | ref ranks=0",
+     .swarn = {"seed001_discrete_agent_loop.yaml:18:17: key "
+               "'actor_rollout_ref.rollout.profiler.ranks': agent-loop rollout: ranks [0] are "
+               "inference replica indices (+profd.rollout_ranks=global reads them as global "
+               "ranks)",
+               "seed001_discrete_agent_loop.yaml:16:18: key "
+               "'actor_rollout_ref.rollout.profiler.enable': vllm rollout ignores profiler level "
+               "'level0' (uses level1)"}},
+    /* 002: the legacy schema: no npu_profile section, so nsys; one section
+     * for the hybrid worker: actor, rollout and ref alike */
     {.name = "seed002_disable.yaml",
      .text = "trainer:\n    profile_steps: null # disable profile\n",
      .schema = "verl-legacy",
-     .specs = "[]"},
+     .no_window = "trainer.profile_steps lists no step"},
     {.name = "seed002_e2e.yaml",
      .text = "trainer:\n    profile_steps: [1, 2, 5]\nactor_rollout_ref:\n     profiler:\n"
              "         discrete: False\n         all_ranks: True\n",
      .schema = "verl-legacy",
-     .specs =
-         "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-         "\"tool\":\"nsys\",\"mode\":\"e2e\",\"settings\":{},\"selectors\":[{\"role\":\"actor\","
-         "\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]},{\"role\":"
-         "\"rollout\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]},{"
-         "\"role\":\"ref\",\"all_ranks\":true,\"ranks\":[],\"replica_ranks\":[],\"phases\":[]}],"
-         "\"save_path\":null,\"source\":\"seed002_e2e.yaml\",\"warnings\":[]}]"},
+     .want = "steps=1,2,5 tool=nsys mode=e2e settings={} | actor all | rollout all | ref all"},
     {.name = "seed002_discrete.yaml",
      .text = "trainer:\n    profile_steps: [1, 2, 5]\nactor_rollout_ref:\n     profiler:\n"
              "         discrete: True\n         all_ranks: False\n         ranks: [0, 1]\n",
      .schema = "verl-legacy",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"nsys\",\"mode\":\"discrete\",\"settings\":{},\"selectors\":[{\"role\":"
-              "\"actor\",\"all_ranks\":false,\"ranks\":[0,1],\"replica_ranks\":[],\"phases\":[]},{"
-              "\"role\":\"rollout\",\"all_ranks\":false,\"ranks\":[0,1],\"replica_ranks\":[],"
-              "\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":false,\"ranks\":[0,1],\"replica_"
-              "ranks\":[],\"phases\":[]}],\"save_path\":null,\"source\":\"seed002_discrete.yaml\","
-              "\"warnings\":[]}]"},
-    /* 003: the command lines of the v0.6 guide, over verl's generated config */
+     .want = "steps=1,2,5 tool=nsys mode=discrete settings={} | actor ranks=0,1 | rollout "
+             "ranks=0,1 | ref ranks=0,1"},
+    /* 003: the command lines of the v0.6 guide, over verl's generated config
+     * (volcengine b178a3cd): the rollout follows the actor by oc.select, the
+     * ref writes its own enable: false */
     {.name = GEN_OLD,
      .corpus = true,
      .ov = {"global_profiler.tool=npu", "global_profiler.steps=[2]",
@@ -292,14 +269,8 @@ static const pcase_t seeds[] = {
             "actor_rollout_ref.actor.profiler.tool_config.npu.contents=['npu']",
             "actor_rollout_ref.actor.profiler.tool_config.npu.analysis=True"},
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[2],\"start\":null,\"end\":null,\"continuous\":false,\"tool\":"
-         "\"npu\",\"mode\":\"e2e\",\"settings\":{\"contents\":[\"npu\"],\"level\":\"level1\","
-         "\"analysis\":true},\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,\"ranks\":[0],"
-         "\"replica_ranks\":[],\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":false,\"ranks\":["
-         "0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"outputs/"
-         "profile\",\"source\":\"verl_generated_ppo_trainer_profiler_sections.yaml\",\"warnings\":["
-         "]}]"},
+     .want = "steps=2 tool=npu mode=e2e settings={\"contents\":[\"npu\"],\"level\":\"level1\","
+             "\"analysis\":true} save=outputs/profile | actor ranks=0 | rollout ranks=0"},
     {.name = GEN_OLD,
      .corpus = true,
      .ov = {"global_profiler.tool=npu", "global_profiler.steps=[2]",
@@ -314,14 +285,10 @@ static const pcase_t seeds[] = {
             "actor_rollout_ref.actor.profiler.tool_config.npu.contents=['npu']",
             "actor_rollout_ref.actor.profiler.tool_config.npu.analysis=True"},
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[2],\"start\":null,\"end\":null,\"continuous\":false,\"tool\":"
-         "\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\"],\"level\":\"level0\","
-         "\"analysis\":true},\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,\"ranks\":[0],"
-         "\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"outputs/"
-         "profile\",\"source\":\"verl_generated_ppo_trainer_profiler_sections.yaml\",\"warnings\":["
-         "]}]"},
-    /* Hydra overrides of the guides, over verl's generated config */
+     .want = "steps=2 tool=npu mode=discrete settings={\"contents\":[\"npu\"],\"level\":\"level0\","
+             "\"analysis\":true} save=outputs/profile | actor ranks=0"},
+    /* Hydra overrides of the guides: ++ enables the ref, whose own npu
+     * settings (contents []) and empty ranks (rank 0, DistProfiler) apply */
     {.name = GEN_OLD,
      .corpus = true,
      .ov = {"global_profiler.tool=npu", "global_profiler.steps=[2]",
@@ -330,30 +297,21 @@ static const pcase_t seeds[] = {
             "actor_rollout_ref.actor.profiler.tool_config.npu.contents=['npu','cpu']",
             "+global_profiler.note=try1", "++actor_rollout_ref.ref.profiler.enable=True"},
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[2],\"start\":null,\"end\":null,\"continuous\":false,\"tool\":"
-         "\"npu\",\"mode\":\"e2e\",\"settings\":{\"contents\":[\"npu\",\"cpu\"],\"level\":"
-         "\"level0\",\"analysis\":true},\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,"
-         "\"ranks\":[0,1],\"replica_ranks\":[],\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":"
-         "false,\"ranks\":[0,1],\"replica_ranks\":[],\"phases\":[]},{\"role\":\"ref\",\"all_"
-         "ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[],\"settings\":{"
-         "\"contents\":[],\"level\":\"level0\",\"analysis\":true}}],\"save_path\":\"outputs/"
-         "profile\",\"source\":\"verl_generated_ppo_trainer_profiler_sections.yaml\",\"warnings\":["
-         "\"verl_generated_ppo_trainer_profiler_sections.yaml:36:14: key "
-         "'actor_rollout_ref.ref.profiler.ranks': enabled with all_ranks false and ranks []: "
-         "profiles rank 0 (verl's default)\"]}]",
+     .want = "steps=2 tool=npu mode=e2e settings={\"contents\":[\"npu\",\"cpu\"],\"level\":"
+             "\"level0\",\"analysis\":true} save=outputs/profile | actor ranks=0,1 | rollout "
+             "ranks=0,1 | ref ranks=0 settings={\"contents\":[],\"level\":\"level0\",\"analysis\":"
+             "true}",
      .warn = {"override '+global_profiler.note=try1': key 'global_profiler.note': unknown key, "
-              "ignored"}},
-    /* 004: MindSpeed FSDP2 */
+              "ignored"},
+     .swarn = {"verl_generated_ppo_trainer_profiler_sections.yaml:36:14: key "
+               "'actor_rollout_ref.ref.profiler.ranks': enabled with all_ranks false and ranks []: "
+               "profiles rank 0 (verl's default)"}},
+    /* 004: MindSpeed-LLM FSDP2: [5, 10) from 0 is profd's steps 6-10 */
     {.name = "seed004_mindspeed.yaml",
      .text = seed004_mindspeed,
      .schema = "mindspeed",
-     .specs = "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":11,\"continuous\":false,\"tool\":"
-              "\"npu\",\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\","
-              "\"cpu\",\"memory\",\"shapes\",\"stack\"],\"analysis\":true,\"export_type\":\"text\","
-              "\"data_simplification\":false},\"selectors\":[{\"role\":null,\"all_ranks\":false,"
-              "\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./"
-              "npu_profile\",\"source\":\"seed004_mindspeed.yaml\",\"warnings\":[]}]"},
+     .want = "start=6 end=11 tool=npu mode=e2e " MS_SETTINGS(
+         "[\"npu\",\"cpu\",\"stack\",\"memory\",\"shapes\"]") " save=./npu_profile | * ranks=0"},
     {.name = "seed004_example1.yaml",
      .text =
          "training:\n"
@@ -368,12 +326,8 @@ static const pcase_t seeds[] = {
          "  profile_with_cpu: true\n"
          "  profile_save_path: ./profile_dir\n",
      .schema = "mindspeed",
-     .specs =
-         "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":\"npu\","
-         "\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\",\"cpu\"],"
-         "\"analysis\":true,\"export_type\":\"text\",\"data_simplification\":false},\"selectors\":["
-         "{\"role\":null,\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],"
-         "\"save_path\":\"./profile_dir\",\"source\":\"seed004_example1.yaml\",\"warnings\":[]}]"},
+     .want = "start=6 end=7 tool=npu mode=e2e " MS_SETTINGS(
+         "[\"npu\",\"cpu\"]") " save=./profile_dir | * ranks=0"},
     {.name = "seed004_example2.yaml",
      .text = "training:\n"
              "  profile: true\n"
@@ -387,12 +341,9 @@ static const pcase_t seeds[] = {
              "  profile_record_shapes: true # tensor shapes\n"
              "  profile_save_path: ./profile_dir_with_stack\n",
      .schema = "mindspeed",
-     .specs = "[{\"job\":null,\"steps\":[],\"start\":6,\"end\":7,\"continuous\":false,\"tool\":"
-              "\"npu\",\"mode\":\"e2e\",\"settings\":{\"level\":\"level1\",\"contents\":[\"npu\","
-              "\"cpu\",\"memory\",\"shapes\",\"stack\"],\"analysis\":true,\"export_type\":\"text\","
-              "\"data_simplification\":false},\"selectors\":[{\"role\":null,\"all_ranks\":false,"
-              "\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./"
-              "profile_dir_with_stack\",\"source\":\"seed004_example2.yaml\",\"warnings\":[]}]"},
+     .want = "start=6 end=7 tool=npu mode=e2e " MS_SETTINGS(
+         "[\"npu\",\"cpu\",\"stack\",\"memory\",\"shapes\"]") " save=./profile_dir_with_stack | * "
+                                                              "ranks=0"},
 };
 
 /* verl's ascend_profiling_en.rst (corpus/verl/verlproj_ascend_profiling_doc_examples.txt) */
@@ -400,7 +351,7 @@ static const pcase_t doc_examples[] = {
     {.name = "doc_disable.yaml",
      .text = "global_profiler:\n  steps: null # disable profile\n",
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
     {.name = "doc_e2e.yaml",
      .text =
          "global_profiler:\n"
@@ -416,15 +367,11 @@ static const pcase_t doc_examples[] = {
          "               discrete: True\n"
          "               contents: [npu, cpu]  # Control collection list\n",
      .schema = "verl",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"]}"
-              ",\"selectors\":[{\"role\":\"actor\",\"all_ranks\":true,\"ranks\":[],\"replica_"
-              "ranks\":[],\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":true,\"ranks\":[],"
-              "\"replica_ranks\":[],\"phases\":[]},{\"role\":\"ref\",\"all_ranks\":true,\"ranks\":["
-              "],\"replica_ranks\":[],\"phases\":[]}],\"save_path\":\"./outputs/"
-              "profile\",\"source\":\"doc_e2e.yaml\",\"warnings\":[\"doc_e2e.yaml:7:18: key "
-              "'actor_rollout_ref.actor.profiler.enable': no tool set (global_profiler.tool is "
-              "null); using 'npu', the only tool in tool_config\"]}]"},
+     .want = "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"]} "
+             "save=./outputs/profile | actor all | rollout all | ref all",
+     .swarn = {NO_TOOL("doc_e2e.yaml", "7:18", "actor")}},
+    /* profile_token_start 30, end 60 on the rollout: a sub-step schedule
+     * over decode steps, wait 30, active 30 (discrete only) */
     {.name = "doc_separation.yaml",
      .text =
          "global_profiler:\n"
@@ -452,24 +399,18 @@ static const pcase_t doc_examples[] = {
          "               profile_token_end: 60\n"
          "   # ref follow actor settings\n",
      .schema = "verl",
-     .specs =
-         "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-         "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"]},"
-         "\"selectors\":[{\"role\":\"actor\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[]"
-         ",\"phases\":[]},{\"role\":\"rollout\",\"all_ranks\":false,\"ranks\":[0],\"replica_"
-         "ranks\":[],\"phases\":[],\"schedule\":{\"wait\":30,\"active\":30,\"repeat\":1}},{"
-         "\"role\":\"ref\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],"
-         "\"save_path\":\"./outputs/"
-         "profile\",\"source\":\"doc_separation.yaml\",\"warnings\":[\"doc_separation.yaml:7:18: "
-         "key 'actor_rollout_ref.actor.profiler.enable': no tool set (global_profiler.tool is "
-         "null); using 'npu', the only tool in tool_config\",\"doc_separation.yaml:16:18: key "
-         "'actor_rollout_ref.rollout.profiler.enable': no tool set (global_profiler.tool is null); "
-         "using 'npu', the only tool in tool_config\"]}]"},
+     .want = "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"]} "
+             "save=./outputs/profile | actor ranks=0 | rollout ranks=0 schedule=0,30,0,30,1 | "
+             "ref ranks=0",
+     .swarn = {NO_TOOL("doc_separation.yaml", "7:18", "actor"),
+               NO_TOOL("doc_separation.yaml", "16:18", "rollout")}},
     {.name = GEN_NEW,
      .corpus = true,
      .ov = {"global_profiler.steps=null"},
      .schema = "verl",
-     .specs = "[]"},
+     .no_window = "global_profiler.steps is null"},
+    /* verl-project 1dda039b's generated config: rollout follows the actor key
+     * by key (contents, level, analysis, discrete); ref does not */
     {.name = GEN_NEW,
      .corpus = true,
      .ov = {"global_profiler.tool=npu", "global_profiler.steps=[1, 2, 5]",
@@ -482,14 +423,10 @@ static const pcase_t doc_examples[] = {
             "actor_rollout_ref.actor.profiler.tool_config.npu.level=level1",
             "actor_rollout_ref.actor.profiler.tool_config.npu.analysis=False"},
      .schema = "verl",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"],"
-              "\"level\":\"level1\",\"analysis\":false},\"selectors\":[{\"role\":\"actor\",\"all_"
-              "ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]},{\"role\":"
-              "\"rollout\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]}],"
-              "\"save_path\":\"./outputs/"
-              "profile\",\"source\":\"verlproj_generated_ppo_trainer_profiler_sections.yaml\","
-              "\"warnings\":[]}]"},
+     .want =
+         "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"],\"level\":"
+         "\"level1\",\"analysis\":false} save=./outputs/profile | actor ranks=0 | rollout "
+         "ranks=0"},
     {.name = GEN_NEW,
      .corpus = true,
      .ov = {"global_profiler.tool=npu", "global_profiler.steps=[1, 2, 5]",
@@ -507,14 +444,10 @@ static const pcase_t doc_examples[] = {
             "actor_rollout_ref.rollout.profiler.tool_config.npu.profile_token_start=30",
             "actor_rollout_ref.rollout.profiler.tool_config.npu.profile_token_end=60"},
      .schema = "verl",
-     .specs = "[{\"job\":null,\"steps\":[1,2,5],\"start\":null,\"end\":null,\"continuous\":false,"
-              "\"tool\":\"npu\",\"mode\":\"discrete\",\"settings\":{\"contents\":[\"npu\",\"cpu\"],"
-              "\"level\":\"level1\",\"analysis\":false},\"selectors\":[{\"role\":\"actor\",\"all_"
-              "ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[]},{\"role\":"
-              "\"rollout\",\"all_ranks\":false,\"ranks\":[0],\"replica_ranks\":[],\"phases\":[],"
-              "\"schedule\":{\"wait\":30,\"active\":30,\"repeat\":1}}],\"save_path\":\"./outputs/"
-              "profile\",\"source\":\"verlproj_generated_ppo_trainer_profiler_sections.yaml\","
-              "\"warnings\":[]}]"},
+     .want =
+         "steps=1,2,5 tool=npu mode=discrete settings={\"contents\":[\"npu\",\"cpu\"],\"level\":"
+         "\"level1\",\"analysis\":false} save=./outputs/profile | actor ranks=0 | rollout "
+         "ranks=0 schedule=0,30,0,30,1"},
 };
 
 static void test_profcfg_corpus(void **state)

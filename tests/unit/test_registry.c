@@ -3,6 +3,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -179,6 +181,122 @@ static void test_registry_iteration(void **state)
     pd_registry_fini(&r);
 }
 
+/* One process, several roles: the hello's roles, each with its rank in
+ * that role's own numbering. */
+static void test_registry_roles_of_a_process(void **state)
+{
+    typedef struct role_case {
+        const char *name;
+        pp_role_rank_t roles[4];
+        size_t n;
+        int rv;
+        const char *want; /* "role:rank,..." */
+    } role_case_t;
+    static const role_case_t cases[] = {
+        {"one role", {{0}}, 0, 0, "actor:2"},
+        {"verl's hybrid engine",
+         {{"rollout", PP_NONE}, {"ref", PP_NONE}},
+         2,
+         0,
+         "actor:2,rollout:2,ref:2"},
+        {"a role numbered on its own", {{"critic", 0}}, 1, 0, "actor:2,critic:0"},
+        {"the primary listed with its own rank",
+         {{"actor", 5}, {"ref", PP_NONE}},
+         2,
+         0,
+         "actor:5,ref:2"},
+        {"the primary listed without a rank", {{"actor", PP_NONE}}, 1, 0, "actor:2"},
+        {"listed twice", {{"ref", 0}, {"ref", 1}}, 2, PROFD_EINVAL, NULL},
+        {"the primary listed twice", {{"actor", 5}, {"actor", 6}}, 2, PROFD_EINVAL, NULL},
+        {"not a name", {{"re/f", 0}}, 1, PROFD_EINVAL, NULL},
+        {"negative rank", {{"ref", -3}}, 1, PROFD_EINVAL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const role_case_t *c = &cases[i];
+        pd_registry_t r;
+        pd_rank_t *k = NULL;
+        char got[256] = "";
+        pd_registry_init(&r, 4);
+        pp_hello_t h = hello("actor", 2, PP_NONE, 100);
+        h.roles = (pp_role_rank_t *)c->roles;
+        h.roles_n = c->n;
+        int rv = pd_registry_add(&r, &h, "n1", 0, &k);
+        if (rv != c->rv) {
+            fail_msg("%s: %d, want %d", c->name, rv, c->rv);
+        }
+        if (rv == 0) {
+            for (size_t j = 0; j < k->nroles; j++) {
+                size_t len = strlen(got);
+                snprintf(got + len, sizeof(got) - len, "%s%s:%lld", j ? "," : "", k->roles[j].name,
+                         (long long)k->roles[j].rank);
+            }
+            if (strcmp(got, c->want) != 0) {
+                fail_msg("%s: %s, want %s", c->name, got, c->want);
+            }
+        } else {
+            assert_null(k);
+            assert_int_equal(r.count, 0);
+        }
+        pd_registry_fini(&r);
+    }
+
+    /* more than PP_MAX_ROLES */
+    pd_registry_t r;
+    pd_rank_t *k = NULL;
+    pp_role_rank_t many[PP_MAX_ROLES];
+    char names[PP_MAX_ROLES][8];
+    pd_registry_init(&r, 4);
+    for (int i = 0; i < PP_MAX_ROLES; i++) {
+        snprintf(names[i], sizeof(names[i]), "r%d", i);
+        many[i] = (pp_role_rank_t){names[i], i};
+    }
+    pp_hello_t h = hello("actor", 0, PP_NONE, 100);
+    h.roles = many;
+    h.roles_n = PP_MAX_ROLES - 1;
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    assert_int_equal(k->nroles, PP_MAX_ROLES);
+    h.pid = 101;
+    h.roles_n = PP_MAX_ROLES;
+    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), PROFD_EINVAL);
+    pd_registry_fini(&r);
+}
+
+/* A process that adds a role registers again: the same entry, more roles,
+ * visible to the planner and in status. */
+static void test_registry_added_role_same_entry(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k, *again;
+    pd_plan_rank_t pr;
+    pp_rank_t row;
+    pd_registry_init(&r, 4);
+    pp_hello_t h = hello("actor", 1, PP_NONE, 100);
+    assert_int_equal(pd_registry_add(&r, &h, "n1", 0, &k), 0);
+    assert_int_equal(k->nroles, 1);
+    pd_registry_row(k, 0, &row);
+    assert_null(row.roles); /* one role: no list */
+    pp_role_rank_t more[] = {{"rollout", PP_NONE}, {"critic", 0}};
+    h.roles = more;
+    h.roles_n = 2;
+    assert_int_equal(pd_registry_add(&r, &h, "n1", 10, &again), 0);
+    assert_ptr_equal(again, k);
+    assert_int_equal(r.count, 1);
+    assert_int_equal(k->nroles, 3);
+    assert_int_equal(pd_registry_role(k, "critic"), 2);
+    assert_int_equal(pd_registry_role(k, "ref"), -1);
+    pd_registry_plan_rank(k, &pr);
+    assert_int_equal(pr.nroles, 3);
+    assert_string_equal(pr.roles[1].name, "rollout");
+    assert_int_equal(pr.roles[1].rank, 1);
+    assert_int_equal(pr.roles[2].rank, 0);
+    pd_registry_row(k, 10, &row);
+    assert_int_equal(row.roles_n, 3);
+    assert_string_equal(row.roles[2].role, "critic");
+    assert_int_equal(row.roles[2].rank, 0);
+    free(row.roles);
+    pd_registry_fini(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +305,8 @@ int main(void)
         cmocka_unit_test(test_registry_limits_and_validation),
         cmocka_unit_test(test_registry_events_step_time),
         cmocka_unit_test(test_registry_iteration),
+        cmocka_unit_test(test_registry_roles_of_a_process),
+        cmocka_unit_test(test_registry_added_role_same_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -456,6 +456,186 @@ static void test_windows_lost_before_first_step(void **state)
     assert_int_equal(f->ncompleted, 1); /* nothing to gather: done at once */
 }
 
+/* ---- processes hosting several roles ---- */
+
+/* A rank with roles beyond its primary one (each "role:rank"). */
+static pd_rank_t *add_multi(fixture_t *f, const char *role, int64_t rank, const char *host,
+                            int64_t pid, const char *const *more, size_t n)
+{
+    pd_rank_t *k;
+    pp_hello_t h;
+    pp_role_rank_t roles[4];
+    char names[4][PP_MAX_NAME + 1];
+    pp_record_init(&pp_desc_hello, &h);
+    for (size_t i = 0; i < n; i++) {
+        const char *colon = strchr(more[i], ':');
+        snprintf(names[i], sizeof(names[i]), "%.*s", (int)(colon - more[i]), more[i]);
+        roles[i] = (pp_role_rank_t){names[i], strtoll(colon + 1, NULL, 10)};
+    }
+    h.job = "run";
+    h.role = (char *)role;
+    h.rank = rank;
+    h.replica_rank = PP_NONE;
+    h.host = (char *)host;
+    h.pid = pid;
+    h.roles = roles;
+    h.roles_n = n;
+    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    k->uid = 2000;
+    k->step = 10;
+    k->step_began_us = NOW - 30 * MS;
+    k->step_us = 100 * MS;
+    return k;
+}
+
+/* One capture reported by rank k; the capture as the member holds it. */
+static const pp_capture_t *report_by(fixture_t *f, pd_window_t *w, pd_rank_t *k, const char *role,
+                                     const char *phase, const char *dir)
+{
+    char err[256];
+    pp_result_t res;
+    pp_record_init(&pp_desc_result, &res);
+    res.window = w->id;
+    res.captures = calloc(1, sizeof(*res.captures));
+    res.captures_n = 1;
+    pp_capture_t *cap = &res.captures[0];
+    pp_record_init(&pp_desc_capture, cap);
+    cap->status = PP_CAP_COMPLETE;
+    cap->role = strdup(role);
+    cap->phase = phase ? strdup(phase) : NULL;
+    cap->dir = strdup(dir);
+    cap->first_step = 20;
+    assert_int_equal(pd_windows_on_result(&f->ws, k, &res, err, sizeof(err)), 0);
+    pp_record_free(&pp_desc_result, &res);
+    pd_member_t *m = pd_windows_member(w, k->id);
+    return &m->caps[m->ncaps - 1];
+}
+
+/* verl on one host "hv": a hybrid process (actor, rollout and ref, its
+ * worker group's rank 0), the critic's own worker group rank 0 and the
+ * hybrid rank 1. End to end: one capture per process; the critic process
+ * has the hybrid rank 0's rank and host, and joined after it: -pid<PID>. */
+static void test_windows_multi_role_e2e_folders(void **state)
+{
+    fixture_t *f = *state;
+    static const char *const h0[] = {"rollout:0", "ref:0"};
+    static const char *const h1[] = {"rollout:1", "ref:1"};
+    pd_rank_t *hyb0 = add_multi(f, "actor", 0, "hv", 300, h0, 2);
+    pd_rank_t *crit0 = add_multi(f, "critic", 0, "hv", 301, NULL, 0);
+    pd_rank_t *hyb1 = add_multi(f, "actor", 1, "hv", 302, h1, 2);
+    pp_selector_t s[2] = {role_sel("rollout"), role_sel("critic")};
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, s, 2, PP_MODE_E2E));
+    /* f->k[2], f->k[3] (rollout), f->k[4] (critic on h4), then the three */
+    assert_int_equal(w->nmembers, 6);
+    pd_member_t *m0 = pd_windows_member(w, hyb0->id), *mc = pd_windows_member(w, crit0->id),
+                *m1 = pd_windows_member(w, hyb1->id);
+    assert_false(m0->pid_dir);
+    assert_true(mc->pid_dir);
+    assert_false(m1->pid_dir);
+    assert_int_equal(m0->nroles, 3);
+    assert_int_equal(m0->selected, 2); /* rollout only */
+
+    pp_plan_t plan;
+    pp_record_init(&pp_desc_plan, &plan);
+    assert_int_equal(pd_windows_plan_for(&f->ws, hyb0, &plan), 0);
+    assert_int_equal(plan.entries_n, 1);
+    assert_int_equal(plan.entries[0].roles_n, 1);
+    assert_string_equal(plan.entries[0].roles[0], "rollout");
+    assert_false(plan.entries[0].pid_dir);
+    free(plan.entries);
+    assert_int_equal(pd_windows_plan_for(&f->ws, crit0, &plan), 0);
+    assert_int_equal(plan.entries[0].roles_n, 0); /* one role */
+    assert_true(plan.entries[0].pid_dir);
+    free(plan.entries);
+
+    /* the critic's folder is its own; the plain name is the hybrid's */
+    const pp_capture_t *c = report_by(f, w, crit0, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-hv");
+    assert_int_equal(c->status, PP_CAP_FAILED);
+    mc = pd_windows_member(w, crit0->id); /* try again: the report as if never made */
+    pp_record_free(&pp_desc_capture, &mc->caps[0]);
+    free(mc->caps);
+    mc->caps = NULL;
+    mc->ncaps = 0;
+    mc->state = PP_MS_EXPECTED;
+    c = report_by(f, w, crit0, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-hv-pid301");
+    assert_int_equal(c->status, PP_CAP_COMPLETE);
+    assert_int_equal(c->roles_n, 1);
+    assert_string_equal(c->roles[0], "critic");
+    c = report_by(f, w, hyb0, "e2e", NULL, "run/w1-steps20-21/e2e/rank0-hv");
+    assert_int_equal(c->status, PP_CAP_COMPLETE);
+    assert_int_equal(c->rank, 0);
+    /* the roles an e2e capture covers: every role of the process */
+    assert_int_equal(c->roles_n, 3);
+    assert_string_equal(c->roles[0], "actor");
+    assert_string_equal(c->roles[1], "rollout");
+    assert_string_equal(c->roles[2], "ref");
+}
+
+/* Discrete: one capture per role phase, named with the role's own rank. */
+static void test_windows_multi_role_discrete_reports(void **state)
+{
+    typedef struct dcase {
+        const char *name, *role, *phase, *dir;
+        pp_capture_status_t want;
+        int64_t want_rank;
+    } dcase_t;
+    static const dcase_t cases[] = {
+        {"a selected role's phase", "rollout", "generate",
+         "run/w1-step20/rollout.generate/rank0-hv", PP_CAP_COMPLETE, 0},
+        {"the role's own rank names the folder", "critic", "update_critic",
+         "run/w1-step20/critic.update_critic/rank4-hv", PP_CAP_COMPLETE, 4},
+        {"the global rank does not", "critic", "update_critic",
+         "run/w1-step20/critic.update_critic/rank0-hv", PP_CAP_FAILED, 4},
+        {"a role the process does not host", "reward", "compute_rm_score",
+         "run/w1-step20/reward.compute_rm_score/rank0-hv", PP_CAP_FAILED, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const dcase_t *d = &cases[i];
+        fixture_t *f;
+        setup((void **)&f);
+        static const char *const roles[] = {"rollout:0", "critic:4"};
+        pd_rank_t *hyb = add_multi(f, "actor", 0, "hv", 300, roles, 2);
+        pp_selector_t s = role_sel("rollout");
+        pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 20, &s, 1, PP_MODE_DISCRETE));
+        const pp_capture_t *c = report_by(f, w, hyb, d->role, d->phase, d->dir);
+        if (c->status != d->want || c->rank != d->want_rank) {
+            fail_msg("%s: status %d rank %lld, want %d %lld (%s)", d->name, c->status,
+                     (long long)c->rank, d->want, (long long)d->want_rank,
+                     c->reason ? c->reason : "");
+        }
+        teardown((void **)&f);
+    }
+}
+
+/* A process that adds a role registers again: it joins the windows that
+ * select the new role, and those it is in capture that role too. */
+static void test_windows_added_role_joins(void **state)
+{
+    fixture_t *f = *state;
+    static const char *const one[] = {"rollout:0"};
+    static const char *const two[] = {"rollout:0", "critic:0"};
+    pd_rank_t *hyb = add_multi(f, "actor", 0, "h4", 300, one, 1);
+    pp_selector_t crit = role_sel("critic");
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &crit, 1, PP_MODE_DISCRETE));
+    pp_selector_t both[2] = {role_sel("rollout"), role_sel("critic")};
+    pd_window_t *w2 = pd_windows_get(&f->ws, create(f, 22, 23, both, 2, PP_MODE_DISCRETE));
+    assert_null(pd_windows_member(w, hyb->id));
+    assert_int_equal(pd_windows_member(w2, hyb->id)->selected, 2);
+    int changed = f->changed;
+    assert_ptr_equal(add_multi(f, "actor", 0, "h4", 300, two, 2), hyb);
+    pd_windows_on_register(&f->ws, hyb);
+    pd_member_t *m = pd_windows_member(w, hyb->id);
+    assert_non_null(m);
+    assert_int_equal(m->selected, 4);
+    /* f->k[4] is the critic group's rank 0 on h4, a member before it */
+    assert_true(m->pid_dir);
+    assert_int_equal(pd_windows_member(w2, hyb->id)->selected, 6);
+    assert_int_equal(f->changed, changed + 1);
+    /* the same hello again changes nothing */
+    pd_windows_on_register(&f->ws, hyb);
+    assert_int_equal(f->changed, changed + 1);
+}
+
 /* ---- stop ---- */
 
 static void test_windows_stop_rules(void **state)
@@ -617,6 +797,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_report_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_complete_when_nothing_left, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_lost_before_first_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_multi_role_e2e_folders, setup, teardown),
+        cmocka_unit_test(test_windows_multi_role_discrete_reports),
+        cmocka_unit_test_setup_teardown(test_windows_added_role_joins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_stop_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_node_gone_and_rebind, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),

@@ -56,12 +56,20 @@ typedef void (*profd_log_fn)(void *arg, int level, const char *msg);
  *                /tmp/profd-<uid> holds worker.sock, else /run/profd when
  *                that folder exists, else /tmp/profd-<uid>. Without
  *                PROFD_URL or PROFD_RUN_DIR the background thread looks
- *                again before each attempt to register.
+ *                again before each attempt to register. A tls+tcp:// URL
+ *                (a node daemon reached over the network) takes the CA,
+ *                this worker's certificate and key, and the DNS name the
+ *                daemon's certificate must carry from PROFD_TLS_CA,
+ *                PROFD_TLS_CERT, PROFD_TLS_KEY (default: in the certificate
+ *                file) and PROFD_TLS_SERVER_NAME (default: the URL's host);
+ *                a file that cannot be read fails profd_open (PROFD_EINVAL).
  *   job          PROFD_JOB, else "default"
- *   role         PROFD_ROLE, else "worker"
+ *   role         PROFD_ROLE, else "worker" (the primary role)
  *   rank         RANK, else 0;  local_rank LOCAL_RANK;  world_size WORLD_SIZE
  *   replica_rank PROFD_REPLICA_RANK, else none
  *   host         PROFD_HOST, else gethostname()
+ * and from PROFD_ROLES ("role[:rank],...", e.g. "actor,rollout,ref" or
+ * "critic:3"), more roles the process hosts (see profd_add_role).
  */
 typedef struct profd_options {
     const char *url;
@@ -102,9 +110,9 @@ typedef struct profd_capture {
     int64_t window_id;
     const char *window; /* "w3-step2" */
     const char *job;
-    const char *role;  /* "e2e" for end-to-end captures */
-    const char *phase; /* NULL for end-to-end captures */
-    int64_t rank;
+    const char *role;          /* "e2e" for end-to-end captures */
+    const char *phase;         /* NULL for end-to-end captures */
+    int64_t rank;              /* the rank in `role`'s numbering (e2e: the process's) */
     int64_t replica_rank;      /* PROFD_NO_REPLICA when none */
     int64_t first_step;        /* planned, inclusive */
     int64_t last_step;         /* planned, inclusive; -1: until stopped */
@@ -163,9 +171,35 @@ PROFD_API int profd_step_end(profd_client_t *c, int64_t step);
 
 /* Phases inside a step: "generate", "compute_log_prob", "update_actor"...
  * The name must be an identifier ([A-Za-z0-9_-], at most 64 chars):
- * PROFD_EINVAL otherwise. Phases do not nest. */
+ * PROFD_EINVAL otherwise. Phases do not nest. profd_phase_begin marks a
+ * phase of the primary role. */
 PROFD_API int profd_phase_begin(profd_client_t *c, const char *phase);
 PROFD_API int profd_phase_end(profd_client_t *c, const char *phase);
+
+/*
+ * One process, several roles (verl's hybrid engine hosts actor, rollout and
+ * ref): declare each role the process hosts beyond the primary one, with
+ * the process's rank in that role's own numbering (PROFD_FROM_ENV: its
+ * global rank), then name the role of each phase. A window selecting a role
+ * by rank tests that rank; an end-to-end window captures the process once
+ * per step, whatever its roles; a discrete one once per role phase.
+ * profd_add_role: 0 (also when the role is already declared with this
+ * rank, or with any rank when `rank` is PROFD_FROM_ENV), PROFD_EINVAL (not an identifier, "e2e", a
+ * negative rank, or declared with another rank), PROFD_ELIMIT (16 roles). The client registers
+ * again in the background. Call it from the training thread, before or between steps; it takes a
+ * lock (not a step-time call). profd_phase_begin_role: as profd_phase_begin for a phase of `role`
+ * (NULL: the primary role); PROFD_EINVAL when the role was not declared. No system call, lock or
+ * allocation.
+ */
+PROFD_API int profd_add_role(profd_client_t *c, const char *role, int64_t rank);
+PROFD_API int profd_phase_begin_role(profd_client_t *c, const char *role, const char *phase);
+
+/* The windows running in this process at the current step, as the training
+ * thread sees them: 0 when no profd window covers this step (a framework
+ * may then run its own profiler without the two meeting on one thread).
+ * Training-thread call: no system call, lock or allocation. PROFD_EINVAL
+ * for a NULL client. */
+PROFD_API int profd_windows_active(profd_client_t *c);
 
 /* One sub-step inside the current phase (a decode step, a micro-batch):
  * drives the window's schedule. Call it after the sub-step's work. */

@@ -6,8 +6,10 @@ and must change with it.
 The library is looked for, in order:
   1. $PROFD_LIB, a path to libprofd.so (only there when set);
   2. libprofd.so next to this file (the build tree: <build>/python/profd/);
-  3. libprofd.so.0 through the dynamic linker (LD_LIBRARY_PATH, ld.so.cache);
-  4. ctypes.util.find_library("profd").
+  3. libprofd.so.0 of the install that installed this package (_install.py,
+     written by `cmake --install`: the library folder relative to this one);
+  4. libprofd.so.0 through the dynamic linker (LD_LIBRARY_PATH, ld.so.cache);
+  5. ctypes.util.find_library("profd").
 When none loads, the package works as a no-op and load_error() says why. A
 library built with AddressSanitizer is skipped (with its reason) unless the
 ASan runtime is already in the process: loading it would abort the process.
@@ -146,6 +148,10 @@ class Library:
         self.substep = proto(py, "profd_substep", None, vp)
         self.phase_begin = proto(py, "profd_phase_begin", ctypes.c_int, vp, _c_char_p)
         self.phase_end = proto(py, "profd_phase_end", ctypes.c_int, vp, _c_char_p)
+        self.phase_begin_role = proto(py, "profd_phase_begin_role", ctypes.c_int, vp, _c_char_p, _c_char_p)
+        self.windows_active = proto(py, "profd_windows_active", ctypes.c_int, vp)
+        # takes a lock shared with the background thread: through CDLL
+        self.add_role = proto(c, "profd_add_role", ctypes.c_int, vp, _c_char_p, _c_int64)
 
     def error_text(self, rv):
         return self.strerror(rv).decode("utf-8", "replace")
@@ -162,9 +168,20 @@ def _candidates():
     if env:
         yield "PROFD_LIB=" + env, env
         return
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libprofd.so")
+    folder = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.join(folder, "libprofd.so")
     if os.path.exists(here):
         yield here, here
+    try:
+        from . import _install
+    except ImportError:
+        _install = None
+    if _install is not None:
+        installed = os.path.normpath(os.path.join(folder, _install.LIBDIR, "libprofd.so.0"))
+        if os.path.exists(installed):
+            yield installed, installed
+        else:
+            yield "installed " + installed, installed
     yield "libprofd.so.0", "libprofd.so.0"
     found = ctypes.util.find_library("profd")
     if found and found != "libprofd.so.0":
@@ -235,7 +252,9 @@ def load():
 
 
 def load_error():
-    """Why load() found no library; None when it did (or was not called)."""
+    """Why no library loads (loading it first if that was not tried yet);
+    None when one did."""
+    load()
     return _error
 
 

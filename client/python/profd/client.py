@@ -56,6 +56,10 @@ def _noop(*args):
     return None
 
 
+def _zero(*args):
+    return 0
+
+
 # ---- scopes: reused objects, no allocation per step ----
 
 
@@ -116,6 +120,22 @@ class _PhaseScope:
     def _disable(self):
         self._begin = self._end = _noop
         self._h = None
+
+
+class _RolePhaseScope(_PhaseScope):
+    """A phase of one of the process's roles (profd_phase_begin_role)."""
+
+    __slots__ = ("_role",)
+
+    def __init__(self, begin, end, h, name, role):
+        _PhaseScope.__init__(self, begin, end, h, name)
+        self._role = role
+
+    def __enter__(self):
+        self._begin(self._h, self._role, self._name)
+        if _interrupted:
+            _reraise()
+        return self
 
 
 class _NullScope:
@@ -283,6 +303,14 @@ class Client:
     step(capture)) may be given instead: it then handles every tool except
     sim and exec.
 
+    One process may host several roles (verl's hybrid engine: actor, rollout
+    and ref): name them with roles= (a list of names, or {name: rank} where
+    a role numbers its ranks on its own, e.g. {"critic": 0}), or add_role(),
+    or just name the role of each phase: phase("generate", role="rollout")
+    declares "rollout" at the process's rank when it is new. role= is the
+    primary role (phase() without a role). PROFD_ROLES="actor,rollout:0"
+    adds roles from the environment.
+
     Calls must come from one thread, the training thread (libprofd's rule).
     """
 
@@ -299,14 +327,18 @@ class Client:
         world_size=None,
         host=None,
         allow_exec=None,
+        roles=None,
     ):
         self._lib = None
         self._h = None
         self._tables = []
         self._phases = {}
+        self._role_phases = {}
+        self._declared = set()
         self._bad = set()
         self._step_scope = _NULL
         self._begin = self._end = self._sub = _noop
+        self._active = _zero
         lib = N.load()
         if lib is None:
             global _warned_missing
@@ -324,7 +356,14 @@ class Client:
         self._register(backend, allow_exec)
         self._step_scope = _StepScope(self, lib.step_begin, lib.step_end, self._h)
         self._begin, self._end, self._sub = lib.step_begin, lib.step_end, lib.substep
+        self._active = lib.windows_active
         _clients.add(self)
+        try:
+            items = roles.items() if isinstance(roles, dict) else [(r, None) for r in (roles or ())]
+        except AttributeError:
+            items = []
+        for name, rank in items:
+            self.add_role(name, rank)
 
     def _open(self, lib, role, rank, job, url, replica_rank, local_rank, world_size, host):
         o = N.Options()
@@ -441,19 +480,61 @@ class Client:
         if _interrupted:
             _reraise()
 
-    def phase(self, name):
+    def phase(self, name, role=None):
         """Context manager around a phase of the current step ("generate",
-        "compute_log_prob", "update_actor", ...). Phases do not nest."""
+        "compute_log_prob", "update_actor", ...) of `role` (None: the
+        primary role; a new role is declared at the process's rank). Phases
+        do not nest."""
         try:
-            s = self._phases.get(name)
+            if role is None:
+                s = self._phases.get(name)
+            else:  # no tuple key: nothing allocated per call
+                by_name = self._role_phases.get(role)
+                s = by_name.get(name) if by_name is not None else None
         except TypeError:  # unhashable: not a name
             s = None
         if s is None:
-            s = self._new_phase(name)
+            s = self._new_phase(name, role)
         return s
 
-    def phase_begin(self, name):
-        self.phase(name).__enter__()
+    def phase_begin(self, name, role=None):
+        self.phase(name, role).__enter__()
+
+    def add_role(self, role, rank=None):
+        """Declare another role this process hosts, with its rank in that
+        role's own numbering (None: the process's rank, or the rank it was
+        declared with). Call it before or between steps; the client
+        registers again in the background. False (logged once) when the
+        role cannot be added."""
+        if self._h is None:
+            return False
+        if not isinstance(role, str) or not _PHASE_RE.match(role):
+            self._warn_once(("role", repr(role)), "ignoring role %r: names are 1-64 of [A-Za-z0-9_-]", role)
+            return False
+        try:
+            rv = self._lib.add_role(self._h, role.encode(), _opt_int(rank, "rank"))
+        except (ValueError, TypeError, OverflowError) as e:
+            self._warn_once(("role", role), "ignoring role %r: %s", role, e)
+            return False
+        if rv != 0:
+            self._warn_once(
+                ("role", role),
+                "cannot add role %r (rank %r): %s (16 roles at most, each with one rank)",
+                role,
+                rank,
+                self._lib.error_text(rv),
+            )
+            return False
+        self._declared.add(role)
+        return True
+
+    @property
+    def busy(self):
+        """True while a profd window covers the current step in this
+        process: a framework's own profiler should stay off then (two
+        profilers on one thread fail)."""
+        h = self._h
+        return h is not None and self._active(h) > 0
 
     def phase_end(self, name=None):
         if self._h is not None:
@@ -468,14 +549,20 @@ class Client:
         if _interrupted:
             _reraise()
 
-    def _new_phase(self, name):
+    def _new_phase(self, name, role=None):
         if self._h is None:
             return _NULL
         if not isinstance(name, str) or not _PHASE_RE.match(name):
             self._warn_once(("phase", repr(name)), "ignoring phase %r: names are 1-64 of [A-Za-z0-9_-]", name)
             return _NULL
-        s = _PhaseScope(self._lib.phase_begin, self._lib.phase_end, self._h, name.encode())
-        self._phases[name] = s
+        if role is None:
+            s = _PhaseScope(self._lib.phase_begin, self._lib.phase_end, self._h, name.encode())
+            self._phases[name] = s
+            return s
+        if role not in self._declared and not self.add_role(role):
+            return _NULL
+        s = _RolePhaseScope(self._lib.phase_begin_role, self._lib.phase_end, self._h, name.encode(), role.encode())
+        self._role_phases.setdefault(role, {})[name] = s
         return s
 
     def _bad_step(self, fn, n):
@@ -536,10 +623,14 @@ class Client:
     def _disable(self):
         self._h = None
         self._begin = self._end = self._sub = _noop
+        self._active = _zero
         if isinstance(self._step_scope, _StepScope):
             self._step_scope._disable()
         for s in self._phases.values():
             s._disable()
+        for by_name in self._role_phases.values():
+            for s in by_name.values():
+                s._disable()
         _clients.discard(self)
 
     def _forget(self):

@@ -29,6 +29,8 @@ extern "C" {
 #define PP_MAX_ARR         (1 << 20)
 #define PP_MAX_NAME        64
 #define PP_MAX_PATH        1024
+/* Roles one process may host (hello: role + roles[]). */
+#define PP_MAX_ROLES 16
 
 /* Longest run directory (the folder of worker.sock and control.sock), for
  * daemon, library and profctl alike: sockaddr_un holds 107 bytes of path,
@@ -240,11 +242,31 @@ bool pp_host_ok(const char *s);
 /* "w3-step2", "w4-steps5-9", "w5-from5" (open end: last_step PP_NONE). */
 int pp_window_name(char *buf, size_t len, int64_t id, int64_t first_step, int64_t last_step);
 
+/* One window of a request: steps first..last, inclusive (last PP_NONE:
+ * until the job ends). */
+typedef struct pp_segment {
+    int64_t first;
+    int64_t last;
+} pp_segment_t;
+
+/*
+ * The windows a request makes, in order: one per listed step, or with
+ * `continuous` one per run of consecutive steps; `start`/`end` one window
+ * [start, end) (end -1 or null: open); `next` N one window of N steps from
+ * `next_start`. Shared by the daemon's planner and `profctl apply
+ * --dry-run`. *out is malloc'ed (free it); returns 0 or PROFD_ENOMEM, and
+ * PROFD_EINVAL when the request has no steps at all.
+ */
+int pp_spec_segments(const pp_window_spec_t *spec, int64_t next_start, pp_segment_t **out,
+                     size_t *n);
+
 /* Capture folder below the window folder:
- *   <role>[.<phase>]/rank<R>[-replica<P>]-<host>
- * phase NULL for end-to-end captures, replica PP_NONE when not a replica. */
+ *   <role>[.<phase>]/rank<R>[-replica<P>]-<host>[-pid<PID>]
+ * phase NULL for end-to-end captures, replica PP_NONE when not a replica,
+ * pid 0 when the folder is unique without it (the window table decides:
+ * pd_windows_add_member). */
 int pp_capture_dir(char *buf, size_t len, const char *role, const char *phase, int64_t rank,
-                   int64_t replica, const char *host);
+                   int64_t replica, const char *host, int64_t pid);
 
 /* Read an integer / string / bool member of a JSON object text (tool
  * settings). Missing member or wrong type gives `def`. */

@@ -1,0 +1,136 @@
+"""PROFD_AUTO=1: any PyTorch program, no code change. A training step ends
+at each optimizer step.
+
+Loaded by the `profd-auto.pth` file when PROFD_AUTO is set; it waits for
+`import torch` and then:
+
+- opens the process's client when the first torch.optim.Optimizer is
+  constructed (torchrun's agent, DataLoader workers and other processes
+  that import torch but never build an optimizer stay out), with the rank
+  from torchrun's RANK / LOCAL_RANK / WORLD_SIZE and the rest from PROFD_*,
+  and begins step 1 there;
+- after every step of the counted optimizer, ends step n and begins n+1.
+  On torch >= 2.0 the boundary is torch's global optimizer step post-hook
+  (torch.optim.optimizer.register_optimizer_step_post_hook, the boundary
+  Kineto's on-demand tracing counts); before 2.0, each optimizer class's
+  `step` is wrapped once, outside torch's own "Optimizer.step#..." range.
+
+The counted optimizer (PROFD_AUTO_OPTIMIZER): `first` (default) the first
+optimizer object that steps; a class name (`Adam`, `SGD`, a subclass) the
+first optimizer of that class or a subclass; `any` every optimizer step of
+every optimizer. Steps count optimizer updates: with gradient accumulation a
+step is one update (its micro-batches inside it); an update skipped by a
+GradScaler (inf/NaN) is no step; with several optimizers per iteration
+(GANs, separate parameter groups) `first` counts the one that steps first.
+
+Inside a framework with an integration of its own (verl, MindSpeed-LLM,
+Megatron-LM) this one yields: the framework's numbering wins.
+"""
+
+import functools
+import os
+import weakref
+
+from .. import _hooks
+from . import _common as C
+
+_state = {"step": 0, "counted": None, "patched": False}
+
+
+def _choice():
+    return os.environ.get("PROFD_AUTO_OPTIMIZER", "first").strip() or "first"
+
+
+def _counts(opt):
+    choice = _choice()
+    if choice == "any":
+        return True
+    ref = _state["counted"]
+    if ref is not None:
+        return ref() is opt
+    if choice != "first" and choice not in (k.__name__ for k in type(opt).__mro__):
+        return False
+    _state["counted"] = weakref.ref(opt)
+    return True
+
+
+def _on_new(opt):
+    """An optimizer was built: the process's client opens, step 1 begins."""
+    if C.owner() not in (None, "pytorch") or not C.claim("pytorch"):
+        return
+    if _state["step"] == 0:
+        c = C.client()
+        if c is None:
+            return
+        _state["step"] = 1
+        c.step_begin(1)
+
+
+def _on_step(opt, *args):
+    try:
+        if C.owner() != "pytorch" or _state["step"] == 0 or not _counts(opt):
+            return
+        c = C.current()
+        if c is None:
+            return
+        n = _state["step"]
+        c.step_end(n)
+        _state["step"] = n + 1
+        c.step_begin(n + 1)
+    except Exception as e:  # never break the optimizer step
+        C.say_once("torch-step", "PROFD_AUTO: off after an error: %s: %s", type(e).__name__, e)
+        _state["step"] = 0
+
+
+def _wrap_step(cls):
+    """Before torch 2.0: wrap cls.step once, outside torch's profile hook."""
+    inner = cls.step
+    if getattr(inner, "_profd", False):
+        return
+
+    @functools.wraps(inner)
+    def step(self, *args, **kwargs):
+        out = inner(self, *args, **kwargs)
+        _on_step(self)
+        return out
+
+    step._profd = True
+    step.hooked = True  # torch's _hook_for_profile: do not wrap again
+    cls.step = step
+
+
+def _patch(torch):
+    optim = getattr(torch, "optim", None)
+    opt_cls = getattr(optim, "Optimizer", None)
+    if opt_cls is None or not callable(getattr(opt_cls, "__init__", None)):
+        C.say_once("torch", "PROFD_AUTO: torch %s has no torch.optim.Optimizer: off", getattr(torch, "__version__", "?"))
+        return
+    if _state["patched"]:
+        return
+    _state["patched"] = True
+    module = getattr(optim, "optimizer", None)
+    if module is None:
+        import importlib
+
+        module = importlib.import_module("torch.optim.optimizer")
+    register = getattr(module, "register_optimizer_step_post_hook", None)
+    if register is not None:
+        register(_on_step)  # torch >= 2.0: every optimizer, every step
+    orig_init = opt_cls.__init__
+
+    @functools.wraps(orig_init)
+    def __init__(self, *args, **kwargs):
+        orig_init(self, *args, **kwargs)
+        try:
+            if register is None:
+                _wrap_step(type(self))
+            _on_new(self)
+        except Exception as e:  # never break the model's construction
+            C.say_once("torch-init", "PROFD_AUTO: off after an error: %s: %s", type(e).__name__, e)
+
+    opt_cls.__init__ = __init__
+
+
+def install():
+    """Wait for `import torch` (never imports it)."""
+    _hooks.when_imported("torch", _patch)

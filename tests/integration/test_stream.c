@@ -1,0 +1,426 @@
+/*
+ * Files streamed to a coordinator: the coordinator core running in a thread
+ * of this process, a node daemon played by hand over nng (hello, result,
+ * chunks as the node link sends them). The coordinator writes each file as
+ * .part and renames it once the whole file matches the checksum its node
+ * listed. A chunk changed in flight: the .part goes, the coordinator asks
+ * for the file again from byte 0, and the file sent again intact lands. A
+ * node whose file never matches what it listed: after
+ * PD_REMOTE_MAX_MISMATCHES transfers the capture fails with the reason and
+ * the node is told to drop the file, instead of sending it for ever.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <xxhash.h>
+
+#include "daemon.h"
+#include "pd_skip.h"
+#include "remote.h"
+
+#define NODE     "node1"
+#define INSTANCE "0123456789abcdef"
+#define CAPDIR   "e2e/rank0-host1"
+#define SIZE     3000
+#define CHUNK    1000
+
+typedef struct running {
+    pd_daemon_t d;
+    pthread_t thread;
+    pd_config_t cfg;
+} running_t;
+
+static char tmp[256];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void path_of(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void path_of(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < len);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static int setup(void **state)
+{
+    snprintf(tmp, sizeof(tmp), "/tmp/profd-stream-XXXXXX");
+    assert_non_null(mkdtemp(tmp));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- the coordinator ---- */
+
+static void *run_daemon(void *arg)
+{
+    running_t *r = arg;
+    pd_daemon_run(&r->d);
+    return NULL;
+}
+
+static running_t *coordinator_start(void)
+{
+    running_t *r = calloc(1, sizeof(*r));
+    char err[512];
+    assert_non_null(r);
+    pd_config_defaults(&r->cfg);
+    path_of(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s/run", tmp);
+    path_of(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", tmp);
+    path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
+            tmp);
+    snprintf(r->cfg.node_name, sizeof(r->cfg.node_name), "coordinator");
+    r->cfg.log_level = PD_LOG_ERROR;
+    pd_config_finish(&r->cfg);
+    if (pd_daemon_init(&r->d, &r->cfg, err, sizeof(err)) != 0) {
+        fail_msg("daemon init: %s", err);
+    }
+    assert_int_equal(pthread_create(&r->thread, NULL, run_daemon, r), 0);
+    return r;
+}
+
+static void coordinator_stop(running_t *r)
+{
+    pd_daemon_request_stop(&r->d);
+    pthread_join(r->thread, NULL);
+    assert_int_equal(pd_daemon_fini(&r->d), 0);
+    free(r);
+}
+
+/* ---- requests ---- */
+
+static nng_socket dial(const char *url)
+{
+    nng_socket s;
+    assert_int_equal(nng_req0_open(&s), 0);
+    nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
+    nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 10000);
+    assert_int_equal(nng_dial(s, url, NULL, 0), 0);
+    return s;
+}
+
+/* Send `len` bytes on `s`, decode the reply; the error code (0 for a reply). */
+static int ask_raw(nng_socket s, const void *buf, size_t len, pp_msg_t *rep)
+{
+    nng_msg *m;
+    char err[256];
+    assert_int_equal(nng_msg_alloc(&m, 0), 0);
+    assert_int_equal(nng_msg_append(m, buf, len), 0);
+    assert_int_equal(nng_sendmsg(s, m, 0), 0);
+    assert_int_equal(nng_recvmsg(s, &m, 0), 0);
+    if (pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 0, rep, err, sizeof(err)) != 0) {
+        fail_msg("undecodable reply: %s", err);
+    }
+    nng_msg_free(m);
+    return rep->type == PP_T_error ? (int)rep->u.error.code : 0;
+}
+
+static int ask(nng_socket s, const char *json, pp_msg_t *rep)
+{
+    return ask_raw(s, json, strlen(json), rep);
+}
+
+static int ask_once(const char *url, const char *json, pp_msg_t *rep)
+{
+    nng_socket s = dial(url);
+    int rv = ask(s, json, rep);
+    nng_close(s);
+    return rv;
+}
+
+/* The node registers with one worker (its client 7, rank 0 of job j). */
+static nng_socket node_join(const running_t *r)
+{
+    pp_msg_t rep;
+    nng_socket s = dial(r->cfg.coordinator_listen);
+    assert_int_equal(ask(s,
+                         "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE
+                         "\",\"instance\":\"" INSTANCE "\",\"ranks\":[{\"client\":7,\"job\":\"j\","
+                         "\"role\":\"actor\",\"rank\":0,\"host\":\"host1\",\"pid\":4242}]}",
+                         &rep),
+                     0);
+    assert_int_equal(rep.type, PP_T_node_welcome);
+    pp_msg_free(&rep);
+    return s;
+}
+
+/* Window 1, step 5, every rank of job j: w1-step5. */
+static void start_window(const running_t *r)
+{
+    pp_msg_t rep;
+    assert_int_equal(ask_once(r->cfg.control_url,
+                              "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],"
+                              "\"tool\":\"sim\"}",
+                              &rep),
+                     0);
+    assert_int_equal(rep.u.started.windows_n, 1);
+    assert_string_equal(rep.u.started.windows[0].name, "w1-step5");
+    assert_int_equal(rep.u.started.windows[0].selected, 1);
+    pp_msg_free(&rep);
+}
+
+/* The node's result for window 1: one capture, one file of SIZE bytes
+ * with the checksum `sum`. */
+static void node_result(nng_socket s, const char *sum)
+{
+    char q[1024];
+    pp_msg_t rep;
+    snprintf(q, sizeof(q),
+             "{\"v\":1,\"type\":\"node_result\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
+             "\",\"window\":1,\"client\":7,\"captures\":[{\"role\":\"e2e\",\"rank\":0,"
+             "\"host\":\"host1\",\"pid\":4242,\"first_step\":5,\"last_step\":5,"
+             "\"status\":\"complete\",\"dir\":\"" CAPDIR "\",\"files\":[{\"path\":\"trace.json\","
+             "\"bytes\":%d,\"checksum\":\"%s\"}]}]}",
+             SIZE, sum);
+    assert_int_equal(ask(s, q, &rep), 0);
+    assert_int_equal(rep.type, PP_T_ack);
+    pp_msg_free(&rep);
+}
+
+/* One chunk of trace.json: data[offset, offset + len); the coordinator's
+ * answer in *have and *done. */
+static void chunk(nng_socket s, const char *data, int64_t offset, int64_t len, const char *sum,
+                  int64_t *have, bool *done)
+{
+    pp_msg_t m, rep;
+    char *buf;
+    size_t blen;
+    pp_msg_init(&m, PP_T_chunk);
+    m.u.chunk.node = NODE;
+    m.u.chunk.window = 1;
+    m.u.chunk.path = CAPDIR "/trace.json";
+    m.u.chunk.offset = offset;
+    m.u.chunk.len = len;
+    m.u.chunk.size = SIZE;
+    m.u.chunk.checksum = (char *)sum;
+    assert_int_equal(pp_frame_encode(&m, data + offset, (size_t)len, &buf, &blen), 0);
+    int rv = ask_raw(s, buf, blen, &rep);
+    free(buf);
+    if (rv != 0) {
+        fail_msg("chunk at %lld refused: %s", (long long)offset, rep.u.error.message);
+    }
+    assert_int_equal(rep.type, PP_T_chunk_ack);
+    *have = rep.u.chunk_ack.have;
+    *done = rep.u.chunk_ack.done;
+    pp_msg_free(&rep);
+}
+
+/* The whole file, chunk by chunk, as long as the coordinator takes it;
+ * the last answer in *have and *done. */
+static void send_file(nng_socket s, const char *data, const char *sum, int64_t *have, bool *done)
+{
+    for (int64_t off = 0; off < SIZE; off += CHUNK) {
+        chunk(s, data, off, CHUNK, sum, have, done);
+        if (*done || *have != off + CHUNK) {
+            return;
+        }
+    }
+}
+
+static void pattern(char *data, unsigned seed)
+{
+    for (size_t i = 0; i < SIZE; i++) {
+        data[i] = (char)('a' + (i * 7 + seed) % 26);
+    }
+}
+
+static void sum_of(const char *data, char *sum, size_t len)
+{
+    snprintf(sum, len, "xxh64:%016llx", (unsigned long long)XXH64(data, SIZE, 0));
+}
+
+static void wait_done(const running_t *r)
+{
+    char state[32] = "";
+    for (int t = 0; t < 1000; t++) {
+        pp_msg_t rep;
+        assert_int_equal(
+            ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"windows\",\"id\":1}", &rep), 0);
+        snprintf(state, sizeof(state), "%s",
+                 pp_enum_name(&pp_enum_window_state, rep.u.windows_reply.windows[0].state));
+        pp_msg_free(&rep);
+        if (strcmp(state, "done") == 0) {
+            return;
+        }
+        sleep_ms(10);
+    }
+    fail_msg("window 1 is %s, not done", state);
+}
+
+static void read_manifest(const running_t *r, pp_manifest_t *man)
+{
+    char path[1024], err[256], buf[65536];
+    path_of(path, sizeof(path), "%s/j/w1-step5/manifest.json", r->cfg.save_path);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fail_msg("no manifest %s: %s", path, strerror(errno));
+    }
+    size_t n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, man, err, sizeof(err)), 0);
+}
+
+/* ---- tests ---- */
+
+/* The last chunk of a file has a byte changed in flight: the coordinator
+ * drops the .part and answers 0 bytes held, not done; the node sends the
+ * file again from its start, and it lands verified, its checksum in the
+ * manifest. A chunk sent again after that is acknowledged as done. */
+static void test_stream_corrupt_chunk_is_sent_again(void **state)
+{
+    char data[SIZE], bad[SIZE], sum[32], part[1024], file[1024];
+    int64_t have;
+    bool done;
+    struct stat st;
+    pattern(data, 1);
+    memcpy(bad, data, SIZE);
+    bad[SIZE - 10] ^= 0x01;
+    sum_of(data, sum, sizeof(sum));
+    running_t *r = coordinator_start();
+    path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
+    path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    nng_socket s = node_join(r);
+    start_window(r);
+    node_result(s, sum);
+
+    chunk(s, data, 0, CHUNK, sum, &have, &done);
+    assert_int_equal(have, CHUNK);
+    assert_false(done);
+    chunk(s, data, CHUNK, CHUNK, sum, &have, &done);
+    assert_int_equal(have, 2 * CHUNK);
+    assert_false(done);
+    assert_int_equal(stat(part, &st), 0);
+    assert_int_equal(st.st_size, 2 * CHUNK);
+    chunk(s, bad, 2 * CHUNK, CHUNK, sum, &have, &done);
+    assert_int_equal(have, 0); /* again from the start */
+    assert_false(done);
+    assert_false(exists(part));
+    assert_false(exists(file));
+
+    send_file(s, data, sum, &have, &done);
+    assert_int_equal(have, SIZE);
+    assert_true(done);
+    assert_false(exists(part));
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_size, SIZE);
+    chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done); /* the reply was lost: resent */
+    assert_int_equal(have, SIZE);
+    assert_true(done);
+
+    wait_done(r);
+    pp_manifest_t man;
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 1);
+    assert_string_equal(pp_status_name(man.captures[0].status), "complete");
+    assert_null(man.captures[0].reason);
+    assert_string_equal(man.captures[0].dir, CAPDIR);
+    assert_int_equal(man.captures[0].files_n, 1);
+    assert_string_equal(man.captures[0].files[0].path, "trace.json");
+    assert_int_equal(man.captures[0].files[0].bytes, SIZE);
+    assert_string_equal(man.captures[0].files[0].checksum, sum);
+    pp_record_free(&pp_desc_manifest, &man);
+    char got[SIZE];
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, SIZE, f), SIZE);
+    fclose(f);
+    assert_memory_equal(got, data, SIZE);
+
+    nng_close(s);
+    coordinator_stop(r);
+}
+
+/* The node listed a checksum its file does not have (it changed on the
+ * node after the listing): every transfer fails the check. After
+ * PD_REMOTE_MAX_MISMATCHES of them the coordinator gives up: the capture
+ * fails with the reason, the node is told the file is done (so that it
+ * drops it), nothing of it stays in the tree, and the window completes. */
+static void test_stream_file_never_matching_fails_the_capture(void **state)
+{
+    char data[SIZE], listed[SIZE], sum[32], got[32], reason[512], part[1024], file[1024];
+    int64_t have;
+    bool done;
+    pattern(data, 2);
+    pattern(listed, 3);
+    sum_of(listed, sum, sizeof(sum));
+    sum_of(data, got, sizeof(got));
+    running_t *r = coordinator_start();
+    path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
+    path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    nng_socket s = node_join(r);
+    start_window(r);
+    node_result(s, sum);
+
+    for (int k = 1; k < PD_REMOTE_MAX_MISMATCHES; k++) {
+        send_file(s, data, sum, &have, &done);
+        if (have != 0 || done) {
+            fail_msg("transfer %d: have %lld, done %d; want 0 bytes held, not done", k,
+                     (long long)have, done);
+        }
+        assert_false(exists(part));
+    }
+    send_file(s, data, sum, &have, &done);
+    assert_int_equal(have, SIZE); /* nothing more to send */
+    assert_true(done);
+    assert_false(exists(part));
+    assert_false(exists(file));
+
+    wait_done(r);
+    pp_manifest_t man;
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 1);
+    assert_string_equal(pp_status_name(man.captures[0].status), "failed");
+    snprintf(reason, sizeof(reason),
+             CAPDIR "/trace.json: checksum mismatch: received %s, expected %s (%d transfers)", got,
+             sum, PD_REMOTE_MAX_MISMATCHES);
+    assert_string_equal(man.captures[0].reason, reason);
+    pp_record_free(&pp_desc_manifest, &man);
+    assert_false(exists(part));
+    assert_false(exists(file));
+
+    nng_close(s);
+    coordinator_stop(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_stream_corrupt_chunk_is_sent_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_file_never_matching_fails_the_capture, setup,
+                                        teardown),
+    };
+    return PD_RUN_TESTS(tests, NULL, NULL);
+}

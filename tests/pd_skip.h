@@ -1,0 +1,45 @@
+/*
+ * Skipped tests that ctest reports as skipped. cmocka's skip() marks a test
+ * SKIPPED, but cmocka_run_group_tests() returns only the number of tests
+ * that failed: an executable whose tests skipped would exit 0 and count as
+ * passed. Include this after <cmocka.h>: pd_skip(reason...) says why and
+ * counts the skip (so does a plain skip(), without a reason), and
+ * PD_RUN_TESTS() exits 1 when a test failed, whatever else skipped, else
+ * PD_TEST_SKIPPED (the SKIP_RETURN_CODE of every profd_unit_test) when one
+ * skipped, else 0.
+ */
+#ifndef PD_SKIP_H
+#define PD_SKIP_H
+
+#define PD_TEST_SKIPPED 77
+
+static int pd_test_skips;
+
+#define pd_skip(...)                                                                               \
+    do {                                                                                           \
+        print_message("skipped: " __VA_ARGS__);                                                    \
+        print_message("\n");                                                                       \
+        pd_test_skips++;                                                                           \
+        _skip(__FILE__, __LINE__);                                                                 \
+    } while (0)
+
+#undef skip
+#define skip() pd_skip("no reason given")
+
+static inline int pd_test_exit(int failed)
+{
+    if (failed != 0) {
+        return 1;
+    }
+    if (pd_test_skips > 0) {
+        print_message("%d test(s) skipped, none failed: exit %d (skipped)\n", pd_test_skips,
+                      PD_TEST_SKIPPED);
+        return PD_TEST_SKIPPED;
+    }
+    return 0;
+}
+
+#define PD_RUN_TESTS(tests, setup, teardown)                                                       \
+    pd_test_exit(cmocka_run_group_tests(tests, setup, teardown))
+
+#endif

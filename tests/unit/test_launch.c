@@ -1,0 +1,283 @@
+/*
+ * Launch lines (launch.h) over table loaders: which program runs, where its
+ * config is, which of the arguments are overrides or profiling flags. The
+ * launchers' options come from their own parsers (torch/distributed/run.py,
+ * uv run, nsys profile, python), Hydra's flags from hydra-core 1.3.2
+ * hydra/_internal/utils.py:get_args_parser and compute_search_path_dir.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "launch.h"
+#include "profd/errors.h"
+#include "table_loader.h"
+
+/* a verl checkout: the package folder is there (the module file need not) */
+static const tl_file_t verl[] = {
+    {"verl/trainer/config/ppo_trainer.yaml", "global_profiler: {steps: null}\n"},
+    {"verl/trainer/config/ppo_megatron_trainer.yaml", "defaults:\n  - ppo_trainer\n"},
+    {"user/prof/npu.yaml", "x: 1\n"},
+    {"tools/app.py", "import hydra\n\n@hydra.main(config_path='conf', config_name=\"job\", "
+                     "version_base=None)\ndef main(cfg):\n    pass\n"},
+    {"tools/conf/job.yaml", "a: 1\n"},
+    {"ms/mindspeed_llm/__init__.py", ""},
+    {"ms/pretrain_gpt.py", ""},
+    {"fsdp/train.yaml", "training:\n  profile: false\n"},
+    {NULL, NULL}};
+
+static const char *const pypath[] = {"."};
+
+static int parse(const char *const *argv, int argc, pd_launch_t *l, char *err, size_t errlen)
+{
+    hy_loader_t ld = tl_loader(verl);
+    pd_launch_args_t a = {.loader = &ld, .pypath = pypath, .n_pypath = 1};
+    int rc = pd_launch_parse(&a, argc, (char *const *)argv, l, err, errlen);
+    if (rc != 0) {
+        print_error("%s\n", err);
+    }
+    return rc;
+}
+
+#define ARGC(v) ((int)(sizeof(v) / sizeof(v[0])))
+
+static void expect_error(const char *const *argv, int argc, const char *msg)
+{
+    hy_loader_t ld = tl_loader(verl);
+    pd_launch_args_t a = {.loader = &ld, .pypath = pypath, .n_pypath = 1};
+    pd_launch_t l;
+    char err[512] = "";
+    assert_int_equal(pd_launch_parse(&a, argc, (char *const *)argv, &l, err, sizeof(err)),
+                     PROFD_EINVAL);
+    if (strcmp(err, msg) != 0) {
+        print_error(" got  %s\n want %s\n", err, msg);
+    }
+    assert_string_equal(err, msg);
+}
+
+/* python3 -m verl.trainer.main_ppo: @hydra.main(config_path="config",
+ * config_name="ppo_trainer") beside the module (verl-project 1dda039b
+ * verl/trainer/main_ppo.py:166); everything after the module is Hydra's. */
+static void test_launch_verl_module(void **state)
+{
+    static const char *const argv[] = {"python3", "-u",   "-m", "verl.trainer.main_ppo",
+                                       "a.b=1",   "+c=2", "~d", "model_engine=megatron"};
+    pd_launch_t l;
+    char err[512];
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
+    assert_int_equal(l.n_search, 1);
+    assert_string_equal(l.search[0], "verl/trainer/config");
+    assert_string_equal(l.config_name, "ppo_trainer");
+    assert_int_equal(l.n_overrides, 4);
+    assert_string_equal(l.overrides[0], "a.b=1");
+    assert_string_equal(l.overrides[3], "model_engine=megatron");
+    pd_launch_free(&l);
+}
+
+/* --config-path is relative to the module's folder, never the working
+ * folder; --config-name may carry .yaml; -cd adds a folder (from the
+ * working folder) after the main one. Both `--opt=v` and `--opt v`. */
+static void test_launch_hydra_flags(void **state)
+{
+    static const char *const argv[] = {"uv",
+                                       "run",
+                                       "--frozen",
+                                       "--extra",
+                                       "sglang",
+                                       "python3",
+                                       "-m",
+                                       "verl.trainer.main_ppo",
+                                       "--config-path=./config",
+                                       "--config-name",
+                                       "ppo_megatron_trainer.yaml",
+                                       "-cd",
+                                       "user/prof",
+                                       "x=1"};
+    pd_launch_t l;
+    char err[512];
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.n_search, 2);
+    assert_string_equal(l.search[0], "verl/trainer/./config");
+    assert_string_equal(l.search[1], "user/prof");
+    assert_string_equal(l.config_name, "ppo_megatron_trainer.yaml");
+    assert_int_equal(l.n_overrides, 1);
+    pd_launch_free(&l);
+}
+
+/* A script whose source has @hydra.main: its folder + config_path. */
+static void test_launch_hydra_script(void **state)
+{
+    static const char *const argv[] = {"python", "tools/app.py", "a=2"};
+    pd_launch_t l;
+    char err[512];
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
+    assert_string_equal(l.search[0], "tools/conf");
+    assert_string_equal(l.config_name, "job");
+    pd_launch_free(&l);
+}
+
+/* Lines that do not train, or that Hydra refuses. */
+static void test_launch_refused(void **state)
+{
+    static const char *const cfg[] = {"python3", "-m", "verl.trainer.main_ppo", "--cfg", "job"};
+    expect_error(cfg, ARGC(cfg), "--cfg: this launch line prints and exits; it runs no training");
+    static const char *const multi[] = {"python3", "-m", "verl.trainer.main_ppo", "-m", "a=1,2"};
+    expect_error(multi, ARGC(multi),
+                 "-m: a multirun starts several jobs; apply one launch line per job");
+    static const char *const unknown[] = {"python3", "-m", "verl.trainer.main_ppo", "--bogus"};
+    expect_error(unknown, ARGC(unknown), "unrecognized arguments: --bogus (Hydra's command line)");
+    static const char *const missing[] = {"python3", "-m", "nowhere.main"};
+    expect_error(missing, ARGC(missing), "nowhere.main: no config name (give --config-name)");
+    static const char *const cmd[] = {"python3", "-c", "print(1)"};
+    expect_error(cmd, ARGC(cmd), "python -c: the program is not a file or module profctl can read");
+    static const char *const yamlpath[] = {"python3", "-m", "verl.trainer.main_ppo",
+                                           "--config-path=config/ppo.yaml"};
+    expect_error(
+        yamlpath, ARGC(yamlpath),
+        "Using config_path to specify the config name is not supported, specify the config "
+        "name via config_name.");
+    static const char *const cd[] = {"python3", "-m", "verl.trainer.main_ppo", "-cd", "nope"};
+    expect_error(cd, ARGC(cd), "Additional config directory 'nope' not found");
+}
+
+/* torchrun / python -m torch.distributed.run / nsys profile in front of a
+ * Megatron-style script: the flags (argparse: nargs '+' takes negative
+ * numbers, the last flag wins). Megatron-LM's flags only: Megatron-LM. */
+static void test_launch_megatron_flags(void **state)
+{
+    static const char *const argv[] = {"nsys",
+                                       "profile",
+                                       "-o",
+                                       "out",
+                                       "--trace=cuda",
+                                       "-f",
+                                       "true",
+                                       "python",
+                                       "-m",
+                                       "torch.distributed.run",
+                                       "--nproc_per_node",
+                                       "8",
+                                       "--standalone",
+                                       "pretrain_gpt.py",
+                                       "--num-layers",
+                                       "2",
+                                       "--profile",
+                                       "--profile-step-start",
+                                       "4",
+                                       "--profile-step-start=5",
+                                       "--profile-ranks",
+                                       "0",
+                                       "-1",
+                                       "--lr",
+                                       "1e-4"};
+    pd_launch_t l;
+    char err[512];
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_FLAGS);
+    assert_int_equal(l.framework, PD_FW_MEGATRON_LM);
+    assert_string_equal(l.what, "pretrain_gpt.py");
+    assert_true(yt_map_get(l.flags, "profile")->v.b);
+    assert_int_equal(yt_map_get(l.flags, "profile_step_start")->v.i, 5);
+    yt_node_t *r = yt_map_get(l.flags, "profile_ranks");
+    assert_int_equal(r->n, 2);
+    assert_int_equal(r->items[1]->v.i, -1);
+    assert_string_equal(r->origin, "--profile-ranks 0 -1");
+    assert_null(yt_map_get(l.flags, "num_layers"));
+    pd_launch_free(&l);
+    static const char *const bad[] = {"torchrun", "pretrain_gpt.py", "--profile-step-end", "x"};
+    expect_error(bad, ARGC(bad), "argument --profile-step-end: invalid int value: 'x'");
+    static const char *const none[] = {"torchrun", "pretrain_gpt.py", "--profile-ranks"};
+    expect_error(none, ARGC(none), "argument --profile-ranks: expected at least one argument");
+}
+
+/* MindSpeed-LLM: one of its own arguments, or its package beside the
+ * script, makes the line MindSpeed-LLM's (Megatron-core path). */
+static void test_launch_mindspeed_detection(void **state)
+{
+    static const char *const by_flag[] = {
+        "torchrun", "--nnodes", "1", "pretrain_gpt.py", "--tokenizer-name-or-path",
+        "t",        "--profile"};
+    static const char *const by_level[] = {"torchrun", "pretrain_gpt.py", "--profile",
+                                           "--profile-level", "level1"};
+    static const char *const by_folder[] = {"torchrun", "ms/pretrain_gpt.py", "--profile"};
+    const char *const *lines[] = {by_flag, by_level, by_folder};
+    const int n[] = {ARGC(by_flag), ARGC(by_level), ARGC(by_folder)};
+    for (int i = 0; i < 3; i++) {
+        pd_launch_t l;
+        char err[512];
+        assert_int_equal(parse(lines[i], n[i], &l, err, sizeof(err)), 0);
+        assert_int_equal(l.framework, PD_FW_MINDSPEED_MCORE);
+        pd_launch_free(&l);
+    }
+}
+
+/* MindSpeed-LLM FSDP2: train_fsdp2.py FILE.yaml --section.key value...
+ * (fsdp2/utils/arguments.py: the command line wins over the YAML). */
+static void test_launch_fsdp2(void **state)
+{
+    static const char *const argv[] = {"torchrun",
+                                       "--nproc_per_node",
+                                       "8",
+                                       "train_fsdp2.py",
+                                       "fsdp/train.yaml",
+                                       "--training.profile",
+                                       "true",
+                                       "--training.profile_ranks",
+                                       "0",
+                                       "1",
+                                       "--model.name=qwen"};
+    pd_launch_t l;
+    hy_config_t c;
+    char err[512];
+    hy_loader_t ld = tl_loader(verl);
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_FSDP2);
+    assert_int_equal(l.framework, PD_FW_MINDSPEED_FSDP2);
+    assert_int_equal(pd_launch_config(&l, &ld, NULL, NULL, &c, err, sizeof(err)), 0);
+    yt_node_t *t = yt_map_get(c.root, "training");
+    assert_true(yt_map_get(t, "profile")->v.b);
+    assert_int_equal(yt_map_get(t, "profile_ranks")->n, 2);
+    assert_string_equal(yt_map_get(yt_map_get(c.root, "model"), "name")->text, "qwen");
+    hy_config_free(&c);
+    pd_launch_free(&l);
+    static const char *const noyaml[] = {"torchrun", "train_fsdp2.py", "--training.profile",
+                                         "true"};
+    expect_error(noyaml, ARGC(noyaml),
+                 "train_fsdp2.py: expected the YAML config as the first argument");
+}
+
+/* A file first: the file form, its folder the search path. */
+static void test_launch_file_form(void **state)
+{
+    static const char *const argv[] = {"verl/trainer/config/ppo_trainer.yaml", "a=1"};
+    pd_launch_t l;
+    char err[512];
+    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
+    assert_string_equal(l.search[0], "verl/trainer/config");
+    assert_string_equal(l.config_name, "ppo_trainer.yaml");
+    assert_int_equal(l.n_overrides, 1);
+    pd_launch_free(&l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_launch_verl_module),
+        cmocka_unit_test(test_launch_hydra_flags),
+        cmocka_unit_test(test_launch_hydra_script),
+        cmocka_unit_test(test_launch_refused),
+        cmocka_unit_test(test_launch_megatron_flags),
+        cmocka_unit_test(test_launch_mindspeed_detection),
+        cmocka_unit_test(test_launch_fsdp2),
+        cmocka_unit_test(test_launch_file_form),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
