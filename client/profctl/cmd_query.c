@@ -59,7 +59,16 @@ static int run_status(ctl_t *c, int argc, char **argv)
     if (c->json) {
         ctl_print_json(&rep);
     } else {
-        ctl_print_status_grouped(&rep.u.status_reply, ranks);
+        /* the per-role figures: a `top` request (a daemon without it: none) */
+        pp_msg_t treq, trep;
+        pp_msg_init(&treq, PP_T_top);
+        treq.u.top.job = (char *)job;
+        treq.u.top.n = 3;
+        bool have = ctl_call_quiet(c, &treq, &trep) == 0;
+        ctl_print_status_grouped(&rep.u.status_reply, have ? &trep.u.top_reply : NULL, ranks);
+        if (have) {
+            pp_msg_free(&trep);
+        }
     }
     pp_msg_free(&rep);
     return 0;

@@ -136,7 +136,7 @@ static void print_nodes(const pp_status_reply_t *s)
     }
 }
 
-void ctl_print_status_grouped(const pp_status_reply_t *s, bool ranks)
+void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *top, bool ranks)
 {
     if (ranks) {
         ctl_print_status(s);
@@ -149,9 +149,9 @@ void ctl_print_status_grouped(const pp_status_reply_t *s, bool ranks)
         }
         qsort(s->ranks, s->ranks_n, sizeof(*s->ranks), cmp_rank);
     }
-    if (s->roles_n) {
+    if (top && top->roles_n) {
         printf("\n");
-        ctl_print_roles(s->roles, s->roles_n, true);
+        ctl_print_roles(top->roles, top->roles_n, true);
     }
     if (!ranks) {
         printf("\n");

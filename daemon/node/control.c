@@ -152,15 +152,7 @@ static void on_status(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
     if (n->hooks.status) {
         n->hooks.status(n->hooks.arg, s); /* mode, coordinator, link and nodes */
     }
-    pp_role_stats_t *roles = NULL;
-    size_t nroles = 0;
-    if (n->hist && pd_history_stats(n->hist, in->u.status.job, now, TOP_SLOWEST_DEFAULT, false,
-                                    &roles, &nroles, NULL, NULL) == 0) {
-        s->roles = roles;
-        s->roles_n = nroles;
-    }
     pd_req_reply_msg(req, &m);
-    pd_history_stats_free(roles, nroles, NULL);
     for (size_t j = 0; j < i; j++) {
         free(rows[j].roles);
     }

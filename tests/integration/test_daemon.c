@@ -356,7 +356,7 @@ static void test_daemon_checksum_none(void **state)
         pp_capture_t *cap = &man.captures[0];
         assert_string_equal(pp_status_name(cap->status), "complete");
         assert_int_equal(cap->files_n, 1);
-        assert_string_equal(cap->files[0].path, "trace-p0.json");
+        assert_int_equal(strncmp(cap->files[0].path, "rank0-actor.", 12), 0);
         snprintf(path, sizeof(path), "%s/out/itest/w1-step5/%s/%s", dir, cap->dir,
                  cap->files[0].path);
         f = fopen(path, "rb");
