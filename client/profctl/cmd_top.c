@@ -57,9 +57,10 @@ void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs)
     for (size_t i = 0; i < n; i++) {
         for (size_t k = 0; k < v[i].stalled_n; k++) {
             const pp_rank_stat_t *s = &v[i].stalled[k];
-            printf("stalled: %s rank %lld on %s%s%s, in step %lld for %.1f s\n", s->role,
+            printf("stalled: %s rank %lld on %s%s%s%s, in step %lld for %.1f s\n", s->role,
                    (long long)s->rank, s->host, s->node ? " (node " : "", s->node ? s->node : "",
-                   (long long)(s->step == PP_NONE ? 0 : s->step), s->in_step_ms / 1000.0);
+                   s->node ? ")" : "", (long long)(s->step == PP_NONE ? 0 : s->step),
+                   s->in_step_ms / 1000.0);
         }
     }
 }

@@ -85,12 +85,12 @@ static pd_rank_t *remote_rank(const pd_node_t *n, const char *node, int64_t clie
     return NULL;
 }
 
-static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason)
+static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason, bool left)
 {
     if (k->state != PD_RANK_LOST) {
         k->state = PD_RANK_LOST;
         pd_windows_on_lost(n->win, k, reason);
-        pd_node_hist_gone(n, k);
+        pd_node_hist_gone(n, k, left);
     }
 }
 
@@ -155,7 +155,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
         }
         if (!listed) {
             snprintf(why, sizeof(why), "left node %s", p->name);
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, true);
             pd_registry_remove(n->reg, k->id);
         }
     }
@@ -167,7 +167,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
         k->last_seen_ms = now;
         if (v[i].lost) {
             snprintf(why, sizeof(why), "was lost on node %s", p->name);
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, false);
         } else {
             k->state = PD_RANK_ACTIVE;
         }
@@ -185,7 +185,7 @@ static void node_lost(pd_coord_t *c, peer_node_t *p, const char *reason)
     for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = next) {
         next = pd_registry_next(n->reg, k);
         if (k->node_client && strcmp(k->node, p->name) == 0) {
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, false);
             pd_registry_remove(n->reg, k->id);
         }
     }

@@ -195,6 +195,7 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
     r->pid = id->pid;
     r->seen_ms = now_ms;
     r->gone = false;
+    r->left = false;
     return r;
 }
 
@@ -625,7 +626,7 @@ int pd_history_stats(const pd_history_t *h, const char *job, int64_t now_ms, siz
     }
     for (size_t i = 0; i < h->n; i++) {
         pd_hist_rank_t *r = h->v[i];
-        if (job == NULL || strcmp(job, r->job) == 0) {
+        if (!r->left && (job == NULL || strcmp(job, r->job) == 0)) {
             rows[n].r = r;
             rows[n].us = pd_history_median(h, r, PP_NONE, PD_HIST_RECENT);
             n++;

@@ -60,6 +60,7 @@ typedef struct pd_hist_rank {
     int64_t phase_for; /* the step it runs in */
     int64_t seen_ms;
     bool gone; /* lost or left (kept for reports) */
+    bool left; /* ... it said goodbye: not stalled, out of the live figures */
 
     /* this daemon's clock - the rank's (us), and the bound of its error;
      * err 0: not measured (same host: 0 is right within the tick) */
@@ -117,7 +118,8 @@ int64_t pd_history_median(const pd_history_t *h, const pd_hist_rank_t *r, int64_
 int64_t pd_history_first(const pd_history_t *h, const pd_hist_rank_t *r);
 
 /*
- * Per (job, role) summaries for `top`, `status` and metrics: ranks, newest
+ * Per (job, role) summaries for `top`, `status` and metrics (ranks that
+ * left are not counted, lost ones are stalled): ranks, newest
  * step, min / median / max of the ranks' recent step times, the `nslow`
  * slowest ranks (ratio to the role's median, slowest first) and the stalled
  * ones; `job` NULL: every job. Roles sorted by job, then role. With `all`,

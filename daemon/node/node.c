@@ -44,11 +44,12 @@ pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k)
     return n->hist ? pd_history_find(n->hist, &id) : NULL;
 }
 
-void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k)
+void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left)
 {
     pd_hist_rank_t *r = pd_node_hist_find(n, k);
     if (r) {
         r->gone = true;
+        r->left = left;
     }
 }
 

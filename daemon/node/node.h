@@ -90,8 +90,9 @@ void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, 
 pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms);
 /* The entry of rank k, if it has one (nothing made, nothing updated). */
 pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k);
-/* Rank k is gone (lost or left): its history stays, marked. */
-void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k);
+/* Rank k is gone: lost, or left (it said goodbye, its job may be over);
+ * its history stays, marked, for the reports. */
+void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left);
 
 /* The hooks, called when set. */
 void pd_node_roster_changed(pd_node_t *n);

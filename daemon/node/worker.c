@@ -45,7 +45,7 @@ static void lose(pd_node_t *n, pd_rank_t *k, const char *reason)
            k->role, (long long)k->pid, reason);
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, reason);
-    pd_node_hist_gone(n, k);
+    pd_node_hist_gone(n, k, false);
     pd_node_roster_changed(n);
 }
 
@@ -216,7 +216,7 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
            (long long)k->rank, k->role, (long long)k->pid);
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, "exited without reporting its captures");
-    pd_node_hist_gone(n, k);
+    pd_node_hist_gone(n, k, true);
     pd_registry_remove(n->reg, msg->u.bye.client);
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);
