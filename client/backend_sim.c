@@ -3,8 +3,12 @@
  * span, of the size asked in settings "bytes" (default 64 KiB), for tests,
  * the demo and benchmarks. Stateless: start() writes the file's header into
  * trace-p<part>.json.part (which records where the span began), stop() reads
- * it back, appends one event per step and sub-step covered plus padding
- * events up to the size, and renames the file to trace-p<part>.json.
+ * it back, appends the step and phase markers libprofd wrote for the span
+ * (profd-markers-p<part>.json, engine.h: moved into the trace, the file
+ * removed), one event per step and sub-step covered and padding events up
+ * to the size, and renames the file to <worker>.<ms>.pt.trace.json (the
+ * worker "rank<R>-<role>[-<phase>]", ms the wall clock: TensorBoard's
+ * naming). Times are CLOCK_MONOTONIC microseconds, the markers' clock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "profd/client.h"
@@ -21,11 +26,56 @@
 #define SIM_DEFAULT_BYTES (64 * 1024)
 #define SIM_MAX_BYTES     (64LL << 30)
 
-static int64_t wall_us(void)
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t wall_ms(void)
 {
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* The markers of the span: their events appended to f (each line of the
+ * file that is an event), the worker's name into `worker`; the file goes.
+ * Returns the bytes written. */
+static long take_markers(const profd_capture_t *cap, FILE *f, char *worker, size_t wlen)
+{
+    char path[PP_MAX_PATH + 64], line[2048];
+    long written = 0;
+    int n = snprintf(path, sizeof(path), "%s/profd-markers-p%" PRId64 ".json", cap->dir, cap->part);
+    FILE *m = n > 0 && (size_t)n < sizeof(path) ? fopen(path, "r") : NULL;
+    if (m == NULL) {
+        return 0;
+    }
+    while (fgets(line, sizeof(line), m)) {
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\n') {
+            line[--len] = '\0';
+        }
+        if (len && line[len - 1] == ',') {
+            line[--len] = '\0';
+        }
+        if (strncmp(line, "{\"name\":", 8) == 0) {
+            written += fprintf(f, "%s,\n", line);
+        }
+        const char *w = strstr(line, "\"worker\":\"");
+        if (w) {
+            w += 10;
+            size_t k = strcspn(w, "\"");
+            if (k > 0 && k < wlen) {
+                memcpy(worker, w, k);
+                worker[k] = '\0';
+            }
+        }
+    }
+    fclose(m);
+    unlink(path);
+    return written;
 }
 
 static int part_path(const profd_capture_t *cap, char *buf, size_t len, bool part)
@@ -56,7 +106,7 @@ static int sim_start(const profd_capture_t *cap, void *user, char *reason, size_
     fprintf(f,
             "{\"otherData\":{\"profd_sim\":1,\"start_step\":%" PRId64 ",\"start_substep\":%" PRId64
             ",\"start_us\":%" PRId64 "},\n\"traceEvents\":[\n",
-            cap->step, cap->substep, wall_us());
+            cap->step, cap->substep, mono_us());
     if (fclose(f) != 0) {
         return fail(reason, reason_len, "cannot write", path);
     }
@@ -68,8 +118,7 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
     char path[PP_MAX_PATH], final[PP_MAX_PATH], head[256] = "";
     long long s0 = 0, k0 = 0, t0 = 0;
 
-    if (part_path(cap, path, sizeof(path), true) != 0 ||
-        part_path(cap, final, sizeof(final), false) != 0) {
+    if (part_path(cap, path, sizeof(path), true) != 0) {
         snprintf(reason, reason_len, "sim: output path too long");
         return PROFD_EINVAL;
     }
@@ -92,10 +141,13 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
     if (bytes < 0 || bytes > SIM_MAX_BYTES) {
         bytes = SIM_DEFAULT_BYTES;
     }
-    int64_t t1 = wall_us();
+    int64_t t1 = mono_us();
     int64_t pid = (int64_t)getpid();
     const char *phase = cap->phase ? cap->phase : "step";
-    long written = ftell(f);
+    char worker[PP_MAX_NAME * 2 + 16];
+    snprintf(worker, sizeof(worker), "rank%" PRId64 "-%s%s%s", cap->rank, cap->role,
+             cap->phase ? "-" : "", cap->phase ? cap->phase : "");
+    long written = ftell(f) + take_markers(cap, f, worker, sizeof(worker));
     bool first = true;
     int64_t ts = t0;
 
@@ -129,6 +181,18 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
     written += fprintf(f, "\n],\"displayTimeUnit\":\"ms\",\"profd_end_us\":%" PRId64 "}\n", t1);
     if (ferror(f) || fclose(f) != 0) {
         return fail(reason, reason_len, "cannot write", path);
+    }
+    /* TensorBoard's name: <worker>.<ms>.pt.trace.json, a new one per span */
+    for (int64_t ms = wall_ms();; ms++) {
+        int n =
+            snprintf(final, sizeof(final), "%s/%s.%" PRId64 ".pt.trace.json", cap->dir, worker, ms);
+        if (n < 0 || (size_t)n >= sizeof(final)) {
+            snprintf(reason, reason_len, "sim: output path too long");
+            return PROFD_EINVAL;
+        }
+        if (access(final, F_OK) != 0) {
+            break;
+        }
     }
     if (rename(path, final) != 0) {
         return fail(reason, reason_len, "cannot rename", path);

@@ -22,6 +22,13 @@ int64_t cl_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t cl_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* Step event time stamps: the coarse clock costs a few ns (vDSO, no
  * syscall) against ~20 for the precise one, with the resolution of a
  * scheduler tick (1-4 ms): plenty for step times of tens of ms and more. */
@@ -66,6 +73,35 @@ int cl_mkdirs(const char *path, void *arg)
         return PROFD_EIO;
     }
     return 0;
+}
+
+/* ---- step and phase markers (engine.h): only while a window runs ---- */
+
+static int64_t markers_now(void *arg)
+{
+    (void)arg;
+    return cl_now_us();
+}
+
+/* <dir>/profd-markers-p<part>.json, written aside and renamed; a failure
+ * costs the capture its markers, nothing else. */
+static void markers_write(const char *dir, int64_t part, const char *json, size_t len, void *arg)
+{
+    char name[64], path[PP_MAX_PATH + 80], tmp[PP_MAX_PATH + 96];
+    (void)arg;
+    snprintf(name, sizeof(name), CE_MARKERS_NAME, (long long)part);
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
+        (size_t)snprintf(tmp, sizeof(tmp), "%s.part", path) >= sizeof(tmp)) {
+        return;
+    }
+    FILE *f = fopen(tmp, "wx");
+    if (f == NULL) {
+        return;
+    }
+    bool ok = fwrite(json, 1, len, f) == len;
+    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+    }
 }
 
 /* ---- options ---- */
@@ -289,10 +325,12 @@ int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t
         return PROFD_ENOMEM;
     }
     cl_ring_init(c->ring);
+    c->cur_phase = -1;
+    atomic_init(&c->nphase_names, 0);
     atomic_init(&c->pending, NULL);
     atomic_init(&c->adopted_seq, 0);
     atomic_init(&c->outbox, NULL);
-    ce_hooks_t hooks = {cl_mkdirs, emit_result, c};
+    ce_hooks_t hooks = {cl_mkdirs, emit_result, c, markers_now, markers_write};
     ce_init(&c->eng, &id, &hooks);
     pthread_mutex_init(&c->roles_mu, NULL);
     memcpy(c->roles, c->eng.id.roles, sizeof(c->roles));
@@ -413,6 +451,41 @@ static size_t phase_len(const char *phase)
     return n;
 }
 
+/* The index of a phase (of role `ri`) in the table the background thread
+ * sends with the phase events: its name, "role.phase" for a role other than
+ * the primary one; -1 when the table is full. A few compares: phases are
+ * few and their calls coarse. */
+static int phase_index(profd_client_t *c, int ri, const char *phase, size_t n)
+{
+    int k = atomic_load_explicit(&c->nphase_names, memory_order_relaxed);
+    for (int i = 0; i < k; i++) {
+        if (c->phase_roles[i] == ri && memcmp(c->phase_keys[i], phase, n + 1) == 0) {
+            return i;
+        }
+    }
+    if (k == CL_PHASE_NAMES) {
+        return -1;
+    }
+    memcpy(c->phase_keys[k], phase, n + 1);
+    c->phase_roles[k] = ri;
+    if (ri == 0) {
+        memcpy(c->phase_names[k], phase, n + 1);
+    } else {
+        snprintf(c->phase_names[k], sizeof(c->phase_names[k]), "%s.%s", c->eng.id.roles[ri].name,
+                 phase);
+    }
+    atomic_store_explicit(&c->nphase_names, k + 1, memory_order_release);
+    return k;
+}
+
+static void phase_event(profd_client_t *c, int ri, const char *phase, size_t n)
+{
+    c->cur_phase = phase_index(c, ri, phase, n);
+    if (c->cur_phase >= 0) {
+        cl_ring_push(c->ring, CL_EV_PHASE_BEGIN, c->cur_phase, event_us());
+    }
+}
+
 int profd_phase_begin(profd_client_t *c, const char *phase)
 {
     size_t n = phase_len(phase);
@@ -420,6 +493,7 @@ int profd_phase_begin(profd_client_t *c, const char *phase)
         return PROFD_EINVAL;
     }
     adopt_pending(c);
+    phase_event(c, 0, phase, n);
     ce_on_phase_begin(&c->eng, 0, phase, n);
     return 0;
 }
@@ -432,6 +506,7 @@ int profd_phase_begin_role(profd_client_t *c, const char *role, const char *phas
         return PROFD_EINVAL;
     }
     adopt_pending(c);
+    phase_event(c, ri, phase, n);
     ce_on_phase_begin(&c->eng, ri, phase, n);
     return 0;
 }
@@ -443,6 +518,10 @@ int profd_phase_end(profd_client_t *c, const char *phase)
     }
     if (!c->eng.in_phase) {
         return PROFD_ESTATE;
+    }
+    if (c->cur_phase >= 0) {
+        cl_ring_push(c->ring, CL_EV_PHASE_END, c->cur_phase, event_us());
+        c->cur_phase = -1;
     }
     ce_on_phase_end(&c->eng);
     return 0;

@@ -2,6 +2,7 @@
  * Capture engine (see engine.h). Runs on the training thread only.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ enum slot_state { SLOT_ARMED, SLOT_ACTIVE, SLOT_DONE };
 
 struct ce_cap {
     pp_capture_t rec;
+    int64_t t_start; /* the backend's start, on the markers' clock */
     size_t spans_cap;
     int be;         /* backend index, -1 when none */
     bool recording; /* between backend start and stop */
@@ -173,6 +175,148 @@ static void summarize(ce_t *e)
             e->busy++;
         }
     }
+    if (e->busy == 0) {
+        e->nmarks = 0; /* no capture runs: the markers are of no use */
+    }
+}
+
+/* ---- markers ---- */
+
+static void mark(ce_t *e, int kind, int64_t step, const char *phase)
+{
+    if (e->hooks.now_us == NULL) {
+        return;
+    }
+    if (e->marks == NULL && (e->marks = malloc(CE_MARKERS_MAX * sizeof(*e->marks))) == NULL) {
+        return;
+    }
+    if (e->nmarks == CE_MARKERS_MAX) {
+        e->marks_dropped++;
+        return;
+    }
+    ce_mark_t *m = &e->marks[e->nmarks++];
+    m->t_us = e->hooks.now_us(e->hooks.arg);
+    m->step = step;
+    m->kind = kind;
+    m->role = e->phase_role;
+    snprintf(m->phase, sizeof(m->phase), "%s", phase ? phase : "");
+}
+
+typedef struct mbuf {
+    char *p;
+    size_t len, cap;
+} mbuf_t;
+
+static void mput(mbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mput(mbuf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || b->cap == (size_t)-1) {
+        return;
+    }
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1) {
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->cap = (size_t)-1; /* give up */
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static void range(mbuf_t *b, const ce_t *e, bool *first, const char *name, const char *phase,
+                  int64_t step, int64_t t0, int64_t t1, bool open)
+{
+    mput(b,
+         "%s{\"name\":\"%s%s%s\",\"ph\":\"X\",\"cat\":\"profd\",\"ts\":%lld,\"dur\":%lld,"
+         "\"pid\":%lld,\"tid\":0,\"args\":{\"step\":%lld,%s%s%s\"profd_mono_us\":%lld%s}}",
+         *first ? "" : ",\n", name, phase ? "." : "", phase ? phase : "", (long long)t0,
+         (long long)(t1 > t0 ? t1 - t0 : 0), (long long)e->id.pid, (long long)step,
+         phase ? "\"phase\":\"" : "", phase ? phase : "", phase ? "\"," : "", (long long)t0,
+         open ? ",\"profd_open\":true" : "");
+    *first = false;
+}
+
+/* The marker file of capture c, for its span [c->t_start, now]. */
+static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
+{
+    if (e->hooks.now_us == NULL || e->hooks.markers == NULL || c->dir[0] == '\0') {
+        return;
+    }
+    int64_t now = e->hooks.now_us(e->hooks.arg);
+    int64_t step = 0, step_t0 = 0, ph_step = 0, ph_t0 = 0;
+    const char *ph = NULL, *ph_role = NULL;
+    bool first = true;
+    char name[32];
+    mbuf_t b = {0};
+    const char *phase = c->rec.phase;
+    /* the worker: the capture's role and rank (a discrete capture of another
+     * role of the process counts in that role's numbering), else the
+     * process's primary role */
+    const char *wrole = phase ? c->rec.role : e->id.role;
+    int64_t wrank = phase ? c->rec.rank : e->id.rank;
+    mput(&b,
+         "{\"traceEvents\":[\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,"
+         "\"args\":{\"name\":\"profd: steps and phases\"}}",
+         (long long)e->id.pid);
+    first = false;
+    bool step_open = false;
+    for (size_t i = 0; i < e->nmarks; i++) {
+        const ce_mark_t *m = &e->marks[i];
+        if (ph) { /* any boundary ends the phase running (phases do not nest) */
+            if (m->t_us >= c->t_start) {
+                range(&b, e, &first, ph_role, ph, ph_step, ph_t0, m->t_us, false);
+            }
+            ph = NULL;
+        }
+        if (m->kind == 1 || (m->kind == 2 && step_open && m->step == step)) {
+            if (step_open && m->t_us >= c->t_start) {
+                snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)step);
+                range(&b, e, &first, name, NULL, step, step_t0, m->t_us, false);
+            }
+            step_open = m->kind == 1;
+            step = m->step;
+            step_t0 = m->t_us;
+        } else if (m->kind == 3) {
+            ph = m->phase;
+            ph_role = e->id.roles[m->role >= 0 && m->role < e->id.nroles ? m->role : 0].name;
+            ph_step = step_open ? step : m->step;
+            ph_t0 = m->t_us;
+        }
+    }
+    if (step_open) {
+        snprintf(name, sizeof(name), "ProfilerStep#%lld", (long long)step);
+        range(&b, e, &first, name, NULL, step, step_t0, now, true);
+    }
+    if (ph) {
+        range(&b, e, &first, ph_role, ph, ph_step, ph_t0, now, true);
+    }
+    mput(&b,
+         "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"profd\":{\"version\":1,"
+         "\"clock\":\"CLOCK_MONOTONIC\",\"unit\":\"us\",\"worker\":\"rank%lld-%s%s%s\","
+         "\"job\":\"%s\",\"role\":\"%s\",\"rank\":%lld,\"host\":\"%s\",\"pid\":%lld,"
+         "\"window\":\"%s\",\"capture_role\":\"%s\",\"phase\":%s%s%s,\"part\":%lld,"
+         "\"start_us\":%lld,\"stop_us\":%lld,\"dropped\":%lld}}}\n",
+         (long long)wrank, wrole, phase ? "-" : "", phase ? phase : "", s->e->job, wrole,
+         (long long)wrank, e->id.host, (long long)e->id.pid, s->e->name, c->rec.role,
+         phase ? "\"" : "", phase ? phase : "null", phase ? "\"" : "", (long long)c->part,
+         (long long)c->t_start, (long long)now, (long long)e->marks_dropped);
+    if (b.cap != (size_t)-1 && b.p) {
+        e->hooks.markers(c->dir, c->part, b.p, b.len, e->hooks.arg);
+    }
+    free(b.p);
 }
 
 static void cap_fail(ce_cap_t *c, pp_capture_status_t status, const char *reason)
@@ -222,6 +366,7 @@ static void cap_start(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
     }
     fill_capture(e, s, c, e->step, substep, &pc);
     const profd_backend_t *b = e->backends[c->be].b;
+    c->t_start = e->hooks.now_us ? e->hooks.now_us(e->hooks.arg) : 0;
     int rv = b->start(&pc, e->backends[c->be].user, reason, sizeof(reason));
     if (rv != 0) {
         if (reason[0] == '\0') {
@@ -247,6 +392,7 @@ static void cap_stop(ce_t *e, ce_slot_t *s, ce_cap_t *c, int64_t substep)
     c->recording = false;
     fill_capture(e, s, c, e->step, substep, &pc);
     const profd_backend_t *b = e->backends[c->be].b;
+    markers_write(e, s, c);
     int rv = b->stop(&pc, e->backends[c->be].user, reason, sizeof(reason));
     c->part++;
     if (rv != 0) {
@@ -541,6 +687,7 @@ void ce_adopt(ce_t *e, const pp_plan_t *plan)
 void ce_step_begin_slow(ce_t *e, int64_t step)
 {
     char why[160];
+    mark(e, 1, step, NULL);
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state == SLOT_ARMED && step >= s->e->first_step) {
@@ -569,6 +716,7 @@ void ce_step_begin_slow(ce_t *e, int64_t step)
 
 void ce_step_end_slow(ce_t *e, int64_t step)
 {
+    mark(e, 2, step, NULL);
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state != SLOT_ACTIVE) {
@@ -596,6 +744,7 @@ static void occurrence_start(ce_t *e, ce_slot_t *s, ce_cap_t *c)
 
 void ce_phase_begin_slow(ce_t *e)
 {
+    mark(e, 3, e->step, e->phase);
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state != SLOT_ACTIVE || !s->discrete || !e->in_step ||
@@ -625,6 +774,7 @@ void ce_phase_begin_slow(ce_t *e)
 
 void ce_phase_end_slow(ce_t *e)
 {
+    mark(e, 4, e->step, e->phase);
     for (size_t i = 0; i < e->nslots; i++) {
         ce_slot_t *s = &e->slots[i];
         if (s->state == SLOT_ACTIVE && s->cur) {
@@ -704,4 +854,6 @@ void ce_fini(ce_t *e)
     e->slots = NULL;
     e->nslots = 0;
     summarize(e);
+    free(e->marks);
+    e->marks = NULL;
 }

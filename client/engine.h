@@ -37,7 +37,34 @@ typedef struct ce_hooks {
     /* Deliver a finished window's result; the callee owns *res afterwards. */
     void (*emit)(pp_result_t *res, void *arg);
     void *arg;
+    /* Optional, both or neither: the clock of the step and phase markers
+     * (CLOCK_MONOTONIC, us), read only while a window is due or running;
+     * and the writer of a capture's marker file (CE_MARKERS_NAME in `dir`),
+     * called just before the backend's stop. */
+    int64_t (*now_us)(void *arg);
+    void (*markers)(const char *dir, int64_t part, const char *json, size_t len, void *arg);
 } ce_hooks_t;
+
+/*
+ * Step and phase markers: while a window is due or running, the engine
+ * notes every step and phase boundary with its time; when a capture stops,
+ * the markers of its span go to the `markers` hook as a small Chrome trace
+ * (ProfilerStep#N and role.phase ranges, "cat": "profd", their args holding
+ * "profd_mono_us", the rank's CLOCK_MONOTONIC at the range's start, and
+ * otherData.profd naming the worker "rank<R>-<role>[-<phase>]"). Backends
+ * that can put the markers into their own trace (sim, the Python torch
+ * backend) do so and remove the file; for the others it is the sidecar.
+ */
+#define CE_MARKERS_NAME "profd-markers-p%lld.json"
+#define CE_MARKERS_MAX  4096 /* boundaries kept while a window runs */
+
+typedef struct ce_mark {
+    int64_t t_us;
+    int64_t step;
+    int kind; /* 1 step begin, 2 step end, 3 phase begin, 4 phase end */
+    char phase[PP_MAX_NAME + 1];
+    int role; /* phases: index into id.roles of the phase's role */
+} ce_mark_t;
 
 /* A role the process hosts and its rank in that role's own numbering. */
 typedef struct ce_role {
@@ -87,6 +114,10 @@ typedef struct ce {
     int busy;         /* windows in progress: every call goes slow */
 
     int64_t captures_started;
+
+    ce_mark_t *marks; /* while a window is due or running; NULL otherwise */
+    size_t nmarks;
+    int64_t marks_dropped;
 } ce_t;
 
 /* id->roles may be empty (nroles 0): the primary role at id->rank is

@@ -23,6 +23,9 @@
 #include "ring.h"
 #include "rundir.h"
 
+#define CL_PHASE_NAMES   16 /* phase names whose times are sent (the first ones seen) */
+#define CL_CLOCK_SAMPLES 16
+
 typedef struct cl_plan {
     pp_plan_t p;
     char spool[PP_MAX_PATH]; /* spool root of the daemon that sent it */
@@ -67,7 +70,12 @@ typedef struct cl_io {
     uint64_t pub_seq;
     cl_result_t *results; /* not yet delivered, oldest first */
     uint64_t dropped_reported;
-    int64_t *evbuf;        /* flattened (kind, step, t_us) triples */
+    int64_t *evbuf;  /* flattened (kind, step, t_us) triples */
+    int64_t *pevbuf; /* flattened (kind, phase index, t_us) triples */
+    /* the daemon's clock - ours, from the events' round trips: the recent
+     * sample with the smallest error (its half round trip) */
+    int64_t clk_off[CL_CLOCK_SAMPLES], clk_err[CL_CLOCK_SAMPLES];
+    int clk_n, clk_pos;
     cl_event_t last_begin; /* newest step begin seen while disconnected */
     bool have_last_begin;
 } cl_io_t;
@@ -78,8 +86,16 @@ struct profd_client {
     cl_plan_t *plan; /* adopted */
     int64_t captures_seen;
 
+    int cur_phase; /* index of the running phase's name, -1 none */
+
     /* ---- shared ---- */
     cl_ring_t *ring;
+    /* phase names by index: written by the training thread (append only),
+     * read by the background thread up to nphase_names (release/acquire) */
+    char phase_names[CL_PHASE_NAMES][2 * PP_MAX_NAME + 2]; /* "phase" or "role.phase" */
+    _Atomic int nphase_names;
+    char phase_keys[CL_PHASE_NAMES][PP_MAX_NAME + 1]; /* training thread only: */
+    int phase_roles[CL_PHASE_NAMES];                  /* the phase and its role */
     _Atomic(cl_plan_t *) pending;
     _Atomic uint64_t adopted_seq;
     _Atomic(cl_result_t *) outbox;
@@ -115,6 +131,8 @@ void cl_log(profd_client_t *c, int level, const char *fmt, ...)
 
 /* Monotonic milliseconds. */
 int64_t cl_now_ms(void);
+/* Monotonic microseconds: the clock of the markers and of the clock estimate. */
+int64_t cl_now_us(void);
 
 /* profd_open() with the run directory candidates given (tests point them at
  * folders of their own; profd_open takes them from cl_rundir_init()). */

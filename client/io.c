@@ -344,12 +344,26 @@ static void watch_handle(profd_client_t *c)
 
 /* ---- events and results ---- */
 
+/* The daemon's clock - ours, and the error bound (0: none measured). */
+static void clock_best(const cl_io_t *io, int64_t *off, int64_t *err)
+{
+    *off = 0;
+    *err = 0;
+    for (int i = 0; i < io->clk_n; i++) {
+        if (*err == 0 || io->clk_err[i] < *err) {
+            *off = io->clk_off[i];
+            *err = io->clk_err[i];
+        }
+    }
+}
+
 static void flush_events(profd_client_t *c, int timeout_ms, bool force)
 {
     cl_io_t *io = &c->io;
     cl_event_t evs[64];
-    size_t n = 0;
+    size_t n = 0, np = 0;
     unsigned k;
+    char *names[CL_PHASE_NAMES];
 
     if (io->have_last_begin) { /* where we were while disconnected */
         io->evbuf[0] = io->last_begin.kind;
@@ -358,20 +372,28 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
         io->have_last_begin = false;
         n = 1;
     }
-    while (n < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
-        for (unsigned i = 0; i < k; i++, n++) {
-            io->evbuf[3 * n] = evs[i].kind;
-            io->evbuf[3 * n + 1] = evs[i].step;
-            io->evbuf[3 * n + 2] = evs[i].t_us;
+    while (n + np < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
+        for (unsigned i = 0; i < k; i++) {
+            if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
+                io->pevbuf[3 * np] = evs[i].kind == CL_EV_PHASE_BEGIN ? 1 : 2;
+                io->pevbuf[3 * np + 1] = evs[i].step;
+                io->pevbuf[3 * np + 2] = evs[i].t_us;
+                np++;
+            } else {
+                io->evbuf[3 * n] = evs[i].kind;
+                io->evbuf[3 * n + 1] = evs[i].step;
+                io->evbuf[3 * n + 2] = evs[i].t_us;
+                n++;
+            }
         }
-        if (n + 64 > EV_BATCH) {
+        if (n + np + 64 > EV_BATCH) {
             break;
         }
     }
     uint64_t dropped = cl_ring_dropped(c->ring);
     int64_t now = cl_now_ms();
-    io->idle_rounds = n ? 0 : io->idle_rounds + 1;
-    if (n == 0 && !force && now - io->last_sent_ms < HEARTBEAT_MS &&
+    io->idle_rounds = n + np ? 0 : io->idle_rounds + 1;
+    if (n + np == 0 && !force && now - io->last_sent_ms < HEARTBEAT_MS &&
         dropped == io->dropped_reported) {
         return;
     }
@@ -382,11 +404,31 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     req.u.events.ev = io->evbuf;
     req.u.events.ev_n = 3 * n;
     req.u.events.dropped = (int64_t)(dropped - io->dropped_reported);
+    if (np) {
+        int nn = atomic_load_explicit(&c->nphase_names, memory_order_acquire);
+        for (int i = 0; i < nn; i++) {
+            names[i] = c->phase_names[i];
+        }
+        req.u.events.pev = io->pevbuf;
+        req.u.events.pev_n = 3 * np;
+        req.u.events.names = names;
+        req.u.events.names_n = (size_t)nn;
+    }
+    clock_best(io, &req.u.events.offset_us, &req.u.events.offset_err_us);
+    int64_t t0 = cl_now_us();
     int rv = rpc(c, &req, &rep, timeout_ms);
+    int64_t t3 = cl_now_us();
     io->last_sent_ms = now;
     if (rv == 0) {
-        atomic_fetch_add(&c->st_events_sent, (int64_t)n);
+        atomic_fetch_add(&c->st_events_sent, (int64_t)(n + np));
         io->dropped_reported = dropped;
+        if (rep.type == PP_T_ack && rep.u.ack.t_us > 0 && t3 >= t0) {
+            /* the daemon read its clock between our send and our receive */
+            io->clk_off[io->clk_pos] = rep.u.ack.t_us - (t0 + t3) / 2;
+            io->clk_err[io->clk_pos] = (t3 - t0) / 2 + 1;
+            io->clk_pos = (io->clk_pos + 1) % CL_CLOCK_SAMPLES;
+            io->clk_n += io->clk_n < CL_CLOCK_SAMPLES;
+        }
         pp_msg_free(&rep);
     } else if (rv == PROFD_ECLIENT || transport_error(rv)) {
         set_disconnected(c);
@@ -591,7 +633,8 @@ int cl_io_start(profd_client_t *c)
     int rv;
 
     memset(io, 0, sizeof(*io));
-    if ((io->evbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL) {
+    if ((io->evbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL ||
+        (io->pevbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL) {
         return PROFD_ENOMEM;
     }
     pthread_condattr_t ca;
@@ -639,6 +682,7 @@ fail:
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
     free(io->evbuf);
+    free(io->pevbuf);
     return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
 }
 
@@ -680,6 +724,7 @@ void cl_io_stop(profd_client_t *c)
         free(r);
     }
     free(io->evbuf);
+    free(io->pevbuf);
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
     io->started = false;

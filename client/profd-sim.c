@@ -51,7 +51,23 @@ typedef struct sim {
     bool threads;
     int64_t work; /* thousands of iterations of CPU work per sub-step; 0: sleep */
     bool report;
+    struct {
+        int64_t rank, from;
+        double factor;
+    } slow[8]; /* --slow RANK:FACTOR[@STEP]: a straggler */
+    int nslow;
 } sim_t;
+
+/* How many times slower this rank runs this step (--slow). */
+static double slowdown(const sim_t *s, int64_t rank, int64_t step)
+{
+    for (int i = 0; i < s->nslow; i++) {
+        if (s->slow[i].rank == rank && step >= s->slow[i].from) {
+            return s->slow[i].factor;
+        }
+    }
+    return 1.0;
+}
 
 static volatile sig_atomic_t stop_flag;
 
@@ -90,6 +106,8 @@ static void usage(FILE *out)
             "  --report          print each rank's step times on exit (median, p10, p90) and\n"
             "                    the longest a profd call took on its training thread (with\n"
             "                    and without a backend call, a trace written, in it)\n"
+            "  --slow R:F[@S]    global rank R takes F times as long per step from step S on\n"
+            "                    (default: from its first step): a straggler; repeatable\n"
             "  --verbose         print the client library's log\n"
             "  --help            this help\n");
 }
@@ -308,10 +326,11 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
         times = malloc((size_t)(s->steps < (1 << 20) ? s->steps : (1 << 20)) * sizeof(*times));
     }
 
-    double period = s->rate > 0 && s->work == 0 ? 1.0 / s->rate : 0;
-    double slice = nph && s->substeps ? period / (nph * s->substeps) : period;
+    double base = s->rate > 0 && s->work == 0 ? 1.0 / s->rate : 0;
     double t = now_s();
     for (int64_t step = s->start_step; step < s->start_step + s->steps && !stop_flag; step++) {
+        double period = base * slowdown(s, rank, step);
+        double slice = nph && s->substeps ? period / (nph * s->substeps) : period;
         double t0 = t, began = now_s();
         TIMED(profd_step_begin(c, step));
         for (int p = 0; p < nph; p++) {
@@ -421,6 +440,7 @@ int main(int argc, char **argv)
         O_THREADS,
         O_WORK,
         O_REPORT,
+        O_SLOW,
         O_VERBOSE,
         O_HELP
     };
@@ -440,6 +460,7 @@ int main(int argc, char **argv)
         {"threads", no_argument, NULL, O_THREADS},
         {"work", required_argument, NULL, O_WORK},
         {"report", no_argument, NULL, O_REPORT},
+        {"slow", required_argument, NULL, O_SLOW},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -508,6 +529,26 @@ int main(int argc, char **argv)
         case O_REPORT:
             s.report = true;
             break;
+        case O_SLOW: {
+            long long r, from = 0;
+            double f;
+            int k = 0;
+            if (s.nslow == 8 ||
+                (sscanf(optarg, "%lld:%lf%n", &r, &f, &k) != 2 ||
+                 (optarg[k] != '\0' && sscanf(optarg + k, "@%lld", &from) != 1)) ||
+                r < 0 || !(f > 0 && f <= 1000) || from < 0) {
+                fprintf(stderr,
+                        "profd-sim: --slow: expected RANK:FACTOR[@STEP], e.g. 5:3@100, "
+                        "found '%s'\n",
+                        optarg);
+                return 2;
+            }
+            s.slow[s.nslow].rank = r;
+            s.slow[s.nslow].factor = f;
+            s.slow[s.nslow].from = from;
+            s.nslow++;
+            break;
+        }
         case O_VERBOSE:
             s.verbose = true;
             break;

@@ -16,6 +16,8 @@
 enum cl_ev_kind {
     CL_EV_STEP_BEGIN = 1,
     CL_EV_STEP_END = 2,
+    CL_EV_PHASE_BEGIN = 3, /* `step` holds the phase's index in the client's name table */
+    CL_EV_PHASE_END = 4,
 };
 
 typedef struct cl_event {

@@ -14,7 +14,9 @@
 #include "daemon.h"
 #include "finish.h"
 #include "gather.h"
+#include "metrics.h"
 #include "profd/client.h"
+#include "trigger.h"
 
 #define TICK_MS               1000
 #define KEEP_FINISHED_WINDOWS 256
@@ -127,6 +129,11 @@ static void status_fill(void *arg, pp_status_reply_t *s)
     s->rate_limited = pd_worker_limited(d->worker) + pd_control_limited(d->control);
 }
 
+static int metrics_body(void *arg, char **body, size_t *len)
+{
+    return pd_metrics_text(arg, body, len);
+}
+
 /* ---- liveness tick ---- */
 
 /* Until a window is planned, no delivery has been measured and the first
@@ -149,6 +156,7 @@ static void on_tick(uv_timer_t *h)
     probe_latency(d);
     pd_worker_tick(d->worker, pd_now_ms());
     pd_coord_tick(d->coord, pd_now_ms());
+    pd_trigger_tick(&d->node, pd_now_ms());
     pd_finish_retry(&d->node, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
     tick_update(d);
@@ -177,6 +185,8 @@ static void begin_stop(pd_daemon_t *d)
     d->node.stopping = true;
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
     d->watchdog = pd_watchdog_start(d->stop_timeout_ms);
+    pd_http_close(d->metrics);
+    d->metrics = NULL;
     pd_control_fini(d->control);
     d->control = NULL;
     pd_link_fini(d->link);
@@ -320,6 +330,8 @@ static void wire(pd_daemon_t *d)
     n->loop = &d->loop;
     n->reg = &d->reg;
     n->win = &d->win;
+    n->hist = &d->hist;
+    n->strag = &d->strag;
     n->instance = d->instance;
     n->name = d->name;
     n->spool = d->spool;
@@ -399,6 +411,11 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     d->reg.shared_jobs = cfg->shared_jobs;
     d->reg.job_cn = cfg->job_certificates;
     pd_windows_init(&d->win, &d->log, (size_t)cfg->max_windows);
+    pd_history_init(&d->hist, cfg->history_steps, cfg->history_phase_steps,
+                    (size_t)cfg->max_clients);
+    pd_straggler_cfg_t sc;
+    pd_trigger_settings(cfg, &sc);
+    pd_straggler_init(&d->strag, &sc, cfg->straggler_enable);
     wire(d);
     if (cfg->job_certificates && !pd_rep_peer_cn_known()) {
         snprintf(err, errlen,
@@ -431,7 +448,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     if ((rv = pd_worker_init(&d->worker, &d->node, err, errlen)) != 0 ||
         (rv = pd_control_init(&d->control, &d->node, err, errlen)) != 0 ||
         (cfg->coordinator && (rv = coordinator_start(d, err, errlen)) != 0) ||
-        (cfg->coordinator_url[0] && (rv = pd_link_init(&d->link, &d->node, err, errlen)) != 0)) {
+        (cfg->coordinator_url[0] && (rv = pd_link_init(&d->link, &d->node, err, errlen)) != 0) ||
+        (cfg->metrics_url[0] &&
+         (rv = pd_http_open(&d->metrics, &d->loop, cfg->metrics_url, "/metrics",
+                            PD_METRICS_CONTENT_TYPE, metrics_body, &d->node, err, errlen)) != 0)) {
         goto fail;
     }
     if (jl.found) {
@@ -463,6 +483,7 @@ fail:
 fail_early:
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
+    pd_history_fini(&d->hist);
     return rv;
 }
 
@@ -489,6 +510,7 @@ int pd_daemon_fini(pd_daemon_t *d)
     d->coord = NULL;
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
+    pd_history_fini(&d->hist);
     pd_watchdog_cancel(d->watchdog);
     d->watchdog = NULL;
     return rv;

@@ -18,6 +18,8 @@
 #include "config.h"
 #include "control.h"
 #include "coord.h"
+#include "history.h"
+#include "http.h"
 #include "journal.h"
 #include "link.h"
 #include "log.h"
@@ -25,6 +27,7 @@
 #include "node.h"
 #include "registry.h"
 #include "state.h"
+#include "straggler.h"
 #include "watchdog.h"
 #include "windows.h"
 #include "worker.h"
@@ -35,7 +38,10 @@ typedef struct pd_daemon {
     pd_loop_t loop;
     pd_registry_t reg;
     pd_windows_t win;
-    pd_node_t node; /* what the endpoints share (points into the fields here) */
+    pd_history_t hist;    /* step times of every rank heard of */
+    pd_straggler_t strag; /* the straggler trigger */
+    pd_http_t *metrics;   /* listen.metrics, when set */
+    pd_node_t node;       /* what the endpoints share (points into the fields here) */
 
     pd_worker_t *worker;
     pd_control_t *control;

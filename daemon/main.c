@@ -38,6 +38,8 @@ static void usage(FILE *out)
             "  -p, --profile-config FILE  verl / MindSpeed / Megatron YAML to apply at start\n"
             "                             (and again on SIGHUP)\n"
             "  -l, --log-level LEVEL      error, warn, info (default) or debug\n"
+            "      --metrics URL          Prometheus metrics at URL/metrics, http://HOST:PORT\n"
+            "                             (listen.metrics; default off)\n"
             "\n"
             "many nodes:\n"
             "      --coordinator          plan windows for node daemons across hosts\n"

@@ -3,9 +3,12 @@
 # Builds profd, starts the daemon, runs a simulated RL job (actor, rollout in
 # two inference replicas, ref), takes an end-to-end and a discrete profiling
 # window with profctl, waits for the gathering, prints the tree and a
-# manifest summary; then, with PyTorch, deploy/demo-python.sh: a GRPO job
-# written against `import profd` and a drop-in job (a plain DDP script with
-# no profd in it, run with PROFD_AUTO=1); and stops everything.
+# manifest summary; arms the straggler trigger against a rollout rank the
+# simulation slows down and merges a window into one timeline; then, with
+# PyTorch, deploy/demo-python.sh: a GRPO job written against `import profd`
+# and a drop-in job (a plain DDP script with no profd in it, run with
+# PROFD_AUTO=1); and ends by printing where report.html is and a
+# `profctl top --once` snapshot.
 # Usage: deploy/demo.sh [output folder, default ./profd-demo]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,9 +38,14 @@ echo "== starting profd (save_path $out/profile, sockets in $PROFD_RUN_DIR)"
 pids+=($!)
 for _ in $(seq 50); do profctl status >/dev/null 2>&1 && break; sleep 0.1; done
 
-echo "== starting a simulated job: 2 actor, 4 rollout ranks in 2 replicas, 2 ref (10 steps/s)"
-"$bin/client/profd-sim" --layout actor:2,rollout:4@2,ref:2 --steps 80 --rate 10 \
-  --trace-bytes 262144 >"$out/sim.log" 2>&1 &
+echo "== the straggler trigger: a rank over 2x its role's median for 3 steps gets a window"
+profctl watch --roles rollout --factor 2 --consecutive 3 --steps 2 --tool sim
+
+echo
+echo "== starting a simulated job: 2 actor, 4 rollout ranks in 2 replicas, 2 ref (10 steps/s);"
+echo "   rollout rank 4 slows down to a quarter of its pace at step 60"
+"$bin/client/profd-sim" --layout actor:2,rollout:4@2,ref:2 --steps 100000 --rate 10 \
+  --trace-bytes 262144 --slow 4:4@60 >"$out/sim.log" 2>&1 &
 sim=$!
 pids+=($sim)
 for _ in $(seq 100); do
@@ -86,8 +94,22 @@ for c in m["captures"]:
 PY
 done
 
-kill "$sim" 2>/dev/null || true
-wait "$sim" 2>/dev/null || true
+echo
+echo "== one timeline of window $w1: every rank a process, on the daemon's clock"
+profctl merge "$w1"
+
+echo
+echo "== the straggler: waiting for the trigger's window"
+for _ in $(seq 300); do
+  wt=$(profctl --json windows | python3 -c 'import json,sys
+w=[w for w in json.load(sys.stdin)["windows"] if (w.get("source") or "").startswith("straggler")]
+print(w[0]["id"] if w else "")')
+  [ -n "$wt" ] && break
+  sleep 0.1
+done
+[ -n "$wt" ] || { echo "demo: the straggler trigger opened no window" >&2; exit 1; }
+profctl wait "$wt" --timeout 60 || true
+profctl windows "$wt" | sed -n '1,2p;/^source/p'
 
 echo
 echo "== PyTorch: a small GRPO job on CPU (torch.distributed, 4 ranks) with real traces, then a drop-in job"
@@ -95,3 +117,8 @@ PROFD_BUILD="$build" deploy/demo-python.sh "$bin"
 
 echo
 echo "demo done: outputs in $out/profile, daemon log $out/profd.log"
+echo "report of the straggler's window (open it in a browser): $(profctl report "$wt")"
+echo
+profctl top --once
+kill "$sim" 2>/dev/null || true
+wait "$sim" 2>/dev/null || true

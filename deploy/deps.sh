@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake make gcc pkg-config clang-format
-  libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev
+  libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev zlib1g-dev
   python3 python3-venv iproute2 procps xxhash
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch

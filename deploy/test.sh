@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-deploy/deps.sh
+# the report's test renders it in Chromium; the metrics' test scrapes with
+# curl and checks with promtool (Debian's prometheus)
+deploy/deps.sh chromium prometheus curl
 
 build=${PROFD_TEST_BUILD:-build-test}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPROFD_SANITIZE=ON -DPROFD_WERROR=ON \

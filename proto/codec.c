@@ -446,7 +446,9 @@ static int decode_field(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     void *p = FIELD_PTR(rec, f);
 
     if (cJSON_IsNull(j)) {
-        if (f->flags & PP_REQ) {
+        /* a lax state reads an unknown name as none, which encodes as null:
+         * null reads back as none */
+        if ((f->flags & PP_REQ) && !(f->kind == PP_K_ENUM && (f->flags & PP_LAX))) {
             return fail(c, PROFD_EPROTO, "must not be null");
         }
         return 0; /* null == absent: the init value stays */

@@ -28,11 +28,25 @@ static int query_options(ctl_t *c, int argc, char **argv, const char **job)
 
 static int run_status(ctl_t *c, int argc, char **argv)
 {
+    static const struct option o[] = {{"job", required_argument, NULL, 'j'},
+                                      {"ranks", no_argument, NULL, 'r'},
+                                      {"help", no_argument, NULL, 'h'},
+                                      {0, 0, 0, 0}};
     pp_msg_t req, rep;
     const char *job = NULL;
-    int rv = query_options(c, argc, argv, &job);
-    if (rv >= 0) {
-        return rv;
+    bool ranks = false;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "j:rh", o, NULL)) != -1) {
+        if (ch == 'h') {
+            return ctl_help(c);
+        }
+        if (ch == 'r') {
+            ranks = true;
+        } else if (ch == 'j') {
+            job = optarg;
+        } else {
+            return ctl_usage(c, "status: unknown option");
+        }
     }
     if (optind < argc) {
         return ctl_usage(c, "status: unexpected argument '%s'", argv[optind]);
@@ -45,23 +59,35 @@ static int run_status(ctl_t *c, int argc, char **argv)
     if (c->json) {
         ctl_print_json(&rep);
     } else {
-        ctl_print_status(&rep.u.status_reply);
+        /* the per-role figures: a `top` request (a daemon without it: none) */
+        pp_msg_t treq, trep;
+        pp_msg_init(&treq, PP_T_top);
+        treq.u.top.job = (char *)job;
+        treq.u.top.n = 3;
+        bool have = ctl_call_quiet(c, &treq, &trep) == 0;
+        ctl_print_status_grouped(&rep.u.status_reply, have ? &trep.u.top_reply : NULL, ranks);
+        if (have) {
+            pp_msg_free(&trep);
+        }
     }
     pp_msg_free(&rep);
     return 0;
 }
 
 const ctl_command_t ctl_cmd_status = {
-    "status", run_status, "registered ranks: role, rank, replica, host, pid, step, state",
-    "usage: profctl status [--job J]\n"
+    "status", run_status, "ranks per role and node: step times, slowest, stalled",
+    "usage: profctl status [--job J] [--ranks]\n"
     "\n"
-    "The daemon (node, version, save_path, unfinished windows) and every registered rank:\n"
-    "job, global rank, role, replica rank, host, pid, the last step begun, the recent step\n"
-    "time, state (idle, running, lost) and the seconds since it was heard from. On a\n"
-    "coordinator the ranks are grouped by node daemon.\n"
+    "The daemon (node, version, save_path, unfinished windows), then per job and role the\n"
+    "ranks, the newest step, the min, median and max of the ranks' recent step times, the\n"
+    "stalled ranks and the slowest ones against the role's median, then a line per node\n"
+    "daemon with its ranks by role. With --ranks, every registered rank too: job, global\n"
+    "rank, role, replica rank, host, pid, the last step begun, the recent step time, state\n"
+    "(idle, running, lost) and the seconds since it was heard from, grouped by node.\n"
     "\n"
-    "  --job J    only the ranks of job J\n"
-    "  --help     this help\n"};
+    "  -j, --job J    only the ranks of job J\n"
+    "  -r, --ranks    list every rank\n"
+    "      --help     this help\n"};
 
 static int query_windows(ctl_t *c, const char *job, int64_t id, pp_msg_t *rep)
 {

@@ -96,8 +96,9 @@ static int ctl_connect(ctl_t *c)
     return 0;
 }
 
-/* One request and its reply on a context of their own. */
-static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out)
+/* One request and its reply on a context of their own; quiet: say nothing
+ * when it fails. */
+static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out, bool quiet)
 {
     nng_msg *m;
     nng_aio *aio;
@@ -116,18 +117,43 @@ static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out)
         nng_msg_free(nng_aio_get_msg(aio));
         nng_aio_free(aio);
         nng_ctx_close(ctx);
-        return ctl_die(1, "cannot send to %s: %s", c->url, nng_strerror(rv));
+        return quiet ? 1 : ctl_die(1, "cannot send to %s: %s", c->url, nng_strerror(rv));
     }
     nng_ctx_recv(ctx, aio);
     nng_aio_wait(aio);
     if ((rv = nng_aio_result(aio)) != 0) {
         nng_aio_free(aio);
         nng_ctx_close(ctx);
-        return ctl_die(1, "no reply from %s: %s", c->url, nng_strerror(rv));
+        return quiet ? 1 : ctl_die(1, "no reply from %s: %s", c->url, nng_strerror(rv));
     }
     *out = nng_aio_get_msg(aio);
     nng_aio_free(aio);
     nng_ctx_close(ctx);
+    return 0;
+}
+
+int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
+{
+    char *buf, err[256];
+    size_t len;
+    nng_msg *m;
+    if ((!c->open && ctl_connect(c) != 0) || pp_msg_encode(req, &buf, &len) != 0) {
+        return 1;
+    }
+    int rv = exchange(c, buf, len, &m, true);
+    free(buf);
+    if (rv != 0) {
+        return 1;
+    }
+    rv = pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 64u << 20, rep, err, sizeof(err));
+    nng_msg_free(m);
+    if (rv != 0) {
+        return 1;
+    }
+    if (rep->type == PP_T_error) {
+        pp_msg_free(rep);
+        return 1;
+    }
     return 0;
 }
 
@@ -142,7 +168,7 @@ int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
     if (pp_msg_encode(req, &buf, &len) != 0) {
         return ctl_die(1, "cannot encode the request");
     }
-    int rv = exchange(c, buf, len, &m);
+    int rv = exchange(c, buf, len, &m, false);
     free(buf);
     if (rv != 0) {
         return 1;

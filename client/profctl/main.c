@@ -14,7 +14,8 @@
 #include "profd/client.h"
 
 static const ctl_command_t *const commands[] = {
-    &ctl_cmd_status, &ctl_cmd_windows, &ctl_cmd_start, &ctl_cmd_stop, &ctl_cmd_wait, &ctl_cmd_apply,
+    &ctl_cmd_status, &ctl_cmd_windows, &ctl_cmd_start,  &ctl_cmd_stop,  &ctl_cmd_wait,
+    &ctl_cmd_apply,  &ctl_cmd_top,     &ctl_cmd_report, &ctl_cmd_merge, &ctl_cmd_watch,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -91,6 +92,7 @@ static int global_options(ctl_t *c, int argc, char **argv)
                 return ctl_usage(NULL, "--timeout expects a positive number of seconds") + 1;
             }
             c->timeout_ms = (int)(t * 1000);
+            c->timeout_set = true;
             break;
         case 'h':
             usage(stdout);

@@ -103,6 +103,63 @@ void ctl_print_status(const pp_status_reply_t *s)
     }
 }
 
+/* The ranks by node: a line per node daemon, its roles and how many of
+ * its ranks are lost. */
+static void print_nodes(const pp_status_reply_t *s)
+{
+    for (size_t i = 0; i < s->ranks_n;) {
+        const char *node = s->ranks[i].node ? s->ranks[i].node : "";
+        size_t n = 0, lost = 0;
+        while (i + n < s->ranks_n &&
+               strcmp(s->ranks[i + n].node ? s->ranks[i + n].node : "", node) == 0) {
+            lost += s->ranks[i + n].state == PP_RA_LOST;
+            n++;
+        }
+        printf("node %s: %zu rank(s)\n", node[0] ? node : s->node, n);
+        printf("  roles:");
+        for (size_t k = i; k < i + n; k++) {
+            bool seen = false;
+            for (size_t q = i; q < k && !seen; q++) {
+                seen = strcmp(s->ranks[q].role, s->ranks[k].role) == 0;
+            }
+            if (seen) {
+                continue;
+            }
+            size_t c = 0;
+            for (size_t q = k; q < i + n; q++) {
+                c += strcmp(s->ranks[q].role, s->ranks[k].role) == 0;
+            }
+            printf(" %s %zu", s->ranks[k].role, c);
+        }
+        printf("; %zu lost\n", lost);
+        i += n;
+    }
+}
+
+void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *top, bool ranks)
+{
+    if (ranks) {
+        ctl_print_status(s);
+    } else {
+        printf("node %s  version %s  save_path %s  windows %lld  ranks %zu\n", s->node, s->version,
+               s->save_path, (long long)s->windows, s->ranks_n);
+        if (s->ranks_n == 0) {
+            printf("no rank registered\n");
+            return;
+        }
+        qsort(s->ranks, s->ranks_n, sizeof(*s->ranks), cmp_rank);
+    }
+    if (top && top->roles_n) {
+        printf("\n");
+        ctl_print_roles(top->roles, top->roles_n, true);
+    }
+    if (!ranks) {
+        printf("\n");
+        print_nodes(s);
+        printf("(every rank: profctl status --ranks)\n");
+    }
+}
+
 void ctl_print_windows(const pp_window_t *v, size_t n)
 {
     if (n == 0) {

@@ -22,6 +22,7 @@ typedef struct ctl {
     char url[PP_MAX_PATH];
     bool json;
     int timeout_ms;
+    bool timeout_set;   /* --timeout given */
     pt_tls_files_t tls; /* tls+tcp:// URLs */
     void *tls_cfg;
     nng_socket sock;
@@ -38,7 +39,7 @@ typedef struct ctl_command {
 } ctl_command_t;
 
 extern const ctl_command_t ctl_cmd_status, ctl_cmd_windows, ctl_cmd_start, ctl_cmd_stop,
-    ctl_cmd_wait, ctl_cmd_apply;
+    ctl_cmd_wait, ctl_cmd_apply, ctl_cmd_top, ctl_cmd_report, ctl_cmd_merge, ctl_cmd_watch;
 
 /* ---- messages and exit statuses ---- */
 
@@ -58,6 +59,8 @@ void ctl_default_url(char *buf, size_t len);
 /* Send a request, wait for the reply (*rep, free with pp_msg_free). An
  * error reply prints its message. 0, or 1 (already said why). */
 int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
+/* The same, saying nothing on failure (an optional request). */
+int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
 void ctl_close(ctl_t *c);
 /* The reply document, as JSON, on stdout. */
 void ctl_print_json(const pp_msg_t *m);
@@ -76,6 +79,13 @@ void ctl_print_window_detail(const pp_window_t *w);
 /* verb: "started", "stopping", "applied" */
 void ctl_print_started(const pp_started_t *s, const char *verb);
 void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
+/* status: per-role figures (top, may be NULL), nodes and, with `ranks`,
+ * every rank */
+void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *top, bool ranks);
+/* per-role step times (status, top) */
+void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs);
+/* the straggler trigger (watch, top) */
+void ctl_print_trigger(const pp_straggler_t *t);
 
 struct pd_profcfg;
 /* apply --dry-run: the windows of `cfg` (config: its name; framework: NULL

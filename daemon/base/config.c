@@ -35,6 +35,8 @@ typedef enum ktype {
     K_CHOICE, /* one of `choices`, stored as text */
     K_LEVEL,  /* one of `choices`, stored as its index (int) */
     K_BOOL,   /* true / false */
+    K_RATIO,  /* a decimal number min/1000..max/1000, stored as double */
+    K_NAMES,  /* a list of identifiers [A-Za-z0-9_-] (size: capacity, PP_MAX_NAME long) */
 } ktype_t;
 
 typedef struct ckey {
@@ -52,10 +54,12 @@ typedef struct ckey {
 
 #define F(m)   offsetof(pd_config_t, m), sizeof(((pd_config_t *)0)->m)
 #define IDS(m) offsetof(pd_config_t, m), sizeof(((pd_config_t *)0)->m) / sizeof(int64_t)
-#define KIB    1024LL
-#define MIB    (1024LL * 1024)
-#define GIB    (1024LL * 1024 * 1024)
-#define PIB    (1024LL * 1024 * 1024 * 1024 * 1024)
+#define NAMES(m)                                                                                   \
+    offsetof(pd_config_t, m), sizeof(((pd_config_t *)0)->m) / sizeof(((pd_config_t *)0)->m[0])
+#define KIB 1024LL
+#define MIB (1024LL * 1024)
+#define GIB (1024LL * 1024 * 1024)
+#define PIB (1024LL * 1024 * 1024 * 1024 * 1024)
 /* the clients' limit too (proto.h): a longer $PROFD_RUN_DIR is ignored by all */
 #define RUN_DIR_MAX PP_RUN_DIR_MAX
 
@@ -120,6 +124,23 @@ static const ckey_t keys[] = {
     {"log_level", K_LEVEL, 0, 0, "info", F(log_level), 0, levels, "log-level", 'l'},
     {"profile_config", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(profile_config), 0, NULL,
      "profile-config", 'p'},
+    {"listen.metrics", K_STR, 0, PD_PATH_MAX - 1, NULL, F(metrics_url), 0, NULL, "metrics", 0},
+    {"history.steps", K_INT, 8, 4096, "128", F(history_steps), 0, NULL, NULL, 0},
+    {"history.phase_steps", K_INT, 1, 1024, "64", F(history_phase_steps), 0, NULL, NULL, 0},
+    {"triggers.straggler.enable", K_BOOL, 0, 1, "false", F(straggler_enable), 0, NULL, NULL, 0},
+    {"triggers.straggler.job", K_NAME, 0, 64, NULL, F(straggler_job), 0, NULL, NULL, 0},
+    {"triggers.straggler.roles", K_NAMES, 0, 0, NULL, NAMES(straggler_roles),
+     offsetof(pd_config_t, n_straggler_roles), NULL, NULL, 0},
+    {"triggers.straggler.factor", K_RATIO, 1001, 1000000, "2.0", F(straggler_factor), 0, NULL, NULL,
+     0},
+    {"triggers.straggler.consecutive", K_INT, 1, 10000, "3", F(straggler_consecutive), 0, NULL,
+     NULL, 0},
+    {"triggers.straggler.steps", K_INT, 1, 10000, "2", F(straggler_steps), 0, NULL, NULL, 0},
+    {"triggers.straggler.interval_ms", K_INT, 0, 86400000, "600000", F(straggler_interval_ms), 0,
+     NULL, NULL, 0},
+    {"triggers.straggler.max_bytes", K_BYTES, 0, PIB, "0", F(straggler_max_bytes), 0, NULL, NULL,
+     0},
+    {"triggers.straggler.tool", K_NAME, 0, 64, "torch", F(straggler_tool), 0, NULL, NULL, 0},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -192,6 +213,12 @@ static void expected(const ckey_t *k, char *buf, size_t len)
         break;
     case K_BOOL:
         snprintf(buf, len, "true or false");
+        break;
+    case K_RATIO:
+        snprintf(buf, len, "a number %g..%g", (double)k->min / 1000.0, (double)k->max / 1000.0);
+        break;
+    case K_NAMES:
+        snprintf(buf, len, "a list of at most %zu names [A-Za-z0-9_-]", k->size);
         break;
     case K_CHOICE:
     case K_LEVEL: {
@@ -408,6 +435,35 @@ static int set_value(ctx_t *c, pd_config_t *cfg, const ckey_t *k, const yt_node_
         *(int *)field(cfg, k) = level;
         return 0;
     }
+    case K_RATIO: {
+        double f = v->type == YT_INT ? (double)v->v.i : v->type == YT_FLOAT ? v->v.f : -1e300;
+        if (!(f >= (double)k->min / 1000.0 && f <= (double)k->max / 1000.0)) {
+            return bad(c, k, v);
+        }
+        *(double *)field(cfg, k) = f;
+        return 0;
+    }
+    case K_NAMES: {
+        char(*names)[PP_MAX_NAME + 1] = field(cfg, k);
+        size_t *count = (size_t *)((char *)cfg + k->off_n);
+        if (v->type == YT_NULL) {
+            *count = 0;
+            return 0;
+        }
+        if (v->type != YT_SEQ || v->n > k->size) {
+            return bad(c, k, v);
+        }
+        for (size_t i = 0; i < v->n; i++) {
+            if (v->items[i]->type != YT_STR || !pp_ident_ok(v->items[i]->text)) {
+                return bad(c, k, v->items[i]);
+            }
+        }
+        for (size_t i = 0; i < v->n; i++) {
+            snprintf(names[i], PP_MAX_NAME + 1, "%s", v->items[i]->text);
+        }
+        *count = v->n;
+        return 0;
+    }
     case K_IDS: {
         int64_t ids[64];
         size_t n = 0;
@@ -577,7 +633,8 @@ static int apply_args(ctx_t *c, pd_config_t *cfg, const pd_config_arg_t *args, s
         }
         const char *v = k->type == K_BOOL && args[i].value == NULL ? "true" : args[i].value;
         bool text = k->type != K_INT && k->type != K_BYTES && k->type != K_MODE &&
-                    k->type != K_BOOL && k->type != K_IDS;
+                    k->type != K_BOOL && k->type != K_IDS && k->type != K_RATIO &&
+                    k->type != K_NAMES;
         yt_node_t *node = yt_scalar(v ? v : "", v ? strlen(v) : 0, text, 0, 0);
         if (node == NULL) {
             snprintf(c->err, c->errlen, "--%s: out of memory", args[i].flag);

@@ -72,6 +72,23 @@ typedef struct pd_config {
     /* the DNS name a tls+tcp:// peer's certificate must carry (IP addresses
      * are not matched); "" = the host of the URL */
     char tls_server_name[256];
+
+    /* Prometheus text over HTTP (http://host:port), "" = off */
+    char metrics_url[PD_PATH_MAX];
+    /* step-time history: steps kept per rank, and steps of phase times */
+    int64_t history_steps;
+    int64_t history_phase_steps;
+    /* the straggler trigger (see daemon/core/straggler.h) */
+    bool straggler_enable;
+    char straggler_job[65];           /* "" = any */
+    char straggler_roles[16][64 + 1]; /* none = every role */
+    size_t n_straggler_roles;
+    double straggler_factor;
+    int64_t straggler_consecutive;
+    int64_t straggler_steps;
+    int64_t straggler_interval_ms;
+    int64_t straggler_max_bytes; /* 0 = no limit */
+    char straggler_tool[65];
 } pd_config_t;
 
 /* Built-in defaults. run_dir: $PROFD_RUN_DIR when absolute and at most

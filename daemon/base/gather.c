@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <xxhash.h>
+#include <zlib.h>
 
 #include "confine.h"
 #include "gather.h"
 #include "hasher.h"
 #include "text.h"
+#include "tracemerge.h"
 
 #define MAX_DEPTH         16
 #define DEFAULT_MAX_FILES 100000
@@ -1103,6 +1105,224 @@ void pd_remove_run(pd_job_t *j)
     close(spool);
 }
 
+/* ---- views and merges ---- */
+
+void pd_link_run(pd_job_t *j)
+{
+    char why[400];
+    int root, dir, rv;
+    j->rv = 0;
+    j->have = 0;
+    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "%s", why);
+        return;
+    }
+    if ((rv = pd_confine_dir(root, j->dst, true, &dir, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "save_path tree: %s", why);
+        close(root);
+        return;
+    }
+    for (size_t i = 0; i < j->nlinks; i++) {
+        const char *base;
+        int from;
+        if (pd_confine_parent(root, j->links[i], false, &from, &base, why, sizeof(why)) != 0) {
+            job_fail(j, PROFD_EPATH, "%s", why);
+            continue;
+        }
+        struct stat st;
+        if (fstatat(from, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+            if (linkat(from, base, dir, base, 0) == 0) {
+                j->have++;
+            } else if (errno != EEXIST) {
+                /* no hard links here: a link by name, relative to the folder */
+                char target[PD_PATH_MAX];
+                size_t depth = 1;
+                for (const char *p = j->dst; *p; p++) {
+                    depth += *p == '/';
+                }
+                size_t off = 0;
+                for (size_t d = 0; d < depth && off + 3 < sizeof(target); d++) {
+                    off += (size_t)snprintf(target + off, sizeof(target) - off, "../");
+                }
+                snprintf(target + off, sizeof(target) - off, "%s", j->links[i]);
+                if (symlinkat(target, dir, base) == 0) {
+                    j->have++;
+                } else if (errno != EEXIST) {
+                    job_fail(j, PROFD_EIO, "cannot link %s into %s: %s", j->links[i], j->dst,
+                             strerror(errno));
+                }
+            }
+        }
+        close(from);
+    }
+    close(dir);
+    close(root);
+}
+
+/* The merged trace goes out through a buffer. */
+typedef struct mout {
+    int fd;
+    char *buf;
+    size_t len;
+    int64_t bytes;
+} mout_t;
+
+static int mout_flush(mout_t *o)
+{
+    for (size_t off = 0; off < o->len;) {
+        ssize_t w = write(o->fd, o->buf + off, o->len - off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    o->bytes += (int64_t)o->len;
+    o->len = 0;
+    return 0;
+}
+
+static int mout_write(void *arg, const char *p, size_t n)
+{
+    mout_t *o = arg;
+    if (o->len + n > (1u << 20) && mout_flush(o) != 0) {
+        return -1;
+    }
+    if (n > (1u << 20)) { /* larger than the buffer: straight out */
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(o->fd, p + off, n - off);
+            if (w < 0 && errno == EINTR) {
+                continue;
+            }
+            if (w < 0) {
+                return -1;
+            }
+            off += (size_t)w;
+        }
+        o->bytes += (int64_t)n;
+        return 0;
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+    return 0;
+}
+
+static long gz_read(void *arg, char *buf, size_t len)
+{
+    int n = gzread((gzFile)arg, buf, (unsigned)len);
+    return n;
+}
+
+static int gz_rewind(void *arg)
+{
+    return gzrewind((gzFile)arg);
+}
+
+static void merge_warn(pd_merge_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void merge_warn(pd_merge_t *m, const char *fmt, ...)
+{
+    va_list ap;
+    if (m->nwarnings == 4) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(m->warnings[m->nwarnings++], sizeof(m->warnings[0]), fmt, ap);
+    va_end(ap);
+}
+
+void pd_merge_run(pd_job_t *j)
+{
+    pd_merge_t *m = j->merge;
+    char why[400], part[NAME_MAX + 1];
+    const char *base;
+    int root, dir, rv;
+    mout_t o = {-1, NULL, 0, 0};
+    bool first = true;
+    j->rv = 0;
+    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "%s", why);
+        return;
+    }
+    if ((rv = pd_confine_parent(root, j->dst, false, &dir, &base, why, sizeof(why))) != 0) {
+        job_fail(j, rv, "save_path tree: %s", why);
+        close(root);
+        return;
+    }
+    snprintf(part, sizeof(part), "%.200s.part", base);
+    o.fd = openat(dir, part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    o.buf = malloc(1u << 20);
+    if (o.fd < 0 || o.buf == NULL) {
+        job_fail(j, PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
+        goto out;
+    }
+    mout_write(&o, "{\"traceEvents\":[\n", strlen("{\"traceEvents\":[\n"));
+    for (size_t i = 0; i < m->ninputs; i++) {
+        pd_merge_input_t *in = &m->inputs[i];
+        struct stat st;
+        int fd;
+        bool aligned;
+        if (pd_confine_open_file(root, in->path, &fd, &st, why, sizeof(why)) != 0) {
+            m->skipped++;
+            merge_warn(m, "%s: %s", in->path, why);
+            continue;
+        }
+        gzFile gz = gzdopen(fd, "rb");
+        if (gz == NULL) {
+            close(fd);
+            m->skipped++;
+            continue;
+        }
+        gzbuffer(gz, 1u << 17);
+        int64_t n = pd_trace_merge_one(gz_read, gz, gz_rewind, mout_write, &o, in, i, &first,
+                                       &aligned, why, sizeof(why));
+        gzclose(gz);
+        if (n == -2) {
+            job_fail(j, PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
+            goto out;
+        }
+        if (n < 0) {
+            m->skipped++;
+            merge_warn(m, "%s: %s", in->path, why);
+            continue;
+        }
+        m->files++;
+        m->events += n;
+        if (!aligned) {
+            m->unaligned++;
+            merge_warn(m, "%s: no profd clock marker: kept on its own clock", in->path);
+        } else if (in->err_us > m->err_us) {
+            m->err_us = in->err_us;
+        }
+    }
+    /* what the merge did, for whoever reads the file */
+    char tail[1024];
+    int k = snprintf(tail, sizeof(tail),
+                     "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"profd\":{\"job\":\"%s\","
+                     "\"window\":\"%s\",\"clock\":\"CLOCK_MONOTONIC of %s, microseconds\","
+                     "\"files\":%lld,\"events\":%lld,\"unaligned\":%lld,\"skipped\":%lld,"
+                     "\"clock_err_us\":%lld}}}\n",
+                     m->job, m->window, m->clock, (long long)m->files, (long long)m->events,
+                     (long long)m->unaligned, (long long)m->skipped, (long long)m->err_us);
+    if (mout_write(&o, tail, (size_t)k) != 0 || mout_flush(&o) != 0 || fsync(o.fd) != 0 ||
+        renameat(dir, part, dir, base) != 0) {
+        job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
+        goto out;
+    }
+    m->bytes = o.bytes;
+out:
+    if (o.fd >= 0) {
+        close(o.fd);
+        if (j->rv != 0) {
+            unlinkat(dir, part, 0);
+        }
+    }
+    free(o.buf);
+    close(dir);
+    close(root);
+}
+
 /* ---- thread pool glue ---- */
 
 static void job_work(uv_work_t *w)
@@ -1114,6 +1334,10 @@ static void job_work(uv_work_t *w)
         pd_chunk_run(j);
     } else if (j->kind == PD_JOB_REMOVE) {
         pd_remove_run(j);
+    } else if (j->kind == PD_JOB_LINK) {
+        pd_link_run(j);
+    } else if (j->kind == PD_JOB_MERGE) {
+        pd_merge_run(j);
     } else {
         pd_write_run(j);
     }
@@ -1148,5 +1372,10 @@ void pd_job_free(pd_job_t *j)
     }
     free(j->parts);
     free(j->data);
+    for (size_t i = 0; i < j->nlinks; i++) {
+        free(j->links[i]);
+    }
+    free(j->links);
+    pd_merge_free(j->merge);
     free(j);
 }

@@ -50,6 +50,8 @@ typedef enum pd_job_kind {
     PD_JOB_WRITE,  /* write `data` to root/dst atomically (manifest.json) */
     PD_JOB_CHUNK,  /* write `data` at `offset` of root/<dst>.part; at `size`, verify and rename */
     PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
+    PD_JOB_LINK,   /* link root/<links[i]> as root/dst/<its name> (TensorBoard's run folder) */
+    PD_JOB_MERGE,  /* merge the traces merge->inputs into root/dst (tracemerge.h) */
 } pd_job_kind_t;
 
 /* Below the spool: copies waiting for removal (job names never start with a dot). */
@@ -105,6 +107,9 @@ typedef struct pd_job {
     void *hash;
     int64_t *hashed;
     char got[32]; /* PD_JOB_CHUNK, complete: "xxh64:..." of the file written */
+    char **links;            /* PD_JOB_LINK: files relative to root, owned */
+    size_t nlinks;
+    struct pd_merge *merge; /* PD_JOB_MERGE: inputs in, counts out; owned */
     /* out */
     int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
     int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
@@ -142,6 +147,12 @@ void pd_gather_run(pd_job_t *j);
 void pd_write_run(pd_job_t *j);
 void pd_chunk_run(pd_job_t *j);
 void pd_remove_run(pd_job_t *j);
+/* Hard links (a symlink where the file system has none) of regular files
+ * into a folder made for them; an existing name is left alone. Counts the
+ * links made in `have`. */
+void pd_link_run(pd_job_t *j);
+/* The merged trace, written as <dst>.part and renamed when complete. */
+void pd_merge_run(pd_job_t *j);
 
 /* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept.
  * For the daemon's own folders (run_dir, save_path, spool) only. */

@@ -86,11 +86,12 @@ static pd_rank_t *remote_rank(const pd_node_t *n, const char *node, int64_t clie
     return NULL;
 }
 
-static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason)
+static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason, bool left)
 {
     if (k->state != PD_RANK_LOST) {
         k->state = PD_RANK_LOST;
         pd_windows_on_lost(n->win, k, reason);
+        pd_node_hist_gone(n, k, left);
         pd_node_job_check(n, k->job);
     }
 }
@@ -156,7 +157,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
         }
         if (!listed) {
             snprintf(why, sizeof(why), "left node %s", p->name);
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, true);
             pd_registry_remove(n->reg, k->id);
         }
     }
@@ -168,7 +169,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
         k->last_seen_ms = now;
         if (v[i].lost) {
             snprintf(why, sizeof(why), "was lost on node %s", p->name);
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, false);
         } else {
             k->state = PD_RANK_ACTIVE;
         }
@@ -186,7 +187,7 @@ static void node_lost(pd_coord_t *c, peer_node_t *p, const char *reason)
     for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = next) {
         next = pd_registry_next(n->reg, k);
         if (k->node_client && strcmp(k->node, p->name) == 0) {
-            rank_gone(n, k, why);
+            rank_gone(n, k, why, false);
             pd_registry_remove(n->reg, k->id);
         }
     }
@@ -317,6 +318,33 @@ static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summ
     }
 }
 
+/* One worker's steps from a node's summary, into the step-time history;
+ * its clock against ours is the node's against ours plus its own against
+ * its node's. */
+static void apply_times(pd_node_t *n, const peer_node_t *p, const pp_node_summary_t *s,
+                        const pp_rank_times_t *t, int64_t now_ms)
+{
+    pd_rank_t *k = remote_rank(n, p->name, t->client);
+    pd_hist_rank_t *h = k ? pd_node_hist(n, k, now_ms) : NULL;
+    if (h == NULL) {
+        return;
+    }
+    for (size_t i = 0; i + 2 <= t->times_n; i += 2) {
+        pd_history_put(n->hist, h, t->times[i], t->times[i + 1]);
+    }
+    for (size_t i = 0; i + 3 <= t->phases_n; i += 3) {
+        int64_t q = t->phases[i + 1];
+        if (q >= 0 && (size_t)q < s->phase_names_n) {
+            pd_history_put_phase(n->hist, h, t->phases[i], s->phase_names[q], t->phases[i + 2]);
+        }
+    }
+    pd_history_where(h, t->step, t->in_step, t->age_us / 1000, now_ms);
+    if (s->offset_err_us > 0 || t->offset_err_us > 0) {
+        h->offset_us = s->offset_us + t->offset_us;
+        h->offset_err_us = s->offset_err_us + t->offset_err_us;
+    }
+}
+
 static void on_summary(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_coord_t *c = ctx;
@@ -329,6 +357,9 @@ static void on_summary(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payl
     p->latency_us = s->latency_us;
     for (size_t i = 0; i < s->roles_n; i++) {
         apply_summary(c->n, p, &s->roles[i], now_us);
+    }
+    for (size_t i = 0; i < s->ranks_n; i++) {
+        apply_times(c->n, p, s, &s->ranks[i], now_us / 1000);
     }
     pd_node_reply_ack(c->n, req);
 }

@@ -23,6 +23,8 @@
 #define HEARTBEAT_MS     2000
 #define BACKOFF_MAX_MS   2000
 #define MAX_XFERS        4
+#define CLOCK_SAMPLES    16
+#define SUMMARY_STEPS    64 /* steps per rank in one summary at most */
 
 typedef struct fwd {
     int64_t window;
@@ -72,6 +74,11 @@ struct pd_link {
     xfer_t *xfers;
     int nxfers_out;
     int64_t backlog_files, backlog_bytes;
+    /* this node's clock against the coordinator's, from the summaries'
+     * round trips: the sample with the smallest error of the recent ones */
+    int64_t summary_sent_us;
+    int64_t clk_off[CLOCK_SAMPLES], clk_err[CLOCK_SAMPLES];
+    int clk_n, clk_pos;
 };
 
 static void pump(pd_link_t *l);
@@ -226,16 +233,101 @@ static void send_roster(pd_link_t *l)
     roster_free(m.u.node_roster.ranks, count);
 }
 
+/* The coordinator's clock - ours, and its error bound (0: unknown). */
+static void clock_best(const pd_link_t *l, int64_t *off, int64_t *err)
+{
+    *off = 0;
+    *err = 0;
+    for (int i = 0; i < l->clk_n; i++) {
+        if (*err == 0 || l->clk_err[i] < *err) {
+            *off = l->clk_off[i];
+            *err = l->clk_err[i];
+        }
+    }
+}
+
 static void on_summary(void *arg, int rv, const void *body, size_t len)
 {
     pd_link_t *l = arg;
     pp_msg_t m;
+    int64_t t3 = pd_now_us();
     l->summary_out = false;
     if (rv == 0 && (rv = reply_of(body, len, &m)) == 0) {
+        if (m.type == PP_T_ack && m.u.ack.t_us > 0 && t3 >= l->summary_sent_us) {
+            /* the coordinator read its clock between our send and our receive */
+            l->clk_off[l->clk_pos] = m.u.ack.t_us - (l->summary_sent_us + t3) / 2;
+            l->clk_err[l->clk_pos] = (t3 - l->summary_sent_us) / 2 + 1;
+            l->clk_pos = (l->clk_pos + 1) % CLOCK_SAMPLES;
+            l->clk_n += l->clk_n < CLOCK_SAMPLES;
+        }
         pp_msg_free(&m);
         return;
     }
     lost_coordinator(l, profd_strerror(rv));
+}
+
+/* What each worker's steps were since the last summary (its history). */
+static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, char **names,
+                                   size_t *nnames)
+{
+    size_t k = 0;
+    *count = 0;
+    for (pd_rank_t *r = pd_registry_next(n->reg, NULL); r; r = pd_registry_next(n->reg, r)) {
+        k++;
+    }
+    pp_rank_times_t *v = k ? calloc(k, sizeof(*v)) : NULL;
+    for (pd_rank_t *r = pd_registry_next(n->reg, NULL); v && r; r = pd_registry_next(n->reg, r)) {
+        pd_hist_rank_t *h = pd_node_hist_find(n, r);
+        if (h == NULL) {
+            continue;
+        }
+        pp_rank_times_t *x = &v[(*count)++];
+        pp_record_init(&pp_desc_rank_times, x);
+        x->client = r->id;
+        x->step = h->cur_step;
+        x->age_us = h->cur_step != PP_NONE ? (now_ms - h->began_ms) * 1000 : 0;
+        x->in_step = h->in_step;
+        x->offset_us = h->offset_us;
+        x->offset_err_us = h->offset_err_us;
+        if (h->last == PP_NONE) {
+            continue;
+        }
+        int64_t from = pd_history_first(n->hist, h);
+        if (h->reported != PP_NONE && h->reported + 1 > from) {
+            from = h->reported + 1;
+        }
+        if (h->last - from + 1 > SUMMARY_STEPS) {
+            from = h->last - SUMMARY_STEPS + 1;
+        }
+        x->times = calloc(2 * SUMMARY_STEPS, sizeof(int64_t));
+        x->phases =
+            h->nphases ? calloc(3 * SUMMARY_STEPS * (size_t)h->nphases, sizeof(int64_t)) : NULL;
+        for (int64_t st = from; x->times && st <= h->last; st++) {
+            int64_t us = pd_history_step_us(n->hist, h, st);
+            if (us <= 0) {
+                continue; /* the step running now: next time */
+            }
+            x->times[x->times_n++] = st;
+            x->times[x->times_n++] = us;
+            h->reported = st;
+            for (int p = 0; x->phases && p < h->nphases; p++) {
+                int64_t pu = pd_history_phase_us(n->hist, h, p, st);
+                size_t q;
+                for (q = 0; q < *nnames && strcmp(names[q], h->phases[p]) != 0; q++) {
+                }
+                if (pu <= 0 || (q == *nnames && *nnames == 64)) {
+                    continue;
+                }
+                if (q == *nnames) {
+                    names[(*nnames)++] = h->phases[p];
+                }
+                x->phases[x->phases_n++] = st;
+                x->phases[x->phases_n++] = (int64_t)q;
+                x->phases[x->phases_n++] = pu;
+            }
+        }
+    }
+    return v;
 }
 
 /* Per (job, role): the fastest rank's step, how long ago it began, the
@@ -291,16 +383,30 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
         }
     }
     pp_msg_t m;
+    char *names[64];
+    size_t nnames = 0, nrt = 0;
+    pp_rank_times_t *rt = rank_times(n, now_ms, &nrt, names, &nnames);
     pp_msg_init(&m, PP_T_node_summary);
     m.u.node_summary.node = (char *)n->name;
     m.u.node_summary.instance = (char *)n->instance;
     m.u.node_summary.roles = v;
     m.u.node_summary.roles_n = nr;
     m.u.node_summary.latency_us = pd_latency_p99(&n->latency);
+    m.u.node_summary.ranks = rt;
+    m.u.node_summary.ranks_n = nrt;
+    m.u.node_summary.phase_names = names;
+    m.u.node_summary.phase_names_n = nnames;
+    clock_best(l, &m.u.node_summary.offset_us, &m.u.node_summary.offset_err_us);
+    l->summary_sent_us = pd_now_us();
     if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_summary, l) == 0) {
         l->summary_out = true;
         l->last_summary_ms = now_ms;
     }
+    for (size_t i = 0; i < nrt; i++) {
+        free(rt[i].times);
+        free(rt[i].phases);
+    }
+    free(rt);
 }
 
 /* ---- the plan ---- */

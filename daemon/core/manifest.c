@@ -70,6 +70,7 @@ int pd_manifest_build(const pd_window_t *w, pp_manifest_t *out)
     man.window.mode = pd_windows_mode(w);
     man.window.settings =
         (char *)pd_plan_settings(&w->spec, w->nmembers ? w->members[0].selector : -1);
+    man.window.source = w->spec.source;
     man.window.warnings = w->warnings;
     man.window.warnings_n = w->nwarnings;
     man.captures = caps;

@@ -77,10 +77,12 @@ int pd_endpoint_open(pd_endpoint_t **out, pd_loop_t *loop, const pd_rep_opts_t *
 
 void pd_endpoint_close(pd_endpoint_t *ep)
 {
-    if (ep) {
-        pd_rep_close(ep->rep);
-        free(ep);
+    if (ep && !pd_rep_close(ep->rep)) {
+        PD_LOG(ep->o.log, PD_LOG_WARN, ep->o.name,
+               "the socket did not close within 3 s (a hang of libnng 1.5.2's ipc "
+               "transport with a reply partly sent): left to a thread, stopping without it");
     }
+    free(ep);
 }
 
 int64_t pd_endpoint_limited(const pd_endpoint_t *ep)

@@ -1,5 +1,6 @@
 /* Reply endpoint with a growable context pool (see rep.h). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@
 
 #include "clock.h"
 #include "rep.h"
+
+/* How long a stop waits for nng_close (see close_bounded). */
+#define PD_REP_CLOSE_MS 3000
 
 enum { R_RECV, R_LOOP, R_PARKED, R_SEND };
 
@@ -399,19 +403,109 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     return 0;
 }
 
-void pd_rep_close(pd_rep_t *rep)
+/* nng_close() on a thread of its own, waited for at most `ms`: libnng
+ * 1.5.2 can hang in it for ever. Its ipc transport resubmits a partly sent
+ * message on an aio the pipe's close already stopped (ipc_pipe_send_cb ->
+ * nng_stream_send -> nni_aio_begin refuses it without completing it), so
+ * the REP protocol's pipe stop waits for a completion that never comes
+ * (seen about once in 40 stops with workers connected). True when the
+ * socket closed; false when it was left to its thread, with `keep` (what
+ * nng's threads may still touch) reachable from that thread. */
+static void rep_free(pd_rep_t *rep);
+
+typedef struct closer {
+    nng_socket sock;
+    pd_rep_t *keep;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, abandoned;
+} closer_t;
+
+static void *closer_run(void *arg)
+{
+    closer_t *c = arg;
+    nng_close(c->sock);
+    pthread_mutex_lock(&c->mu);
+    c->done = true;
+    bool abandoned = c->abandoned;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (abandoned) { /* nobody waits: the close came back late after all */
+        rep_free(c->keep);
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        free(c);
+    }
+    return NULL;
+}
+
+static bool close_bounded(nng_socket sock, pd_rep_t *keep, int ms)
+{
+    pthread_t t;
+    struct timespec until;
+    closer_t *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        nng_close(sock);
+        return true;
+    }
+    c->sock = sock;
+    c->keep = keep;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (pthread_create(&t, NULL, closer_run, c) != 0) {
+        nng_close(sock);
+        pthread_mutex_destroy(&c->mu);
+        pthread_cond_destroy(&c->cv);
+        free(c);
+        return true;
+    }
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&c->mu);
+    while (!c->done && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0) {
+    }
+    bool done = c->done;
+    c->abandoned = !done;
+    pthread_mutex_unlock(&c->mu);
+    if (!done) {
+        pthread_detach(t);
+        return false;
+    }
+    pthread_join(t, NULL);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+    return true;
+}
+
+bool pd_rep_close(pd_rep_t *rep)
 {
     if (rep == NULL) {
-        return;
+        return true;
     }
     atomic_store(&rep->closing, true);
-    if (rep->sock_open) {
-        nng_close(rep->sock);
+    if (rep->sock_open && !close_bounded(rep->sock, rep, PD_REP_CLOSE_MS)) {
+        /* nng's threads may still reach the contexts: the endpoint is left
+         * to the closing thread, which frees it if the close ever returns */
+        pd_loop_cancel_owner(rep->loop, rep);
+        return false;
     }
     for (pd_req_t *r = rep->all; r; r = r->next_all) {
         nng_aio_stop(r->aio);
     }
     pd_loop_cancel_owner(rep->loop, rep);
+    rep_free(rep);
+    return true;
+}
+
+/* Once the socket is closed: every context, message and the endpoint. */
+static void rep_free(pd_rep_t *rep)
+{
     while (rep->all) {
         pd_req_t *r = rep->all;
         rep->all = r->next_all;

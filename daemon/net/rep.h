@@ -87,8 +87,12 @@ typedef struct pd_rep_opts {
  * in err), PROFD_ENOMEM. */
 int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char *err,
                 size_t errlen);
-/* Loop thread. Stops every context, frees parked requests without a reply. */
-void pd_rep_close(pd_rep_t *rep);
+/* Loop thread. Stops every context, frees parked requests without a
+ * reply, closes the socket and frees the endpoint. Returns true, or false
+ * when libnng did not finish closing the socket within 3 s (a known hang
+ * of nng 1.5.2's ipc transport): the endpoint is then left to a thread of
+ * its own and the caller goes on without it. */
+bool pd_rep_close(pd_rep_t *rep);
 
 /* The request body (not NUL-terminated). */
 const void *pd_req_body(const pd_req_t *req, size_t *len);

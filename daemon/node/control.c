@@ -9,14 +9,31 @@
 #include "apply.h"
 #include "clock.h"
 #include "control.h"
+#include "manifest.h"
+#include "merge.h"
 #include "profd/client.h"
+#include "report.h"
 #include "start.h"
+#include "trigger.h"
+
+/* A request parked until work on the thread pool is over (report, merge).
+ * The endpoint frees parked requests when it closes: then `req` is NULL and
+ * the work's end only frees this. */
+typedef struct waiting {
+    struct pd_control *c;
+    pd_req_t *req;
+    struct waiting *prev, *next;
+} waiting_t;
 
 struct pd_control {
     pd_node_t *n;
     pd_endpoint_t *local;  /* listen.control */
     pd_endpoint_t *remote; /* listen.control_remote, when set */
+    waiting_t *waiting;
 };
+
+#define TOP_SLOWEST_DEFAULT 3
+#define TOP_SLOWEST_MAX     64
 
 static bool allowed_gid(const pd_node_t *n, int64_t gid)
 {
@@ -143,6 +160,244 @@ static void on_status(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
     free(rows);
 }
 
+static void on_top(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
+{
+    pd_node_t *n = ((pd_control_t *)ctx)->n;
+    const pp_top_query_t *q = &in->u.top;
+    pp_msg_t m;
+    pp_status_reply_t st;
+    pp_straggler_t trig;
+    size_t nslow =
+        q->n > 0 ? (size_t)(q->n < TOP_SLOWEST_MAX ? q->n : TOP_SLOWEST_MAX) : TOP_SLOWEST_DEFAULT;
+    pp_msg_init(&m, PP_T_top_reply);
+    pp_top_reply_t *t = &m.u.top_reply;
+    pp_record_init(&pp_desc_status_reply, &st);
+    st.mode = "standalone";
+    if (n->hooks.status) {
+        n->hooks.status(n->hooks.arg, &st);
+    }
+    if (pd_history_stats(n->hist, q->job, pd_now_ms(), nslow, q->ranks, &t->roles, &t->roles_n,
+                         &t->ranks, &t->ranks_n) != 0) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    t->node = (char *)n->name;
+    t->mode = (char *)st.mode;
+    for (size_t i = 0; i < t->roles_n; i++) {
+        t->nranks += t->roles[i].ranks;
+        t->nstalled += (int64_t)t->roles[i].stalled_n;
+    }
+    pd_straggler_info(n->strag, &trig);
+    t->trigger = trig;
+    pd_req_reply_msg(req, &m);
+    free(trig.roles);
+    pd_history_stats_free(t->roles, t->roles_n, t->ranks);
+}
+
+/* ---- requests waiting on the thread pool ---- */
+
+static waiting_t *wait_on(pd_control_t *c, pd_req_t *req)
+{
+    waiting_t *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return NULL;
+    }
+    if (!pd_req_park(req)) {
+        free(w);
+        pd_req_reply_error(req, PROFD_ELIMIT, "too many requests waiting: try again");
+        return NULL;
+    }
+    w->c = c;
+    w->req = req;
+    w->next = c->waiting;
+    if (c->waiting) {
+        c->waiting->prev = w;
+    }
+    c->waiting = w;
+    return w;
+}
+
+/* The work is over: the request (if it is still there) is the caller's to
+ * answer; w is gone afterwards. */
+static pd_req_t *wait_over(waiting_t *w)
+{
+    pd_req_t *req = w->req;
+    if (w->c) {
+        if (w->prev) {
+            w->prev->next = w->next;
+        } else {
+            w->c->waiting = w->next;
+        }
+        if (w->next) {
+            w->next->prev = w->prev;
+        }
+    }
+    free(w);
+    return req;
+}
+
+static pd_window_t *window_of(pd_node_t *n, pd_req_t *req, const pp_query_t *q, const char *what)
+{
+    pd_window_t *w = q->id != PP_NONE ? pd_windows_get(n->win, q->id) : NULL;
+    if (q->id == PP_NONE) {
+        pd_req_reply_error(req, PROFD_EINVAL, "%s: give a window id", what);
+    } else if (w == NULL) {
+        pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)q->id);
+    } else if (w->mirror) {
+        pd_req_reply_error(req, PROFD_ENOTSUP,
+                           "window %lld is the coordinator's: ask the coordinator",
+                           (long long)q->id);
+        w = NULL;
+    }
+    return w;
+}
+
+static void report_over(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
+{
+    pd_req_t *req = wait_over(arg);
+    pd_window_t *w = pd_windows_get(n->win, window);
+    char html[PD_PATH_MAX + 16], steps[PD_PATH_MAX + 16];
+    n->stats.reports++;
+    n->stats.errors_report += r->rv != 0;
+    if (req == NULL) {
+        return;
+    }
+    if (r->rv != 0 || w == NULL) {
+        pd_req_reply_error(req, r->rv ? r->rv : PROFD_ENOENT, "report not written: %s",
+                           r->rv ? r->reason : "the window is gone");
+        return;
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_report_reply);
+    snprintf(html, sizeof(html), "%s/report.html", w->dir);
+    snprintf(steps, sizeof(steps), "%s/steps.json", w->dir);
+    m.u.report_reply.id = window;
+    m.u.report_reply.html = html;
+    m.u.report_reply.steps = steps;
+    m.u.report_reply.ranks = r->ranks;
+    m.u.report_reply.nsteps = r->steps;
+    pd_req_reply_msg(req, &m);
+}
+
+static void on_report(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
+{
+    pd_control_t *c = ctx;
+    pd_node_t *n = c->n;
+    char err[256];
+    pp_manifest_t man;
+    pd_window_t *w = window_of(n, req, &in->u.report, "report");
+    if (w == NULL) {
+        return;
+    }
+    if (w->state == PP_WS_CANCELLED) {
+        pd_req_reply_error(req, PROFD_ESTATE, "window %lld was cancelled", (long long)w->id);
+        return;
+    }
+    if (pd_manifest_build(w, &man) != 0) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    waiting_t *wt = wait_on(c, req);
+    if (wt) {
+        int rv =
+            pd_report_write(n, w, &man, w->state == PP_WS_DONE, report_over, wt, err, sizeof(err));
+        if (rv != 0) {
+            req = wait_over(wt);
+            pd_req_reply_error(req, rv, "%s", err);
+        }
+    }
+    pd_manifest_free(&man);
+}
+
+static void merge_over(pd_node_t *n, int64_t window, int rv, const char *reason,
+                       const pd_merge_t *mg, void *arg)
+{
+    pd_req_t *req = wait_over(arg);
+    pd_window_t *w = pd_windows_get(n->win, window);
+    char path[PD_PATH_MAX + 32];
+    char *warnings[4];
+    n->stats.merges++;
+    n->stats.errors_merge += rv != 0;
+    if (rv == 0) {
+        PD_LOG(n->log, PD_LOG_INFO, "merge",
+               "window %lld: %lld event(s) of %lld file(s), %lld unaligned, %lld skipped",
+               (long long)window, (long long)mg->events, (long long)mg->files,
+               (long long)mg->unaligned, (long long)mg->skipped);
+    }
+    if (req == NULL) {
+        return;
+    }
+    if (rv != 0 || w == NULL) {
+        pd_req_reply_error(req, rv ? rv : PROFD_ENOENT, "merge failed: %s",
+                           rv ? reason : "the window is gone");
+        return;
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_merge_reply);
+    pp_merge_reply_t *r = &m.u.merge_reply;
+    snprintf(path, sizeof(path), "%s/%s", w->dir, PD_MERGE_FILE);
+    r->id = window;
+    r->path = path;
+    r->files = mg->files;
+    r->events = mg->events;
+    r->bytes = mg->bytes;
+    r->unaligned = mg->unaligned;
+    r->err_us = mg->err_us;
+    for (int i = 0; i < mg->nwarnings; i++) {
+        warnings[i] = (char *)mg->warnings[i];
+    }
+    r->warnings = warnings;
+    r->warnings_n = (size_t)mg->nwarnings;
+    int64_t ranks = 0, last = PP_NONE;
+    for (size_t i = 0; i < mg->ninputs; i++) {
+        ranks += mg->inputs[i].rank != last;
+        last = mg->inputs[i].rank;
+    }
+    r->ranks = ranks;
+    pd_req_reply_msg(req, &m);
+}
+
+static void on_merge(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
+{
+    pd_control_t *c = ctx;
+    pd_node_t *n = c->n;
+    char err[256];
+    pd_window_t *w = window_of(n, req, &in->u.merge, "merge");
+    if (w == NULL) {
+        return;
+    }
+    if (w->state != PP_WS_DONE) {
+        pd_req_reply_error(req, PROFD_ESTATE, "window %lld is %s: merge it once it is done",
+                           (long long)w->id, pp_enum_name(&pp_enum_window_state, w->state));
+        return;
+    }
+    waiting_t *wt = wait_on(c, req);
+    if (wt) {
+        int rv = pd_merge_window(n, w, merge_over, wt, err, sizeof(err));
+        if (rv != 0) {
+            req = wait_over(wt);
+            pd_req_reply_error(req, rv, "%s", err);
+        }
+    }
+}
+
+static void on_straggler(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
+{
+    pd_node_t *n = ((pd_control_t *)ctx)->n;
+    char err[256];
+    int rv = pd_trigger_request(n, &in->u.straggler, err, sizeof(err));
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_straggler_reply);
+    pd_straggler_info(n->strag, &m.u.straggler_reply);
+    pd_req_reply_msg(req, &m);
+    free(m.u.straggler_reply.roles);
+}
+
 static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
 {
     pd_node_t *n = ((pd_control_t *)ctx)->n;
@@ -253,7 +508,8 @@ static void on_apply(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload
 
 static const pd_handler_t handlers[] = {
     {PP_T_status, on_status}, {PP_T_windows, on_windows}, {PP_T_start, on_start},
-    {PP_T_stop, on_stop},     {PP_T_apply, on_apply},
+    {PP_T_stop, on_stop},     {PP_T_apply, on_apply},     {PP_T_top, on_top},
+    {PP_T_report, on_report}, {PP_T_merge, on_merge},     {PP_T_straggler, on_straggler},
 };
 
 /* Mutating requests: not on a node daemon, and only for permitted peers. */
@@ -355,6 +611,12 @@ int pd_control_init(pd_control_t **out, pd_node_t *n, char *err, size_t errlen)
 void pd_control_fini(pd_control_t *c)
 {
     if (c) {
+        /* the endpoints free their parked requests: the work in flight only
+         * frees its waiting_t when it ends */
+        for (waiting_t *w = c->waiting; w; w = w->next) {
+            w->c = NULL;
+            w->req = NULL;
+        }
         pd_endpoint_close(c->remote);
         pd_endpoint_close(c->local);
         free(c);

@@ -7,6 +7,7 @@
 #include "finish.h"
 #include "gather.h"
 #include "manifest.h"
+#include "report.h"
 #include "text.h"
 
 static void gather_done(pd_job_t *j)
@@ -201,42 +202,80 @@ static void manifest_later(pd_node_t *n, pd_window_t *w, const char *why)
     pd_node_ranks_changed(n); /* the tick retries it */
 }
 
-static void manifest_done(pd_job_t *j)
+/* The manifest and the report are written: the window is done. */
+static void window_done(pd_node_t *n, pd_window_t *w)
 {
-    pd_node_t *n = j->arg;
-    pd_window_t *w = pd_windows_get(n->win, j->window);
-    if (w) {
-        w->pending--;
-        pd_windows_touch(n->win, w, NULL); /* below: its state or reason */
+    w->state = PP_WS_DONE;
+    w->done_ms = pd_now_ms();
+    if (strncmp(w->reason, "manifest not written yet", 24) == 0) {
+        w->reason[0] = '\0';
     }
-    if (w && j->rv != 0 && j->rv != PROFD_EPATH && n->stopping) {
-        /* stopping: gathering still, the manifest written after a restart */
-        snprintf(w->reason, sizeof(w->reason), "manifest not written yet: %.200s", j->reason);
-    } else if (w && j->rv != 0 && j->rv != PROFD_EPATH) {
-        manifest_later(n, w, j->reason);
-    } else if (w) {
-        if (w->trash) {
+    n->stats.windows_done++;
+    n->stats.bytes += w->bytes;
+    for (size_t i = 0; i < w->nmembers; i++) {
+        for (size_t c = 0; c < w->members[i].ncaps; c++) {
+            int st = (int)w->members[i].caps[c].status;
+            n->stats.captures[st >= 0 && st < 5 ? st : 0]++;
+        }
+    }
+    if (w->reason[0] == '\0') {
+        PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name, w->dir);
+    }
+}
+
+/* The manifest's and the report's jobs are over. A window is done only once
+ * its manifest exists: one that cannot be written for now is tried again,
+ * one that never can be where it belongs (a symlink in the tree) fails. */
+static void window_written(pd_node_t *n, pd_window_t *w)
+{
+    int rv = w->manifest_rv;
+    pd_windows_touch(n->win, w, NULL); /* its state or reason */
+    if (rv == 0) {
+        if (w->trash) { /* the spool copies may go now */
             char rel[64];
             snprintf(rel, sizeof(rel), "%s/w%lld", PD_TRASH, (long long)w->id);
             w->trash = false;
             pd_finish_remove_spool(n, rel);
         }
+        window_done(n, w);
+    } else if (rv == PROFD_EPATH) {
+        w->state = PP_WS_FAILED;
         w->done_ms = pd_now_ms();
+        PD_LOG(n->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
+    } else if (n->stopping) {
+        /* gathering still: the manifest is written after a restart (journal) */
+    } else {
+        manifest_later(n, w, w->manifest_why);
+    }
+}
+
+static void manifest_done(pd_job_t *j)
+{
+    pd_node_t *n = j->arg;
+    pd_window_t *w = pd_windows_get(n->win, j->window);
+    if (w) {
+        w->manifest_rv = j->rv;
         if (j->rv != 0) {
-            /* never where it belongs: no manifest, not done */
-            w->state = PP_WS_FAILED;
-            snprintf(w->reason, sizeof(w->reason), "manifest not written: %.200s", j->reason);
-            PD_LOG(n->log, PD_LOG_ERROR, "windows", "window %s: %s", w->name, w->reason);
-        } else {
-            w->state = PP_WS_DONE;
-            if (strncmp(w->reason, "manifest not written yet", 24) == 0) {
-                w->reason[0] = '\0';
-            }
-            PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name,
-                   w->dir);
+            n->stats.errors_manifest++;
+            snprintf(w->manifest_why, sizeof(w->manifest_why), "%.200s", j->reason);
+            snprintf(w->reason, sizeof(w->reason), "manifest not written%s: %.200s",
+                     j->rv == PROFD_EPATH ? "" : " yet", j->reason);
+        }
+        if (--w->pending == 0) {
+            window_written(n, w);
         }
     }
     pd_job_free(j);
+}
+
+static void report_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
+{
+    pd_window_t *w = pd_windows_get(n->win, window);
+    n->stats.reports++;
+    n->stats.errors_report += r->rv != 0;
+    if (w && --w->pending == 0) {
+        window_written(n, w);
+    }
 }
 
 void pd_finish_retry(pd_node_t *n, int64_t now_ms)
@@ -254,6 +293,7 @@ void pd_finish_retry(pd_node_t *n, int64_t now_ms)
 void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
 {
     pp_manifest_t man;
+    char err[256];
     if (w->manifest_retry_ms) {
         w->manifest_retry_ms = 0;
         n->manifests_waiting--;
@@ -264,7 +304,9 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     int rv = j == NULL ? PROFD_ENOMEM : pd_manifest_build(w, &man);
     if (rv == 0) {
         rv = pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
-        pd_manifest_free(&man);
+        if (rv != 0) {
+            pd_manifest_free(&man);
+        }
     }
     if (rv != 0) {
         free(text);
@@ -284,8 +326,14 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     j->done = manifest_done;
     j->arg = n;
     j->window = w->id;
-    w->pending++;
     w->state = PP_WS_GATHERING;
+    /* the report goes with it: the window is done when both are written */
+    w->pending += 2; /* before: the report may be done at once when the pool is gone */
+    if (pd_report_write(n, w, &man, true, report_done, NULL, err, sizeof(err)) != 0) {
+        w->pending--;
+        PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
+    }
+    pd_manifest_free(&man);
     if (pd_job_submit(&n->loop->uv, j) != 0) {
         pd_write_run(j); /* the pool is gone: do it here */
         manifest_done(j);

@@ -27,12 +27,40 @@ void pd_node_plan_params(const pd_node_t *n, pd_plan_params_t *p)
     p->default_job = job ? job : "default";
 }
 
+static pd_hist_id_t hist_id(const pd_rank_t *k)
+{
+    pd_hist_id_t id = {k->job, k->role, k->host, k->node, k->rank, k->replica_rank, k->pid};
+    return id;
+}
+
+pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms)
+{
+    pd_hist_id_t id = hist_id(k);
+    return n->hist ? pd_history_get(n->hist, &id, now_ms) : NULL;
+}
+
+pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k)
+{
+    pd_hist_id_t id = hist_id(k);
+    return n->hist ? pd_history_find(n->hist, &id) : NULL;
+}
+
+void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left)
+{
+    pd_hist_rank_t *r = pd_node_hist_find(n, k);
+    if (r) {
+        r->gone = true;
+        r->left = left;
+    }
+}
+
 void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req)
 {
     pp_msg_t m;
     pp_msg_init(&m, PP_T_ack);
     m.u.ack.gen = n->gen;
     m.u.ack.instance = (char *)n->instance;
+    m.u.ack.t_us = pd_now_us(); /* the peer measures its clock against ours */
     pd_req_reply_msg(req, &m);
 }
 

@@ -14,10 +14,12 @@
 
 #include "config.h"
 #include "endpoint.h"
+#include "history.h"
 #include "latency.h"
 #include "log.h"
 #include "loop.h"
 #include "registry.h"
+#include "straggler.h"
 #include "windows.h"
 
 /* Up the layers: what a node module tells the daemon. Every hook is
@@ -42,12 +44,25 @@ typedef struct pd_node_hooks {
     void *arg;
 } pd_node_hooks_t;
 
+/* Counts the metrics endpoint serves (counters only grow). */
+typedef struct pd_node_stats {
+    int64_t events;      /* step events taken in from workers */
+    int64_t dropped;     /* step events workers dropped (their ring was full) */
+    int64_t captures[5]; /* captures of finished windows, by pp_capture_status_t */
+    int64_t windows_done;
+    int64_t bytes; /* gathered into finished windows */
+    int64_t errors_manifest, errors_report, errors_merge;
+    int64_t reports, merges;
+} pd_node_stats_t;
+
 typedef struct pd_node {
     const pd_config_t *cfg;
     pd_log_t *log;
     pd_loop_t *loop;
     pd_registry_t *reg;
     pd_windows_t *win;
+    pd_history_t *hist;    /* step times of every rank heard of */
+    pd_straggler_t *strag; /* the straggler trigger */
 
     const char *instance; /* random id of this daemon run */
     const char *name;     /* this node's name */
@@ -61,6 +76,7 @@ typedef struct pd_node {
     int64_t gen_published_us;
     pd_latency_t latency; /* publish -> worker (or node) acknowledges */
     int64_t bad_requests;
+    pd_node_stats_t stats;
     int64_t manifests_waiting; /* windows whose manifest waits for a retry (finish.c) */
     bool stopping;
     pd_node_hooks_t hooks;
@@ -82,6 +98,13 @@ void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, 
 /* A rank of `job` was lost or left: when no rank of the job is active any
  * more, its windows with nobody to wait for expire (pd_windows_job_gone). */
 void pd_node_job_check(pd_node_t *n, const char *job);
+/* The step-time history entry of rank k (made when new); NULL on ENOMEM. */
+pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms);
+/* The entry of rank k, if it has one (nothing made, nothing updated). */
+pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k);
+/* Rank k is gone: lost, or left (it said goodbye, its job may be over);
+ * its history stays, marked, for the reports. */
+void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left);
 
 /* The hooks, called when set. */
 void pd_node_roster_changed(pd_node_t *n);

@@ -45,6 +45,7 @@ static void lose(pd_node_t *n, pd_rank_t *k, const char *reason)
            k->role, (long long)k->pid, reason);
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, reason);
+    pd_node_hist_gone(n, k, false);
     pd_node_roster_changed(n);
     pd_node_job_check(n, k->job);
 }
@@ -166,11 +167,22 @@ static void on_events(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
     pd_node_t *n = ((pd_worker_t *)ctx)->n;
     const pp_events_t *e = &msg->u.events;
     pd_rank_t *k = client_of(n, req, e->client);
-    int64_t before = k->step;
-    int rv = pd_registry_events(k, e->ev, e->ev_n, pd_now_ms());
+    int64_t before = k->step, now = pd_now_ms();
+    int rv = pd_registry_events(k, e->ev, e->ev_n, now);
+    pd_hist_rank_t *h = pd_node_hist(n, k, now);
+    if (h) {
+        if (e->offset_err_us > 0) { /* the worker's own estimate against our acks */
+            h->offset_us = e->offset_us;
+            h->offset_err_us = e->offset_err_us;
+        }
+        pd_history_events(n->hist, h, e->ev, e->ev_n, e->pev, e->pev_n, e->names, e->names_n, now);
+    }
     if (e->dropped > 0) { /* saturating, within what the wire carries: a peer may say anything */
         k->dropped = k->dropped > PP_INT_MAX - e->dropped ? PP_INT_MAX : k->dropped + e->dropped;
+        n->stats.dropped =
+            n->stats.dropped > PP_INT_MAX - e->dropped ? PP_INT_MAX : n->stats.dropped + e->dropped;
     }
+    n->stats.events += (int64_t)(e->ev_n / 3);
     if (k->step != before) {
         pd_windows_on_step(n->win, k);
     }
@@ -236,6 +248,7 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
     snprintf(job, sizeof(job), "%s", k->job);
     release_watch(n, k);
     pd_windows_on_lost(n->win, k, "exited without reporting its captures");
+    pd_node_hist_gone(n, k, true);
     pd_registry_remove(n->reg, msg->u.bye.client);
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);

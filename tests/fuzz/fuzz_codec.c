@@ -1,6 +1,7 @@
 /*
  * Fuzz target for the wire codec: any bytes through pp_msg_decode() (and
- * the framed split, and the manifest record); whatever decodes must encode,
+ * the framed split, and the manifest and steps.json records); whatever
+ * decodes must encode,
  * and encoding is stable: decode(encode(m)) encodes to the same text.
  */
 #include <stdint.h>
@@ -53,6 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         free(text);
         pp_record_free(&pp_desc_manifest, &man);
+    }
+    pp_steps_doc_t doc;
+    if (pp_record_decode(&pp_desc_steps_doc, data, size, &doc, err, sizeof(err)) == 0) {
+        char *text;
+        if (pp_record_encode(&pp_desc_steps_doc, &doc, true, &text, NULL) != 0) {
+            abort(); /* steps.json, read back (profctl, users' scripts) */
+        }
+        free(text);
+        pp_record_free(&pp_desc_steps_doc, &doc);
     }
     return 0;
 }

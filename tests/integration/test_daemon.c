@@ -272,7 +272,12 @@ static void test_daemon_window_end_to_end(void **state)
         assert_int_equal(cap->first_step, 5);
         assert_int_equal(cap->last_step, 6);
         assert_int_equal(cap->files_n, 1);
-        assert_string_equal(cap->files[0].path, "trace-p0.json");
+        /* TensorBoard's name: rank<R>-<role>.<ms>.pt.trace.json */
+        char prefix[32];
+        const char *fp = cap->files[0].path;
+        snprintf(prefix, sizeof(prefix), "rank%lld-", (long long)want_rank[i]);
+        assert_int_equal(strncmp(fp, prefix, strlen(prefix)), 0);
+        assert_true(strlen(fp) > 14 && strcmp(fp + strlen(fp) - 14, ".pt.trace.json") == 0);
         assert_true(cap->files[0].bytes >= 1000);
         /* moved by a rename, not read again */
         assert_true(cap->files[0].moved);
@@ -286,6 +291,13 @@ static void test_daemon_window_end_to_end(void **state)
     assert_string_equal(man.captures[2].dir, "e2e/rank3-replica1-node1");
     assert_int_equal(man.captures[2].replica_rank, 1);
     pp_record_free(&pp_desc_manifest, &man);
+    /* the report and TensorBoard's run folder came with the manifest */
+    struct stat rs;
+    const char *with[] = {"steps.json", "report.html", "tensorboard"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/out/itest/w1-steps5-6/%s", tmp, with[i]);
+        assert_int_equal(stat(path, &rs), 0);
+    }
 
     /* nothing left behind in the spool */
     snprintf(path, sizeof(path), "%s/out/.spool/itest/w1-steps5-6", tmp);
@@ -347,7 +359,7 @@ static void test_daemon_checksum_none(void **state)
         pp_capture_t *cap = &man.captures[0];
         assert_string_equal(pp_status_name(cap->status), "complete");
         assert_int_equal(cap->files_n, 1);
-        assert_string_equal(cap->files[0].path, "trace-p0.json");
+        assert_int_equal(strncmp(cap->files[0].path, "rank0-actor.", 12), 0);
         snprintf(path, sizeof(path), "%s/out/itest/w1-step5/%s/%s", dir, cap->dir,
                  cap->files[0].path);
         f = fopen(path, "rb");

@@ -162,6 +162,15 @@ def trace_events(doc):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
+def trace_file(capture):
+    """The capture's one Chrome trace, named <worker>.<ms>.pt.trace.json[.gz]
+    (TensorBoard's naming: the worker is rank<R>-<role>[-<phase>])."""
+    (path,) = [f["path"] for f in capture["files"] if re.search(r"\.pt\.trace\.json(\.gz)?$", f["path"])]
+    if not re.match(r"^rank%d-[A-Za-z0-9_-]+\.\d+\.pt\.trace\.json(\.gz)?$" % capture["rank"], path):
+        raise AssertionError("trace %s is not named rank<R>-<role>[-<phase>].<ms>.pt.trace.json" % path)
+    return path
+
+
 def files_below(root):
     out = []
     for dirpath, _, names in os.walk(root):

@@ -8,6 +8,7 @@ opens windows for it with profctl, then steps.
 """
 
 import ctypes
+import json
 import os
 import sys
 import time
@@ -120,7 +121,8 @@ class TestClientWithDaemon(unittest.TestCase):
         )
         (c6,) = self.captures(job, w[3], 0)
         self.assertEqual((c6["status"], c6["reason"]), ("complete", None))
-        self.assertEqual([f["path"] for f in c6["files"]], ["rec-p0.txt"])
+        # a backend of its own: the step and phase markers stay beside its files
+        self.assertEqual(sorted(f["path"] for f in c6["files"]), ["profd-markers-p0.json", "rec-p0.txt"])
         self.assertEqual(c6["substeps"], [{"first": 0, "last": 5}])
         # after the failed sub-step no call was made for that capture; the others ran through
         names = ["w%d-step%d" % (w[i], 3 + i) for i in range(4)]
@@ -146,7 +148,21 @@ class TestClientWithDaemon(unittest.TestCase):
         )
         (cap,) = self.captures(job, wid, 0)
         self.assertEqual(cap["substeps"], [{"first": 2, "last": 3}, {"first": 6, "last": 7}])
-        self.assertEqual(sorted(f["path"] for f in cap["files"]), ["rec-p0.txt", "rec-p1.txt"])
+        self.assertEqual(
+            sorted(f["path"] for f in cap["files"]),
+            ["profd-markers-p0.json", "profd-markers-p1.json", "rec-p0.txt", "rec-p1.txt"],
+        )
+        # the markers: a Chrome trace of the span, ProfilerStep#3 and tester.generate
+        with open(os.path.join(self.d.window_dir(job, wid), cap["dir"], "profd-markers-p0.json")) as f:
+            m = json.load(f)
+        self.assertEqual(m["otherData"]["profd"]["worker"], "rank0-tester-generate")
+        names = {e["name"]: e for e in m["traceEvents"] if e.get("ph") == "X"}
+        self.assertEqual(sorted(names), ["ProfilerStep#3", "tester.generate"])
+        step, phase = names["ProfilerStep#3"], names["tester.generate"]
+        self.assertEqual((step["args"]["step"], phase["args"]["phase"]), (3, "generate"))
+        self.assertEqual(step["args"]["profd_mono_us"], step["ts"])
+        self.assertTrue(step["ts"] <= phase["ts"], (step, phase))
+        self.assertTrue(step["args"].get("profd_open"))  # the span stopped inside the step
 
     def test_exec_is_refused_unless_allowed(self):
         job = "exec-off"
@@ -171,7 +187,7 @@ class TestClientWithDaemon(unittest.TestCase):
         c.close()
         (cap,) = self.captures(job, wid, 0)
         self.assertEqual(cap["status"], "complete")
-        self.assertEqual([f["path"] for f in cap["files"]], ["started.txt"])
+        self.assertEqual(sorted(f["path"] for f in cap["files"]), ["profd-markers-p0.json", "started.txt"])
         path = os.path.join(self.d.window_dir(job, wid), cap["dir"], "started.txt")
         with open(path) as f:
             self.assertEqual(f.read(), "%d e2e 3\n" % os.getpid())
@@ -192,8 +208,9 @@ class TestClientWithDaemon(unittest.TestCase):
         c.close()
         (cap,) = self.captures(job, w_sim, 0)
         self.assertEqual(cap["status"], "complete")
-        self.assertEqual([f["path"] for f in cap["files"]], ["trace-p0.json"])
-        self.assertGreaterEqual(cap["files"][0]["bytes"], 4096 - 40)
+        (f,) = cap["files"]
+        self.assertRegex(f["path"], r"^rank0-tester\.\d+\.pt\.trace\.json$")  # the markers went in
+        self.assertGreaterEqual(f["bytes"], 4096 - 40)
         (cap,) = self.captures(job, w_unknown, 3)
         self.assertEqual(cap["status"], "failed")
         self.assertEqual(
@@ -259,7 +276,7 @@ class TestClientWithDaemon(unittest.TestCase):
         (cap,) = self.captures(job, wid, 3)
         self.assertEqual((cap["status"], cap["reason"]), ("truncated", "worker closed during step 5"))
         self.assertEqual((cap["first_step"], cap["last_step"]), (3, 5))
-        self.assertEqual([f["path"] for f in cap["files"]], ["rec-p0.txt"])
+        self.assertEqual(sorted(f["path"] for f in cap["files"]), ["profd-markers-p0.json", "rec-p0.txt"])
 
 
 if __name__ == "__main__":

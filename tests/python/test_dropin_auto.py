@@ -145,8 +145,8 @@ class TestAutoTorchrun(unittest.TestCase):
         m = self.d.manifest(JOB, self.wid)
         wdir = self.d.window_dir(JOB, self.wid)
         for c in m["captures"]:
-            self.assertEqual([f["path"] for f in c["files"]], ["trace-p0.pt.trace.json"])
-            with open(os.path.join(wdir, c["dir"], "trace-p0.pt.trace.json")) as f:
+            self.assertEqual([f["path"] for f in c["files"]], [profdtest.trace_file(c)])
+            with open(os.path.join(wdir, c["dir"], profdtest.trace_file(c))) as f:
                 events = profdtest.trace_events(json.load(f))
             names = collections.Counter(e.get("name") for e in events)
             self.assertEqual(names["Optimizer.step#SGD.step"], 2, c["dir"])

@@ -105,7 +105,7 @@ class TestMindSpeedWindows(unittest.TestCase):
         for c in m["captures"]:
             self.assertEqual(c["status"], "complete")
             self.assertEqual(list(range(c["first_step"], c["last_step"] + 1)), want)
-            with open(os.path.join(wdir, c["dir"], "trace-p0.pt.trace.json")) as f:
+            with open(os.path.join(wdir, c["dir"], profdtest.trace_file(c))) as f:
                 names = collections.Counter(e.get("name") for e in profdtest.trace_events(json.load(f)))
             self.assertEqual(names["Optimizer.step#SGD.step"], len(want))
         # without --profile MindSpeed's own profiler records nothing
@@ -169,7 +169,7 @@ class TestMegatronSteps(unittest.TestCase):
             self.assertEqual(d.wait(wid), 0, d.log()[-3000:])
             c = d.manifest(JOB, wid)["captures"][0]
             self.assertEqual((c["status"], list(range(c["first_step"], c["last_step"] + 1))), ("complete", want))
-            with open(os.path.join(d.window_dir(JOB, wid), c["dir"], "trace-p0.pt.trace.json")) as f:
+            with open(os.path.join(d.window_dir(JOB, wid), c["dir"], profdtest.trace_file(c))) as f:
                 names = collections.Counter(e.get("name") for e in profdtest.trace_events(json.load(f)))
             self.assertEqual(names["Optimizer.step#SGD.step"], 2)
             shutil.rmtree(tmp, ignore_errors=True)

@@ -88,7 +88,8 @@ class TestRolesWithDaemon(unittest.TestCase):
         self.assertEqual(len(ranks), 1)
         self.assertEqual([(r["role"], r["rank"]) for r in ranks[0]["roles"]],
                          [("actor", 2), ("rollout", 2), ("critic", 0)])
-        self.assertIn("roles actor rollout critic:0", self.d.ctl("status", "--job", "roles").stdout)
+        # the ranks are listed on request (status shows the roles' figures)
+        self.assertIn("roles actor rollout critic:0", self.d.ctl("status", "--ranks", "--job", "roles").stdout)
         self.assertEqual(c.stats().reconnects, 0)
         # critic rank 0 is this process (its global rank is 2)
         w1 = self.d.start_window("--job", "roles", "--steps", "3", "--roles", "critic", "--ranks", "0",

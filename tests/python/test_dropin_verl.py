@@ -124,7 +124,7 @@ class VerlDropIn:
             else:
                 self.assertEqual(c["dir"], "rollout.generate/rank%d-replica%d-%s" % (c["rank"], c["replica_rank"],
                                                                                      host))
-            events = load_events(os.path.join(wdir, c["dir"], "trace-p0.pt.trace.json"))
+            events = load_events(os.path.join(wdir, c["dir"], profdtest.trace_file(c)))
             names = {e.get("name") for e in events}
             if c["phase"] == "actor_update":
                 # the update's two mini-batches (ppo_mini_batch_size 2 of 4 samples), nothing else

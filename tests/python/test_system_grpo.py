@@ -96,7 +96,9 @@ class TestGrpoSystem(unittest.TestCase):
             self.assertEqual((c["first_step"], c["last_step"]), (3, 3))
             # the schedule's active span, in sub-steps
             self.assertEqual(c["substeps"], [{"first": 2, "last": 3}])
-            self.assertEqual([f["path"] for f in c["files"]], ["trace-p0-c0.pt.trace.json"])
+            # TensorBoard's naming: the worker is rank, role and phase
+            (f,) = c["files"]
+            self.assertRegex(f["path"], r"^rank%d-%s-%s\.\d+\.pt\.trace\.json$" % (c["rank"], c["role"], c["phase"]))
         self.assertEqual(a["dir"], "actor.update_actor/rank0-%s" % a["host"])
         self.assertEqual(r["dir"], "rollout.generate/rank2-replica0-%s" % r["host"])
 
@@ -117,19 +119,28 @@ class TestGrpoSystem(unittest.TestCase):
 
     def test_exactly_the_scheduled_substeps(self):
         caps = self.by_role(self.m1)
-        roll = load_trace(os.path.join(self.dir1, caps["rollout"]["dir"], "trace-p0-c0.pt.trace.json"))
-        act = load_trace(os.path.join(self.dir1, caps["actor"]["dir"], "trace-p0-c0.pt.trace.json"))
+        roll = load_trace(os.path.join(self.dir1, caps["rollout"]["dir"], caps["rollout"]["files"][0]["path"]))
+        act = load_trace(os.path.join(self.dir1, caps["actor"]["dir"], caps["actor"]["files"][0]["path"]))
         self.assertEqual(marker_names(roll, "decode#"), ["decode#2", "decode#3"])
         self.assertEqual(marker_names(act, "micro_batch#"), ["micro_batch#2", "micro_batch#3"])
-        for events in (roll, act):
-            # torch.profiler wraps each recorded sub-step in a ProfilerStep#N range
+        for events, role in ((roll, "rollout.generate"), (act, "actor.update_actor")):
+            # torch.profiler wraps each recorded sub-step in a ProfilerStep#N range;
+            # profd's markers name the training step TrainingStep#3 and the phase
             self.assertEqual(len([e for e in events if e["name"].startswith("ProfilerStep#")]), 2)
+            self.assertEqual([e["args"]["step"] for e in events if e["name"] == "TrainingStep#3"], [3])
+            self.assertEqual([e["cat"] for e in events if e["name"] == role], ["profd"])
 
     def test_unselected_ranks_produced_nothing(self):
         caps = self.by_role(self.m1)
-        want = sorted(["manifest.json"] + ["%s/%s" % (c["dir"], f["path"]) for c in caps.values() for f in c["files"]])
+        files = ["%s/%s" % (c["dir"], f["path"]) for c in caps.values() for f in c["files"]]
+        # and what profd adds: the report, TensorBoard's run folder (a link per trace)
+        tb = ["tensorboard/" + os.path.basename(f) for f in files]
+        want = sorted(["manifest.json", "steps.json", "report.html"] + files + tb)
         self.assertEqual(profdtest.files_below(self.dir1), want)
-        self.assertEqual(sorted(os.listdir(self.dir1)), ["actor.update_actor", "manifest.json", "rollout.generate"])
+        self.assertEqual(
+            sorted(os.listdir(self.dir1)),
+            ["actor.update_actor", "manifest.json", "report.html", "rollout.generate", "steps.json", "tensorboard"],
+        )
         self.assertEqual(
             os.listdir(os.path.join(self.dir1, "rollout.generate")), ["rank2-replica0-%s" % caps["rollout"]["host"]]
         )
@@ -145,11 +156,14 @@ class TestGrpoSystem(unittest.TestCase):
         (c,) = self.m2["captures"]
         self.assertEqual((c["role"], c["phase"], c["rank"], c["status"]), ("e2e", None, 1, "complete"))
         self.assertEqual((c["first_step"], c["last_step"]), (5, 5))
-        self.assertEqual([f["path"] for f in c["files"]], ["trace-p0.pt.trace.json.gz"])
-        events = load_trace(os.path.join(self.dir2, c["dir"], "trace-p0.pt.trace.json.gz"))
+        (f,) = c["files"]
+        self.assertRegex(f["path"], r"^rank1-ref\.\d+\.pt\.trace\.json\.gz$")
+        events = load_trace(os.path.join(self.dir2, c["dir"], f["path"]))
         # the ref's whole step: its two log-prob micro-batches, no schedule
         self.assertEqual(marker_names(events, "micro_batch#"), ["micro_batch#0", "micro_batch#1"])
-        self.assertFalse([e for e in events if re.match(r"ProfilerStep#", e["name"])])
+        # no profiler step of torch's own: profd's ProfilerStep#5 marks the training step
+        steps = [e for e in events if re.match(r"ProfilerStep#", e["name"])]
+        self.assertEqual([(e["name"], e["cat"]) for e in steps], [("ProfilerStep#5", "profd")])
 
 
 if __name__ == "__main__":

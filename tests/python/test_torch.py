@@ -36,6 +36,27 @@ def names(events, pattern):
     return sorted({e["name"] for e in events if re.match(pattern, e.get("name", ""))})
 
 
+def traces(names_, worker, gz=False):
+    """The files named <worker>.<ms>.pt.trace.json[.gz] (TensorBoard's
+    naming), oldest first."""
+    pat = re.compile(r"^%s\.(\d+)\.pt\.trace\.json%s$" % (re.escape(worker), r"\.gz" if gz else ""))
+    return sorted((n for n in names_ if pat.match(n)), key=lambda n: int(pat.match(n).group(1)))
+
+
+def marker(events, name):
+    (e,) = [e for e in events if e.get("name") == name and e.get("cat") == "profd"]
+    return e
+
+
+def inside(outer, events, trace):
+    """Every event lies within the range `outer`, up to the error of the
+    markers' clock: half the trace's profd::sync range."""
+    (sync,) = [e for e in trace if e.get("name") == "profd::sync"]
+    tol = sync["dur"] / 2 + 1
+    a, b = outer["ts"] - tol, outer["ts"] + outer["dur"] + tol
+    return all(a <= e["ts"] and e["ts"] + e.get("dur", 0) <= b for e in events)
+
+
 class TestTorchBackendDirect(unittest.TestCase):
     """TorchBackend on a Capture built here: what reaches torch.profiler."""
 
@@ -79,8 +100,10 @@ class TestTorchBackendDirect(unittest.TestCase):
             {"record_shapes": True, "profile_memory": True, "with_stack": True, "with_modules": True},
         )
         self.assertNotIn("schedule", kw)
-        self.assertEqual(os.listdir(self.dir), ["trace-p0.pt.trace.json"])
-        self.assertIn("aten::mm", names(load_trace(os.path.join(self.dir, "trace-p0.pt.trace.json")), "aten::"))
+        # no markers file (no libprofd here): named after the capture
+        (f,) = os.listdir(self.dir)
+        self.assertEqual(traces([f], "rank0-e2e"), [f])
+        self.assertIn("aten::mm", names(load_trace(os.path.join(self.dir, f)), "aten::"))
 
     def test_end_to_end_ignores_the_schedule(self):
         # end-to-end captures get no sub-step calls: a schedule would record nothing
@@ -89,7 +112,7 @@ class TestTorchBackendDirect(unittest.TestCase):
         b.start(cap)
         b.stop(cap)
         self.assertNotIn("schedule", self.seen[0])
-        self.assertEqual(os.listdir(self.dir), ["trace-p0.pt.trace.json"])
+        self.assertEqual(len(traces(os.listdir(self.dir), "rank0-e2e")), 1)
 
     def test_failed_export_leaves_no_part_file(self):
         class Broken:
@@ -170,38 +193,54 @@ class TestTorchWithDaemon(unittest.TestCase):
     def test_end_to_end_trace(self):
         cap = self.capture("e2e", 0)
         self.assertEqual((cap["role"], cap["phase"], cap["status"]), ("e2e", None, "complete"))
-        self.assertEqual([f["path"] for f in cap["files"]], ["trace-p0.pt.trace.json"])
-        ev = load_trace(os.path.join(self.files("e2e", cap), "trace-p0.pt.trace.json"))
+        paths = [f["path"] for f in cap["files"]]
+        # the worker names rank and role; the markers went into the trace
+        self.assertEqual(traces(paths, "rank0-tester"), paths)
+        ev = load_trace(os.path.join(self.files("e2e", cap), paths[0]))
         self.assertIn("aten::mm", names(ev, "aten::"))
+        subs = [e for e in ev if re.match(r"sub#", e["name"])]
         self.assertEqual(names(ev, r"sub#"), sorted("sub#%d" % k for k in range(12)))
+        # ProfilerStep#3 and tester.compute ranges around the step's work,
+        # on the trace's own clock
+        step, phase = marker(ev, "ProfilerStep#3"), marker(ev, "tester.compute")
+        self.assertEqual((step["args"]["step"], phase["args"]["phase"]), (3, "compute"))
+        self.assertTrue(inside(step, [phase], ev) and inside(phase, subs, ev), (step, phase))
+        self.assertIn("profd_mono_us", step["args"])
+        self.assertEqual(names(ev, r"ProfilerStep#"), ["ProfilerStep#3"])
 
     def test_gzip(self):
         cap = self.capture("gzip", 0)
-        self.assertEqual([f["path"] for f in cap["files"]], ["trace-p0.pt.trace.json.gz"])
-        ev = load_trace(os.path.join(self.files("gzip", cap), "trace-p0.pt.trace.json.gz"))
+        paths = [f["path"] for f in cap["files"]]
+        self.assertEqual(traces(paths, "rank0-tester-compute", gz=True), paths)
+        ev = load_trace(os.path.join(self.files("gzip", cap), paths[0]))
         self.assertIn("aten::tanh", names(ev, "aten::"))
+        phase = marker(ev, "tester.compute")
+        subs = [e for e in ev if e["name"].startswith("sub#")]
+        self.assertTrue(inside(phase, subs, ev), phase)
 
     def test_schedule_cycles(self):
         cap = self.capture("cycles", 0)
         self.assertEqual(cap["substeps"], [{"first": 2, "last": 3}, {"first": 6, "last": 7}])
-        self.assertEqual(
-            sorted(f["path"] for f in cap["files"]), ["trace-p0-c0.pt.trace.json", "trace-p0-c1.pt.trace.json"]
-        )
+        paths = traces([f["path"] for f in cap["files"]], "rank0-tester-compute")
+        self.assertEqual(len(paths), 2)
         root = self.files("cycles", cap)
-        c0 = load_trace(os.path.join(root, "trace-p0-c0.pt.trace.json"))
-        c1 = load_trace(os.path.join(root, "trace-p0-c1.pt.trace.json"))
+        c0 = load_trace(os.path.join(root, paths[0]))
+        c1 = load_trace(os.path.join(root, paths[1]))
         self.assertEqual(names(c0, r"sub#"), ["sub#2", "sub#3"])
         self.assertEqual(names(c1, r"sub#"), ["sub#6", "sub#7"])
+        # torch's own ProfilerStep#k count sub-steps here: the training step is TrainingStep#5
         self.assertEqual(len([e for e in c0 if e["name"].startswith("ProfilerStep#")]), 2)
+        for c in (c0, c1):
+            self.assertEqual(marker(c, "TrainingStep#5")["args"]["step"], 5)
+            self.assertTrue(inside(marker(c, "tester.compute"), [e for e in c if e["name"].startswith("sub#")], c))
 
     def test_phase_twice_in_a_step(self):
         cap = self.capture("twice", 0)
-        self.assertEqual(
-            sorted(f["path"] for f in cap["files"]), ["trace-p0.pt.trace.json", "trace-p1.pt.trace.json"]
-        )
+        paths = traces([f["path"] for f in cap["files"]], "rank0-tester-compute")
+        self.assertEqual(len(paths), 2)
         root = self.files("twice", cap)
-        for f in cap["files"]:
-            self.assertEqual(len([e for e in load_trace(os.path.join(root, f["path"])) if e["name"] == "sub#0"]), 1)
+        for p in paths:
+            self.assertEqual(len([e for e in load_trace(os.path.join(root, p)) if e["name"] == "sub#0"]), 1)
 
     def test_torch_memory_without_cuda(self):
         if torch.cuda.is_available():

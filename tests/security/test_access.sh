@@ -2,7 +2,8 @@
 # Who may do what over the ipc:// sockets, with real users (root needed:
 # profctl runs as other users through setpriv). The sockets belong to
 # security.socket_group with security.socket_mode; anyone who can connect
-# reads status and windows; start and stop need root, the daemon's user,
+# reads status, windows and top; start, stop, apply, report, merge and
+# watch need root, the daemon's user,
 # security.allow_uids or security.allow_gids (the peer's gid, or a group its
 # user is in by the group database); a user outside the group cannot
 # connect. A worker's registration belongs to the uid that made it.
@@ -101,6 +102,17 @@ chmod 644 "$tmp/apply.yaml"
 # shellcheck disable=SC2059
 expect "nobody may not apply a configuration" 1 "$(printf "$eperm" apply 65534)" \
   as_user nobody "$ngid" "$ctl" apply "$tmp/apply.yaml"
+expect "nobody reads the step times (top)" 0 "^profd top: node " \
+  as_user nobody "$ngid" "$ctl" top --once
+# shellcheck disable=SC2059
+expect "nobody may not write a report" 1 "$(printf "$eperm" report 65534)" \
+  as_user nobody "$ngid" "$ctl" report 1
+# shellcheck disable=SC2059
+expect "nobody may not merge a window" 1 "$(printf "$eperm" merge 65534)" \
+  as_user nobody "$ngid" "$ctl" merge 1
+# shellcheck disable=SC2059
+expect "nobody may not arm the straggler trigger" 1 "$(printf "$eperm" straggler 65534)" \
+  as_user nobody "$ngid" "$ctl" watch --factor 3
 expect "root may start a window" 0 "^started window 1 " "$ctl" start --steps 5 --tool sim
 grep -q "warn control: refused 'start' from uid 65534 gid $ngid pid [0-9]*$" "$tmp/profd.log" &&
   ok "the refusal is logged with the peer's uid, gid and pid" || bad "no refusal in the log"

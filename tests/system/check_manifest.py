@@ -16,6 +16,7 @@ exactly the captured steps (and sub-steps). Exits 1 with one line per problem.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -135,7 +136,14 @@ def main():
                 bad(f"{p}: checksum {f['checksum']} does not match the file")
         if a.sim:
             got_steps, got_subs = set(), set()
+            # TensorBoard's naming: rank<R>-<role>[-<phase>].<ms>.pt.trace.json
+            # (end to end: the process's role, which the manifest does not name)
+            worker = (re.escape("rank%d-%s-%s" % (c["rank"], c["role"], c["phase"])) if c["phase"]
+                      else r"rank%d-[A-Za-z0-9_-]+" % c["rank"])
             for f in c["files"]:
+                if not re.match(r"^%s\.\d+\.pt\.trace\.json$" % worker, f["path"]):
+                    bad(f"rank {c['rank']}: trace {f['path']} is not named "
+                        f"rank<R>-<role>[-<phase>].<ms>.pt.trace.json")
                 st, su = check_sim_trace(os.path.join(window_dir, c["dir"], f["path"]), c,
                                          want_spans)
                 got_steps.update(st)
@@ -153,14 +161,30 @@ def main():
     for key in expected:
         if key not in seen:
             bad(f"no capture for rank {key[0]} phase {key[1]} step {key[2]}")
-    # nothing in the tree that the manifest does not list
+    # nothing in the tree that the manifest does not list, but what profd
+    # adds: the report, a merged trace, and TensorBoard's run folder holding
+    # a link to every listed *.pt.trace.json[.gz]
     listed = {os.path.normpath(os.path.join(c["dir"], f["path"]))
               for c in m["captures"] if c["dir"] for f in c["files"]}
+    tb = {}
+    for rel in listed:
+        if re.search(r"\.pt\.trace\.json(\.gz)?$", rel):
+            tb[os.path.join("tensorboard", os.path.basename(rel))] = rel
+    own = {"manifest.json", "steps.json", "report.html", "merged.trace.json"}
     for root, _, files in os.walk(window_dir):
         for name in files:
             rel = os.path.relpath(os.path.join(root, name), window_dir)
-            if rel != "manifest.json" and rel not in listed:
-                bad(f"file {rel} is in the tree but not in the manifest")
+            if rel in own or rel in listed:
+                continue
+            if rel in tb:
+                a, b = os.stat(os.path.join(window_dir, rel)), os.stat(os.path.join(window_dir, tb[rel]))
+                if (a.st_ino, a.st_dev) != (b.st_ino, b.st_dev):
+                    bad(f"{rel} is not a link to {tb[rel]}")
+                continue
+            bad(f"file {rel} is in the tree but not in the manifest")
+    for rel in tb:
+        if not os.path.exists(os.path.join(window_dir, rel)):
+            bad(f"TensorBoard's run folder lacks {rel}")
     if problems:
         for p in problems:
             print(f"{a.manifest}: {p}", file=sys.stderr)

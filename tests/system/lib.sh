@@ -49,3 +49,25 @@ check_logs() {
   done
 }
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# need_tool COMMAND PACKAGE: install the Debian package when the command is
+# missing (as root; apt may be busy with another session: retried), else
+# fail: a missing tool is never a pass.
+need_tool() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [ "$(id -u)" -eq 0 ] || fail "$1 is missing (Debian package $2; run as root to install it)"
+  for _ in 1 2 3 4 5 6; do
+    if DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$2" \
+      >>"$tmp/apt.log" 2>&1; then
+      command -v "$1" >/dev/null 2>&1 && return 0
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >>"$tmp/apt.log" 2>&1 || true
+    sleep 20
+  done
+  fail "$1 is missing and apt-get could not install $2 (see $tmp/apt.log)"
+}
+# A headless Chromium with nothing of its own going to the network.
+chrome() {
+  timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --disable-default-apps --user-data-dir="$tmp/chrome-$RANDOM" "$@"
+}

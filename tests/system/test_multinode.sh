@@ -7,6 +7,10 @@
 # disappears mid-window (its captures fail, the window completes), and a
 # coordinator restart under running training. Gathered files are verified
 # against the checksums the nodes computed on their spool originals.
+# node2 and its workers run in a time namespace whose CLOCK_MONOTONIC is
+# 1000 s ahead of the others': the coordinator's step-time history, report
+# and merged timeline must see every rank, and put node2's on its clock
+# within the error bound it states (the measured error is printed).
 # The links are plain tcp:// between the namespaces, opted in with
 # --insecure-tcp-links (test_shared.sh runs them over tls+tcp://).
 # Needs root (namespaces): exits 77 (skipped) otherwise.
@@ -66,22 +70,40 @@ start_coordinator() {
   fail "coordinator did not start"
 }
 node_pid=()
+# node2's clock: 1000 s ahead (a time namespace per process, the same offset)
+SKEW=1000
+clock_of() { # i: the command prefix that gives node i its clock
+  if [ "$1" = 2 ]; then echo "unshare --time --monotonic $SKEW --fork --kill-child"; fi
+}
+# unshare's parent ignores SIGTERM: its child is killed at the end too
+track_child() { # i pid
+  [ "$1" = 2 ] || return 0
+  local c
+  for _ in $(seq 100); do
+    c=$(pgrep -P "$2" | head -1 || true)
+    if [ -n "$c" ]; then pids+=($c); return 0; fi
+    sleep 0.05
+  done
+  fail "no process under unshare $2"
+}
 start_node() { # i
   local i=$1 ns=${N[$(($1 - 1))]}
   mkdir -p "$tmp/n$i"
-  ip netns exec "$ns" "$profd" --coordinator-url "tcp://10.88.$i.1:7710" --insecure-tcp-links \
+  ip netns exec "$ns" $(clock_of "$i") "$profd" --coordinator-url "tcp://10.88.$i.1:7710" --insecure-tcp-links \
     --node "node$i" --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/out" 2>>"$tmp/node$i.log" &
   node_pid[$i]=$!
   pids+=(${node_pid[$i]})
+  track_child "$i" "${node_pid[$i]}"
 }
 sim_pid=()
 start_sim() { # i layout rank-offset replica-offset start-step
   local i=$1 ns=${N[$(($1 - 1))]}
-  ip netns exec "$ns" env PROFD_RUN_DIR="$tmp/n$i/run" "$sim" --layout "$2" \
+  ip netns exec "$ns" $(clock_of "$i") env PROFD_RUN_DIR="$tmp/n$i/run" "$sim" --layout "$2" \
     --rank-offset "$3" --replica-offset "$4" --start-step "$5" --steps 100000 --rate 10 \
     --substeps 2 --trace-bytes 8192 --host "host$i" >>"$tmp/sim$i.log" 2>&1 &
   sim_pid[$i]=$!
   pids+=(${sim_pid[$i]})
+  track_child "$i" "${sim_pid[$i]}"
 }
 wait_ranks() { # n
   for _ in $(seq 200); do [ "$(ranks)" = "$1" ] && return 0; sleep 0.05; done
@@ -123,6 +145,48 @@ ctl wait "$wb" --timeout 60 >/dev/null || fail "wait B"
 fb=$(json 'd["window"]["steps"][0]' <"$tmp/c/out/default/$nb/manifest.json")
 $check "$tmp/c/out/default/$nb/manifest.json" --first "$fb" --last $((fb + 1)) \
   --ranks "$(seq -s, 0 23)" --sim || fail "B manifest: not every rank captured the same steps"
+# the coordinator's step times: every rank of the three nodes, by role
+ctl top --once >"$tmp/top.txt" || fail "top"
+for role in actor rollout ref; do
+  grep -qE "^default +$role +8 " "$tmp/top.txt" || fail "top $role: $(cat "$tmp/top.txt")"
+done
+# B's report and merged timeline: node2's clock is $SKEW s ahead
+ctl report "$wb" >/dev/null || fail "report B"
+ctl merge "$wb" >"$tmp/merge.txt" || fail "merge B: $(cat "$tmp/merge.txt")"
+/usr/bin/python3 - "$tmp/c/out/default/$nb" "$SKEW" <<'PY' >"$tmp/clock.txt" || fail "B's clocks"
+import json, os, sys
+d, skew = sys.argv[1], int(sys.argv[2]) * 1000000
+s = json.load(open(os.path.join(d, "steps.json")))
+assert sorted(r["rank"] for r in s["ranks"]) == list(range(24)), [r["rank"] for r in s["ranks"]]
+first, end = s["window"]
+node_of = {}
+for r in s["ranks"]:
+    node_of[r["rank"]] = r["node"]
+    times = [r["step_us"][st - s["steps"][0]] for st in range(first, end)]
+    assert all(60000 < t < 200000 for t in times), (r["rank"], times)  # 10 steps/s
+    true = -skew if r["node"] == "node2" else 0
+    assert r["offset_err_us"] > 0 and abs(r["offset_us"] - true) <= r["offset_err_us"], r
+t = json.load(open(os.path.join(d, "merged.trace.json")))
+info = t["otherData"]["profd"]
+assert info["files"] == 24 and info["unaligned"] == 0, info
+rank_of = {e["pid"]: int(e["args"]["name"].split()[1]) for e in t["traceEvents"]
+           if e.get("ph") == "M" and e["name"] == "process_name"}
+worst = {"node2": 0, "others": 0}
+for e in t["traceEvents"]:
+    mono = (e.get("args") or {}).get("profd_mono_us")
+    if mono is None:
+        continue
+    node = node_of[rank_of[e["pid"]]]
+    true = -skew if node == "node2" else 0
+    err = abs(e["ts"] - mono - true)
+    k = "node2" if node == "node2" else "others"
+    worst[k] = max(worst[k], err)
+    assert err <= info["clock_err_us"], (node, e, err, info["clock_err_us"])
+print("clock across nodes: node2 %d s ahead: largest error %d us (other nodes %d us), stated bound %d us"
+      % (skew // 1000000, worst["node2"], worst["others"], info["clock_err_us"]))
+PY
+cat "$tmp/clock.txt"
+
 # the rollout replica 1 spans node1 and node2
 ctl start --next 1 --roles rollout --replica-ranks 1 --phases generate --tool sim >"$tmp/wr.txt" ||
   fail "start R"

@@ -137,6 +137,36 @@ static int stop(fixture_t *f, const profd_backend_t *b)
 
 /* ---- sim ---- */
 
+/* The one file of `dir` named <worker>.<digits>.pt.trace.json (TensorBoard's
+ * naming) into name; false when there is not exactly one. */
+static bool trace_named(const char *dir, const char *worker, char *name, size_t len)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    size_t wl = strlen(worker);
+    while (d && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        size_t k = strlen(n);
+        if (strncmp(n, worker, wl) != 0 || n[wl] != '.' || k < wl + 16 ||
+            strcmp(n + k - 14, ".pt.trace.json") != 0) {
+            continue;
+        }
+        bool digits = true;
+        for (const char *p = n + wl + 1; p < n + k - 14; p++) {
+            digits &= *p >= '0' && *p <= '9';
+        }
+        if (digits) {
+            snprintf(name, len, "%s", n);
+            found++;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    return found == 1;
+}
+
 /* Events named `name` in a sim trace, with their args member `key`. */
 static int sim_events(const cJSON *root, const char *name, const char *key, int64_t *vals, int max)
 {
@@ -172,7 +202,10 @@ static void test_backends_sim_one_file_per_span(void **state)
     assert_false(exists(f->dir, "trace-p0.json.part"));
     assert_int_equal(count_entries(f->dir), 1);
 
-    char *text = slurp(f->dir, "trace-p0.json", &len);
+    /* no marker file (no engine here): the worker is named from the capture */
+    char name[256];
+    assert_true(trace_named(f->dir, "rank3-rollout-generate", name, sizeof(name)));
+    char *text = slurp(f->dir, name, &len);
     assert_non_null(text);
     /* padded up to the size asked, within one event and the trailer */
     assert_in_range(len, 20000 - 40, 20000 + 160);
@@ -199,8 +232,23 @@ static void test_backends_sim_schedule_span(void **state)
     f->cap.substep = 2;
     assert_int_equal(start(f, b), 0);
     f->cap.substep = 4; /* one past the last recorded */
+    /* the markers libprofd wrote for the span go into the trace */
+    char path[600], name[256];
+    snprintf(path, sizeof(path), "%s/profd-markers-p1.json", f->dir);
+    FILE *mf = fopen(path, "w");
+    assert_non_null(mf);
+    fputs("{\"traceEvents\":[\n"
+          "{\"name\":\"ProfilerStep#5\",\"ph\":\"X\",\"cat\":\"profd\",\"ts\":10,\"dur\":5,"
+          "\"pid\":1,\"tid\":0,\"args\":{\"step\":5,\"profd_mono_us\":10}},\n"
+          "{\"name\":\"rollout.generate\",\"ph\":\"X\",\"cat\":\"profd\",\"ts\":11,\"dur\":2,"
+          "\"pid\":1,\"tid\":0,\"args\":{\"step\":5,\"phase\":\"generate\",\"profd_mono_us\":11}}"
+          "\n],\"otherData\":{\"profd\":{\"version\":1,\"worker\":\"rank3-rollout-generate\"}}}\n",
+          mf);
+    fclose(mf);
     assert_int_equal(stop(f, b), 0);
-    char *text = slurp(f->dir, "trace-p1.json", NULL);
+    assert_false(exists(f->dir, "profd-markers-p1.json"));
+    assert_true(trace_named(f->dir, "rank3-rollout-generate", name, sizeof(name)));
+    char *text = slurp(f->dir, name, NULL);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
@@ -209,11 +257,14 @@ static void test_backends_sim_schedule_span(void **state)
     assert_int_equal(v[1], 3);
     assert_int_equal(sim_events(root, "profd_step", "step", v, 8), 1);
     assert_int_equal(v[0], 5);
+    assert_int_equal(sim_events(root, "ProfilerStep#5", "profd_mono_us", v, 8), 1);
+    assert_int_equal(v[0], 10);
+    assert_int_equal(sim_events(root, "rollout.generate", "step", v, 8), 1);
     cJSON_Delete(root);
     free(text);
     /* the default size is 64 KiB */
     long len;
-    free(slurp(f->dir, "trace-p1.json", &len));
+    free(slurp(f->dir, name, &len));
     assert_in_range(len, 65536 - 40, 65536 + 160);
 }
 

@@ -102,6 +102,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  worker: tcp://0.0.0.0:7001\n"
                                 "  control: tls+tcp://ctl.example:7002\n"
                                 "  control_remote: tcp://0.0.0.0:7003\n"
+                                "  metrics: http://127.0.0.1:9464\n"
                                 "save_path: /data/prof\n"
                                 "spool_dir: /data/prof/.incoming\n"
                                 "node_name: node-7.rack2\n"
@@ -141,7 +142,21 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  ca_file: /etc/profd/ca.pem\n"
                                 "  server_name: coord.example\n"
                                 "log_level: debug\n"
-                                "profile_config: /etc/profd/ppo.yaml\n";
+                                "profile_config: /etc/profd/ppo.yaml\n"
+                                "history:\n"
+                                "  steps: 4096\n"
+                                "  phase_steps: 1\n"
+                                "triggers:\n"
+                                "  straggler:\n"
+                                "    enable: true\n"
+                                "    job: run-42\n"
+                                "    roles: [actor, rollout]\n"
+                                "    factor: 1.5\n"
+                                "    consecutive: 5\n"
+                                "    steps: 3\n"
+                                "    interval_ms: 0\n"
+                                "    max_bytes: 2GiB\n"
+                                "    tool: sim\n";
 
 static void test_config_every_key(void **state)
 {
@@ -193,6 +208,20 @@ static void test_config_every_key(void **state)
     assert_string_equal(c.tls_server_name, "coord.example");
     assert_int_equal(c.log_level, PD_LOG_DEBUG);
     assert_string_equal(c.profile_config, "/etc/profd/ppo.yaml");
+    assert_int_equal(c.history_steps, 4096);
+    assert_int_equal(c.history_phase_steps, 1);
+    assert_true(c.straggler_enable);
+    assert_string_equal(c.straggler_job, "run-42");
+    assert_int_equal(c.n_straggler_roles, 2);
+    assert_string_equal(c.straggler_roles[0], "actor");
+    assert_string_equal(c.straggler_roles[1], "rollout");
+    assert_true(c.straggler_factor == 1.5);
+    assert_int_equal(c.straggler_consecutive, 5);
+    assert_int_equal(c.straggler_steps, 3);
+    assert_int_equal(c.straggler_interval_ms, 0);
+    assert_int_equal(c.straggler_max_bytes, 2LL << 30);
+    assert_string_equal(c.straggler_tool, "sim");
+    assert_string_equal(c.metrics_url, "http://127.0.0.1:9464");
 
     /* every key of the table is in that text */
     yt_node_t *root;
@@ -209,8 +238,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(39));
-    assert_null(pd_config_key(40));
+    assert_non_null(pd_config_key(51));
+    assert_null(pd_config_key(52));
     yt_free(root);
 }
 
@@ -302,6 +331,19 @@ static const struct {
      "bad.yaml:2:16: key 'security.socket_mode': expected file mode \"0000\"..\"0777\" (octal), "
      "found '660'"},
     {"checksum: md5\n", "bad.yaml:1:11: key 'checksum': expected one of xxh64, none, found 'md5'"},
+    {"triggers:\n  straggler:\n    factor: 1\n",
+     "bad.yaml:3:13: key 'triggers.straggler.factor': expected a number 1.001..1000, found '1'"},
+    {"triggers:\n  straggler:\n    factor: fast\n",
+     "bad.yaml:3:13: key 'triggers.straggler.factor': expected a number 1.001..1000, found "
+     "'fast'"},
+    {"triggers:\n  straggler:\n    roles: [actor, \"act or\"]\n",
+     "bad.yaml:3:20: key 'triggers.straggler.roles': expected a list of at most 16 names "
+     "[A-Za-z0-9_-], found 'act or'"},
+    {"triggers:\n  straggler:\n    roles: actor\n",
+     "bad.yaml:3:12: key 'triggers.straggler.roles': expected a list of at most 16 names "
+     "[A-Za-z0-9_-], found 'actor'"},
+    {"history:\n  steps: 4\n",
+     "bad.yaml:2:10: key 'history.steps': expected integer 8..4096, found '4'"},
     {"log_level: verbose\n",
      "bad.yaml:1:12: key 'log_level': expected one of error, warn, info, debug, found 'verbose'"},
     {"log_level: [info]\n",

@@ -103,7 +103,7 @@ static int setup(void **state)
                         .rank = 3,
                         .replica_rank = PP_NONE,
                         .pid = 4242};
-    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
+    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL, NULL, NULL};
     ce_init(&E, &id, &hooks);
     ce_set_spool(&E, "/spool");
     assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
@@ -232,6 +232,88 @@ static void test_engine_schedule_matches_torch(void **state)
 
 /* ---- e2e ---- */
 
+/* ---- step and phase markers ---- */
+
+static int64_t fake_clock;
+static char marker_json[4][8192];
+static char marker_dir[4][PP_MAX_PATH];
+static int nmarkers;
+
+static int64_t fake_now(void *arg)
+{
+    return fake_clock += 1000; /* every reading 1 ms later */
+}
+
+static void fake_markers(const char *dir, int64_t part, const char *json, size_t len, void *arg)
+{
+    assert_true(nmarkers < 4);
+    assert_int_equal(strlen(json), len);
+    snprintf(marker_dir[nmarkers], PP_MAX_PATH, "%s/p%lld", dir, (long long)part);
+    snprintf(marker_json[nmarkers++], sizeof(marker_json[0]), "%s", json);
+}
+
+static void test_engine_markers_of_a_capture(void **state)
+{
+    /* markers on: an e2e window over steps 3-4 */
+    ce_fini(&E);
+    ce_identity_t id = {.job = "run",
+                        .role = "actor",
+                        .host = "node1",
+                        .rank = 3,
+                        .replica_rank = PP_NONE,
+                        .pid = 4242};
+    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL, fake_now, fake_markers};
+    fake_clock = 0;
+    nmarkers = 0;
+    ce_init(&E, &id, &hooks);
+    ce_set_spool(&E, "/spool");
+    assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
+    ce_adopt(&E, plan1(1, "w1-steps3-4", 3, 4, "e2e", NULL));
+    step(1); /* nothing due: no clock read, no marker */
+    assert_int_equal(fake_clock, 0);
+    assert_int_equal(E.nmarks, 0);
+    ce_on_step_begin(&E, 3);  /* mark 1000; capture start 2000 */
+    phase("generate", 0);     /* 3000 .. 4000 */
+    ce_on_step_end(&E, 3);    /* 5000 */
+    ce_on_step_begin(&E, 4);  /* 6000 */
+    phase("update_actor", 0); /* 7000 .. 8000 */
+    ce_on_step_end(&E, 4);    /* 9000; markers written at 10000, then stop */
+    assert_int_equal(nmarkers, 1);
+    assert_string_equal(marker_dir[0], "/spool/run/w1-steps3-4/e2e/rank3-node1/p0");
+    const char *j = marker_json[0];
+    assert_non_null(strstr(j, "{\"name\":\"ProfilerStep#3\",\"ph\":\"X\",\"cat\":\"profd\","
+                              "\"ts\":1000,\"dur\":4000,\"pid\":4242,\"tid\":0,\"args\":"
+                              "{\"step\":3,\"profd_mono_us\":1000}}"));
+    assert_non_null(strstr(j, "{\"name\":\"actor.generate\",\"ph\":\"X\",\"cat\":\"profd\","
+                              "\"ts\":3000,\"dur\":1000,\"pid\":4242,\"tid\":0,\"args\":"
+                              "{\"step\":3,\"phase\":\"generate\",\"profd_mono_us\":3000}}"));
+    assert_non_null(strstr(j, "\"name\":\"ProfilerStep#4\",\"ph\":\"X\",\"cat\":\"profd\","
+                              "\"ts\":6000,\"dur\":3000,"));
+    assert_non_null(strstr(j, "\"name\":\"actor.update_actor\",\"ph\":\"X\",\"cat\":"
+                              "\"profd\",\"ts\":7000,\"dur\":1000,"));
+    assert_non_null(strstr(j, "\"worker\":\"rank3-actor\""));
+    assert_non_null(strstr(j, "\"capture_role\":\"e2e\",\"phase\":null,\"part\":0,"
+                              "\"start_us\":2000,\"stop_us\":10000"));
+    assert_null(strstr(j, "profd_open"));
+    /* the window is over: markers cleared, and no clock read any more */
+    assert_int_equal(E.nmarks, 0);
+    int64_t t = fake_clock;
+    step(5);
+    assert_int_equal(fake_clock, t);
+
+    /* discrete: the step is still open when the phase's capture stops */
+    ce_adopt(&E, plan1(2, "w2-step7", 7, 7, "discrete", "generate"));
+    ce_on_step_begin(&E, 7);
+    phase("generate", 0);
+    assert_int_equal(nmarkers, 2);
+    j = marker_json[1];
+    assert_non_null(strstr(j, "\"name\":\"ProfilerStep#7\""));
+    assert_non_null(strstr(j, "\"profd_open\":true"));
+    assert_non_null(strstr(j, "\"name\":\"actor.generate\""));
+    assert_non_null(strstr(j, "\"worker\":\"rank3-actor-generate\""));
+    ce_on_step_end(&E, 7);
+}
+
 static void test_engine_e2e_window_exact_steps(void **state)
 {
     ce_adopt(&E, plan1(1, "w1-steps3-4", 3, 4, "e2e", NULL));
@@ -321,7 +403,7 @@ static void test_engine_no_backend_for_tool(void **state)
     ce_t e2;
     ce_identity_t id = {
         .job = "run", .role = "ref", .host = "h", .rank = 0, .replica_rank = PP_NONE, .pid = 1};
-    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL};
+    ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL, NULL, NULL};
     ce_init(&e2, &id, &hooks);
     ce_set_spool(&e2, "/s");
     ce_adopt(&e2, plan1(4, "w4-step1", 1, 1, "e2e", NULL));
@@ -685,6 +767,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_engine_close_truncates_and_misses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_open_window_ends_with_the_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_open_window_closed_mid_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_markers_of_a_capture, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

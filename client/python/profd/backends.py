@@ -29,6 +29,7 @@ import pickle
 import shutil
 import sys
 
+from . import markers as M
 from . import settings as S
 
 log = logging.getLogger("profd")
@@ -115,28 +116,59 @@ def export_chrome_trace(prof, path, gz):
 
 
 class _TorchRun:
-    """The output side of one torch.profiler run: one file per recorded
-    schedule cycle, or one at stop."""
+    """The output side of one torch.profiler run: one trace per recorded
+    schedule cycle, or one at stop, each exported raw and finished at stop
+    with the step and phase markers (markers.py) under TensorBoard's name."""
 
-    def __init__(self, cap, gz, scheduled):
-        self.dir = cap.dir
-        self.part = cap.part
+    def __init__(self, cap, gz, scheduled, torch):
+        self.cap = cap
         self.gz = gz
         self.scheduled = scheduled
+        self.torch = torch
         self.cycles = 0
+        self.raws = []  # (raw path, monotonic us of its profd::sync)
+        self.sync_mono = None  # of the cycle recording now
+
+    def raw_path(self):
+        name = ".profd-p%d-c%d.json.part" % (self.cap.part, self.cycles)
+        self.cycles += 1
+        return os.path.join(self.cap.dir, name)
 
     def on_trace_ready(self, prof):
-        name = S.trace_name(self.part, self.cycles, self.gz)
-        self.cycles += 1
-        export_chrome_trace(prof, os.path.join(self.dir, name), self.gz)
+        path = self.raw_path()
+        prof.export_chrome_trace(path)
+        self.raws.append((path, self.sync_mono))
+        self.sync_mono = None
 
     def export_final(self, prof):
-        export_chrome_trace(prof, os.path.join(self.dir, S.trace_name(self.part, None, self.gz)), self.gz)
+        path = self.raw_path()
+        prof.export_chrome_trace(path)
+        self.raws.append((path, self.sync_mono))
+
+    def finish(self):
+        """Every trace under its name, with the markers of the span."""
+        doc = M.read_markers(self.cap)
+        worker = M.worker_name(self.cap, doc)
+        complete = doc is not None
+        while self.raws:
+            raw, mono = self.raws.pop(0)
+            final = M.trace_file(self.cap.dir, worker, self.gz)
+            complete &= M.finish_trace(raw, final, self.gz, doc, mono, rename_steps=self.scheduled)
+        if complete:
+            _unlink(M.markers_path(self.cap))  # in every trace: no sidecar needed
+
+    def discard(self):
+        for raw, _ in self.raws:
+            _unlink(raw)
+        self.raws = []
 
 
 class TorchBackend(Backend):
     """torch.profiler.profile with the window's contents and schedule; Chrome
-    traces trace-p<part>[-c<cycle>].pt.trace.json[.gz] in the capture folder."""
+    traces <worker>.<ms>.pt.trace.json[.gz] in the capture folder (one per
+    schedule cycle), with ProfilerStep#N (TrainingStep#N in a scheduled
+    trace, where torch's own ProfilerStep#k count sub-steps) and role.phase
+    ranges from libprofd's markers."""
 
     name = "torch"
     native = True
@@ -152,22 +184,32 @@ class TorchBackend(Backend):
         kw = dict(args)
         kw["activities"] = [_member(P.ProfilerActivity, a, self.name, "ProfilerActivity") for a in args["activities"]]
         sched = S.schedule_args(cap.schedule) if cap.discrete else None
-        run = _TorchRun(cap, gz, sched is not None)
+        run = _TorchRun(cap, gz, sched is not None, torch)
         if sched is not None:
             kw["schedule"] = P.schedule(**sched)
             kw["on_trace_ready"] = run.on_trace_ready
         prof = P.profile(**kw)
         prof.start()
+        if sched is None:
+            run.sync_mono = M.sync(torch)
         self._live[cap.dir] = (prof, run)
 
     def step(self, cap):
-        self._live[cap.dir][0].step()
+        prof, run = self._live[cap.dir]
+        if run.sync_mono is None and _recording(prof):
+            run.sync_mono = M.sync(run.torch)  # the cycle recording now
+        prof.step()
 
     def stop(self, cap):
         prof, run = self._live.pop(cap.dir)
-        prof.stop()  # a scheduled run saves a cycle it was recording
-        if not run.scheduled:
-            run.export_final(prof)
+        try:
+            prof.stop()  # a scheduled run saves a cycle it was recording
+            if not run.scheduled:
+                run.export_final(prof)
+            run.finish()
+        except BaseException:
+            run.discard()
+            raise
 
     def abort(self, cap):
         live = self._live.pop(cap.dir, None)
@@ -176,6 +218,14 @@ class TorchBackend(Backend):
                 live[0].stop()
             except Exception:
                 pass
+            live[1].discard()
+
+
+def _recording(prof):
+    """Is a scheduled torch.profiler recording this step?"""
+    action = getattr(prof, "current_action", None)
+    name = getattr(action, "name", "")
+    return name in ("RECORD", "RECORD_AND_SAVE")
 
 
 # ---- torch_npu.profiler ----
@@ -183,7 +233,7 @@ class TorchBackend(Backend):
 ANALYSIS_MARKER = "analysis_pending.json"
 
 
-def npu_profile_kwargs(torch_npu, args, out_dir, schedule):
+def npu_profile_kwargs(torch_npu, args, out_dir, schedule, worker=None):
     """torch_npu.profiler.profile() keyword arguments from
     settings.npu_profile_args() output, resolved against the torch_npu module
     given (a real one, or a stand-in in tests)."""
@@ -197,12 +247,15 @@ def npu_profile_kwargs(torch_npu, args, out_dir, schedule):
         else:
             exp["export_type"] = _member(P.ExportType, et, "npu", "ExportType")
     handler_params = inspect.signature(P.tensorboard_trace_handler).parameters
+    hkw = {}
+    if worker is not None and "worker_name" in handler_params:
+        hkw["worker_name"] = worker  # its *_ascend_pt folders name rank and role
     if "analyse_flag" in handler_params:
-        handler = P.tensorboard_trace_handler(out_dir, analyse_flag=args["analyse"])
+        handler = P.tensorboard_trace_handler(out_dir, analyse_flag=args["analyse"], **hkw)
     elif not args["analyse"]:
         raise BackendError("npu: this torch_npu cannot turn analysis off (no analyse_flag)")
     else:
-        handler = P.tensorboard_trace_handler(out_dir)
+        handler = P.tensorboard_trace_handler(out_dir, **hkw)
     kw = {
         "activities": [_member(P.ProfilerActivity, a, "npu", "ProfilerActivity") for a in args["activities"]],
         "record_shapes": args["record_shapes"],
@@ -253,7 +306,8 @@ class NpuBackend(Backend):
         torch_npu = _import("torch_npu", self.name)
         args = S.npu_profile_args(cap.settings)
         sched = S.schedule_args(cap.schedule) if cap.discrete else None
-        prof = torch_npu.profiler.profile(**npu_profile_kwargs(torch_npu, args, cap.dir, sched))
+        worker = M.worker_name(cap)
+        prof = torch_npu.profiler.profile(**npu_profile_kwargs(torch_npu, args, cap.dir, sched, worker))
         prof.start()
         self._live[cap.dir] = (prof, args["analyse"])
 

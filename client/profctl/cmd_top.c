@@ -1,0 +1,188 @@
+/* profctl top: the step times of every role, live. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profctl.h"
+
+static volatile sig_atomic_t stop_top;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    stop_top = 1;
+}
+
+static void fmt_ms(char *buf, size_t len, double ms)
+{
+    if (ms <= 0) {
+        snprintf(buf, len, "-");
+    } else if (ms < 10) {
+        snprintf(buf, len, "%.2f", ms);
+    } else {
+        snprintf(buf, len, "%.1f", ms);
+    }
+}
+
+/* The per-role table profctl status and top share. */
+void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs)
+{
+    char a[24], b[24], c[24], step[24];
+    printf("%-10s %-12s %6s %8s %9s %9s %9s %7s  %s\n", "JOB", "ROLE", "RANKS", "STEP", "MIN_MS",
+           "P50_MS", "MAX_MS", "STALLED", "SLOWEST (rank: ms, x median)");
+    for (size_t i = 0; i < n; i++) {
+        const pp_role_stats_t *r = &v[i];
+        char slow[256] = "";
+        for (size_t k = 0; k < r->slowest_n; k++) {
+            size_t l = strlen(slow);
+            fmt_ms(a, sizeof(a), r->slowest[k].step_ms);
+            snprintf(slow + l, sizeof(slow) - l, "%s%lld: %s (%.2fx)", k ? ", " : "",
+                     (long long)r->slowest[k].rank, a, r->slowest[k].ratio);
+        }
+        fmt_ms(a, sizeof(a), r->min_ms);
+        fmt_ms(b, sizeof(b), r->p50_ms);
+        fmt_ms(c, sizeof(c), r->max_ms);
+        if (r->step == PP_NONE) {
+            snprintf(step, sizeof(step), "-");
+        } else {
+            snprintf(step, sizeof(step), "%lld", (long long)r->step);
+        }
+        printf("%-10s %-12s %6lld %8s %9s %9s %9s %7zu  %s\n", jobs ? r->job : r->job, r->role,
+               (long long)r->ranks, step, a, b, c, r->stalled_n, slow[0] ? slow : "-");
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < v[i].stalled_n; k++) {
+            const pp_rank_stat_t *s = &v[i].stalled[k];
+            printf("stalled: %s rank %lld on %s%s%s%s, in step %lld for %.1f s\n", s->role,
+                   (long long)s->rank, s->host, s->node ? " (node " : "", s->node ? s->node : "",
+                   s->node ? ")" : "", (long long)(s->step == PP_NONE ? 0 : s->step),
+                   s->in_step_ms / 1000.0);
+        }
+    }
+}
+
+static void snapshot(const pp_top_reply_t *t)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    char when[32];
+    localtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%H:%M:%S", &tm);
+    printf("profd top: node %s (%s), %lld rank(s), %lld stalled  %s\n", ctl_or_dash(t->node),
+           ctl_or_dash(t->mode), (long long)t->nranks, (long long)t->nstalled, when);
+    if (t->roles_n == 0) {
+        printf("no step time yet\n");
+    } else {
+        ctl_print_roles(t->roles, t->roles_n, true);
+    }
+    for (size_t i = 0; i < t->ranks_n; i++) {
+        const pp_rank_stat_t *r = &t->ranks[i];
+        char ms[24];
+        if (i == 0) {
+            printf("\n%-12s %6s %-16s %-12s %8s %9s %6s %s\n", "ROLE", "RANK", "HOST", "NODE",
+                   "STEP", "STEP_MS", "RATIO", "STALLED");
+        }
+        fmt_ms(ms, sizeof(ms), r->step_ms);
+        printf("%-12s %6lld %-16s %-12s %8lld %9s %6.2f %s\n", r->role, (long long)r->rank, r->host,
+               ctl_or_dash(r->node), (long long)(r->step == PP_NONE ? -1 : r->step), ms, r->ratio,
+               r->stalled ? "yes" : "no");
+    }
+    ctl_print_trigger(&t->trigger);
+}
+
+static int run_top(ctl_t *c, int argc, char **argv)
+{
+    static const struct option o[] = {
+        {"job", required_argument, NULL, 'j'},
+        {"slowest", required_argument, NULL, 'n'},
+        {"interval", required_argument, NULL, 'i'},
+        {"once", no_argument, NULL, '1'},
+        {"ranks", no_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    pp_msg_t req, rep;
+    int ch;
+    int64_t interval = 2, n = 3;
+    bool once = false, tty = isatty(STDOUT_FILENO);
+    pp_msg_init(&req, PP_T_top);
+    while ((ch = getopt_long(argc, argv, "j:n:i:1rh", o, NULL)) != -1) {
+        switch (ch) {
+        case 'h':
+            return ctl_help(c);
+        case 'j':
+            req.u.top.job = optarg;
+            break;
+        case 'n':
+            if (ctl_parse_i64(optarg, &n) != 0 || n < 0 || n > 64) {
+                return ctl_usage(c, "--slowest: expected 0..64");
+            }
+            break;
+        case 'i':
+            if (ctl_parse_i64(optarg, &interval) != 0 || interval < 1 || interval > 3600) {
+                return ctl_usage(c, "--interval: expected seconds 1..3600");
+            }
+            break;
+        case '1':
+            once = true;
+            break;
+        case 'r':
+            req.u.top.ranks = true;
+            break;
+        default:
+            return ctl_usage(c, "top: unknown option");
+        }
+    }
+    if (optind < argc) {
+        return ctl_usage(c, "top: unexpected argument '%s'", argv[optind]);
+    }
+    req.u.top.n = n;
+    signal(SIGINT, on_int);
+    signal(SIGTERM, on_int);
+    for (int round = 0; !stop_top; round++) {
+        if (ctl_call(c, &req, &rep) != 0) {
+            return 1;
+        }
+        if (c->json) {
+            ctl_print_json(&rep);
+        } else {
+            if (tty && !once) {
+                printf("\033[H\033[2J"); /* the terminal's top left, cleared */
+            } else if (round) {
+                printf("\n");
+            }
+            snapshot(&rep.u.top_reply);
+        }
+        pp_msg_free(&rep);
+        fflush(stdout);
+        if (once) {
+            break;
+        }
+        for (int64_t k = 0; k < interval * 10 && !stop_top; k++) {
+            struct timespec ts = {0, 100 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+const ctl_command_t ctl_cmd_top = {
+    "top", run_top, "step times per role, the slowest and stalled ranks, live",
+    "usage: profctl top [--once] [--job J] [--slowest N] [--interval S] [--ranks]\n"
+    "\n"
+    "Show, per job and role, the ranks, the newest step begun, the min, median and max\n"
+    "of the ranks' recent step times (each rank's median of its last 8 steps), the\n"
+    "stalled ranks (in a step for over 4 times the role's median, at least 2 s, or lost)\n"
+    "and the N slowest ranks with their time against the role's median; then the\n"
+    "straggler trigger. Refreshed in place on a terminal until Ctrl-C.\n"
+    "\n"
+    "  -1, --once          one snapshot, then exit\n"
+    "  -j, --job J         only job J\n"
+    "  -n, --slowest N     slowest ranks per role (default 3)\n"
+    "  -i, --interval S    seconds between refreshes (default 2)\n"
+    "  -r, --ranks         every rank too\n"
+    "      --help          this help\n"};

@@ -1,0 +1,684 @@
+/* Step-time history (see history.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+
+#define U32_MAX_US 4294967295LL
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int64_t pd_median_i64(int64_t *v, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    qsort(v, n, sizeof(*v), cmp_i64);
+    return v[n / 2];
+}
+
+/* ---- the table ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ s[i]) * 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t key_hash(const pd_hist_id_t *id)
+{
+    uint64_t h = 14695981039346656037ULL;
+    const char *node = id->node ? id->node : "";
+    h = fnv(h, id->job, strlen(id->job) + 1);
+    h = fnv(h, id->role, strlen(id->role) + 1);
+    h = fnv(h, id->host, strlen(id->host) + 1);
+    h = fnv(h, node, strlen(node) + 1);
+    return fnv(h, &id->rank, sizeof(id->rank));
+}
+
+static bool key_eq(const pd_hist_rank_t *r, const pd_hist_id_t *id, uint64_t hash)
+{
+    return r->hash == hash && r->rank == id->rank && strcmp(r->job, id->job) == 0 &&
+           strcmp(r->role, id->role) == 0 && strcmp(r->host, id->host) == 0 &&
+           strcmp(r->node, id->node ? id->node : "") == 0;
+}
+
+static void table_put(pd_history_t *h, size_t idx)
+{
+    size_t mask = h->tsize - 1;
+    for (size_t i = (size_t)h->v[idx]->hash & mask;; i = (i + 1) & mask) {
+        if (h->table[i] == 0) {
+            h->table[i] = (uint32_t)(idx + 1);
+            return;
+        }
+    }
+}
+
+static int table_rebuild(pd_history_t *h, size_t tsize)
+{
+    uint32_t *t = calloc(tsize, sizeof(*t));
+    if (t == NULL) {
+        return PROFD_ENOMEM;
+    }
+    free(h->table);
+    h->table = t;
+    h->tsize = tsize;
+    for (size_t i = 0; i < h->n; i++) {
+        table_put(h, i);
+    }
+    return 0;
+}
+
+void pd_history_init(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t max_ranks)
+{
+    memset(h, 0, sizeof(*h));
+    h->steps = steps >= 2 ? steps : 2;
+    h->phase_steps = phase_steps >= 1 ? phase_steps : 1;
+    h->max_ranks = max_ranks ? max_ranks : 1;
+}
+
+static void entry_free(pd_hist_rank_t *r)
+{
+    if (r) {
+        free(r->step_us);
+        for (int p = 0; p < PD_HIST_PHASES; p++) {
+            free(r->phase_us[p]);
+        }
+        free(r);
+    }
+}
+
+void pd_history_fini(pd_history_t *h)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        entry_free(h->v[i]);
+    }
+    free(h->v);
+    free(h->table);
+    memset(h, 0, sizeof(*h));
+}
+
+pd_hist_rank_t *pd_history_find(const pd_history_t *h, const pd_hist_id_t *id)
+{
+    if (h->tsize == 0) {
+        return NULL;
+    }
+    uint64_t hash = key_hash(id);
+    size_t mask = h->tsize - 1;
+    for (size_t i = (size_t)hash & mask; h->table[i]; i = (i + 1) & mask) {
+        pd_hist_rank_t *r = h->v[h->table[i] - 1];
+        if (key_eq(r, id, hash)) {
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Make room for one more: grow, or drop the entry heard from least recently
+ * (the ones gone first). */
+static int make_room(pd_history_t *h)
+{
+    if (h->n < h->max_ranks) {
+        if (h->n == h->cap) {
+            size_t cap = h->cap ? h->cap * 2 : 16;
+            if (cap > h->max_ranks) {
+                cap = h->max_ranks;
+            }
+            pd_hist_rank_t **v = realloc(h->v, cap * sizeof(*v));
+            if (v == NULL) {
+                return PROFD_ENOMEM;
+            }
+            h->v = v;
+            h->cap = cap;
+        }
+        if (h->tsize < 2 * h->cap) {
+            size_t t = 32;
+            while (t < 2 * h->cap) {
+                t *= 2;
+            }
+            return table_rebuild(h, t);
+        }
+        return 0;
+    }
+    size_t old = 0;
+    for (size_t i = 1; i < h->n; i++) {
+        const pd_hist_rank_t *a = h->v[i], *b = h->v[old];
+        if (a->gone != b->gone ? a->gone : a->seen_ms < b->seen_ms) {
+            old = i;
+        }
+    }
+    entry_free(h->v[old]);
+    h->v[old] = h->v[--h->n];
+    h->evicted++;
+    return table_rebuild(h, h->tsize);
+}
+
+pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t now_ms)
+{
+    pd_hist_rank_t *r = pd_history_find(h, id);
+    if (r == NULL) {
+        if (!pp_ident_ok(id->job) || !pp_ident_ok(id->role) || strlen(id->host) > PP_MAX_NAME ||
+            (id->node && strlen(id->node) > PP_MAX_NAME) || make_room(h) != 0) {
+            return NULL;
+        }
+        r = calloc(1, sizeof(*r));
+        uint32_t *s = calloc((size_t)h->steps, sizeof(*s));
+        if (r == NULL || s == NULL) {
+            free(r);
+            free(s);
+            return NULL;
+        }
+        snprintf(r->job, sizeof(r->job), "%s", id->job);
+        snprintf(r->role, sizeof(r->role), "%s", id->role);
+        snprintf(r->host, sizeof(r->host), "%s", id->host);
+        snprintf(r->node, sizeof(r->node), "%s", id->node ? id->node : "");
+        r->rank = id->rank;
+        r->hash = key_hash(id);
+        r->step_us = s;
+        r->last = PP_NONE;
+        r->cur_step = PP_NONE;
+        r->cur_phase = -1;
+        r->reported = PP_NONE;
+        r->began_ms = now_ms;
+        h->v[h->n++] = r;
+        table_put(h, h->n - 1);
+    }
+    r->replica_rank = id->replica_rank;
+    r->pid = id->pid;
+    r->seen_ms = now_ms;
+    r->gone = false;
+    r->left = false;
+    return r;
+}
+
+/* ---- steps ---- */
+
+/* Slot of `step` in a ring of `len`, moving `last` forward (clearing the
+ * slots skipped); -1 when the step is older than the ring holds. */
+static int64_t slot_for(pd_history_t *h, pd_hist_rank_t *r, int64_t step)
+{
+    if (step < 0) {
+        return -1;
+    }
+    if (r->last == PP_NONE || step > r->last) {
+        int64_t from =
+            r->last == PP_NONE || step - r->last > h->steps ? step - h->steps + 1 : r->last + 1;
+        for (int64_t s = from; s <= step; s++) {
+            if (s >= 0) {
+                r->step_us[s % h->steps] = 0;
+                for (int p = 0; p < r->nphases && s > step - h->phase_steps; p++) {
+                    r->phase_us[p][s % h->phase_steps] = 0;
+                }
+            }
+        }
+        r->last = step;
+    }
+    return step > r->last - h->steps ? step % h->steps : -1;
+}
+
+static uint32_t clamp_us(int64_t us)
+{
+    return us <= 0 ? 1 : us > U32_MAX_US ? (uint32_t)U32_MAX_US : (uint32_t)us;
+}
+
+void pd_history_put(pd_history_t *h, pd_hist_rank_t *r, int64_t step, int64_t us)
+{
+    int64_t slot = slot_for(h, r, step);
+    if (slot >= 0 && us >= 0) {
+        r->step_us[slot] = clamp_us(us);
+    }
+}
+
+int64_t pd_history_step_us(const pd_history_t *h, const pd_hist_rank_t *r, int64_t step)
+{
+    if (r->last == PP_NONE || step > r->last || step <= r->last - h->steps || step < 0) {
+        return -1;
+    }
+    uint32_t v = r->step_us[step % h->steps];
+    return v ? (int64_t)v : -1;
+}
+
+int64_t pd_history_first(const pd_history_t *h, const pd_hist_rank_t *r)
+{
+    if (r->last == PP_NONE) {
+        return PP_NONE;
+    }
+    int64_t f = r->last - h->steps + 1;
+    return f < 0 ? 0 : f;
+}
+
+int64_t pd_history_median(const pd_history_t *h, const pd_hist_rank_t *r, int64_t upto, int n)
+{
+    int64_t v[64];
+    size_t k = 0;
+    if (r->last == PP_NONE) {
+        return 0;
+    }
+    if (upto == PP_NONE || upto > r->last) {
+        upto = r->last;
+    }
+    if (n > 64) {
+        n = 64;
+    }
+    for (int64_t s = upto; s > r->last - h->steps && s >= 0 && (int)k < n; s--) {
+        int64_t us = pd_history_step_us(h, r, s);
+        if (us > 0) {
+            v[k++] = us;
+        }
+    }
+    return pd_median_i64(v, k);
+}
+
+/* ---- phases ---- */
+
+/* A phase name: an identifier, or role.phase (a phase of another role of a
+ * process hosting several). */
+static bool phase_name_ok(const char *name)
+{
+    char a[PP_MAX_NAME + 1];
+    const char *dot = strchr(name, '.');
+    if (dot == NULL) {
+        return pp_ident_ok(name);
+    }
+    size_t n = (size_t)(dot - name);
+    if (n == 0 || n > PP_MAX_NAME) {
+        return false;
+    }
+    memcpy(a, name, n);
+    a[n] = '\0';
+    return pp_ident_ok(a) && pp_ident_ok(dot + 1);
+}
+
+static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
+{
+    for (int i = 0; i < r->nphases; i++) {
+        if (strcmp(r->phases[i], name) == 0) {
+            return i;
+        }
+    }
+    if (!phase_name_ok(name) || strlen(name) > PP_MAX_NAME) {
+        return -1;
+    }
+    if (r->nphases == PD_HIST_PHASES) {
+        r->phases_dropped++;
+        return -1;
+    }
+    if ((r->phase_us[r->nphases] = calloc((size_t)h->phase_steps, sizeof(uint32_t))) == NULL) {
+        return -1;
+    }
+    snprintf(r->phases[r->nphases], sizeof(r->phases[0]), "%s", name);
+    return r->nphases++;
+}
+
+/* Add `us` to phase p of `step` (a phase may run several times a step). */
+static void phase_add(pd_history_t *h, pd_hist_rank_t *r, int p, int64_t step, int64_t us)
+{
+    if (p < 0 || r->phase_us[p] == NULL || us < 0) {
+        return;
+    }
+    if (slot_for(h, r, step) < 0 || step <= r->last - h->phase_steps) {
+        return;
+    }
+    uint32_t *c = &r->phase_us[p][step % h->phase_steps];
+    int64_t sum = (int64_t)*c + (us > 0 ? us : 1);
+    *c = clamp_us(sum);
+}
+
+void pd_history_put_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, const char *phase,
+                          int64_t us)
+{
+    phase_add(h, r, phase_index(h, r, phase), step, us);
+}
+
+int64_t pd_history_phase_us(const pd_history_t *h, const pd_hist_rank_t *r, int p, int64_t step)
+{
+    if (p < 0 || p >= r->nphases || r->phase_us[p] == NULL || r->last == PP_NONE ||
+        step > r->last || step <= r->last - h->phase_steps || step < 0) {
+        return -1;
+    }
+    uint32_t v = r->phase_us[p][step % h->phase_steps];
+    return v ? (int64_t)v : -1;
+}
+
+static void phase_close(pd_history_t *h, pd_hist_rank_t *r, int64_t t)
+{
+    if (r->cur_phase >= 0 && t >= r->phase_t0) {
+        phase_add(h, r, r->cur_phase, r->phase_for, t - r->phase_t0);
+    }
+    r->cur_phase = -1;
+}
+
+/* ---- events ---- */
+
+void pd_history_where(pd_hist_rank_t *r, int64_t step, bool in_step, int64_t age_ms, int64_t now_ms)
+{
+    if (step != r->cur_step) {
+        r->began_ms = now_ms - (age_ms > 0 ? age_ms : 0);
+    }
+    r->cur_step = step;
+    r->in_step = in_step;
+    r->seen_ms = now_ms;
+}
+
+int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, size_t nev,
+                      const int64_t *pev, size_t npev, char *const *names, size_t nnames,
+                      int64_t now_ms)
+{
+    int recorded = 0;
+    size_t i = 0, j = 0;
+    r->seen_ms = now_ms;
+    /* both lists are in time order: merge them */
+    while (i + 3 <= nev || j + 3 <= npev) {
+        bool step_ev = j + 3 > npev || (i + 3 <= nev && ev[i + 2] <= pev[j + 2]);
+        if (step_ev) {
+            int64_t kind = ev[i], step = ev[i + 1], t = ev[i + 2];
+            i += 3;
+            if (kind == 1) {
+                phase_close(h, r, t);
+                if (r->in_step && r->cur_step != PP_NONE && step > r->cur_step &&
+                    t >= r->began_us) {
+                    /* the previous step's end was never marked: begin to begin */
+                    pd_history_put(h, r, r->cur_step, (t - r->began_us) / (step - r->cur_step));
+                    recorded++;
+                }
+                if (r->cur_step == PP_NONE || step >= r->cur_step) {
+                    r->cur_step = step;
+                    r->in_step = true;
+                    r->began_us = t;
+                    r->began_ms = (t + r->offset_us) / 1000;
+                    if (r->began_ms > now_ms) {
+                        r->began_ms = now_ms;
+                    }
+                }
+            } else if (kind == 2) {
+                phase_close(h, r, t);
+                if (r->in_step && step == r->cur_step && t >= r->began_us) {
+                    pd_history_put(h, r, step, t - r->began_us);
+                    recorded++;
+                    r->in_step = false;
+                }
+            }
+        } else {
+            int64_t kind = pev[j], idx = pev[j + 1], t = pev[j + 2];
+            j += 3;
+            if (kind == 1 && idx >= 0 && (size_t)idx < nnames && names[idx]) {
+                phase_close(h, r, t);
+                if (r->cur_step != PP_NONE) {
+                    r->cur_phase = phase_index(h, r, names[idx]);
+                    r->phase_t0 = t;
+                    r->phase_for = r->cur_step;
+                }
+            } else if (kind == 2) {
+                phase_close(h, r, t);
+            }
+        }
+    }
+    return recorded;
+}
+
+/* ---- summaries ---- */
+
+typedef struct row {
+    pd_hist_rank_t *r;
+    int64_t us; /* recent step time, 0 unknown */
+} row_t;
+
+static int cmp_row(const void *a, const void *b)
+{
+    const pd_hist_rank_t *x = ((const row_t *)a)->r, *y = ((const row_t *)b)->r;
+    int c = strcmp(x->job, y->job);
+    if (c == 0) {
+        c = strcmp(x->role, y->role);
+    }
+    if (c == 0) {
+        c = (x->rank > y->rank) - (x->rank < y->rank);
+    }
+    if (c == 0) {
+        c = strcmp(x->node, y->node);
+    }
+    return c;
+}
+
+static void stat_fill(const row_t *w, int64_t p50, int64_t now_ms, pp_rank_stat_t *o)
+{
+    const pd_hist_rank_t *r = w->r;
+    int64_t stall = PD_HIST_STALL_FACTOR * p50 / 1000;
+    pp_record_init(&pp_desc_rank_stat, o);
+    o->role = (char *)r->role;
+    o->rank = r->rank;
+    o->replica_rank = r->replica_rank;
+    o->host = (char *)r->host;
+    o->node = r->node[0] ? (char *)r->node : NULL;
+    o->step = r->cur_step;
+    o->step_ms = (double)w->us / 1000.0;
+    o->ratio = p50 > 0 && w->us > 0 ? (double)w->us / (double)p50 : 0.0;
+    o->in_step_ms = r->cur_step != PP_NONE ? (double)(now_ms - r->began_ms) : 0.0;
+    o->stalled = r->gone || (r->cur_step != PP_NONE &&
+                             now_ms - r->began_ms >
+                                 (stall > PD_HIST_STALL_MIN_MS ? stall : PD_HIST_STALL_MIN_MS));
+}
+
+static int cmp_slow(const void *a, const void *b)
+{
+    const pp_rank_stat_t *x = a, *y = b;
+    if (x->step_ms != y->step_ms) {
+        return x->step_ms < y->step_ms ? 1 : -1;
+    }
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+void pd_history_stats_free(pp_role_stats_t *roles, size_t nroles, pp_rank_stat_t *ranks)
+{
+    for (size_t i = 0; roles && i < nroles; i++) {
+        free(roles[i].slowest);
+        free(roles[i].stalled);
+        free(roles[i].phases);
+        free(roles[i].phase_us);
+        free(roles[i].nodes);
+    }
+    free(roles);
+    free(ranks);
+}
+
+/* One role: rows [a, b) of `rows`. */
+static int role_fill(const pd_history_t *h, row_t *rows, size_t a, size_t b, int64_t now_ms,
+                     size_t nslow, pp_role_stats_t *o)
+{
+    size_t n = b - a, k = 0;
+    int64_t *v = malloc((n ? n : 1) * sizeof(*v));
+    pp_rank_stat_t *all = calloc(n ? n : 1, sizeof(*all));
+    if (v == NULL || all == NULL) {
+        free(v);
+        free(all);
+        return PROFD_ENOMEM;
+    }
+    pp_record_init(&pp_desc_role_stats, o);
+    o->job = rows[a].r->job;
+    o->role = rows[a].r->role;
+    o->ranks = (int64_t)n;
+    for (size_t i = a; i < b; i++) {
+        const pd_hist_rank_t *r = rows[i].r;
+        if (r->cur_step != PP_NONE && (o->step == PP_NONE || r->cur_step > o->step)) {
+            o->step = r->cur_step;
+        }
+        if (rows[i].us > 0) {
+            v[k++] = rows[i].us;
+        }
+    }
+    int64_t p50 = pd_median_i64(v, k);
+    o->min_ms = k ? (double)v[0] / 1000.0 : 0.0;
+    o->p50_ms = (double)p50 / 1000.0;
+    o->max_ms = k ? (double)v[k - 1] / 1000.0 : 0.0;
+    size_t nst = 0;
+    for (size_t i = a; i < b; i++) {
+        stat_fill(&rows[i], p50, now_ms, &all[i - a]);
+        nst += all[i - a].stalled;
+    }
+    /* stalled: in rank order; slowest: by step time */
+    o->stalled = nst ? calloc(nst, sizeof(*o->stalled)) : NULL;
+    for (size_t i = 0, j = 0; o->stalled && i < n; i++) {
+        if (all[i].stalled) {
+            o->stalled[j++] = all[i];
+        }
+    }
+    o->stalled_n = o->stalled ? nst : 0;
+    qsort(all, n, sizeof(*all), cmp_slow);
+    size_t ns = 0;
+    while (ns < n && ns < nslow && all[ns].step_ms > 0) {
+        ns++;
+    }
+    o->slowest = all;
+    o->slowest_n = ns;
+    if (ns == 0) {
+        free(all);
+        o->slowest = NULL;
+    }
+    /* phases: the median over ranks of each phase's median over recent steps */
+    char **names = calloc(PD_HIST_PHASES * 2, sizeof(*names));
+    int64_t *pus = calloc(PD_HIST_PHASES * 2, sizeof(*pus));
+    size_t np = 0;
+    for (size_t i = a; names && pus && i < b; i++) {
+        const pd_hist_rank_t *r = rows[i].r;
+        for (int p = 0; p < r->nphases && np < PD_HIST_PHASES * 2; p++) {
+            size_t q;
+            for (q = 0; q < np && strcmp(names[q], r->phases[p]) != 0; q++) {
+            }
+            if (q == np) {
+                names[np++] = (char *)r->phases[p];
+            }
+        }
+    }
+    for (size_t q = 0; names && pus && q < np; q++) {
+        size_t m = 0;
+        for (size_t i = a; i < b; i++) {
+            const pd_hist_rank_t *r = rows[i].r;
+            for (int p = 0; p < r->nphases; p++) {
+                if (strcmp(r->phases[p], names[q]) != 0) {
+                    continue;
+                }
+                int64_t u[PD_HIST_RECENT];
+                size_t c = 0;
+                for (int64_t s = r->last;
+                     s != PP_NONE && s >= 0 && s > r->last - h->phase_steps && c < PD_HIST_RECENT;
+                     s--) {
+                    int64_t x = pd_history_phase_us(h, r, p, s);
+                    if (x > 0) {
+                        u[c++] = x;
+                    }
+                }
+                if (c) {
+                    v[m++] = pd_median_i64(u, c);
+                }
+            }
+        }
+        pus[q] = pd_median_i64(v, m);
+    }
+    if (np && names && pus) {
+        o->phases = names;
+        o->phases_n = np;
+        o->phase_us = pus;
+        o->phase_us_n = np;
+    } else {
+        free(names);
+        free(pus);
+    }
+    /* the nodes its ranks are on (a coordinator's) */
+    char **nodes = calloc(n, sizeof(*nodes));
+    size_t nn = 0;
+    for (size_t i = a; nodes && i < b; i++) {
+        const char *nd = rows[i].r->node;
+        size_t q;
+        if (nd[0] == '\0') {
+            continue;
+        }
+        for (q = 0; q < nn && strcmp(nodes[q], nd) != 0; q++) {
+        }
+        if (q == nn) {
+            nodes[nn++] = (char *)nd;
+        }
+    }
+    if (nn) {
+        o->nodes = nodes;
+        o->nodes_n = nn;
+    } else {
+        free(nodes);
+    }
+    free(v);
+    return 0;
+}
+
+int pd_history_stats(const pd_history_t *h, const char *job, int64_t now_ms, size_t nslow, bool all,
+                     pp_role_stats_t **roles, size_t *nroles, pp_rank_stat_t **ranks,
+                     size_t *nranks)
+{
+    size_t n = 0, nr = 0;
+    row_t *rows = malloc((h->n ? h->n : 1) * sizeof(*rows));
+    if (rows == NULL) {
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        pd_hist_rank_t *r = h->v[i];
+        if (!r->left && (job == NULL || strcmp(job, r->job) == 0)) {
+            rows[n].r = r;
+            rows[n].us = pd_history_median(h, r, PP_NONE, PD_HIST_RECENT);
+            n++;
+        }
+    }
+    qsort(rows, n, sizeof(*rows), cmp_row);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(rows[i].r->job, rows[i - 1].r->job) != 0 ||
+            strcmp(rows[i].r->role, rows[i - 1].r->role) != 0) {
+            nr++;
+        }
+    }
+    pp_role_stats_t *rs = calloc(nr ? nr : 1, sizeof(*rs));
+    pp_rank_stat_t *rk = all ? calloc(n ? n : 1, sizeof(*rk)) : NULL;
+    if (rs == NULL || (all && rk == NULL)) {
+        free(rs);
+        free(rk);
+        free(rows);
+        return PROFD_ENOMEM;
+    }
+    size_t k = 0;
+    int rv = 0;
+    for (size_t a = 0; a < n && rv == 0;) {
+        size_t b = a + 1;
+        while (b < n && strcmp(rows[b].r->job, rows[a].r->job) == 0 &&
+               strcmp(rows[b].r->role, rows[a].r->role) == 0) {
+            b++;
+        }
+        rv = role_fill(h, rows, a, b, now_ms, nslow, &rs[k]);
+        if (rv == 0 && all) {
+            int64_t p50 = (int64_t)(rs[k].p50_ms * 1000.0 + 0.5);
+            for (size_t i = a; i < b; i++) {
+                stat_fill(&rows[i], p50, now_ms, &rk[i]);
+            }
+        }
+        if (rv == 0) {
+            k++;
+        }
+        a = b;
+    }
+    free(rows);
+    if (rv != 0) {
+        pd_history_stats_free(rs, k, rk);
+        return rv;
+    }
+    *roles = rs;
+    *nroles = k;
+    if (ranks) {
+        *ranks = rk;
+        *nranks = all ? n : 0;
+    } else {
+        free(rk);
+    }
+    return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * report.html of a window: one self-contained page (inline CSS and SVG,
+ * nothing fetched, no script) drawn from the window's steps.json and its
+ * manifest: a rank x step heatmap of step times (one cell per rank and
+ * step, coloured by the time against the role's median at that step; the
+ * window's steps framed), each role's phase breakdown, the slowest ranks
+ * against their role's median, and the window's captures with their status
+ * and reasons. Pure: text in, text out.
+ */
+#ifndef PD_REPORTHTML_H
+#define PD_REPORTHTML_H
+
+#include <stddef.h>
+
+#include "profd/proto.h"
+
+#define PD_REPORT_MAX_ROWS 4096 /* heatmap rows drawn; steps.json has every rank */
+#define PD_REPORT_SLOWEST  20   /* rows of the slowest-ranks table */
+
+/* The page, malloc'ed and NUL-terminated (*len without the NUL). `version`
+ * goes into its footer. 0 or PROFD_ENOMEM. */
+int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
+                   char **out, size_t *len);
+
+#endif

@@ -1,0 +1,185 @@
+/* The metrics endpoint's text (see metrics.h). */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "metrics.h"
+#include "profd/client.h"
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} buf_t;
+
+static void add(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (int pass = 0; pass < 2 && !b->oom; pass++) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap <= b->len + (size_t)n) {
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void family(buf_t *b, const char *name, const char *type, const char *help)
+{
+    add(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
+{
+    buf_t b = {0};
+    pp_role_stats_t *roles = NULL;
+    size_t nroles = 0;
+    pp_status_reply_t st;
+    pp_record_init(&pp_desc_status_reply, &st);
+    st.mode = "standalone";
+    if (n->hooks.status) {
+        n->hooks.status(n->hooks.arg, &st);
+    }
+    if (n->hist &&
+        pd_history_stats(n->hist, NULL, pd_now_ms(), 0, false, &roles, &nroles, NULL, NULL) != 0) {
+        return PROFD_ENOMEM;
+    }
+
+    family(&b, "profd_info", "gauge", "The daemon: node name, mode and version (always 1).");
+    add(&b, "profd_info{node=\"%s\",mode=\"%s\",version=\"%s\"} 1\n", n->name, st.mode,
+        PROFD_VERSION_STRING);
+
+    /* ranks, by job, role and state */
+    family(&b, "profd_ranks", "gauge", "Registered ranks by job, role and state.");
+    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
+        bool seen = false;
+        for (pd_rank_t *q = pd_registry_next(n->reg, NULL); q != k;
+             q = pd_registry_next(n->reg, q)) {
+            seen |= strcmp(q->job, k->job) == 0 && strcmp(q->role, k->role) == 0;
+        }
+        if (seen) {
+            continue;
+        }
+        int64_t c[2] = {0, 0};
+        for (pd_rank_t *q = k; q; q = pd_registry_next(n->reg, q)) {
+            if (strcmp(q->job, k->job) == 0 && strcmp(q->role, k->role) == 0) {
+                c[q->state == PD_RANK_LOST]++;
+            }
+        }
+        add(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"active\"} %lld\n", k->job, k->role,
+            (long long)c[0]);
+        add(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"lost\"} %lld\n", k->job, k->role,
+            (long long)c[1]);
+    }
+
+    /* step times, per role */
+    family(&b, "profd_ranks_stalled", "gauge",
+           "Ranks of a role whose current step has lasted over 4x the role's median step time "
+           "(at least 2 s), or that are lost.");
+    for (size_t i = 0; i < nroles; i++) {
+        add(&b, "profd_ranks_stalled{job=\"%s\",role=\"%s\"} %zu\n", roles[i].job, roles[i].role,
+            roles[i].stalled_n);
+    }
+    family(&b, "profd_step_seconds", "gauge",
+           "Step time of a role's ranks: min, median and max over the ranks of each one's median "
+           "of its last 8 steps.");
+    for (size_t i = 0; i < nroles; i++) {
+        const char *q[3] = {"min", "p50", "max"};
+        double v[3] = {roles[i].min_ms, roles[i].p50_ms, roles[i].max_ms};
+        for (int k = 0; k < 3; k++) {
+            add(&b, "profd_step_seconds{job=\"%s\",role=\"%s\",stat=\"%s\"} %.6f\n", roles[i].job,
+                roles[i].role, q[k], v[k] / 1000.0);
+        }
+    }
+    family(&b, "profd_step", "gauge", "The newest step any rank of the role has begun.");
+    for (size_t i = 0; i < nroles; i++) {
+        if (roles[i].step != PP_NONE) {
+            add(&b, "profd_step{job=\"%s\",role=\"%s\"} %lld\n", roles[i].job, roles[i].role,
+                (long long)roles[i].step);
+        }
+    }
+    family(&b, "profd_phase_seconds", "gauge",
+           "Median time per step of a phase over a role's ranks' recent steps.");
+    for (size_t i = 0; i < nroles; i++) {
+        for (size_t p = 0; p < roles[i].phases_n; p++) {
+            add(&b, "profd_phase_seconds{job=\"%s\",role=\"%s\",phase=\"%s\"} %.6f\n", roles[i].job,
+                roles[i].role, roles[i].phases[p], (double)roles[i].phase_us[p] / 1e6);
+        }
+    }
+
+    /* windows and captures */
+    family(&b, "profd_windows", "gauge", "Windows the daemon holds, by state.");
+    for (int s = PP_WS_PENDING; s <= PP_WS_CANCELLED; s++) {
+        int64_t c = 0;
+        for (pd_window_t *w = n->win->head; w; w = w->next) {
+            c += (int)w->state == s;
+        }
+        add(&b, "profd_windows{state=\"%s\"} %lld\n", pp_enum_name(&pp_enum_window_state, s),
+            (long long)c);
+    }
+    family(&b, "profd_windows_done_total", "counter", "Windows finished (manifest written).");
+    add(&b, "profd_windows_done_total %lld\n", (long long)n->stats.windows_done);
+    family(&b, "profd_captures_total", "counter", "Captures of finished windows, by status.");
+    for (int s = PP_CAP_COMPLETE; s <= PP_CAP_TRUNCATED; s++) {
+        add(&b, "profd_captures_total{status=\"%s\"} %lld\n", pp_status_name(s),
+            (long long)n->stats.captures[s]);
+    }
+    family(&b, "profd_gathered_bytes_total", "counter", "Bytes gathered into finished windows.");
+    add(&b, "profd_gathered_bytes_total %lld\n", (long long)n->stats.bytes);
+    family(&b, "profd_backlog_bytes", "gauge",
+           "A node daemon: bytes of captures not yet streamed to its coordinator.");
+    add(&b, "profd_backlog_bytes %lld\n", (long long)st.backlog_bytes);
+
+    /* traffic and errors */
+    family(&b, "profd_step_events_total", "counter", "Step events taken in from workers.");
+    add(&b, "profd_step_events_total %lld\n", (long long)n->stats.events);
+    family(&b, "profd_step_events_dropped_total", "counter",
+           "Step events workers dropped because their event ring was full.");
+    add(&b, "profd_step_events_dropped_total %lld\n", (long long)n->stats.dropped);
+    family(&b, "profd_bad_requests_total", "counter",
+           "Requests refused: malformed, unknown, too large or not permitted.");
+    add(&b, "profd_bad_requests_total %lld\n", (long long)n->bad_requests);
+    family(&b, "profd_rate_limited_total", "counter", "Requests refused by a rate limit.");
+    add(&b, "profd_rate_limited_total %lld\n", (long long)st.rate_limited);
+    family(&b, "profd_errors_total", "counter",
+           "Failures writing a manifest, a report or a merged trace.");
+    add(&b, "profd_errors_total{kind=\"manifest\"} %lld\n", (long long)n->stats.errors_manifest);
+    add(&b, "profd_errors_total{kind=\"report\"} %lld\n", (long long)n->stats.errors_report);
+    add(&b, "profd_errors_total{kind=\"merge\"} %lld\n", (long long)n->stats.errors_merge);
+    family(&b, "profd_trigger_windows_total", "counter", "Windows the straggler trigger opened.");
+    add(&b, "profd_trigger_windows_total %lld\n", (long long)(n->strag ? n->strag->fired : 0));
+    family(&b, "profd_plan_latency_seconds", "gauge",
+           "The p99 of plan delivery to this daemon's workers.");
+    add(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);
+    family(&b, "profd_history_ranks", "gauge", "Ranks the step-time history holds.");
+    add(&b, "profd_history_ranks %zu\n", n->hist ? n->hist->n : 0);
+
+    pd_history_stats_free(roles, nroles, NULL);
+    if (b.oom) {
+        free(b.p);
+        return PROFD_ENOMEM;
+    }
+    *out = b.p;
+    *len = b.len;
+    return 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * A window's report, written into its folder when its manifest is (and
+ * again on `profctl report`): steps.json (stepdoc.h) and report.html
+ * (reporthtml.h), built on the loop thread from the window, its manifest
+ * record and the step-time history, written on the thread pool; and
+ * TensorBoard's run folder, <window>/tensorboard/, holding a link to every
+ * *.pt.trace.json[.gz] of the window's captures (their names carry rank
+ * and role, so the profiler plugin sees one worker per rank). Loop thread.
+ */
+#ifndef PD_REPORT_H
+#define PD_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "node.h"
+
+#define PD_REPORT_TB_DIR "tensorboard"
+
+typedef struct pd_report_result {
+    int rv; /* 0, or the first error of the writes */
+    char reason[256];
+    int64_t ranks, steps; /* rows and steps of steps.json */
+    int64_t links;        /* traces linked into the TensorBoard folder */
+} pd_report_result_t;
+
+/* Called on the loop thread once every write is over. */
+typedef void (*pd_report_done_fn)(pd_node_t *n, int64_t window, const pd_report_result_t *r,
+                                  void *arg);
+
+/* Write w's report (with the TensorBoard folder when `links`); done() runs
+ * once everything is written or failed. 0, or PROFD_ENOMEM /
+ * PROFD_EINTERNAL with the reason in err (done() is then not called). */
+int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
+                    pd_report_done_fn done, void *arg, char *err, size_t errlen);
+
+#endif
