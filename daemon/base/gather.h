@@ -107,7 +107,7 @@ typedef struct pd_job {
     void *hash;
     int64_t *hashed;
     char got[32]; /* PD_JOB_CHUNK, complete: "xxh64:..." of the file written */
-    char **links;            /* PD_JOB_LINK: files relative to root, owned */
+    char **links; /* PD_JOB_LINK: files relative to root, owned */
     size_t nlinks;
     struct pd_merge *merge; /* PD_JOB_MERGE: inputs in, counts out; owned */
     /* out */

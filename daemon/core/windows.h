@@ -91,8 +91,8 @@ typedef struct pd_window {
     _Atomic int64_t reserved;  /* room kept for its manifest, beyond the base (gather.h) */
     int64_t manifest_retry_ms; /* the manifest could not be written yet: try again then; 0 */
     int manifest_tries;
-    int manifest_rv;        /* how the last manifest write went (node/finish.c) */
-    char manifest_why[256]; /* and why, when it failed */
+    int manifest_rv;         /* how the last manifest write went (node/finish.c) */
+    char manifest_why[256];  /* and why, when it failed */
     int pending;             /* gather / manifest jobs and incoming files outstanding */
     bool mirror;             /* node daemon: a window the coordinator planned */
     int64_t remote_id;       /* mirror: the coordinator's id (-1: that coordinator is gone) */
