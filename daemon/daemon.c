@@ -19,6 +19,7 @@
 #include "trigger.h"
 
 #define TICK_MS               1000
+#define STALL_MIN_MS          500 /* a tick this late: the daemon stalled */
 #define KEEP_FINISHED_WINDOWS 256
 
 /* ---- hooks: news from the lower layers ---- */
@@ -150,9 +151,31 @@ static void probe_latency(pd_daemon_t *d)
     }
 }
 
+/* A tick much later than its period means the daemon itself did not run
+ * (SIGSTOP, swap, a slow disk): nothing could be heard meanwhile, so the
+ * stall is credited to every rank, node daemon and deadline that counts
+ * silence, before any of them is judged. Libuv runs due timers before it
+ * polls, so this tick comes before the messages that waited. */
+static void credit_stall(pd_daemon_t *d, int64_t now_ms)
+{
+    int64_t stall = now_ms - d->last_tick_ms - TICK_MS;
+    d->last_tick_ms = now_ms;
+    if (stall < STALL_MIN_MS) {
+        return;
+    }
+    PD_LOG(&d->log, stall >= 2 * TICK_MS ? PD_LOG_WARN : PD_LOG_DEBUG, "daemon",
+           "stalled for %lld ms (stopped, swapping or blocked): not counted as silence",
+           (long long)stall);
+    d->stalled_ms += stall;
+    pd_registry_credit(&d->reg, stall);
+    pd_coord_credit(d->coord, stall);
+    pd_windows_credit(&d->win, stall);
+}
+
 static void on_tick(uv_timer_t *h)
 {
     pd_daemon_t *d = h->data;
+    credit_stall(d, pd_now_ms());
     probe_latency(d);
     pd_worker_tick(d->worker, pd_now_ms());
     pd_coord_tick(d->coord, pd_now_ms());
@@ -167,6 +190,7 @@ static void tick_update(pd_daemon_t *d)
     bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0 || d->node.manifests_waiting) &&
                 !d->node.stopping;
     if (want && !d->tick_running) {
+        d->last_tick_ms = pd_now_ms();
         uv_timer_start(&d->tick, on_tick, TICK_MS, TICK_MS);
         d->tick_running = true;
     } else if (!want && d->tick_running) {

@@ -569,6 +569,16 @@ void pd_coord_broadcast(pd_coord_t *c)
     }
 }
 
+void pd_coord_credit(pd_coord_t *c, int64_t ms)
+{
+    for (peer_node_t *p = c ? c->nodes : NULL; p; p = p->next) {
+        p->last_seen_ms += ms;
+        if (p->gone_since_ms) {
+            p->gone_since_ms += ms;
+        }
+    }
+}
+
 void pd_coord_tick(pd_coord_t *c, int64_t now_ms)
 {
     char why[96];

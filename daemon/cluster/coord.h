@@ -40,6 +40,9 @@ bool pd_coord_node_at(const pd_coord_t *c, size_t i, const char **name, const ch
 void pd_coord_broadcast(pd_coord_t *c);
 /* Periodic: lost nodes, expired long polls. */
 void pd_coord_tick(pd_coord_t *c, int64_t now_ms);
+/* The daemon did not run for `ms` (a stall): no node daemon is counted
+ * unreachable for that time. */
+void pd_coord_credit(pd_coord_t *c, int64_t ms);
 /* Nodes known (0 for NULL). */
 size_t pd_coord_nodes(const pd_coord_t *c);
 /* The slowest connected node's plan delivery estimate to its workers, as

@@ -373,6 +373,13 @@ void pd_registry_remove(pd_registry_t *r, int64_t id)
     }
 }
 
+void pd_registry_credit(pd_registry_t *r, int64_t ms)
+{
+    for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
+        k->last_seen_ms += ms;
+    }
+}
+
 pd_rank_t *pd_registry_next(const pd_registry_t *r, const pd_rank_t *prev)
 {
     size_t i = prev ? SLOT_OF(prev->id) + 1 : 0;

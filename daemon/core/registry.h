@@ -122,6 +122,10 @@ int pd_registry_insert(pd_registry_t *r, pd_rank_t *k);
 /* Generations at least `floor` from now on (slots in use keep theirs). */
 void pd_registry_floor(pd_registry_t *r, uint32_t floor);
 void pd_registry_remove(pd_registry_t *r, int64_t id);
+/* The daemon itself did not run for `ms` (a stall: SIGSTOP, swap, a slow
+ * disk): nobody could be heard then, so nobody is counted silent for it --
+ * every rank was last seen `ms` later. */
+void pd_registry_credit(pd_registry_t *r, int64_t ms);
 
 /* Apply a batch of (kind, step, t_us) events. Returns PROFD_EPROTO when the
  * array is not whole triples, or holds unknown kinds, a step out of

@@ -480,6 +480,17 @@ void pd_windows_node_restarted(pd_windows_t *ws, const pd_registry_t *reg, const
     }
 }
 
+void pd_windows_credit(pd_windows_t *ws, int64_t ms)
+{
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        for (size_t i = 0; i < w->nmembers; i++) {
+            if (w->members[i].rebind_until_ms) {
+                w->members[i].rebind_until_ms += ms;
+            }
+        }
+    }
+}
+
 void pd_windows_rebind_expire(pd_windows_t *ws, int64_t now_ms)
 {
     char why[PP_MAX_NAME + 96];

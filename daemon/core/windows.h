@@ -182,6 +182,9 @@ void pd_windows_node_restarted(pd_windows_t *ws, const pd_registry_t *reg, const
                                int64_t until_ms);
 /* Members still waiting for that past their time fail with the reason. */
 void pd_windows_rebind_expire(pd_windows_t *ws, int64_t now_ms);
+/* The daemon did not run for `ms` (a stall): the deadlines above move as
+ * far, so that the stall is not counted as a worker's absence. */
+void pd_windows_credit(pd_windows_t *ws, int64_t ms);
 /* No rank of `job` is active any more: its running windows with nobody
  * left to wait for (none selected yet) expire, cancelled with the reason
  * "expired: job J has no registered rank left", rather than wait for a

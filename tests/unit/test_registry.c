@@ -307,6 +307,28 @@ static void test_registry_bound_to_owner(void **state)
     pd_registry_fini(&r);
 }
 
+/* A daemon's own stall is credited: every rank was last seen that much
+ * later, whatever it was before. */
+static void test_registry_credit_stall(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *a, *b;
+    pd_registry_init(&r, 4);
+    pp_hello_t ha = hello("actor", 0, PP_NONE, 100);
+    pp_hello_t hb = hello("actor", 1, PP_NONE, 101);
+    assert_int_equal(pd_registry_add(&r, &ha, "n1", 1000, &a), 0);
+    assert_int_equal(pd_registry_add(&r, &hb, "n1", 4000, &b), 0);
+    b->state = PD_RANK_LOST;
+    pd_registry_credit(&r, 10016);
+    assert_int_equal(a->last_seen_ms, 11016);
+    assert_int_equal(b->last_seen_ms, 14016);
+    assert_int_equal(b->state, PD_RANK_LOST); /* the credit revives nobody */
+    pd_registry_credit(&r, 0);
+    assert_int_equal(a->last_seen_ms, 11016);
+    pd_registry_fini(&r);
+    (void)state;
+}
+
 static void test_registry_iteration(void **state)
 {
     pd_registry_t r;
@@ -452,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_registry_events_step_time),
         cmocka_unit_test(test_registry_events_bounded),
         cmocka_unit_test(test_registry_bound_to_owner),
+        cmocka_unit_test(test_registry_credit_stall),
         cmocka_unit_test(test_registry_iteration),
         cmocka_unit_test(test_registry_roles_of_a_process),
         cmocka_unit_test(test_registry_added_role_same_entry),
