@@ -430,7 +430,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     }
     if ((rv = socket_group(d, err, errlen)) != 0 ||
         (rv = pd_config_check_control(cfg, err, errlen)) != 0 ||
-        (rv = pd_config_check_links(cfg, err, errlen)) != 0) {
+        (rv = pd_config_check_links(cfg, err, errlen)) != 0 ||
+        (rv = pd_hook_init(&d->node.hook, &d->node, err, errlen)) != 0) {
         goto fail_early;
     }
     make_instance(d);
@@ -443,8 +444,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     if ((rv = prepare_dirs(d, err, errlen)) != 0 || (rv = loop_start(d, err, errlen)) != 0) {
         goto fail_early;
     }
-    if ((rv = pd_hook_init(&d->node.hook, &d->node, err, errlen)) != 0 ||
-        (rv = pd_retention_init(&d->node.retention, &d->node)) != 0) {
+    if ((rv = pd_retention_init(&d->node.retention, &d->node)) != 0) {
+        snprintf(err, errlen, "out of memory");
         goto fail;
     }
     /* what a restart left: before anything serves (a coordinator has its state file) */
@@ -489,11 +490,11 @@ fail:
     d->journal = NULL;
     pd_watchdog_cancel(d->watchdog);
     pd_coord_free(d->coord);
-    pd_hook_fini(d->node.hook);
     pd_retention_fini(d->node.retention);
-    d->node.hook = NULL;
     d->node.retention = NULL;
 fail_early:
+    pd_hook_fini(d->node.hook);
+    d->node.hook = NULL;
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     pd_history_fini(&d->hist);

@@ -243,7 +243,9 @@ static void measure_in(int at, const char *name, int depth, int64_t *bytes, int6
         *mtime_ms = m;
     }
     if (!S_ISDIR(st.st_mode)) {
-        *bytes += S_ISREG(st.st_mode) ? (int64_t)st.st_size : 0;
+        /* a file with several links (TensorBoard's run folder links the
+         * traces) counts its share at each, its size once in all */
+        *bytes += S_ISREG(st.st_mode) ? (int64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1) : 0;
         return;
     }
     int fd =

@@ -5,8 +5,9 @@
 #     says "pruned: save_path over 1MiB", the other two are kept;
 #  2. a window's files made two days old, a window waiting for its steps,
 #     the daemon restarted: the first pass prunes the old one ("older than
-#     24h"), the pending window is untouched and completes, and the window
-#     pruned before the restart is still shown as pruned (the journal);
+#     1d": max_age_hours 24 in its largest unit), the pending window is
+#     untouched and completes, and the window pruned before the restart is
+#     still shown as pruned (the journal);
 #  3. limits.min_free_bytes above the free space: a start is refused with
 #     ELIMIT and the reason.
 # Usage: test_retention.sh BUILD_DIR
@@ -65,7 +66,7 @@ wait_pruned "$w1"
 [ "$(win "$w1" state)" = done ] || fail "w1 state $(win "$w1" state)"
 [ -e "$d1" ] && fail "w1's folder $d1 is still there"
 for w in "$w2" "$w3"; do
-  [ "$(win "$w" pruned)" = None ] || fail "window $w pruned: $(win "$w" pruned)"
+  [ "$(win "$w" pruned)" = None ] || fail "window $w pruned: $(win "$w" pruned); $(du -sb "$save"/ret/* | tr "\n" " "); $(ls -la "$save"/ret/*)"
   [ -f "$(dir_of "$w")/manifest.json" ] || fail "window $w lost its manifest"
 done
 ctl windows >"$tmp/windows1.txt"
@@ -83,7 +84,7 @@ kill -TERM "$profd_pid"
 wait "$profd_pid" 2>/dev/null || true
 start_profd "$tmp/profd.yaml"
 wait_pruned "$w2"
-[ "$(win "$w2" pruned)" = "older than 24h" ] || fail "w2: $(win "$w2" pruned)"
+[ "$(win "$w2" pruned)" = "older than 1d" ] || fail "w2: $(win "$w2" pruned)"
 [ -e "$d2" ] && fail "w2's folder is still there"
 [ "$(win "$w1" pruned)" = "save_path over 1MiB" ] || fail "w1 after the restart: $(win "$w1" pruned)"
 [ "$(win "$w3" pruned)" = None ] || fail "w3 pruned: $(win "$w3" pruned)"
