@@ -32,10 +32,18 @@ start_profd() { # CONFIG
   for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
   fail "profd did not start"
 }
+wait_ranks() { # both ranks registered and stepping
+  for _ in $(seq 200); do
+    [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0 and r["state"] != "lost")')" = 2 ] && return 0
+    sleep 0.05
+  done
+  fail "the ranks did not register: $(ctl status)"
+}
 restart_profd() { # CONFIG
   kill -TERM "$profd_pid"
   wait "$profd_pid" 2>/dev/null || true
   start_profd "$1"
+  wait_ranks
 }
 win() { ctl --json windows "$1" | json "d['windows'][0].get('$2')"; }
 step() { ctl --json status | json 'max([r["step"] for r in d["ranks"]] or [0])'; }
@@ -55,10 +63,7 @@ hook_yaml "$tmp/up.yaml" "'rclone copy \"\$PROFD_WINDOW_PATH\" \"backup:$remote/
 start_profd "$tmp/up.yaml"
 "$sim" --layout actor:2 --steps 100000 --rate 20 --job up --trace-bytes 100000 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do
-  [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 2 ] && break
-  sleep 0.05
-done
+wait_ranks
 w1=$(take)
 d1=$(win "$w1" path)
 n1=$(win "$w1" name)
@@ -88,12 +93,13 @@ grep -q "warn hook: window $(win "$w2" name): after-window hook: exit 3" "$tmp/p
 echo "ok: a failing hook's status and output recorded"
 
 # ---- 3. past its timeout -----------------------------------------------------------
-hook_yaml "$tmp/slow.yaml" "'echo started; sleep 60'" 1000
+hook_yaml "$tmp/slow.yaml" "'echo started; sleep 60.4321'" 1000
 restart_profd "$tmp/slow.yaml"
 w3=$(take)
 [ "$(win "$w3" hook)" = "timed out after 1s (killed)" ] && [ "$(win "$w3" hook_exit)" = None ] &&
   [ "$(win "$w3" hook_output)" = started ] || fail "slow hook: $(ctl --json windows "$w3")"
-pgrep -f "sleep 60" >/dev/null && fail "the hook's sleep survived"
+for _ in $(seq 50); do pgrep -f 'sleep 60.4321' >/dev/null || break; sleep 0.1; done
+pgrep -f 'sleep 60.4321' >/dev/null && fail "the hook's sleep survived: $(pgrep -af 'sleep 60.4321')"
 echo "ok: a hook past its timeout killed"
 
 # ---- 4. bad settings ----------------------------------------------------------------
