@@ -16,6 +16,8 @@
 #include "gather.h"
 #include "metrics.h"
 #include "profd/client.h"
+#include "hook.h"
+#include "retention.h"
 #include "trigger.h"
 
 #define TICK_MS               1000
@@ -225,6 +227,8 @@ static void begin_stop(pd_daemon_t *d)
     uv_close((uv_handle_t *)&d->stop_async, NULL);
     pd_state_stop(&d->state);
     pd_journal_stop(d->journal);
+    pd_hook_stop(d->node.hook);
+    pd_retention_stop(d->node.retention);
     for (int i = 0; i < d->loop.nsig; i++) {
         uv_signal_stop(&d->loop.sig[i]);
     }
@@ -450,7 +454,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     }
     if ((rv = socket_group(d, err, errlen)) != 0 ||
         (rv = pd_config_check_control(cfg, err, errlen)) != 0 ||
-        (rv = pd_config_check_links(cfg, err, errlen)) != 0) {
+        (rv = pd_config_check_links(cfg, err, errlen)) != 0 ||
+        (rv = pd_hook_init(&d->node.hook, &d->node, err, errlen)) != 0) {
         goto fail_early;
     }
     make_instance(d);
@@ -462,6 +467,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     d->name[sizeof(d->name) - 1] = '\0';
     if ((rv = prepare_dirs(d, err, errlen)) != 0 || (rv = loop_start(d, err, errlen)) != 0) {
         goto fail_early;
+    }
+    if ((rv = pd_retention_init(&d->node.retention, &d->node)) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
     }
     /* what a restart left: before anything serves (a coordinator has its state file) */
     pd_journal_loaded_t jl = {0};
@@ -487,6 +496,7 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     pd_link_set_coordinator(d->link, jl.coordinator[0] ? jl.coordinator : NULL);
     pd_journal_start(d->journal);
     pd_journal_resume(d->journal); /* gatherings a restart cut short, windows to finish */
+    pd_hook_resume(d->node.hook);  /* hooks a restart cut short */
     tick_update(d);
     pd_apply_own(&d->node);
     pd_finish_remove_spool(&d->node, PD_TRASH); /* copies a stopped daemon had not removed yet */
@@ -504,7 +514,11 @@ fail:
     d->journal = NULL;
     pd_watchdog_cancel(d->watchdog);
     pd_coord_free(d->coord);
+    pd_retention_fini(d->node.retention);
+    d->node.retention = NULL;
 fail_early:
+    pd_hook_fini(d->node.hook);
+    d->node.hook = NULL;
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     pd_history_fini(&d->hist);
@@ -532,6 +546,10 @@ int pd_daemon_fini(pd_daemon_t *d)
     d->journal = NULL;
     pd_coord_free(d->coord);
     d->coord = NULL;
+    pd_hook_fini(d->node.hook);
+    pd_retention_fini(d->node.retention);
+    d->node.hook = NULL;
+    d->node.retention = NULL;
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     pd_history_fini(&d->hist);

@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # the report's test renders it in Chromium; the metrics' test scrapes with
-# curl and checks with promtool (Debian's prometheus)
-deploy/deps.sh chromium prometheus curl
+# curl and checks with promtool (Debian's prometheus); the after-window hook test uploads with rclone
+deploy/deps.sh chromium prometheus curl rclone
 
 build=${PROFD_TEST_BUILD:-build-test}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPROFD_SANITIZE=ON -DPROFD_WERROR=ON \

@@ -185,6 +185,14 @@ void ctl_print_windows(const pp_window_t *v, size_t n)
                (long long)w->selected, (long long)w->complete, (long long)w->failed,
                (long long)w->missed, (long long)w->truncated, bytes);
     }
+    for (size_t i = 0; i < n; i++) { /* what retention and the hook did */
+        if (v[i].pruned) {
+            printf("%lld %s: pruned: %s\n", (long long)v[i].id, v[i].name, v[i].pruned);
+        }
+        if (v[i].hook) {
+            printf("%lld %s: hook: %s\n", (long long)v[i].id, v[i].name, v[i].hook);
+        }
+    }
 }
 
 void ctl_print_window_detail(const pp_window_t *w)
@@ -197,6 +205,10 @@ void ctl_print_window_detail(const pp_window_t *w)
     printf("settings  %s\n", ctl_or_dash(w->settings));
     if (w->reason) {
         printf("reason    %s\n", w->reason);
+    }
+    if (w->hook_output) {
+        printf("hook output (its end):\n%s%s", w->hook_output,
+               w->hook_output[0] && w->hook_output[strlen(w->hook_output) - 1] != '\n' ? "\n" : "");
     }
     for (size_t i = 0; i < w->warnings_n; i++) {
         printf("warning   %s\n", w->warnings[i]);

@@ -42,6 +42,16 @@ typedef struct pd_config {
     int64_t max_capture_files;    /* files (and folders) in one capture */
     char checksum[16];            /* "xxh64" or "none" */
 
+    /* retention of the save_path tree (node/retention.c) */
+    int64_t retention_max_age_hours; /* finished windows older are pruned; 0 = no limit */
+    int64_t retention_max_bytes;     /* the windows together at most; 0 = no absolute limit */
+    double retention_max_fraction;   /* ... at most this part of the file system; 0 = none */
+
+    /* the after-window hook (node/hook.c) */
+    char hook_command[4096]; /* run by /bin/sh -c once a manifest is written; "" = none */
+    char hook_user[64];      /* run as this user; "" = the daemon's (refused as root) */
+    int64_t hook_timeout_ms; /* killed (its process group) after this long */
+
     /* security */
     int64_t socket_mode;    /* ipc socket permissions (octal 0660) */
     char socket_group[64];  /* group owning the sockets; "" = unchanged */

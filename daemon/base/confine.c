@@ -232,6 +232,53 @@ static bool prune_in(int at, const char *name, int depth)
     return empty && unlinkat(at, name, AT_REMOVEDIR) == 0;
 }
 
+static void measure_in(int at, const char *name, int depth, int64_t *bytes, int64_t *mtime_ms)
+{
+    struct stat st;
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return;
+    }
+    int64_t m = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    if (m > *mtime_ms) {
+        *mtime_ms = m;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        /* a file with several links (TensorBoard's run folder links the
+         * traces) counts its share at each, its size once in all */
+        *bytes += S_ISREG(st.st_mode) ? (int64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1) : 0;
+        return;
+    }
+    int fd =
+        depth < MAX_DEPTH ? openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (d == NULL) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+            measure_in(dirfd(d), de->d_name, depth + 1, bytes, mtime_ms);
+        }
+    }
+    closedir(d);
+}
+
+int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mtime_ms)
+{
+    struct stat st;
+    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return PROFD_ENOENT;
+    }
+    int64_t b = 0, m = 0;
+    measure_in(dirfd, name, 0, &b, &m);
+    *bytes = b;
+    *mtime_ms = m;
+    return 0;
+}
+
 bool pd_confine_prune(int dirfd, const char *name)
 {
     return prune_in(dirfd, name, 0);

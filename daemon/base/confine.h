@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 /* Is `rel` a plain relative path (see above)? */
@@ -44,6 +45,13 @@ int pd_confine_remove(int dirfd, const char *name);
 /* Remove the empty folders in and including `name` in `dirfd` (never a
  * file); true when `name` itself is gone. */
 bool pd_confine_prune(int dirfd, const char *name);
+
+/* The bytes of the regular files in and below `name` in `dirfd` (a folder
+ * tree, without following symlinks; a file with n hard links counts 1/n of
+ * its size at each) and the latest modification time among
+ * them and their folders (ms since the epoch). 0, or PROFD_ENOENT when
+ * `name` is not there (nothing written). */
+int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mtime_ms);
 
 /* By path: remove the file root/rel; remove the empty folders of root/rel. */
 int pd_confine_unlink(const char *root, const char *rel);

@@ -28,6 +28,10 @@ void pd_jrec_window(const pd_window_t *w, pp_state_window_t *s)
     s->forwarded = w->forwarded;
     s->trash = w->trash;
     s->origin = w->origin;
+    s->pruned = w->pruned[0] ? (char *)w->pruned : NULL;
+    s->hook = w->hook[0] ? (char *)w->hook : NULL;
+    s->hook_exit = w->hook_exited ? w->hook_exit : PP_NONE;
+    s->hook_output = w->hook_output[0] ? (char *)w->hook_output : NULL;
 }
 
 int pd_jrec_member(const pd_window_t *w, size_t i, pp_state_member_t *sm)
@@ -171,6 +175,12 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     free(w->origin);
     w->origin = s->origin; /* moved */
     s->origin = NULL;
+    snprintf(w->pruned, sizeof(w->pruned), "%s", s->pruned ? s->pruned : "");
+    snprintf(w->hook, sizeof(w->hook), "%s", s->hook ? s->hook : "");
+    w->hook_running = strcmp(w->hook, "running") == 0;
+    w->hook_exited = s->hook_exit != PP_NONE;
+    w->hook_exit = w->hook_exited ? s->hook_exit : 0;
+    snprintf(w->hook_output, sizeof(w->hook_output), "%s", s->hook_output ? s->hook_output : "");
 }
 
 pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen)

@@ -935,6 +935,10 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
     out->warnings = w->warnings;
     out->warnings_n = w->nwarnings;
     out->reason = w->reason[0] ? (char *)w->reason : NULL;
+    out->pruned = w->pruned[0] ? (char *)w->pruned : NULL;
+    out->hook = w->hook[0] ? (char *)w->hook : NULL;
+    out->hook_exit = w->hook_exited ? w->hook_exit : PP_NONE;
+    out->hook_output = w->hook_output[0] ? (char *)w->hook_output : NULL;
     out->source = w->spec.source;
     out->selectors = w->spec.selectors; /* borrowed: what the request selects */
     out->selectors_n = w->spec.selectors_n;
@@ -960,16 +964,20 @@ void pd_windows_info_free(pp_window_t *out)
     out->ranks = NULL;
 }
 
-void pd_windows_trim(pd_windows_t *ws, size_t keep)
+/* Can the table forget w? A finished window with nothing pending and no
+ * hook running; in the first pass only a pruned one. */
+static bool droppable(const pd_window_t *w, bool pruned_only)
 {
-    size_t done = 0;
-    for (pd_window_t *w = ws->head; w; w = w->next) {
-        done += finished(w) && w->pending == 0;
-    }
+    return finished(w) && w->pending == 0 && !w->hook_running &&
+           (!pruned_only || w->pruned[0] != '\0');
+}
+
+static size_t trim_pass(pd_windows_t *ws, size_t done, size_t keep, bool pruned_only)
+{
     pd_window_t **pp = &ws->head, *prev = NULL;
     while (*pp && done > keep) {
         pd_window_t *w = *pp;
-        if (finished(w) && w->pending == 0) {
+        if (droppable(w, pruned_only)) {
             *pp = w->next;
             if (ws->tail == w) {
                 ws->tail = prev;
@@ -982,4 +990,15 @@ void pd_windows_trim(pd_windows_t *ws, size_t keep)
             pp = &w->next;
         }
     }
+    return done;
+}
+
+void pd_windows_trim(pd_windows_t *ws, size_t keep)
+{
+    size_t done = 0;
+    for (pd_window_t *w = ws->head; w; w = w->next) {
+        done += droppable(w, false);
+    }
+    done = trim_pass(ws, done, keep, true);
+    trim_pass(ws, done, keep, false);
 }

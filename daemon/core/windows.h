@@ -20,6 +20,9 @@
 #include "profd/proto.h"
 #include "registry.h"
 
+/* The bytes of an after-window hook's output a window keeps (its end). */
+#define PD_HOOK_TAIL 2048
+
 typedef struct pd_member {
     int64_t client;
     char role[PP_MAX_NAME + 1]; /* the primary role */
@@ -102,6 +105,17 @@ typedef struct pd_window {
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming;
     int64_t created_ms, done_ms;
+    /* retention (node/retention.c) removed its folder from the tree: why
+     * ("older than 30d"); "" not pruned */
+    char pruned[128];
+    /* the after-window hook (node/hook.c): what became of it ("running",
+     * "exit 0", "exit 3", "killed by signal 9", "timed out after 600s",
+     * "not started: ..."; "" none), its exit status when it exited
+     * (hook_exited) and the last PD_HOOK_TAIL bytes of its output */
+    char hook[160];
+    bool hook_running, hook_exited;
+    int64_t hook_exit;
+    char hook_output[PD_HOOK_TAIL + 1];
     bool jdirty; /* the window's own fields changed since the journal wrote them */
     struct pd_window *next;
 } pd_window_t;
@@ -269,7 +283,8 @@ int pd_windows_report(pd_windows_t *ws, const pd_rank_t *k, int64_t window, pp_c
 bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,
                           bool rel);
 
-/* Drop finished windows beyond the most recent `keep` (bounded memory). */
+/* Drop finished windows beyond the most recent `keep` (bounded memory):
+ * the pruned ones first; never one whose hook runs. */
 void pd_windows_trim(pd_windows_t *ws, size_t keep);
 
 #endif

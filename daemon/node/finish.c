@@ -6,8 +6,10 @@
 #include "clock.h"
 #include "finish.h"
 #include "gather.h"
+#include "hook.h"
 #include "manifest.h"
 #include "report.h"
+#include "retention.h"
 #include "text.h"
 
 static void gather_done(pd_job_t *j)
@@ -221,6 +223,8 @@ static void window_done(pd_node_t *n, pd_window_t *w)
     if (w->reason[0] == '\0') {
         PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name, w->dir);
     }
+    pd_hook_window(n->hook, w); /* the manifest is written: upload it, say */
+    pd_retention_kick(n->retention);
 }
 
 /* The manifest's and the report's jobs are over. A window is done only once

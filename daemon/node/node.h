@@ -55,6 +55,9 @@ typedef struct pd_node_stats {
     int64_t reports, merges;
 } pd_node_stats_t;
 
+struct pd_retention;
+struct pd_hook;
+
 typedef struct pd_node {
     const pd_config_t *cfg;
     pd_log_t *log;
@@ -79,6 +82,8 @@ typedef struct pd_node {
     pd_node_stats_t stats;
     int64_t manifests_waiting; /* windows whose manifest waits for a retry (finish.c) */
     bool stopping;
+    struct pd_retention *retention; /* node/retention.c: prunes the tree; NULL none */
+    struct pd_hook *hook;           /* node/hook.c: the after-window hook; NULL none */
     pd_node_hooks_t hooks;
 } pd_node_t;
 

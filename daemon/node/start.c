@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "gather.h"
+#include "retention.h"
 #include "start.h"
 
 /* The tree root of a request: its save_path (relative to the daemon's
@@ -57,6 +58,10 @@ int pd_start_windows(pd_node_t *n, const pp_window_spec_t *spec, int64_t **ids, 
         snprintf(err, errlen, "cannot create save_path %.200s: %s", root, strerror(errno));
         pd_plan_out_free(&out);
         return PROFD_EIO;
+    }
+    if ((rv = pd_retention_floor(n, root, err, errlen)) != 0) { /* the free-disk floor */
+        pd_plan_out_free(&out);
+        return rv;
     }
     if (pd_windows_add(n->win, n->reg, spec, &out, root, pd_now_ms(), ids, nids) != 0) {
         snprintf(err, errlen, "out of memory");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System test, a full disk: spool and save_path on one small tmpfs (root
-# mounts it; unmounted on exit, also when killed).
+# mounts it; unmounted on exit, also when killed), with no free-disk floor
+# (limits.min_free_bytes: 0; the floor has its own tests).
 #  1. a window whose last capture arrives once the file system is full
 #     (its worker stopped inside the window while the disk filled): the
 #     manifest is written all the same, from room kept for it when the
@@ -21,7 +22,7 @@ lib_on_exit=unmount
 mount -t tmpfs -o size=16m tmpfs "$fs" || fail "cannot mount a tmpfs"
 export PROFD_RUN_DIR=$tmp/run
 ctl() { "$profctl_bin" "$@"; }
-printf 'limits:\n  client_timeout_ms: 120000\n' >"$tmp/profd.yaml"
+printf 'limits:\n  client_timeout_ms: 120000\n  min_free_bytes: 0\n' >"$tmp/profd.yaml"
 "$profd" --config "$tmp/profd.yaml" --save-path "$fs/save" --log-level info 2>"$tmp/profd.log" &
 pids+=($!)
 for _ in $(seq 100); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done

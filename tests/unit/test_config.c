@@ -76,8 +76,14 @@ static void test_config_defaults(void **state)
     assert_int_equal(c.max_msg_bytes, 1024 * 1024);
     assert_int_equal(c.max_clients, 4096);
     assert_int_equal(c.max_windows, 64);
-    assert_int_equal(c.window_byte_budget, 0);
-    assert_int_equal(c.min_free_bytes, 0);
+    assert_int_equal(c.window_byte_budget, 64LL << 30);
+    assert_int_equal(c.min_free_bytes, 1LL << 30);
+    assert_int_equal(c.retention_max_age_hours, 720);
+    assert_int_equal(c.retention_max_bytes, 0);
+    assert_true(c.retention_max_fraction == 0.5);
+    assert_string_equal(c.hook_command, "");
+    assert_string_equal(c.hook_user, "");
+    assert_int_equal(c.hook_timeout_ms, 600000);
     assert_int_equal(c.client_timeout_ms, 10000);
     assert_int_equal(c.watch_hold_ms, 25000);
     assert_int_equal(c.align_margin_ms, 100);
@@ -127,6 +133,15 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  worker_requests_per_s: 1000000\n"
                                 "  max_capture_files: 7\n"
                                 "checksum: none\n"
+                                "retention:\n"
+                                "  max_age_hours: 48\n"
+                                "  max_bytes: 100GiB\n"
+                                "  max_fraction: 0.25\n"
+                                "hooks:\n"
+                                "  after_window:\n"
+                                "    command: rclone copy \"$PROFD_WINDOW_PATH\" s3:b\n"
+                                "    user: profd-upload\n"
+                                "    timeout_ms: 1000\n"
                                 "security:\n"
                                 "  socket_mode: \"0600\"\n"
                                 "  socket_group: prof_users\n"
@@ -191,6 +206,12 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.worker_rate, 1000000);
     assert_int_equal(c.max_capture_files, 7);
     assert_string_equal(c.checksum, "none");
+    assert_int_equal(c.retention_max_age_hours, 48);
+    assert_int_equal(c.retention_max_bytes, 100LL << 30);
+    assert_true(c.retention_max_fraction == 0.25);
+    assert_string_equal(c.hook_command, "rclone copy \"$PROFD_WINDOW_PATH\" s3:b");
+    assert_string_equal(c.hook_user, "profd-upload");
+    assert_int_equal(c.hook_timeout_ms, 1000);
     assert_int_equal(c.socket_mode, 0600);
     assert_string_equal(c.socket_group, "prof_users");
     assert_int_equal(c.n_allow_uids, 2);
@@ -238,8 +259,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(51));
-    assert_null(pd_config_key(52));
+    assert_non_null(pd_config_key(57));
+    assert_null(pd_config_key(58));
     yt_free(root);
 }
 
@@ -324,6 +345,13 @@ static const struct {
     {"limits:\n  window_byte_budget: -1\n",
      "bad.yaml:2:23: key 'limits.window_byte_budget': expected byte size 0..1PiB (integer or "
      "64KiB, 1MiB, 1GiB...), found '-1'"},
+    {"retention:\n  max_fraction: 1.5\n",
+     "bad.yaml:2:17: key 'retention.max_fraction': expected a number 0..1, found '1.5'"},
+    {"retention:\n  max_age_hours: -1\n",
+     "bad.yaml:2:18: key 'retention.max_age_hours': expected integer 0..876000, found '-1'"},
+    {"hooks:\n  after_window:\n    timeout_ms: 10\n",
+     "bad.yaml:3:17: key 'hooks.after_window.timeout_ms': expected integer 1000..86400000, "
+     "found '10'"},
     {"security:\n  socket_mode: \"0999\"\n",
      "bad.yaml:2:16: key 'security.socket_mode': expected file mode \"0000\"..\"0777\" (octal), "
      "found '0999'"},

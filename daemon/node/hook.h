@@ -1,0 +1,37 @@
+/*
+ * The after-window hook (hooks.after_window.*): a command run by /bin/sh -c
+ * once a window's manifest is written (an upload: rclone copy, aws s3
+ * sync), in the window's folder, with PROFD_WINDOW_PATH, PROFD_WINDOW_ID,
+ * PROFD_WINDOW_NAME, PROFD_JOB and PROFD_SAVE_PATH in its environment, as
+ * the configured unprivileged user, in a process group of its own, killed
+ * after its timeout. Spawned with uv_spawn: the loop never waits for it.
+ * Its exit status and the tail of its output go into the window
+ * (pd_window_t.hook*), which the journal keeps. Loop thread only.
+ */
+#ifndef PD_HOOK_H
+#define PD_HOOK_H
+
+#include <stddef.h>
+
+#include "node.h"
+
+typedef struct pd_hook pd_hook_t;
+
+/* The hook of node n (n->cfg's hooks.after_window.*), also when none is
+ * configured (every call is then a no-op). Resolves the user: a daemon
+ * running as root needs one that is not root, a daemon that is not root
+ * may name only itself. 0 with *out; PROFD_EINVAL with a one-line reason
+ * naming the key in err; PROFD_ENOMEM. */
+int pd_hook_init(pd_hook_t **out, pd_node_t *n, char *err, size_t errlen);
+/* w's manifest is written: run the hook for it (w->hook "running"), or
+ * record why it could not start. */
+void pd_hook_window(pd_hook_t *h, pd_window_t *w);
+/* After a restart: run again the hooks the journal says were running. */
+void pd_hook_resume(pd_hook_t *h);
+/* The daemon stops: kill the running hooks (their windows stay "running"
+ * in the journal and run again after a restart) and close the handles. */
+void pd_hook_stop(pd_hook_t *h);
+/* After the loop ran out. NULL is fine. */
+void pd_hook_fini(pd_hook_t *h);
+
+#endif
