@@ -67,7 +67,8 @@ typedef struct cl_io {
     int backoff_ms;
     int64_t next_try_ms;
     int64_t last_sent_ms;
-    int idle_rounds; /* flushes in a row that found no step event */
+    int idle_rounds;       /* flushes in a row that found no step event */
+    int64_t last_event_ms; /* when a flush last found one */
 
     cl_plan_t *plans; /* published, newest first */
     uint64_t pub_seq;

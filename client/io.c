@@ -21,16 +21,16 @@
 #include "internal.h"
 #include "tlsconf.h"
 
-#define RPC_TIMEOUT_MS   2000
-#define CLOSE_TIMEOUT_MS 500
-#define HEARTBEAT_MS     2000   /* while no plan long poll is held (it is the liveness) */
-#define WATCH_HOLD_MS    120000 /* the daemon may hold it for less (limits.watch_hold_ms) */
-#define BACKOFF_MIN_MS   50
-#define BACKOFF_MAX_MS   2000
-#define EV_BATCH         2048
-#define IDLE_MAX_MS      1000
-#define IDLE_ROUNDS_DEEP 6     /* empty flushes in a row (about 2.5 s) before sleeping */
-#define IDLE_DEEP_MS     10000 /* the longest sleep of an idle thread (woken by news) */
+#define RPC_TIMEOUT_MS     2000
+#define CLOSE_TIMEOUT_MS   500
+#define HEARTBEAT_MS       2000   /* while no plan long poll is held (it is the liveness) */
+#define WATCH_HOLD_MS      120000 /* the daemon may hold it for less (limits.watch_hold_ms) */
+#define BACKOFF_MIN_MS     50
+#define BACKOFF_MAX_MS     2000
+#define EV_BATCH           2048
+#define IDLE_MAX_MS        1000
+#define IDLE_DEEP_AFTER_MS 2000  /* without a step event, then sleep until the next one */
+#define IDLE_DEEP_MS       10000 /* the longest sleep of an idle thread (woken by news) */
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
 
@@ -447,6 +447,9 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     uint64_t dropped = cl_ring_dropped(c->ring);
     int64_t now = cl_now_ms();
     io->idle_rounds = n + np ? 0 : io->idle_rounds + 1;
+    if (n + np) {
+        io->last_event_ms = now;
+    }
     if (n + np == 0 && !force && (io->watching || now - io->last_sent_ms < HEARTBEAT_MS) &&
         dropped == io->dropped_reported) {
         return; /* nothing to say: a held long poll tells the daemon we are here */
@@ -667,8 +670,8 @@ static void *io_main(void *arg)
         }
         /* idle for a while, nothing owed: sleep until the training thread
          * has news, the long poll ends, or IDLE_DEEP_MS */
-        bool deep = io->registered && io->watching && io->idle_rounds >= IDLE_ROUNDS_DEEP &&
-                    io->results == NULL &&
+        bool deep = io->registered && io->watching &&
+                    now - io->last_event_ms >= IDLE_DEEP_AFTER_MS && io->results == NULL &&
                     atomic_load_explicit(&c->outbox, memory_order_relaxed) == NULL &&
                     cl_ring_dropped(c->ring) == io->dropped_reported;
         if (deep) {

@@ -449,7 +449,7 @@ static void test_backends_exec_timeout_kills_the_group(void **state)
     assert_int_equal(settle(f), PROFD_ETIMEDOUT);
     int64_t took = mono_ms() - t0;
     assert_string_equal(f->reason, "exec: start_cmd did not finish within 200 ms");
-    assert_in_range(took, 200, 1000);
+    assert_in_range(took, 200, 5000); /* not the 30 s of the command (a loaded machine is slow) */
     /* the background part of the command went with it */
     struct timespec ts = {1, 300 * 1000 * 1000};
     nanosleep(&ts, NULL);
