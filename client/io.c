@@ -828,6 +828,91 @@ fail:
     return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
 }
 
+/* nng_close() of libnng 1.5.2 can wait for a dialer's reconnection timer
+ * (up to NNG_OPT_RECONNMAXT, seen at 1.8 s with no daemon). The socket,
+ * its TLS configuration and its (stopped) aios go to a thread of their own,
+ * waited for at most CLOSER_WAIT_MS; whichever of the two ends last frees
+ * the hand-over. Nothing of the client is touched there. */
+#define CLOSER_WAIT_MS 20
+
+typedef struct closer {
+    nng_socket sock;
+    void *tls_cfg;
+    nng_aio *aios[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int refs; /* under mu */
+} closer_t;
+
+static void closer_unref(closer_t *k)
+{
+    pthread_mutex_lock(&k->mu);
+    int left = --k->refs;
+    pthread_mutex_unlock(&k->mu);
+    if (left == 0) {
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+    }
+}
+
+static void *closer_main(void *arg)
+{
+    closer_t *k = arg;
+    nng_close(k->sock);
+    pt_tls_config_free(k->tls_cfg);
+    nng_aio_free(k->aios[0]);
+    nng_aio_free(k->aios[1]);
+    pthread_mutex_lock(&k->mu);
+    k->done = true;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    closer_unref(k);
+    return NULL;
+}
+
+static void sock_close(cl_io_t *io)
+{
+    closer_t *k = calloc(1, sizeof(*k));
+    pthread_t t;
+    pthread_attr_t a;
+    if (k != NULL) {
+        k->sock = io->sock;
+        k->tls_cfg = io->tls_cfg;
+        k->aios[0] = io->watch_aio;
+        k->aios[1] = io->rpc_aio;
+        k->refs = 2;
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&k->cv, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_init(&k->mu, NULL);
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        int rv = pthread_create(&t, &a, closer_main, k);
+        pthread_attr_destroy(&a);
+        if (rv == 0) {
+            struct timespec ts;
+            abs_deadline(&ts, cl_now_ms() + CLOSER_WAIT_MS);
+            pthread_mutex_lock(&k->mu);
+            while (!k->done && pthread_cond_timedwait(&k->cv, &k->mu, &ts) == 0) {
+            }
+            pthread_mutex_unlock(&k->mu);
+            closer_unref(k);
+            return;
+        }
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+    }
+    nng_close(io->sock); /* no thread to spare: here */
+    pt_tls_config_free(io->tls_cfg);
+    nng_aio_free(io->watch_aio);
+    nng_aio_free(io->rpc_aio);
+}
+
 void cl_io_stop(profd_client_t *c)
 {
     cl_io_t *io = &c->io;
@@ -848,10 +933,7 @@ void cl_io_stop(profd_client_t *c)
     if (m && io->watch_state == W_DONE && nng_aio_result(io->watch_aio) == 0) {
         nng_msg_free(m);
     }
-    nng_close(io->sock);
-    pt_tls_config_free(io->tls_cfg);
-    nng_aio_free(io->watch_aio);
-    nng_aio_free(io->rpc_aio);
+    sock_close(io);
 
     while (io->plans) {
         cl_plan_t *p = io->plans;
