@@ -282,6 +282,17 @@ static void emit_result(pp_result_t *res, void *arg)
     while (!atomic_compare_exchange_weak_explicit(&c->outbox, &node->next, node,
                                                   memory_order_release, memory_order_relaxed)) {
     }
+    cl_io_kick(c);
+}
+
+/* An event into the ring; the background thread is woken only when it
+ * sleeps (the first event after an idle pause). */
+static inline void push(profd_client_t *c, int64_t kind, int64_t v)
+{
+    cl_ring_push(c->ring, kind, v, event_us());
+    if (__builtin_expect(cl_ring_sleeping(c->ring), 0)) {
+        cl_io_kick(c);
+    }
 }
 
 /* ---- open / close ---- */
@@ -402,6 +413,7 @@ int profd_add_role(profd_client_t *c, const char *role, int64_t rank)
         c->nroles = c->eng.id.nroles;
         pthread_mutex_unlock(&c->roles_mu);
         atomic_fetch_add(&c->roles_gen, 1);
+        cl_io_kick(c);
         cl_log(c, PROFD_LOG_DEBUG, "profd: role %s (rank %lld) added", role, (long long)rank);
     }
     return 0;
@@ -415,7 +427,7 @@ int profd_step_begin(profd_client_t *c, int64_t step)
         return PROFD_EINVAL;
     }
     adopt_pending(c);
-    cl_ring_push(c->ring, CL_EV_STEP_BEGIN, step, event_us());
+    push(c, CL_EV_STEP_BEGIN, step);
     ce_on_step_begin(&c->eng, step);
     return 0;
 }
@@ -426,7 +438,7 @@ int profd_step_end(profd_client_t *c, int64_t step)
         return PROFD_EINVAL;
     }
     adopt_pending(c);
-    cl_ring_push(c->ring, CL_EV_STEP_END, step, event_us());
+    push(c, CL_EV_STEP_END, step);
     ce_on_step_end(&c->eng, step);
     if (__builtin_expect(c->eng.captures_started != c->captures_seen, 0)) {
         c->captures_seen = c->eng.captures_started;
@@ -482,7 +494,7 @@ static void phase_event(profd_client_t *c, int ri, const char *phase, size_t n)
 {
     c->cur_phase = phase_index(c, ri, phase, n);
     if (c->cur_phase >= 0) {
-        cl_ring_push(c->ring, CL_EV_PHASE_BEGIN, c->cur_phase, event_us());
+        push(c, CL_EV_PHASE_BEGIN, c->cur_phase);
     }
 }
 
@@ -520,7 +532,7 @@ int profd_phase_end(profd_client_t *c, const char *phase)
         return PROFD_ESTATE;
     }
     if (c->cur_phase >= 0) {
-        cl_ring_push(c->ring, CL_EV_PHASE_END, c->cur_phase, event_us());
+        push(c, CL_EV_PHASE_END, c->cur_phase);
         c->cur_phase = -1;
     }
     ce_on_phase_end(&c->eng);

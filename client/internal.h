@@ -44,6 +44,9 @@ typedef struct cl_io {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop;       /* under mu */
+    int64_t stop_ms; /* under mu: when stop was asked */
+    bool rpc_done;   /* under mu: the rpc aio completed */
+    bool kicked;     /* under mu: the training thread has news (events, results, roles) */
     bool watch_done; /* under mu */
     int watch_state; /* under mu */
 
@@ -64,7 +67,8 @@ typedef struct cl_io {
     int backoff_ms;
     int64_t next_try_ms;
     int64_t last_sent_ms;
-    int idle_rounds; /* flushes in a row that found no step event */
+    int idle_rounds;       /* flushes in a row that found no step event */
+    int64_t last_event_ms; /* when a flush last found one */
 
     cl_plan_t *plans; /* published, newest first */
     uint64_t pub_seq;
@@ -140,8 +144,14 @@ int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t
 
 /* Background thread (io.c). */
 int cl_io_start(profd_client_t *c);
-/* Asks the thread to deliver what is pending (bounded) and exit; joins it. */
+/* Asks the thread to deliver what is pending (bounded) and exit; joins it.
+ * With no daemon registered it returns within about CL_CLOSE_NODAEMON_MS. */
 void cl_io_stop(profd_client_t *c);
+#define CL_CLOSE_NODAEMON_MS 100
+/* Wake the background thread out of its idle sleep: news for it (the first
+ * step event after a pause, a result, a role). A lock and a signal, only
+ * when it sleeps: never called on a step with the thread awake. */
+void cl_io_kick(profd_client_t *c);
 
 /* Create a folder and its parents (mode 0777 & ~umask). 0 or PROFD_EIO. */
 int cl_mkdirs(const char *path, void *arg);

@@ -17,17 +17,20 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "backend_exec.h"
 #include "internal.h"
 #include "tlsconf.h"
 
-#define RPC_TIMEOUT_MS   2000
-#define CLOSE_TIMEOUT_MS 500
-#define HEARTBEAT_MS     2000
-#define WATCH_HOLD_MS    25000
-#define BACKOFF_MIN_MS   50
-#define BACKOFF_MAX_MS   2000
-#define EV_BATCH         2048
-#define IDLE_MAX_MS      1000
+#define RPC_TIMEOUT_MS     2000
+#define CLOSE_TIMEOUT_MS   500
+#define HEARTBEAT_MS       2000   /* while no plan long poll is held (it is the liveness) */
+#define WATCH_HOLD_MS      120000 /* the daemon may hold it for less (limits.watch_hold_ms) */
+#define BACKOFF_MIN_MS     50
+#define BACKOFF_MAX_MS     2000
+#define EV_BATCH           2048
+#define IDLE_MAX_MS        1000
+#define IDLE_DEEP_AFTER_MS 2000  /* without a step event, then sleep until the next one */
+#define IDLE_DEEP_MS       10000 /* the longest sleep of an idle thread (woken by news) */
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
 
@@ -95,6 +98,61 @@ static int msg_to(profd_client_t *c, nng_msg *nm, pp_msg_t *out)
     return 0;
 }
 
+static void rpc_cb(void *arg)
+{
+    cl_io_t *io = &((profd_client_t *)arg)->io;
+    pthread_mutex_lock(&io->mu);
+    io->rpc_done = true;
+    pthread_cond_broadcast(&io->cv);
+    pthread_mutex_unlock(&io->mu);
+}
+
+static void abs_deadline(struct timespec *ts, int64_t deadline_ms)
+{
+    int64_t now = cl_now_ms();
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    int64_t ns = (int64_t)ts->tv_nsec + (deadline_ms > now ? deadline_ms - now : 0) * 1000000;
+    ts->tv_sec += ns / 1000000000;
+    ts->tv_nsec = ns % 1000000000;
+}
+
+/* Start the rpc aio's operation and wait for it. Once close is asked, an
+ * operation still running is cancelled after CLOSE_TIMEOUT_MS while
+ * registered, CL_CLOSE_NODAEMON_MS otherwise (a hello nobody answers). */
+static int rpc_wait(profd_client_t *c, bool send)
+{
+    cl_io_t *io = &c->io;
+    pthread_mutex_lock(&io->mu);
+    io->rpc_done = false;
+    pthread_mutex_unlock(&io->mu);
+    if (send) {
+        nng_ctx_send(io->rpc_ctx, io->rpc_aio);
+    } else {
+        nng_ctx_recv(io->rpc_ctx, io->rpc_aio);
+    }
+    bool cancelled = false;
+    pthread_mutex_lock(&io->mu);
+    while (!io->rpc_done) {
+        if (!io->stop || cancelled) {
+            pthread_cond_wait(&io->cv, &io->mu);
+            continue;
+        }
+        int64_t limit = io->stop_ms + (io->registered ? CLOSE_TIMEOUT_MS : CL_CLOSE_NODAEMON_MS);
+        if (cl_now_ms() >= limit) {
+            cancelled = true;
+            pthread_mutex_unlock(&io->mu);
+            nng_aio_cancel(io->rpc_aio); /* completes it: rpc_cb */
+            pthread_mutex_lock(&io->mu);
+            continue;
+        }
+        struct timespec ts;
+        abs_deadline(&ts, limit);
+        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
+    pthread_mutex_unlock(&io->mu);
+    return nng_aio_result(io->rpc_aio);
+}
+
 static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeout_ms)
 {
     cl_io_t *io = &c->io;
@@ -106,17 +164,13 @@ static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeou
     }
     nng_aio_set_msg(io->rpc_aio, nm);
     nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    nng_ctx_send(io->rpc_ctx, io->rpc_aio);
-    nng_aio_wait(io->rpc_aio);
-    if ((rv = nng_aio_result(io->rpc_aio)) != 0) {
+    if ((rv = rpc_wait(c, true)) != 0) {
         nng_msg_free(nng_aio_get_msg(io->rpc_aio));
         nng_aio_set_msg(io->rpc_aio, NULL);
         return map_nng(rv);
     }
     nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    nng_ctx_recv(io->rpc_ctx, io->rpc_aio);
-    nng_aio_wait(io->rpc_aio);
-    if ((rv = nng_aio_result(io->rpc_aio)) != 0) {
+    if ((rv = rpc_wait(c, false)) != 0) {
         return map_nng(rv);
     }
     return msg_to(c, nng_aio_get_msg(io->rpc_aio), rep);
@@ -276,7 +330,7 @@ static void watch_cb(void *arg)
     }
     io->watch_state = W_DONE;
     io->watch_done = true;
-    pthread_cond_signal(&io->cv);
+    pthread_cond_broadcast(&io->cv);
     pthread_mutex_unlock(&io->mu);
 }
 
@@ -393,9 +447,12 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     uint64_t dropped = cl_ring_dropped(c->ring);
     int64_t now = cl_now_ms();
     io->idle_rounds = n + np ? 0 : io->idle_rounds + 1;
-    if (n + np == 0 && !force && now - io->last_sent_ms < HEARTBEAT_MS &&
+    if (n + np) {
+        io->last_event_ms = now;
+    }
+    if (n + np == 0 && !force && (io->watching || now - io->last_sent_ms < HEARTBEAT_MS) &&
         dropped == io->dropped_reported) {
-        return;
+        return; /* nothing to say: a held long poll tells the daemon we are here */
     }
     pp_msg_t req, rep;
     pp_msg_init(&req, PP_T_events);
@@ -469,12 +526,46 @@ static void take_outbox(profd_client_t *c)
     *tail = rev;
 }
 
+/* A result waits while an exec command of one of its captures runs (the
+ * daemon would gather a folder still being written); one that failed fails
+ * its capture. `closing`: whatever still runs fails it instead. True when
+ * the result can go. */
+static bool exec_settled(cl_result_t *r, bool closing)
+{
+    for (size_t i = 0; i < r->res->captures_n; i++) {
+        pp_capture_t *cap = &r->res->captures[i];
+        char why[PP_MAX_PATH + 128];
+        int rv;
+        if (cap->dir == NULL || (rv = cl_exec_outcome(cap->dir, why, sizeof(why))) == 0) {
+            continue;
+        }
+        if (rv == 1 && !closing) {
+            return false;
+        }
+        if (rv == 1) {
+            snprintf(why, sizeof(why), "exec: a command was still running when profd closed");
+        }
+        if (cap->status == PP_CAP_COMPLETE || cap->status == PP_CAP_TRUNCATED) {
+            char *dup = strdup(why);
+            if (dup) {
+                free(cap->reason);
+                cap->reason = dup;
+                cap->status = PP_CAP_FAILED;
+            }
+        }
+    }
+    return true;
+}
+
 static void flush_results(profd_client_t *c, int timeout_ms)
 {
     cl_io_t *io = &c->io;
     take_outbox(c);
     while (io->results && io->registered) {
         cl_result_t *r = io->results;
+        if (!exec_settled(r, io->stop)) {
+            return; /* asked again at the next flush */
+        }
         pp_msg_t req, rep;
         pp_msg_init(&req, PP_T_result);
         req.u.result = *r->res; /* borrowed */
@@ -512,23 +603,51 @@ static void say_bye(profd_client_t *c)
 
 /* ---- the thread ---- */
 
-static void wait_until(cl_io_t *io, int64_t deadline_ms, bool *stop, bool *watch_done)
+/* Sleep until the deadline, a stop, a finished long poll or news from the
+ * training thread. `deep`: an idle thread's long sleep, which the next step
+ * event ends (the ring's `sleeping` flag); it is not taken when an event
+ * is already there. */
+static void wait_until(profd_client_t *c, int64_t deadline_ms, bool deep, bool *stop,
+                       bool *watch_done)
 {
+    cl_io_t *io = &c->io;
     pthread_mutex_lock(&io->mu);
-    while (!io->stop && !io->watch_done) {
-        int64_t now = cl_now_ms();
-        if (now >= deadline_ms) {
+    if (deep) {
+        atomic_store(&c->ring->sleeping, 1);
+        if (!cl_ring_empty(c->ring)) {
+            deadline_ms = 0;
+        }
+    }
+    while (!io->stop && !io->watch_done && !io->kicked) {
+        if (cl_now_ms() >= deadline_ms) {
             break;
         }
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (deadline_ms - now) * 1000000;
-        ts.tv_sec += ns / 1000000000;
-        ts.tv_nsec = ns % 1000000000;
+        abs_deadline(&ts, deadline_ms);
         pthread_cond_timedwait(&io->cv, &io->mu, &ts);
+    }
+    if (deep) {
+        atomic_store(&c->ring->sleeping, 0);
+    }
+    if (io->kicked) {
+        io->kicked = false;
+        io->idle_rounds = 0;
     }
     *stop = io->stop;
     *watch_done = io->watch_done;
+    pthread_mutex_unlock(&io->mu);
+}
+
+void cl_io_kick(profd_client_t *c)
+{
+    cl_io_t *io = &c->io;
+    if (!io->started) {
+        return;
+    }
+    atomic_store_explicit(&c->ring->sleeping, 0, memory_order_relaxed);
+    pthread_mutex_lock(&io->mu);
+    io->kicked = true;
+    pthread_cond_broadcast(&io->cv);
     pthread_mutex_unlock(&io->mu);
 }
 
@@ -549,7 +668,18 @@ static void *io_main(void *arg)
         if (!io->registered && io->next_try_ms > deadline) {
             deadline = io->next_try_ms;
         }
-        wait_until(io, deadline, &stop, &watch_done);
+        /* idle for a while, nothing owed: sleep until the training thread
+         * has news, the long poll ends, or IDLE_DEEP_MS */
+        bool deep = io->registered && io->watching &&
+                    now - io->last_event_ms >= IDLE_DEEP_AFTER_MS && io->results == NULL &&
+                    atomic_load_explicit(&c->outbox, memory_order_relaxed) == NULL &&
+                    cl_ring_dropped(c->ring) == io->dropped_reported;
+        if (deep) {
+            deadline = now + IDLE_DEEP_MS;
+        } else if (io->results && io->registered && deadline > now + c->flush_ms) {
+            deadline = now + c->flush_ms; /* a result waits for an exec command */
+        }
+        wait_until(c, deadline, deep, &stop, &watch_done);
         if (stop) {
             break;
         }
@@ -584,8 +714,19 @@ static void *io_main(void *arg)
         retire(c);
     }
 
-    /* closing: deliver what is owed, within a bounded time */
+    /* closing: deliver what is owed, within a bounded time (exec commands
+     * still running get part of it; then their captures fail) */
     if (io->registered) {
+        take_outbox(c);
+        int64_t until = cl_now_ms() + CLOSE_TIMEOUT_MS / 2;
+        for (cl_result_t *r = io->results; r && cl_now_ms() < until;) {
+            if (exec_settled(r, false)) {
+                r = r->next;
+                continue;
+            }
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
         flush_results(c, CLOSE_TIMEOUT_MS);
     }
     if (io->registered) {
@@ -654,7 +795,7 @@ int cl_io_start(profd_client_t *c)
     nng_socket_set_size(io->sock, NNG_OPT_RECVMAXSZ, 16u << 20);
     if ((rv = nng_ctx_open(&io->rpc_ctx, io->sock)) != 0 ||
         (rv = nng_ctx_open(&io->watch_ctx, io->sock)) != 0 ||
-        (rv = nng_aio_alloc(&io->rpc_aio, NULL, NULL)) != 0 ||
+        (rv = nng_aio_alloc(&io->rpc_aio, rpc_cb, c)) != 0 ||
         (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
         goto fail;
     }
@@ -665,6 +806,7 @@ int cl_io_start(profd_client_t *c)
         rv = NNG_ENOMEM;
         goto fail;
     }
+    pthread_setname_np(io->thread, "profd-io"); /* for top, perf and the benchmarks */
     io->started = true;
     return 0;
 
@@ -686,6 +828,91 @@ fail:
     return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
 }
 
+/* nng_close() of libnng 1.5.2 can wait for a dialer's reconnection timer
+ * (up to NNG_OPT_RECONNMAXT, seen at 1.8 s with no daemon). The socket,
+ * its TLS configuration and its (stopped) aios go to a thread of their own,
+ * waited for at most CLOSER_WAIT_MS; whichever of the two ends last frees
+ * the hand-over. Nothing of the client is touched there. */
+#define CLOSER_WAIT_MS 20
+
+typedef struct closer {
+    nng_socket sock;
+    void *tls_cfg;
+    nng_aio *aios[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    int refs; /* under mu */
+} closer_t;
+
+static void closer_unref(closer_t *k)
+{
+    pthread_mutex_lock(&k->mu);
+    int left = --k->refs;
+    pthread_mutex_unlock(&k->mu);
+    if (left == 0) {
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+    }
+}
+
+static void *closer_main(void *arg)
+{
+    closer_t *k = arg;
+    nng_close(k->sock);
+    pt_tls_config_free(k->tls_cfg);
+    nng_aio_free(k->aios[0]);
+    nng_aio_free(k->aios[1]);
+    pthread_mutex_lock(&k->mu);
+    k->done = true;
+    pthread_cond_broadcast(&k->cv);
+    pthread_mutex_unlock(&k->mu);
+    closer_unref(k);
+    return NULL;
+}
+
+static void sock_close(cl_io_t *io)
+{
+    closer_t *k = calloc(1, sizeof(*k));
+    pthread_t t;
+    pthread_attr_t a;
+    if (k != NULL) {
+        k->sock = io->sock;
+        k->tls_cfg = io->tls_cfg;
+        k->aios[0] = io->watch_aio;
+        k->aios[1] = io->rpc_aio;
+        k->refs = 2;
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&k->cv, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_init(&k->mu, NULL);
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        int rv = pthread_create(&t, &a, closer_main, k);
+        pthread_attr_destroy(&a);
+        if (rv == 0) {
+            struct timespec ts;
+            abs_deadline(&ts, cl_now_ms() + CLOSER_WAIT_MS);
+            pthread_mutex_lock(&k->mu);
+            while (!k->done && pthread_cond_timedwait(&k->cv, &k->mu, &ts) == 0) {
+            }
+            pthread_mutex_unlock(&k->mu);
+            closer_unref(k);
+            return;
+        }
+        pthread_cond_destroy(&k->cv);
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+    }
+    nng_close(io->sock); /* no thread to spare: here */
+    pt_tls_config_free(io->tls_cfg);
+    nng_aio_free(io->watch_aio);
+    nng_aio_free(io->rpc_aio);
+}
+
 void cl_io_stop(profd_client_t *c)
 {
     cl_io_t *io = &c->io;
@@ -695,7 +922,8 @@ void cl_io_stop(profd_client_t *c)
     take_outbox(c);
     pthread_mutex_lock(&io->mu);
     io->stop = true;
-    pthread_cond_signal(&io->cv);
+    io->stop_ms = cl_now_ms();
+    pthread_cond_broadcast(&io->cv);
     pthread_mutex_unlock(&io->mu);
     pthread_join(io->thread, NULL);
 
@@ -705,10 +933,7 @@ void cl_io_stop(profd_client_t *c)
     if (m && io->watch_state == W_DONE && nng_aio_result(io->watch_aio) == 0) {
         nng_msg_free(m);
     }
-    nng_close(io->sock);
-    pt_tls_config_free(io->tls_cfg);
-    nng_aio_free(io->watch_aio);
-    nng_aio_free(io->rpc_aio);
+    sock_close(io);
 
     while (io->plans) {
         cl_plan_t *p = io->plans;

@@ -403,6 +403,8 @@ static int run_threads(const sim_t *s)
                 stop_flag = 1;
                 break;
             }
+            /* the training threads, told apart from the library's own */
+            pthread_setname_np(r->tid, "sim-rank");
             spawned++;
         }
     }

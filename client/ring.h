@@ -31,6 +31,9 @@ typedef struct cl_ring {
     uint64_t cached_tail;               /* producer's view of tail */
     _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
     _Alignas(64) _Atomic uint64_t dropped;
+    /* set by the consumer while it sleeps until the ring is not empty
+     * (rarely written: the producer reads it after each push) */
+    _Alignas(64) _Atomic int sleeping;
     cl_event_t ev[CL_RING_SIZE];
 } cl_ring_t;
 
@@ -39,6 +42,7 @@ static inline void cl_ring_init(cl_ring_t *r)
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
     atomic_init(&r->dropped, 0);
+    atomic_init(&r->sleeping, 0);
     r->cached_tail = 0;
 }
 
@@ -73,6 +77,18 @@ static inline unsigned cl_ring_pop(cl_ring_t *r, cl_event_t *out, unsigned max)
     }
     atomic_store_explicit(&r->tail, t, memory_order_release);
     return n;
+}
+
+/* Whether the consumer sleeps until the next event (see cl_io_kick). */
+static inline bool cl_ring_sleeping(cl_ring_t *r)
+{
+    return atomic_load_explicit(&r->sleeping, memory_order_relaxed) != 0;
+}
+
+static inline bool cl_ring_empty(cl_ring_t *r)
+{
+    return atomic_load_explicit(&r->tail, memory_order_relaxed) ==
+           atomic_load_explicit(&r->head, memory_order_acquire);
 }
 
 /* Events dropped so far (consumer resets by subtracting what it reported). */

@@ -99,7 +99,7 @@ static const ckey_t keys[] = {
     {"limits.min_free_bytes", K_BYTES, 0, PIB, "1GiB", F(min_free_bytes), 0, NULL, NULL, 0},
     {"limits.client_timeout_ms", K_INT, 100, 3600000, "10000", F(client_timeout_ms), 0, NULL, NULL,
      0},
-    {"limits.watch_hold_ms", K_INT, 100, 600000, "25000", F(watch_hold_ms), 0, NULL, NULL, 0},
+    {"limits.watch_hold_ms", K_INT, 100, 600000, "120000", F(watch_hold_ms), 0, NULL, NULL, 0},
     {"limits.align_margin_ms", K_INT, 0, 600000, "100", F(align_margin_ms), 0, NULL, NULL, 0},
     {"limits.control_requests_per_s", K_INT, 0, 1000000, "100", F(control_rate), 0, NULL, NULL, 0},
     {"limits.worker_requests_per_s", K_INT, 0, 1000000, "10000", F(worker_rate), 0, NULL, NULL, 0},

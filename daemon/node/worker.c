@@ -358,10 +358,14 @@ void pd_worker_tick(pd_worker_t *w, int64_t now_ms)
         if (k->node_client) {
             continue; /* a coordinator's remote rank: its node answers for it */
         }
-        int64_t silent = now_ms - k->last_seen_ms;
         if (k->watch && now_ms >= k->watch_deadline_ms) {
-            release_watch(n, k);
+            release_watch(n, k); /* it polls again at once: seen then */
+        } else if (k->watch) {
+            /* a held long poll is a live connection (its loss is
+             * on_pipe_gone): an idle rank needs no heartbeat */
+            k->last_seen_ms = now_ms;
         }
+        int64_t silent = now_ms - k->last_seen_ms;
         if (k->state == PD_RANK_ACTIVE && silent > n->cfg->client_timeout_ms) {
             if (k->restored) {
                 snprintf(why, sizeof(why),

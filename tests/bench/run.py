@@ -9,7 +9,7 @@ never judged by the exit status: it is 0 when every benchmark ran, 1 when one
 could not run (its row says why), 2 on wrong usage.
 
 usage: run.py --build BUILD_DIR [--quick] [--only NAME,...] [--no-results-md]
-  figures: hotpath python plan align ingest footprint gather overhead
+  figures: hotpath python plan align ingest footprint idle gather overhead
   --quick   fewer repetitions and a smaller gather tree (a smoke test; the
             figures are then not comparable with a full run)
 Only a full run (no --quick, no --only) rewrites RESULTS.md.
@@ -39,7 +39,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "gather", "overhead"]
+FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
+           "overhead"]
 
 
 def log(msg):
@@ -529,15 +530,66 @@ class Bench:
                  reason="a timer or a thread wakes with nothing to do")
         w1 = full["wakeups"]
         self.row("foot.wake_1024", g, "daemon wakeups/s, 1,024 idle registered ranks", "/s", w1,
-                 note="%.1f per rank and second: each idle rank's heartbeat (one request every "
-                      "2 s) and plan long poll (every 25 s), each through nng's threads and "
-                      "the loop" % (statistics.median(w1) / 1024))
+                 note="%.2f per rank and second (idle ranks: no heartbeat, one plan long "
+                      "poll every 120 s; section 5b)" % (statistics.median(w1) / 1024))
         self.row("foot.cpu_1024", g, "daemon CPU, 1,024 idle registered ranks", "cores",
                  full["cpu"], note="utime+stime over the same intervals")
         self.row("foot.client_wake", g, "client library wakeups/s per idle rank", "/s",
                  [x / 1024 for x in full["peer_wakeups"]],
-                 note="profd-sim --threads, 1,024 ranks: each background thread polls its event "
-                      "ring every flush_ms (50 ms) and sends a heartbeat every 2 s")
+                 note="profd-sim --threads, 1,024 ranks, its training threads included (they "
+                      "sleep in 100 ms slices); the library's alone: section 5b")
+
+    # ---------------------------------------------------------- 5b. idle cost
+
+    def fig_idle(self):
+        """1,024 idle ranks (profd-sim --threads, in step 1 for ever): the
+        daemon's wakeups (context switches of all its threads) and the
+        client library's (those of every thread of the simulator but its
+        training threads, named sim-rank: the background threads profd-io,
+        nng's threads), per rank and second. Baseline in the same run: the
+        simulator's own training threads, which sleep in 100 ms slices."""
+        g = "5b. idle cost (1,024 idle ranks, one daemon)"
+        n, dt = self.reps(5, 3), self.reps(10.0, 3.0)
+        nranks = 1024
+        d = self.daemon("idle")
+        sim = self.sim(d, "--layout", "worker:%d" % nranks, "--steps", "1", "--rate", "0.0005",
+                       "--substeps", "0", threads=True)
+        self.wait_ranks(d, nranks, timeout=120)
+        time.sleep(self.reps(8, 5))  # registration, latency probes, then the idle sleep
+        dw, lw, sw = [], [], []
+        for _ in range(n):
+            a = ctx_switches(d["pid"])
+            lib0, sim0 = ctx_switches_split(sim.pid, "sim-rank")
+            t0 = time.monotonic()
+            time.sleep(dt)
+            t = time.monotonic() - t0
+            lib1, sim1 = ctx_switches_split(sim.pid, "sim-rank")
+            dw.append((ctx_switches(d["pid"]) - a) / t / nranks)
+            lw.append((lib1 - lib0) / t / nranks)
+            sw.append((sim1 - sim0) / t / nranks)
+        alive = sum(1 for r in self.status(d)["ranks"] if r["state"] != "lost")
+        self.procs.stop(sim, timeout=60)
+        self.stop_daemon(d)
+        self.raw["idle"] = {"daemon_per_rank": dw, "library_per_rank": lw,
+                            "sim_thread_per_rank": sw, "alive_after": alive}
+        md, ml = statistics.median(dw), statistics.median(lw)
+        self.row("idle.daemon", g, "daemon wakeups per idle rank and second", "/s", dw,
+                 target="<= 0.2 /rank/s", status="PASS" if md <= 0.2 else "MISS",
+                 note="context switches of all the daemon's threads / 1024, %d intervals of "
+                      "%g s; %d of %d ranks still active after (liveness: the held plan long "
+                      "poll and the connection, no heartbeat)" % (n, dt, alive, nranks),
+                 reason="each held long poll (limits.watch_hold_ms) still costs a request "
+                        "through nng's threads and the loop when it expires")
+        self.row("idle.client", g, "client library wakeups per idle rank and second", "/s", lw,
+                 target="<= 1 /client/s", status="PASS" if ml <= 1 else "MISS",
+                 note="all threads of profd-sim --threads but its training threads (profd-io, "
+                      "nng's) / 1024: the background thread sleeps until the ring is not empty "
+                      "(at most 10 s)",
+                 reason="the background thread or nng's threads wake with nothing to do")
+        self.row("idle.sim_baseline", g, "baseline: a thread sleeping in 100 ms slices", "/s", sw,
+                 note="profd-sim's own training threads, per thread")
+        self.row("idle.ratio", g, "ratio: library wakeups / baseline thread", "x",
+                 [a / max(b, 1e-9) for a, b in zip(lw, sw)])
 
     # ---------------------------------------------------------- 6. gather
 
@@ -938,6 +990,29 @@ def ctx_switches(pid):
         except OSError:
             pass  # a thread that just ended
     return n
+
+
+def ctx_switches_split(pid, name):
+    """Context switches of the threads of `pid` not named `name`, and of
+    those named `name` (the thread's comm)."""
+    other = named = 0
+    for task in glob.glob("/proc/%d/task/*" % pid):
+        try:
+            with open(task + "/comm") as f:
+                comm = f.read().strip()
+            n = 0
+            with open(task + "/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches",
+                                        "nonvoluntary_ctxt_switches")):
+                        n += int(line.split()[1])
+        except OSError:
+            continue  # a thread that just ended
+        if comm == name:
+            named += n
+        else:
+            other += n
+    return other, named
 
 
 def sample(pid, peer, n, dt):

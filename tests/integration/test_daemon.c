@@ -628,6 +628,42 @@ static void test_daemon_client_finds_late_daemon_by_rule(void **state)
     free(r);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* With no daemon, the background thread waits on a registration that no
+ * one answers: profd_close() must not wait for that request to time out
+ * (2 s); it is bounded to about 100 ms, whenever it comes. */
+static void test_daemon_close_without_daemon_is_quick(void **state)
+{
+    static const int waits_ms[] = {0, 5, 60, 150, 400};
+    char url[400];
+    snprintf(url, sizeof(url), "ipc://%.80s/nobody.sock", tmp);
+    for (size_t i = 0; i < sizeof(waits_ms) / sizeof(waits_ms[0]); i++) {
+        profd_options_t o;
+        profd_client_t *c;
+        profd_options_init(&o);
+        o.url = url;
+        o.job = "itest";
+        o.role = "actor";
+        o.rank = 0;
+        o.host = "node1";
+        assert_int_equal(profd_open(&c, &o), 0);
+        profd_step_begin(c, 1);
+        sleep_ms(waits_ms[i]);
+        double t0 = mono_s();
+        profd_close(c);
+        double took = mono_s() - t0;
+        if (took > 0.5) {
+            fail_msg("profd_close took %.3f s with no daemon (after %d ms)", took, waits_ms[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +674,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_daemon_two_in_one_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_client_finds_late_daemon_by_rule, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_daemon_close_without_daemon_is_quick, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

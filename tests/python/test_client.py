@@ -192,6 +192,24 @@ class TestClientWithDaemon(unittest.TestCase):
         with open(path) as f:
             self.assertEqual(f.read(), "%d e2e 3\n" % os.getpid())
 
+    def test_exec_does_not_block_the_step(self):
+        # the command runs 2 s: the step that starts it returns at once, the
+        # capture is reported once it ended (its file is in the manifest)
+        job = "exec-slow"
+        cmd = '{"start_cmd":"sleep 2; echo done > slow.txt"}'
+        wid = self.window(job, "--steps", "3", "--e2e", "--tool", "exec", "--settings", cmd)
+        c = self.client(job, Recorder(), windows=1, allow_exec=True)
+        t0 = time.monotonic()
+        c.step_begin(3)
+        took = time.monotonic() - t0
+        c.step_end(3)
+        self.assertLess(took, 0.3, "the step starting a 2 s exec command took %.3f s" % took)
+        self.steps(c, 4, 4)
+        (cap,) = self.captures(job, wid, 0)
+        self.assertEqual(cap["status"], "complete")
+        self.assertIn("slow.txt", [f["path"] for f in cap["files"]])
+        c.close()
+
     def test_sim_and_unknown_tools(self):
         job = "tools"
         w_sim = self.window(job, "--steps", "3", "--e2e", "--tool", "sim", "--settings", '{"bytes":4096}')
@@ -277,6 +295,22 @@ class TestClientWithDaemon(unittest.TestCase):
         self.assertEqual((cap["status"], cap["reason"]), ("truncated", "worker closed during step 5"))
         self.assertEqual((cap["first_step"], cap["last_step"]), (3, 5))
         self.assertEqual(sorted(f["path"] for f in cap["files"]), ["profd-markers-p0.json", "rec-p0.txt"])
+
+
+class TestClientWithoutDaemon(unittest.TestCase):
+    def test_close_is_bounded(self):
+        # no daemon listens: close() must not wait for the unanswered
+        # registration to time out (2 s)
+        url = "ipc:///nonexistent-profd-%d/worker.sock" % os.getpid()
+        for wait in (0, 0.05, 0.3):
+            c = profd.Client(role="tester", rank=0, job="nodaemon", url=url)
+            with c.step(1):
+                pass
+            time.sleep(wait)
+            t0 = time.monotonic()
+            c.close()
+            took = time.monotonic() - t0
+            self.assertLess(took, 0.5, "close() took %.3f s with no daemon" % took)
 
 
 if __name__ == "__main__":

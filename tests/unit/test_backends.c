@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "backend_exec.h" /* cl_exec_outcome: what the background thread asks */
 #include "profd/client.h"
 
 typedef struct fixture {
@@ -306,6 +307,23 @@ static void test_backends_sim_failures(void **state)
 
 /* ---- exec ---- */
 
+/* Wait for the exec commands of the fixture's folder to end: their outcome
+ * (0 or the first failure, its reason in f->reason), as the background
+ * thread would take it before sending the capture's result. */
+static int settle(fixture_t *f)
+{
+    int64_t t0 = mono_ms();
+    int rv;
+    while ((rv = cl_exec_outcome(f->cap.dir, f->reason, sizeof(f->reason))) == 1) {
+        if (mono_ms() - t0 > 10000) {
+            fail_msg("exec commands still running after 10 s");
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return rv;
+}
+
 static void test_backends_exec_variables(void **state)
 {
     fixture_t *f = *state;
@@ -326,6 +344,7 @@ static void test_backends_exec_variables(void **state)
     assert_int_equal(stop(f, b), 0);
     unsetenv("PROFD_URL");
     unsetenv("PROFD_TEST_MARKER");
+    assert_int_equal(settle(f), 0);
 
     const char *events[] = {"start", "stop"};
     for (int i = 0; i < 2; i++) {
@@ -368,6 +387,7 @@ static void test_backends_exec_placeholders(void **state)
              "{window} {tool} {step} {first_step} {last_step} {part} {event} {dir} '{unknown}' "
              "'{pid' > tpl.txt; echo a b | awk '{print $2}' >> tpl.txt\"}");
     assert_int_equal(start(f, b), 0);
+    assert_int_equal(settle(f), 0);
     char *got = slurp(f->dir, "tpl.txt", NULL);
     assert_non_null(got);
     snprintf(want, sizeof(want),
@@ -392,6 +412,7 @@ static void test_backends_exec_working_folder_and_noop(void **state)
     assert_int_equal(start(f, b), 0);
     assert_int_equal(count_entries(f->dir), 0);
     assert_int_equal(stop(f, b), 0);
+    assert_int_equal(settle(f), 0);
     char *got = slurp(f->dir, "cwd.txt", NULL);
     assert_non_null(realpath(f->dir, real));
     snprintf(want, sizeof(want), "%s\n", real);
@@ -404,11 +425,15 @@ static void test_backends_exec_exit_status(void **state)
     fixture_t *f = *state;
     const profd_backend_t *b = profd_backend_exec();
 
-    snprintf(f->settings, sizeof(f->settings),
-             "{\"start_cmd\":\"exit 3\",\"stop_cmd\":\"kill -KILL $$\"}");
-    assert_int_equal(start(f, b), PROFD_EBACKEND);
+    /* the training thread only spawns: the failure comes with the result */
+    snprintf(f->settings, sizeof(f->settings), "{\"start_cmd\":\"exit 3\"}");
+    assert_int_equal(start(f, b), 0);
+    assert_int_equal(settle(f), PROFD_EBACKEND);
     assert_string_equal(f->reason, "exec: start_cmd exited with status 3");
-    assert_int_equal(stop(f, b), PROFD_EBACKEND);
+    assert_int_equal(settle(f), 0); /* told once */
+    snprintf(f->settings, sizeof(f->settings), "{\"stop_cmd\":\"kill -KILL $$\"}");
+    assert_int_equal(stop(f, b), 0);
+    assert_int_equal(settle(f), PROFD_EBACKEND);
     assert_string_equal(f->reason, "exec: stop_cmd exited with signal 9");
 }
 
@@ -420,14 +445,47 @@ static void test_backends_exec_timeout_kills_the_group(void **state)
     snprintf(f->settings, sizeof(f->settings),
              "{\"start_cmd\":\"(sleep 1; touch late.txt) & sleep 30\",\"timeout_ms\":200}");
     int64_t t0 = mono_ms();
-    assert_int_equal(start(f, b), PROFD_ETIMEDOUT);
+    assert_int_equal(start(f, b), 0);
+    assert_int_equal(settle(f), PROFD_ETIMEDOUT);
     int64_t took = mono_ms() - t0;
     assert_string_equal(f->reason, "exec: start_cmd did not finish within 200 ms");
-    assert_in_range(took, 200, 1000);
+    assert_in_range(took, 200, 5000); /* not the 30 s of the command (a loaded machine is slow) */
     /* the background part of the command went with it */
     struct timespec ts = {1, 300 * 1000 * 1000};
     nanosleep(&ts, NULL);
     assert_false(exists(f->dir, "late.txt"));
+}
+
+/* A slow command does not hold the training thread (the backend's start and
+ * stop run there, inside the step call): they return once it is spawned; the
+ * stop command waits its turn behind the start command, off that thread. */
+static void test_backends_exec_does_not_block_the_step(void **state)
+{
+    fixture_t *f = *state;
+    const profd_backend_t *b = profd_backend_exec();
+
+    snprintf(f->settings, sizeof(f->settings),
+             "{\"start_cmd\":\"sleep 2; touch started.txt\",\"stop_cmd\":\"test -e "
+             "started.txt && touch stopped.txt\"}");
+    int64_t t0 = mono_ms();
+    assert_int_equal(start(f, b), 0);
+    int64_t took = mono_ms() - t0;
+    if (took > 300) {
+        fail_msg("the exec backend's start took %lld ms for a command sleeping 2 s",
+                 (long long)took);
+    }
+    char why[256];
+    assert_int_equal(cl_exec_outcome(f->cap.dir, why, sizeof(why)), 1); /* still running */
+    t0 = mono_ms();
+    assert_int_equal(stop(f, b), 0);
+    took = mono_ms() - t0;
+    if (took > 300) {
+        fail_msg("the exec backend's stop took %lld ms", (long long)took);
+    }
+    assert_false(exists(f->dir, "stopped.txt"));
+    assert_int_equal(settle(f), 0);
+    assert_true(exists(f->dir, "started.txt"));
+    assert_true(exists(f->dir, "stopped.txt")); /* after the start command */
 }
 
 static void test_backends_exec_refuses_unsafe_values(void **state)
@@ -449,6 +507,7 @@ static void test_backends_exec_refuses_unsafe_values(void **state)
     snprintf(f->settings, sizeof(f->settings),
              "{\"start_cmd\":\"touch \\\"$PROFD_DIR/ran.txt\\\"\"}");
     assert_int_equal(start(f, b), 0);
+    assert_int_equal(settle(f), 0);
     assert_true(exists(spaced, "ran.txt"));
 }
 
@@ -573,6 +632,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_backends_exec_exit_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backends_exec_timeout_kills_the_group, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_backends_exec_does_not_block_the_step, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_backends_exec_refuses_unsafe_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backends_exec_too_long, setup, teardown),

@@ -85,7 +85,7 @@ static void test_config_defaults(void **state)
     assert_string_equal(c.hook_user, "");
     assert_int_equal(c.hook_timeout_ms, 600000);
     assert_int_equal(c.client_timeout_ms, 10000);
-    assert_int_equal(c.watch_hold_ms, 25000);
+    assert_int_equal(c.watch_hold_ms, 120000);
     assert_int_equal(c.align_margin_ms, 100);
     assert_int_equal(c.control_rate, 100);
     assert_int_equal(c.worker_rate, 10000);

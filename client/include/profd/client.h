@@ -225,9 +225,12 @@ PROFD_API const profd_backend_t *profd_backend_sim(void);
  * PROFD_TOOL, PROFD_PID) and the same values as {dir}, {pid}, ... placeholders
  * in the command ("perf record -p {pid} -o {dir}/perf.data &"); a placeholder
  * whose value holds shell metacharacters fails the capture (PROFD_EINVAL).
- * Waits for each command in its own process group (settings "timeout_ms",
- * default 10 s; then the group is killed and the call fails PROFD_ETIMEDOUT);
- * a non-zero exit fails with PROFD_EBACKEND. */
+ * The training thread only spawns each command (its own process group) and
+ * returns; the library waits for it on a thread of its own (settings
+ * "timeout_ms", default 10 s; then the group is killed), runs a stop command
+ * after its capture's start command ended, and sends the capture's result
+ * once its commands are over: a non-zero exit or a timeout fails the capture
+ * with the reason. */
 PROFD_API const profd_backend_t *profd_backend_exec(void);
 /* cuda: cudaProfilerStart/Stop from a dlopen'ed CUDA runtime, for
  * `nsys profile --capture-range=cudaProfilerApi`. */
