@@ -31,6 +31,7 @@
 #define IDLE_MAX_MS        1000
 #define IDLE_DEEP_AFTER_MS 2000  /* without a step event, then sleep until the next one */
 #define IDLE_DEEP_MS       10000 /* the longest sleep of an idle thread (woken by news) */
+#define RECHECK_MS         20    /* a deep sleep looks at the ring once more then */
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
 
@@ -611,6 +612,12 @@ static void wait_until(profd_client_t *c, int64_t deadline_ms, bool deep, bool *
                        bool *watch_done)
 {
     cl_io_t *io = &c->io;
+    /* The training thread reads `sleeping` after its push with no fence (a
+     * fence would double the cost of a step), so an event pushed just as
+     * the flag is set can miss it; looking at the ring again once the flag
+     * is surely visible (RECHECK_MS later) bounds that delay to RECHECK_MS
+     * instead of the whole sleep. */
+    int64_t recheck_ms = deep ? cl_now_ms() + RECHECK_MS : 0;
     pthread_mutex_lock(&io->mu);
     if (deep) {
         atomic_store(&c->ring->sleeping, 1);
@@ -619,11 +626,18 @@ static void wait_until(profd_client_t *c, int64_t deadline_ms, bool deep, bool *
         }
     }
     while (!io->stop && !io->watch_done && !io->kicked) {
-        if (cl_now_ms() >= deadline_ms) {
+        int64_t now = cl_now_ms();
+        if (now >= deadline_ms) {
             break;
         }
+        if (recheck_ms && now >= recheck_ms) {
+            recheck_ms = 0;
+            if (!cl_ring_empty(c->ring)) {
+                break;
+            }
+        }
         struct timespec ts;
-        abs_deadline(&ts, deadline_ms);
+        abs_deadline(&ts, recheck_ms && recheck_ms < deadline_ms ? recheck_ms : deadline_ms);
         pthread_cond_timedwait(&io->cv, &io->mu, &ts);
     }
     if (deep) {

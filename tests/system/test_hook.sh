@@ -49,7 +49,7 @@ win() { ctl --json windows "$1" | json "d['windows'][0].get('$2')"; }
 step() { ctl --json status | json 'max([r["step"] for r in d["ranks"]] or [0])'; }
 take() { # one window of one step; waits for it and for its hook; prints its id
   local s id
-  s=$(($(step) + 10))
+  s=$(($(step) + 40)) # 2 s ahead: a loaded machine reaches every rank in time
   id=$(ctl start --job up --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
   ctl wait "$id" --timeout 60 >/dev/null || fail "window $id: $(ctl --json windows "$id")"
   for _ in $(seq 300); do
@@ -70,7 +70,8 @@ n1=$(win "$w1" name)
 [ "$(win "$w1" hook)" = "exit 0" ] || fail "hook: $(ctl --json windows "$w1")"
 [ "$(win "$w1" hook_exit)" = 0 ] || fail "hook_exit: $(win "$w1" hook_exit)"
 who=${user:-$(id -un)}
-win "$w1" hook_output | grep -qx "uploaded window $w1 as $who" || fail "output: $(win "$w1" hook_output)"
+out=$(win "$w1" hook_output) # (not piped into grep -q: it may close the pipe early)
+grep -qx "uploaded window $w1 as $who" <<<"$out" || fail "output: $out"
 [ -f "$remote/up/$n1/manifest.json" ] || fail "nothing at the remote: $(find "$remote")"
 diff -r "$d1" "$remote/up/$n1" >"$tmp/diff.txt" || fail "the remote differs: $(cat "$tmp/diff.txt")"
 [ "$(find "$remote/up/$n1" -type f | wc -l)" -ge 3 ] || fail "too few files: $(find "$remote")"

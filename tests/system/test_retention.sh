@@ -45,7 +45,7 @@ win() { # ID FIELD
 }
 take() { # one window of one step, waited for; prints its id
   local s id
-  s=$(($(step) + 10))
+  s=$(($(step) + 40)) # 2 s ahead: a loaded machine reaches every rank in time
   id=$(ctl start --job ret --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
   ctl wait "$id" --timeout 60 >/dev/null || fail "window $id: $(ctl --json windows "$id")"
   echo "$id"
