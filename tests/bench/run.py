@@ -39,7 +39,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
-FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "gather", "overhead"]
+FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "gather", "overhead",
+           "turnaround", "scale"]
 
 
 def log(msg):
@@ -879,6 +880,146 @@ class Bench:
                  "loaded)", "ms", g_without)
         self.row("over.grpo_ratio", g, "ratio: grpo_sim step, profd idle / without", "x",
                  g_ratio)
+
+    # ---------------------------------------------------------- 8. turnaround
+
+    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10):
+        """A coordinator and `nodes` node daemons on loopback TCP, each with
+        `per` ranks as threads of one profd-sim process per node.
+        Returns (coordinator, nodes, sims)."""
+        port = self.port()
+        c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", log_level=log_level,
+                        save_path=os.path.join(self.data_root, tag + "c", "out"))
+        ns, sims = [], []
+        for i in range(nodes):
+            ns.append(self.daemon("%sn%d" % (tag, i), "--coordinator-url",
+                                  "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
+                                  log_level=log_level))
+        roles = "actor:%d,rollout:%d@%d,ref:%d" % (per // 4, per // 2, max(1, per // 16),
+                                                    per - per // 4 - per // 2)
+        for i, d in enumerate(ns):
+            a = ["nice", "-n", str(nice), self.bin["sim"], "--url", d["worker"], "--threads",
+                 "--layout", roles,
+                 "--rank-offset", str(i * per), "--replica-offset", str(i * max(1, per // 16)),
+                 "--steps", "1000000", "--rate", str(rate), "--substeps", "1",
+                 "--trace-bytes", "4096", "--host", "host%d" % i]
+            sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
+        return c, ns, sims
+
+    def window_end_us(self, c, name, man):
+        """The window's end on CLOCK_MONOTONIC: the latest stop of its
+        captures, which the sim backend writes into each trace
+        (profd_end_us, the moment the rank's last step of the window ended)."""
+        end = 0
+        base = os.path.join(c["save"], "default", name)
+        for cp in man["captures"]:
+            for f in cp.get("files") or []:
+                if not f["path"].endswith(".pt.trace.json") or not cp.get("dir"):
+                    continue
+                try:
+                    with open(os.path.join(base, cp["dir"], f["path"]), "rb") as fh:
+                        fh.seek(max(0, f["bytes"] - 200))
+                        m = re.search(rb'"profd_end_us":(\d+)', fh.read())
+                except OSError:
+                    continue
+                if m:
+                    end = max(end, int(m.group(1)))
+        return end
+
+    def one_window(self, c, daemons, ranks, idle_rate):
+        """profctl start --next 2 at the coordinator; the manifest's arrival
+        polled every 2 ms. Returns the window's figures."""
+        c0 = sum(cpu_s(p) for p in daemons)
+        t0 = time.monotonic()
+        out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
+        m = re.search(r"started window (\d+) (\S+):", out)
+        if not m:
+            raise RuntimeError("start: " + out)
+        name = m.group(2)
+        path = os.path.join(c["save"], "default", name, "manifest.json")
+        deadline = t0 + 180
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise RuntimeError("no manifest for %s after 180 s" % name)
+            time.sleep(0.002)
+        t1 = time.monotonic()
+        cpu = sum(cpu_s(p) for p in daemons) - c0
+        man = json.load(open(path))
+        first, end = man["window"]["steps"]
+        caps = man["captures"]
+        same = {cp["rank"] for cp in caps if cp["status"] == "complete" and
+                cp["first_step"] == first and cp["last_step"] == end - 1}
+        reasons = {}
+        for cp in caps:
+            if cp["reason"]:
+                why = re.sub(r"\d+", "N", cp["reason"])
+                reasons[why] = reasons.get(why, 0) + 1
+        wend = self.window_end_us(c, name, man) / 1e6
+        return {"window": name, "steps": [first, end], "captures": len(caps),
+                "aligned": len(same), "aligned_pct": 100.0 * len(same) / ranks,
+                "reasons": reasons, "start_to_manifest_s": t1 - t0,
+                "end_to_manifest_s": (t1 - wend) if wend else None,
+                "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0)}
+
+    def fig_turnaround(self):
+        nodes = self.reps(16, 4)
+        per = 64
+        ranks = nodes * per
+        windows = self.reps(5, 2)
+        g = "8. turnaround, %d ranks over %d node daemons" % (ranks, nodes)
+        c, ns, sims = self.cluster_up("t", nodes, per)
+        self.wait_ranks(c, ranks, timeout=120)
+        time.sleep(2)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        res = []
+        for w in range(windows):
+            # the daemons' own rate with no window (1,024 ranks' step events)
+            a, t = sum(cpu_s(p) for p in daemons), time.monotonic()
+            time.sleep(3)
+            idle_rate = (sum(cpu_s(p) for p in daemons) - a) / (time.monotonic() - t)
+            r = self.one_window(c, daemons, ranks, idle_rate)
+            r["idle_cpu_cores"] = idle_rate
+            res.append(r)
+            log("turnaround: %s" % json.dumps(r))
+        self.raw["turnaround"] = res
+        for s in sims:
+            self.procs.stop(s, timeout=30)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("turn", g, res, ranks, nodes, 1.0, "<= 1 s after the window's end")
+        per_cap = [1000.0 * r["daemons_cpu_net_s"] / ranks for r in res]
+        self.row("turn.cpu_per_capture", g, "daemons' CPU per capture, all %d daemons, net of "
+                 "their idle rate" % (nodes + 1), "ms", per_cap, target="<= 0.5 ms",
+                 status="PASS" if statistics.median(per_cap) <= 0.5 else "MISS",
+                 note="utime+stime from /proc over start -> manifest, minus the same daemons' "
+                      "rate over the 3 s before (step events of %d ranks at 10 steps/s: %.2f "
+                      "cores)" % (ranks, statistics.median(r["idle_cpu_cores"] for r in res)),
+                 reason=self.turn_cause("cpu"))
+        self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
+                 [r["daemons_cpu_s"] for r in res])
+
+    def turn_cause(self, what):
+        return os.environ.get("PROFD_BENCH_CAUSE_" + what.upper(), "cause not measured")
+
+    def turnaround_rows(self, key, g, res, ranks, nodes, limit, target):
+        shares = [r["aligned_pct"] for r in res]
+        bad = [r for r in res if r["aligned"] != ranks]
+        self.row(key + ".aligned", g, "ranks that captured the same steps (--next 2)", "%",
+                 shares, target="100 %", status="PASS" if not bad else "MISS",
+                 note="%d windows" % len(res),
+                 reason="windows short of 100 %%: %s" % "; ".join(
+                     "%s: %d of %d, %s" % (r["window"], r["aligned"], ranks,
+                                           json.dumps(r["reasons"])) for r in bad))
+        ends = [r["end_to_manifest_s"] for r in res if r["end_to_manifest_s"] is not None]
+        self.row(key + ".end", g, "window's end -> manifest at the coordinator", "s", ends,
+                 target=target, status="PASS" if ends and max(ends) <= limit else "MISS",
+                 note="end: the latest capture stop (profd_end_us in the sim traces, "
+                      "CLOCK_MONOTONIC); manifest polled every 2 ms",
+                 reason=self.turn_cause(key))
+        self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
+                 [r["start_to_manifest_s"] for r in res],
+                 note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
 
     # ---------------------------------------------------------- output
 
