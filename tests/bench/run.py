@@ -20,6 +20,7 @@ calls with strace even where perf_event_open works).
 """
 
 import argparse
+import resource
 import datetime
 import glob
 import json
@@ -40,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "gather", "overhead",
-           "turnaround", "scale"]
+           "turnaround", "scale", "gatherload"]
 
 
 def log(msg):
@@ -883,7 +884,7 @@ class Bench:
 
     # ---------------------------------------------------------- 8. turnaround
 
-    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10):
+    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0):
         """A coordinator and `nodes` node daemons on loopback TCP, each with
         `per` ranks as threads of one profd-sim process per node.
         Returns (coordinator, nodes, sims)."""
@@ -904,6 +905,8 @@ class Bench:
                  "--rank-offset", str(i * per), "--replica-offset", str(i * max(1, per // 16)),
                  "--steps", "1000000", "--rate", str(rate), "--substeps", "1",
                  "--trace-bytes", "4096", "--host", "host%d" % i]
+            if flush_ms:
+                a += ["--flush-ms", str(flush_ms)]
             sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
         return c, ns, sims
 
@@ -1020,6 +1023,180 @@ class Bench:
         self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
                  [r["start_to_manifest_s"] for r in res],
                  note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
+
+    # ---------------------------------------------------------- 9. scale
+
+    def fig_scale(self):
+        """16,384 ranks over 256 node daemons on this machine: the coordinator
+        and the 256 node daemons are real profd processes on loopback TCP;
+        the ranks are threads of one profd-sim process per node (the real
+        libprofd, each rank its own client and background thread), stepping
+        slowly (PROFD_BENCH_SCALE_RATE, default 1 step/s) and flushing every
+        250 ms so that 16,384 of them fit 2 cores."""
+        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
+        per = 64
+        ranks = nodes * per
+        rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "1"))
+        windows = self.reps(3, 1)
+        g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
+        t0 = time.monotonic()
+        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250)
+        self.wait_ranks(c, ranks, timeout=600)
+        up_s = time.monotonic() - t0
+        time.sleep(5)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        hwm0 = hwm_kib(c["pid"])
+        res = []
+        for w in range(windows):
+            r = self.one_window(c, daemons, ranks, 0.0)
+            r["coord_hwm_kib"] = hwm_kib(c["pid"])
+            r["coord_rss_kib"] = rss_kib(c["pid"])
+            path = os.path.join(c["save"], "default", r["window"], "manifest.json")
+            r["manifest_bytes"] = os.path.getsize(path)
+            res.append(r)
+            log("scale: %s" % json.dumps(r))
+            time.sleep(2)
+        node_rss = sorted(rss_kib(d["pid"]) for d in ns)
+        self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
+                             "node_rss_kib_median": node_rss[len(node_rss) // 2]}
+        for s in sims:
+            self.procs.stop(s, timeout=60)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("scale", g, res, ranks, nodes, 3.0, "<= 3 s after the window's end")
+        hwm = [r["coord_hwm_kib"] / 1024.0 for r in res]
+        self.row("scale.coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB", hwm,
+                 target="<= 64 MiB", status="PASS" if max(hwm) <= 64 else "MISS",
+                 note="%.1f MiB before the first window, with %d ranks registered; a node "
+                      "daemon %.1f MiB" % (hwm0 / 1024.0, ranks, node_rss[len(node_rss) // 2] /
+                                           1024.0),
+                 reason=self.turn_cause("scale_rss"))
+        grow = [(r["coord_hwm_kib"] - hwm0) / 1024.0 for r in res]
+        self.row("scale.manifest", g, "coordinator peak RSS growth over the windows vs the "
+                 "manifest's size", "MiB", grow,
+                 note="manifest %.1f MiB for %d captures; written streaming from the window's "
+                      "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
+        self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
+            nodes + 1, ranks), "s", [up_s],
+                 note="ranks: threads of %d profd-sim processes (one per node, niced 10, %.3g "
+                      "steps/s, flush every 250 ms); daemons: real, loopback TCP" % (nodes, rate))
+
+    # ---------------------------------------------------------- 10. gather, idle and loaded
+
+    def busy(self, n):
+        """n CPU-bound processes at the daemons' priority (a competing job)."""
+        return [self.procs.start([PY, "-c", "while True: pass"]) for _ in range(n)]
+
+    def fig_gatherload(self):
+        """Across nodes (vs tar | socat) and to another file system (vs cp -r),
+        on an idle machine and beside a CPU-bound process on each core, with
+        the CPU-seconds per GiB of each side."""
+        g = "10. gather, idle and with the cores loaded"
+        reps = self.reps(3, 1)
+        data, small, small_n, large_mib, total = self.make_tree()
+        nfiles = small_n + 2
+        gib = total / 2**30
+        tmpfs, tmpfs_how = self.mount_tmpfs(3 * total)
+        stage_file = os.path.join(self.run_root, "stage-path-l")
+        open(stage_file, "w").close()
+
+        def client_for(d):
+            p = self.procs.start([self.bin["gather"], "--url", d["worker"], "--stage-file",
+                                  stage_file, "--rate", "20"],
+                                 log_path=os.path.join(self.run_root, "gather.log"),
+                                 stdout=subprocess.PIPE)
+            self.wait_ranks(d, 1, job="bench")
+            return p
+
+        def children_cpu():
+            r = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return r.ru_utime + r.ru_stime
+
+        port = self.port()
+        c = self.daemon("lcoord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", save_path=os.path.join(tmpfs, "lcoord-out"))
+        n = self.daemon("lnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links")
+        cn = client_for(n)
+        self.wait_ranks(c, 1, job="bench")
+        d = self.daemon("lcopy", "--spool", os.path.join(self.data_root, "lcopy-spool"),
+                        save_path=os.path.join(tmpfs, "lcopy-out"))
+        cd = client_for(d)
+        res = {}
+        for cond in ("idle", "loaded"):
+            hogs = self.busy(os.cpu_count() or 2) if cond == "loaded" else []
+            r = {k: [] for k in ("node", "raw", "node_cpu", "raw_cpu", "copy", "cp", "copy_cpu",
+                                 "cp_cpu")}
+            for i in range(reps + 1):  # the first is a warm-up
+                a = children_cpu()
+                tr = raw_stream(data, os.path.join(tmpfs, "lraw-%d" % i), self.port())
+                raw_cpu = children_cpu() - a
+                shutil.rmtree(os.path.join(tmpfs, "lraw-%d" % i))
+                a = cpu_s(n["pid"]) + cpu_s(c["pid"])
+                t, man, wdir = self.gather_once(n, c, cn, data, stage_file, "ln%s%d" % (cond, i))
+                node_cpu = cpu_s(n["pid"]) + cpu_s(c["pid"]) - a
+                self.check_manifest(man, nfiles, total)
+                shutil.rmtree(wdir)
+                src = self.stage(data, "lcp-src", False)
+                dst = os.path.join(tmpfs, "lcp-%d" % i)
+                a, t0 = children_cpu(), time.monotonic()
+                subprocess.run(["cp", "-r", src, dst], check=True)
+                tc, cp_cpu = time.monotonic() - t0, children_cpu() - a
+                shutil.rmtree(dst)
+                shutil.rmtree(src)
+                a = cpu_s(d["pid"])
+                tp, man, wdir = self.gather_once(d, d, cd, data, stage_file, "lc%s%d" % (cond, i))
+                copy_cpu = cpu_s(d["pid"]) - a
+                self.check_manifest(man, nfiles, total)
+                shutil.rmtree(wdir)
+                if i:
+                    for k, v in (("node", t), ("raw", tr), ("node_cpu", node_cpu),
+                                 ("raw_cpu", raw_cpu), ("copy", tp), ("cp", tc),
+                                 ("copy_cpu", copy_cpu), ("cp_cpu", cp_cpu)):
+                        r[k].append(v)
+            for h in hogs:
+                self.procs.stop(h)
+            res[cond] = r
+            log("gatherload %s: %s" % (cond, json.dumps(r)))
+        for p, dd in ((cn, n), (cd, d)):
+            self.procs.stop(p)
+            self.stop_daemon(dd)
+        self.stop_daemon(c)
+        self.raw["gatherload"] = res
+        tree = "%d x 16 KiB + 2 x %d MiB" % (small_n, large_mib)
+        for cond, how in (("idle", "idle machine"),
+                          ("loaded", "%d CPU-bound processes beside" % (os.cpu_count() or 2))):
+            r = res[cond]
+            med = statistics.median
+            nr = [a / b for a, b in zip(r["raw"], r["node"])]
+            cpu_n, cpu_r = med(r["node_cpu"]) / gib, med(r["raw_cpu"]) / gib
+            self.row("gl.node_%s" % cond, g, "across nodes / raw TCP stream, %s" % how, "x", nr,
+                     target=">= 0.9x raw stream",
+                     status="PASS" if med(nr) >= 0.9 else "MISS",
+                     note="%s; profd %.2f s, tar|socat %.2f s; CPU-s/GiB: profd %.2f (node + "
+                          "coordinator), tar|socat %.2f (%.2fx)" % (
+                              tree, med(r["node"]), med(r["raw"]), cpu_n, cpu_r,
+                              cpu_n / max(cpu_r, 1e-9)),
+                     reason=self.turn_cause("gather_node"))
+            self.row("gl.node_cpu_%s" % cond, g, "across nodes, CPU-s per GiB: profd / tar|socat, "
+                     "%s" % how, "x", [a / max(b, 1e-9) for a, b in zip(r["node_cpu"],
+                                                                          r["raw_cpu"])],
+                     target="<= 1.2x", status="PASS" if cpu_n <= 1.2 * cpu_r else "MISS",
+                     note="profd %.2f, tar|socat %.2f CPU-s/GiB" % (cpu_n, cpu_r),
+                     reason=self.turn_cause("gather_node_cpu"))
+            cr = [a / b for a, b in zip(r["cp"], r["copy"])]
+            cpu_c, cpu_cp = med(r["copy_cpu"]) / gib, med(r["cp_cpu"]) / gib
+            self.row("gl.copy_%s" % cond, g, "other FS (disk -> tmpfs) / cp -r, %s" % how, "x",
+                     cr, target=">= 0.95x cp -r",
+                     status="PASS" if med(cr) >= 0.95 else "MISS",
+                     note="%s; profd %.2f s, cp -r %.2f s; xxh64 on" % (
+                         tree, med(r["copy"]), med(r["cp"])),
+                     reason=self.turn_cause("gather_copy"))
+            self.row("gl.copy_cpu_%s" % cond, g, "other FS, CPU-s per GiB: profd / cp -r, %s" %
+                     how, "x", [a / max(b, 1e-9) for a, b in zip(r["copy_cpu"], r["cp_cpu"])],
+                     target="<= 1.2x", status="PASS" if cpu_c <= 1.2 * cpu_cp else "MISS",
+                     note="profd %.2f, cp -r %.2f CPU-s/GiB" % (cpu_c, cpu_cp),
+                     reason=self.turn_cause("gather_copy_cpu"))
 
     # ---------------------------------------------------------- output
 
