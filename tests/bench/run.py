@@ -886,7 +886,8 @@ class Bench:
 
     # ---------------------------------------------------------- 8. turnaround
 
-    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0):
+    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
+                   node_args=()):
         """A coordinator and `nodes` node daemons on loopback TCP, each with
         `per` ranks as threads of one profd-sim process per node.
         Returns (coordinator, nodes, sims)."""
@@ -898,7 +899,7 @@ class Bench:
         for i in range(nodes):
             ns.append(self.daemon("%sn%d" % (tag, i), "--coordinator-url",
                                   "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
-                                  log_level=log_level))
+                                  *node_args, log_level=log_level))
         roles = "actor:%d,rollout:%d@%d,ref:%d" % (per // 4, per // 2, max(1, per // 16),
                                                     per - per // 4 - per // 2)
         for i, d in enumerate(ns):
@@ -1068,7 +1069,13 @@ class Bench:
         windows = self.reps(3, 1)
         g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
         t0 = time.monotonic()
-        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250)
+        # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
+        # 2,560 messages/s of step times for the coordinator to parse
+        conf = os.path.join(self.run_root, "scale-node.yaml")
+        with open(conf, "w") as f:
+            f.write("coordinator:\n  summary_ms: 1000\n")
+        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250,
+                                      node_args=("--config", conf))
         self.wait_ranks(c, ranks, timeout=600)
         up_s = time.monotonic() - t0
         time.sleep(5)  # step rates known everywhere
@@ -1107,7 +1114,8 @@ class Bench:
         self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
             nodes + 1, ranks), "s", [up_s],
                  note="ranks: threads of %d profd-sim processes (one per node, niced 10, %.3g "
-                      "steps/s, flush every 250 ms); daemons: real, loopback TCP" % (nodes, rate))
+                      "steps/s, flush every 250 ms); daemons: real, loopback TCP, nodes' "
+                      "coordinator.summary_ms 1000" % (nodes, rate))
 
     # ---------------------------------------------------------- 10. gather, idle and loaded
 
