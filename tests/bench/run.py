@@ -1068,6 +1068,20 @@ class Bench:
         rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "1"))
         windows = self.reps(3, 1)
         g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
+        # each simulated rank is two threads (training and background), each
+        # a task of the kernel: 16,384 ranks need 32,768 besides everything
+        # else (a first run here: pthread_create failed, 'profd_open: out of
+        # memory', at load average ~8,900, and the coordinator stopped answering)
+        pid_max = int(open("/proc/sys/kernel/pid_max").read())
+        threads_max = int(open("/proc/sys/kernel/threads-max").read())
+        need = 2 * ranks + 40 * (nodes + 1) + 2000
+        if need > min(pid_max, threads_max):
+            raise RuntimeError(
+                "%d ranks as threads need ~%d tasks (2 per rank, ~40 per daemon), over "
+                "kernel.pid_max %d / threads-max %d here; 32,768 client threads on 2 cores "
+                "also saturate them (load average ~8,900 in a try): simulating this many "
+                "ranks needs many ranks per thread in profd-sim, which it does not have" % (
+                    ranks, need, pid_max, threads_max))
         t0 = time.monotonic()
         # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
         # 2,560 messages/s of step times for the coordinator to parse
