@@ -51,6 +51,7 @@ typedef struct sim {
     bool threads;
     int64_t work; /* thousands of iterations of CPU work per sub-step; 0: sleep */
     bool report;
+    int flush_ms; /* the client's flush period; 0: the library's default */
     struct {
         int64_t rank, from;
         double factor;
@@ -108,6 +109,8 @@ static void usage(FILE *out)
             "                    and without a backend call, a trace written, in it)\n"
             "  --slow R:F[@S]    global rank R takes F times as long per step from step S on\n"
             "                    (default: from its first step): a straggler; repeatable\n"
+            "  --flush-ms N      the client's event flush period (default: the library's, 50 ms);\n"
+            "                    many simulated ranks on few cores: fewer background wakeups\n"
             "  --verbose         print the client library's log\n"
             "  --help            this help\n");
 }
@@ -310,6 +313,9 @@ static int worker(const sim_t *s, const char *role, int rank, int local, int rep
     o.local_rank = local;
     o.world_size = s->nranks + s->rank_offset;
     o.replica_rank = replica;
+    if (s->flush_ms > 0) {
+        o.flush_ms = s->flush_ms;
+    }
     if (s->verbose) {
         o.log = log_hook;
         o.log_arg = &rank;
@@ -443,6 +449,7 @@ int main(int argc, char **argv)
         O_WORK,
         O_REPORT,
         O_SLOW,
+        O_FLUSH,
         O_VERBOSE,
         O_HELP
     };
@@ -463,6 +470,7 @@ int main(int argc, char **argv)
         {"work", required_argument, NULL, O_WORK},
         {"report", no_argument, NULL, O_REPORT},
         {"slow", required_argument, NULL, O_SLOW},
+        {"flush-ms", required_argument, NULL, O_FLUSH},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -527,6 +535,9 @@ int main(int argc, char **argv)
             break;
         case O_WORK:
             s.work = atoll(optarg);
+            break;
+        case O_FLUSH:
+            s.flush_ms = atoi(optarg);
             break;
         case O_REPORT:
             s.report = true;

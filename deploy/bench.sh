@@ -8,7 +8,8 @@
 # About 10 minutes on 2 cores; needs about 5 GiB of free disk and memory.
 # The exit status says whether every benchmark ran, not whether targets are
 # met.
-# Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,gather,overhead]
+# Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
+#        turnaround,scale,gatherload]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD_BENCH_T0=$(date +%s.%N)

@@ -22,11 +22,14 @@
 #define WATCH_HOLD_MS    20000
 #define HEARTBEAT_MS     2000
 #define BACKOFF_MAX_MS   2000
-#define MAX_XFERS        4
+#define MAX_XFERS        16 /* chunks in flight; files holding a buffer */
+#define MAX_RESULTS      16 /* results in flight: one round trip each, not one after another */
 #define CLOCK_SAMPLES    16
 #define SUMMARY_STEPS    64 /* steps per rank in one summary at most */
 
 typedef struct fwd {
+    pd_link_t *l;
+    bool out; /* sent, no reply yet */
     int64_t window;
     int64_t client;
     char *buf;
@@ -66,13 +69,15 @@ struct pd_link {
     pd_reqc_t *ctl;
     pd_reqc_t *data;
     uv_timer_t timer;
-    bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out, result_out;
+    bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out;
+    int results_out;
     char coord[64]; /* the coordinator's instance */
     int64_t gen;
     int64_t backoff_ms, next_try_ms, last_summary_ms;
     fwd_t *results, **results_tail;
     xfer_t *xfers;
     int nxfers_out;
+    int nbufs; /* files holding a read buffer (begun, not finished) */
     int64_t backlog_files, backlog_bytes;
     /* this node's clock against the coordinator's, from the summaries'
      * round trips: the sample with the smallest error of the recent ones */
@@ -474,9 +479,11 @@ static void window_delivered(pd_link_t *l, int64_t id)
 
 static void on_result(void *arg, int rv, const void *body, size_t len)
 {
-    pd_link_t *l = arg;
+    fwd_t *f = arg;
+    pd_link_t *l = f->l;
     pp_msg_t m;
-    l->result_out = false;
+    f->out = false;
+    l->results_out--;
     if (rv == 0) {
         rv = reply_of(body, len, &m);
         if (rv == 0) {
@@ -488,7 +495,6 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
         lost_coordinator(l, profd_strerror(rv));
         return; /* kept: sent again once the link is back */
     }
-    fwd_t *f = l->results;
     for (xfer_t *x = l->xfers; x; x = x->next) { /* its files may go now */
         if (x->state == X_HELD && x->window == f->window && x->client == f->client) {
             x->state = X_IDLE;
@@ -500,9 +506,13 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
                "%lld: %s",
                (long long)f->window, profd_strerror(rv));
     }
-    l->results = f->next;
-    if (l->results == NULL) {
-        l->results_tail = &l->results;
+    fwd_t **pp = &l->results;
+    while (*pp != f) {
+        pp = &(*pp)->next;
+    }
+    *pp = f->next;
+    if (l->results_tail == &f->next) {
+        l->results_tail = pp;
     }
     window_delivered(l, f->window);
     free(f->buf);
@@ -528,6 +538,7 @@ static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
         free(f);
         return;
     }
+    f->l = l;
     f->window = w->id;
     f->client = m->client;
     *l->results_tail = f;
@@ -550,6 +561,9 @@ static void xfer_free(pd_link_t *l, xfer_t *x)
     }
     XXH64_freeState(x->hs);
     XXH64_freeState(x->prev);
+    if (x->buf) {
+        l->nbufs--;
+    }
     free(x->buf);
     free(x);
 }
@@ -699,6 +713,15 @@ static void on_read(uv_fs_t *req)
 
 static void xfer_step(pd_link_t *l, xfer_t *x)
 {
+    if (x->buf == NULL) { /* a file begins: its buffer, no larger than the file */
+        int64_t len = x->size < l->n->cfg->chunk_bytes ? x->size : l->n->cfg->chunk_bytes;
+        x->len = len > 0 ? (size_t)len : 1;
+        if ((x->buf = malloc(x->len)) == NULL) {
+            xfer_retry(l, x, "out of memory");
+            return;
+        }
+        l->nbufs++;
+    }
     if (x->fd < 0) {
         char why[400];
         struct stat st;
@@ -734,11 +757,10 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
                        const pp_file_t *f)
 {
     xfer_t *x = calloc(1, sizeof(*x));
-    if (x == NULL || (x->buf = malloc((size_t)l->n->cfg->chunk_bytes)) == NULL ||
-        (x->hs = XXH64_createState()) == NULL || (x->prev = XXH64_createState()) == NULL) {
+    if (x == NULL || (x->hs = XXH64_createState()) == NULL ||
+        (x->prev = XXH64_createState()) == NULL) {
         if (x) {
             XXH64_freeState(x->hs);
-            free(x->buf);
         }
         free(x);
         return;
@@ -747,7 +769,6 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
     XXH64_reset(x->prev, 0);
     x->l = l;
     x->fd = -1;
-    x->len = (size_t)l->n->cfg->chunk_bytes;
     x->window = w->id;
     x->remote = w->remote_id;
     x->client = client;
@@ -758,7 +779,6 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
         sizeof(x->src)) {
         XXH64_freeState(x->hs);
         XXH64_freeState(x->prev);
-        free(x->buf);
         free(x);
         return; /* cannot happen: capture paths are short and checked */
     }
@@ -810,14 +830,18 @@ static void pump(pd_link_t *l)
     if (!l->watch_out) {
         send_watch(l);
     }
-    if (!l->result_out && l->results) {
-        if (pd_reqc_send(l->ctl, l->results->buf, l->results->len, CTL_TIMEOUT_MS, on_result, l) ==
-            0) {
-            l->result_out = true;
+    for (fwd_t *f = l->results; f && l->results_out < MAX_RESULTS; f = f->next) {
+        if (!f->out) {
+            if (pd_reqc_send(l->ctl, f->buf, f->len, CTL_TIMEOUT_MS, on_result, f) != 0) {
+                break;
+            }
+            f->out = true;
+            l->results_out++;
         }
     }
     for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next) {
-        if (x->state == X_IDLE || (x->state == X_WAIT && now >= x->retry_ms)) {
+        if ((x->state == X_IDLE || (x->state == X_WAIT && now >= x->retry_ms)) &&
+            (x->buf || l->nbufs < MAX_XFERS)) {
             xfer_step(l, x);
         }
     }
@@ -880,7 +904,8 @@ int pd_link_init(pd_link_t **out, pd_node_t *n, char *err, size_t errlen)
                "unauthenticated and unencrypted",
                cfg->coordinator_url);
     }
-    if ((rv = pd_reqc_open(&l->ctl, n->loop, cfg->coordinator_url, &tls, 8, err, errlen)) != 0 ||
+    if ((rv = pd_reqc_open(&l->ctl, n->loop, cfg->coordinator_url, &tls, 8 + MAX_RESULTS, err,
+                           errlen)) != 0 ||
         (rv = pd_reqc_open(&l->data, n->loop, cfg->coordinator_url, &tls, MAX_XFERS, err,
                            errlen)) != 0) {
         pd_reqc_close(l->ctl);

@@ -11,6 +11,7 @@
  * usage: bench_gather --url WORKER_URL --stage-file PATH [--rate STEPS_PER_S]
  * Prints "stop WINDOW T_NS STATUS" per capture on stdout.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -45,6 +46,23 @@ static int stop_cb(const profd_capture_t *cap, void *user, char *reason, size_t 
     }
     stage[strcspn(stage, "\n")] = '\0';
     int rv = 0;
+    if (stage[0]) { /* what the library wrote there (its markers) goes into the tree first */
+        DIR *d = opendir(cap->dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            char from[8192], to[8192];
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+                continue;
+            }
+            snprintf(from, sizeof(from), "%s/%s", cap->dir, e->d_name);
+            snprintf(to, sizeof(to), "%s/%s", stage, e->d_name);
+            (void)rename(from, to);
+        }
+        if (d) {
+            closedir(d);
+        }
+        (void)rmdir(cap->dir);
+    }
     if (stage[0] && rename(stage, cap->dir) != 0) {
         snprintf(reason, len, "bench: rename %s -> %s: %s", stage, cap->dir, strerror(errno));
         rv = PROFD_EBACKEND;

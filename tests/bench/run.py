@@ -20,6 +20,7 @@ calls with strace even where perf_event_open works).
 """
 
 import argparse
+import resource
 import datetime
 import glob
 import json
@@ -40,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
-           "overhead"]
+           "overhead", "turnaround", "scale", "gatherload"]
 
 
 def log(msg):
@@ -683,7 +684,9 @@ class Bench:
         caps = man["captures"]
         if len(caps) != 1 or caps[0]["status"] != "complete":
             raise RuntimeError("capture not complete: %s" % json.dumps(caps)[:300])
-        files = caps[0]["files"]
+        # the library's own markers file is not part of the staged tree
+        files = [f for f in caps[0]["files"]
+                 if not os.path.basename(f["path"]).startswith("profd-markers-")]
         got = sum(f["bytes"] for f in files)
         if len(files) != nfiles or got != nbytes:
             raise RuntimeError("manifest lists %d files, %d bytes; expected %d, %d" % (
@@ -931,6 +934,370 @@ class Bench:
                  "loaded)", "ms", g_without)
         self.row("over.grpo_ratio", g, "ratio: grpo_sim step, profd idle / without", "x",
                  g_ratio)
+
+    # ---------------------------------------------------------- 8. turnaround
+
+    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
+                   node_args=()):
+        """A coordinator and `nodes` node daemons on loopback TCP, each with
+        `per` ranks as threads of one profd-sim process per node.
+        Returns (coordinator, nodes, sims)."""
+        port = self.port()
+        c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", log_level=log_level,
+                        save_path=os.path.join(self.data_root, tag + "c", "out"))
+        ns, sims = [], []
+        for i in range(nodes):
+            ns.append(self.daemon("%sn%d" % (tag, i), "--coordinator-url",
+                                  "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
+                                  *node_args, log_level=log_level))
+        roles = "actor:%d,rollout:%d@%d,ref:%d" % (per // 4, per // 2, max(1, per // 16),
+                                                    per - per // 4 - per // 2)
+        for i, d in enumerate(ns):
+            a = ["nice", "-n", str(nice), self.bin["sim"], "--url", d["worker"], "--threads",
+                 "--layout", roles,
+                 "--rank-offset", str(i * per), "--replica-offset", str(i * max(1, per // 16)),
+                 "--steps", "1000000", "--rate", str(rate), "--substeps", "1",
+                 "--trace-bytes", "4096", "--host", "host%d" % i]
+            if flush_ms:
+                a += ["--flush-ms", str(flush_ms)]
+            sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
+        return c, ns, sims
+
+    def window_end_us(self, c, name, man):
+        """The window's end on CLOCK_MONOTONIC: the latest stop of its
+        captures, which the sim backend writes into each trace
+        (profd_end_us, the moment the rank's last step of the window ended)."""
+        end = 0
+        base = os.path.join(c["save"], "default", name)
+        for cp in man["captures"]:
+            for f in cp.get("files") or []:
+                if not f["path"].endswith(".pt.trace.json") or not cp.get("dir"):
+                    continue
+                try:
+                    with open(os.path.join(base, cp["dir"], f["path"]), "rb") as fh:
+                        fh.seek(max(0, f["bytes"] - 200))
+                        m = re.search(rb'"profd_end_us":(\d+)', fh.read())
+                except OSError:
+                    continue
+                if m:
+                    end = max(end, int(m.group(1)))
+        return end
+
+    def one_window(self, c, daemons, ranks, idle_rate):
+        """profctl start --next 2 at the coordinator; the manifest's arrival
+        polled every 2 ms. Returns the window's figures."""
+        c0 = sum(cpu_s(p) for p in daemons)
+        t0 = time.monotonic()
+        out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
+        m = re.search(r"started window (\d+) (\S+):", out)
+        if not m:
+            raise RuntimeError("start: " + out)
+        name = m.group(2)
+        path = os.path.join(c["save"], "default", name, "manifest.json")
+        deadline = t0 + 180
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise RuntimeError("no manifest for %s after 180 s" % name)
+            time.sleep(0.002)
+        t1 = time.monotonic()
+        cpu = sum(cpu_s(p) for p in daemons) - c0
+        man = json.load(open(path))
+        first, end = man["window"]["steps"]
+        caps = man["captures"]
+        same = {cp["rank"] for cp in caps if cp["status"] == "complete" and
+                cp["first_step"] == first and cp["last_step"] == end - 1}
+        reasons = {}
+        for cp in caps:
+            if cp["reason"]:
+                why = re.sub(r"\d+", "N", cp["reason"])
+                reasons[why] = reasons.get(why, 0) + 1
+        wend = self.window_end_us(c, name, man) / 1e6
+        return {"window": name, "steps": [first, end], "captures": len(caps),
+                "aligned": len(same), "aligned_pct": 100.0 * len(same) / ranks,
+                "reasons": reasons, "start_to_manifest_s": t1 - t0,
+                "end_to_manifest_s": (t1 - wend) if wend else None,
+                "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0)}
+
+    def fig_turnaround(self):
+        nodes = self.reps(16, 4)
+        per = 64
+        ranks = nodes * per
+        windows = self.reps(5, 2)
+        g = "8. turnaround, %d ranks over %d node daemons" % (ranks, nodes)
+        c, ns, sims = self.cluster_up("t", nodes, per)
+        self.wait_ranks(c, ranks, timeout=120)
+        time.sleep(2)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        res = []
+        for w in range(windows):
+            # the daemons' own rate with no window (1,024 ranks' step events)
+            a, t = sum(cpu_s(p) for p in daemons), time.monotonic()
+            time.sleep(3)
+            idle_rate = (sum(cpu_s(p) for p in daemons) - a) / (time.monotonic() - t)
+            r = self.one_window(c, daemons, ranks, idle_rate)
+            r["idle_cpu_cores"] = idle_rate
+            res.append(r)
+            log("turnaround: %s" % json.dumps(r))
+        self.raw["turnaround"] = res
+        for s in sims:
+            self.procs.stop(s, timeout=30)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("turn", g, res, ranks, nodes, 1.0, "<= 1 s after the window's end")
+        per_cap = [1000.0 * r["daemons_cpu_net_s"] / ranks for r in res]
+        self.row("turn.cpu_per_capture", g, "daemons' CPU per capture, all %d daemons, net of "
+                 "their idle rate" % (nodes + 1), "ms", per_cap, target="<= 0.5 ms",
+                 status="PASS" if statistics.median(per_cap) <= 0.5 else "MISS",
+                 note="utime+stime from /proc over start -> manifest, minus the same daemons' "
+                      "rate over the 3 s before (step events of %d ranks at 10 steps/s: %.2f "
+                      "cores)" % (ranks, statistics.median(r["idle_cpu_cores"] for r in res)),
+                 reason=self.turn_cause("cpu"))
+        self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
+                 [r["daemons_cpu_s"] for r in res])
+
+    CAUSES = {
+        "turn": "latency, not CPU: the window costs the daemons little CPU (row below), but "
+                "the 2 cores are saturated by the simulated ranks' steady traffic (perf -a "
+                "during a window: profd-sim 41 %, the 17 daemons' loops 26 % and nng threads "
+                "27 %: context switches and futexes of ~20,000 messages/s of step events and "
+                "heartbeats); every hop of a result or a chunk waits for a loop thread to be "
+                "scheduled (strace of a node: 10-25 ms from a request's arrival to its reply), "
+                "so a node's 64 results and 64 files take seconds to reach the coordinator",
+        "cpu": "the daemons' steady cost of the ranks' events, not the window",
+        "scale": "as for 1,024 ranks: the cores are saturated by the simulated ranks and "
+                 "the daemons' per-message work; each hop waits to be scheduled",
+        "scale_rss": "the coordinator keeps every member's captures and incoming files of "
+                     "the window in memory until its manifest is written",
+        "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
+                       "and hash on the coordinator's pool, ack, then the next): two large "
+                       "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
+                       "waiting for a thread to be scheduled (worse beside other load); "
+                       "tar|socat is one continuous stream",
+        "gather_node_cpu": "every chunk crosses the loop and the thread pool on both sides "
+                           "(JSON header, a copy into the job, xxh64 on both sides)",
+        "gather_copy": "profd writes each file as .part through confined paths and renames "
+                       "it, and hashes what it copies; its figure includes the result's trip "
+                       "to the daemon",
+        "gather_copy_cpu": "xxh64 of every byte besides the copy (cp -r does not hash)",
+    }
+
+    def turn_cause(self, what):
+        return self.CAUSES.get(what, "cause not measured")
+
+    def turnaround_rows(self, key, g, res, ranks, nodes, limit, target):
+        shares = [r["aligned_pct"] for r in res]
+        bad = [r for r in res if r["aligned"] != ranks]
+        self.row(key + ".aligned", g, "ranks that captured the same steps (--next 2)", "%",
+                 shares, target="100 %", status="PASS" if not bad else "MISS",
+                 note="%d windows" % len(res),
+                 reason="windows short of 100 %%: %s" % "; ".join(
+                     "%s: %d of %d, %s" % (r["window"], r["aligned"], ranks,
+                                           json.dumps(r["reasons"])) for r in bad))
+        ends = [r["end_to_manifest_s"] for r in res if r["end_to_manifest_s"] is not None]
+        self.row(key + ".end", g, "window's end -> manifest at the coordinator", "s", ends,
+                 target=target, status="PASS" if ends and max(ends) <= limit else "MISS",
+                 note="end: the latest capture stop (profd_end_us in the sim traces, "
+                      "CLOCK_MONOTONIC); manifest polled every 2 ms",
+                 reason=self.turn_cause(key))
+        self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
+                 [r["start_to_manifest_s"] for r in res],
+                 note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
+
+    # ---------------------------------------------------------- 9. scale
+
+    def fig_scale(self):
+        """16,384 ranks over 256 node daemons on this machine: the coordinator
+        and the 256 node daemons are real profd processes on loopback TCP;
+        the ranks are threads of one profd-sim process per node (the real
+        libprofd, each rank its own client and background thread), stepping
+        slowly (PROFD_BENCH_SCALE_RATE, default 1 step/s) and flushing every
+        250 ms so that 16,384 of them fit 2 cores."""
+        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
+        per = 64
+        ranks = nodes * per
+        rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "1"))
+        windows = self.reps(3, 1)
+        g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
+        # each simulated rank is two threads (training and background), each
+        # a task of the kernel: 16,384 ranks need 32,768 besides everything
+        # else (a first run here: pthread_create failed, 'profd_open: out of
+        # memory', at load average ~8,900, and the coordinator stopped answering)
+        pid_max = int(open("/proc/sys/kernel/pid_max").read())
+        threads_max = int(open("/proc/sys/kernel/threads-max").read())
+        need = 2 * ranks + 40 * (nodes + 1) + 2000
+        if need > min(pid_max, threads_max):
+            raise RuntimeError(
+                "%d ranks as threads need ~%d tasks (2 per rank, ~40 per daemon), over "
+                "kernel.pid_max %d / threads-max %d here; 32,768 client threads on 2 cores "
+                "also saturate them (load average ~8,900 in a try): simulating this many "
+                "ranks needs many ranks per thread in profd-sim, which it does not have" % (
+                    ranks, need, pid_max, threads_max))
+        t0 = time.monotonic()
+        # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
+        # 2,560 messages/s of step times for the coordinator to parse
+        conf = os.path.join(self.run_root, "scale-node.yaml")
+        with open(conf, "w") as f:
+            f.write("coordinator:\n  summary_ms: 1000\n")
+        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250,
+                                      node_args=("--config", conf))
+        self.wait_ranks(c, ranks, timeout=600)
+        up_s = time.monotonic() - t0
+        time.sleep(5)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        hwm0 = hwm_kib(c["pid"])
+        res = []
+        for w in range(windows):
+            r = self.one_window(c, daemons, ranks, 0.0)
+            r["coord_hwm_kib"] = hwm_kib(c["pid"])
+            r["coord_rss_kib"] = rss_kib(c["pid"])
+            path = os.path.join(c["save"], "default", r["window"], "manifest.json")
+            r["manifest_bytes"] = os.path.getsize(path)
+            res.append(r)
+            log("scale: %s" % json.dumps(r))
+            time.sleep(2)
+        node_rss = sorted(rss_kib(d["pid"]) for d in ns)
+        self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
+                             "node_rss_kib_median": node_rss[len(node_rss) // 2]}
+        for s in sims:
+            self.procs.stop(s, timeout=60)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("scale", g, res, ranks, nodes, 3.0, "<= 3 s after the window's end")
+        hwm = [r["coord_hwm_kib"] / 1024.0 for r in res]
+        self.row("scale.coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB", hwm,
+                 target="<= 64 MiB", status="PASS" if max(hwm) <= 64 else "MISS",
+                 note="%.1f MiB before the first window, with %d ranks registered; a node "
+                      "daemon %.1f MiB" % (hwm0 / 1024.0, ranks, node_rss[len(node_rss) // 2] /
+                                           1024.0),
+                 reason=self.turn_cause("scale_rss"))
+        grow = [(r["coord_hwm_kib"] - hwm0) / 1024.0 for r in res]
+        self.row("scale.manifest", g, "coordinator peak RSS growth over the windows vs the "
+                 "manifest's size", "MiB", grow,
+                 note="manifest %.1f MiB for %d captures; written streaming from the window's "
+                      "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
+        self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
+            nodes + 1, ranks), "s", [up_s],
+                 note="ranks: threads of %d profd-sim processes (one per node, niced 10, %.3g "
+                      "steps/s, flush every 250 ms); daemons: real, loopback TCP, nodes' "
+                      "coordinator.summary_ms 1000" % (nodes, rate))
+
+    # ---------------------------------------------------------- 10. gather, idle and loaded
+
+    def busy(self, n):
+        """n CPU-bound processes at the daemons' priority (a competing job)."""
+        return [self.procs.start([PY, "-c", "while True: pass"]) for _ in range(n)]
+
+    def fig_gatherload(self):
+        """Across nodes (vs tar | socat) and to another file system (vs cp -r),
+        on an idle machine and beside a CPU-bound process on each core, with
+        the CPU-seconds per GiB of each side."""
+        g = "10. gather, idle and with the cores loaded"
+        reps = self.reps(3, 1)
+        data, small, small_n, large_mib, total = self.make_tree()
+        nfiles = small_n + 2
+        gib = total / 2**30
+        tmpfs, tmpfs_how = self.mount_tmpfs(3 * total)
+        stage_file = os.path.join(self.run_root, "stage-path-l")
+        open(stage_file, "w").close()
+
+        def client_for(d):
+            p = self.procs.start([self.bin["gather"], "--url", d["worker"], "--stage-file",
+                                  stage_file, "--rate", "20"],
+                                 log_path=os.path.join(self.run_root, "gather.log"),
+                                 stdout=subprocess.PIPE)
+            self.wait_ranks(d, 1, job="bench")
+            return p
+
+        def children_cpu():
+            r = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return r.ru_utime + r.ru_stime
+
+        port = self.port()
+        c = self.daemon("lcoord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", save_path=os.path.join(tmpfs, "lcoord-out"))
+        n = self.daemon("lnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links")
+        cn = client_for(n)
+        self.wait_ranks(c, 1, job="bench")
+        d = self.daemon("lcopy", "--spool", os.path.join(self.data_root, "lcopy-spool"),
+                        save_path=os.path.join(tmpfs, "lcopy-out"))
+        cd = client_for(d)
+        res = {}
+        for cond in ("idle", "loaded"):
+            hogs = self.busy(os.cpu_count() or 2) if cond == "loaded" else []
+            r = {k: [] for k in ("node", "raw", "node_cpu", "raw_cpu", "copy", "cp", "copy_cpu",
+                                 "cp_cpu")}
+            for i in range(reps + 1):  # the first is a warm-up
+                a = children_cpu()
+                tr = raw_stream(data, os.path.join(tmpfs, "lraw-%d" % i), self.port())
+                raw_cpu = children_cpu() - a
+                shutil.rmtree(os.path.join(tmpfs, "lraw-%d" % i))
+                a = cpu_s(n["pid"]) + cpu_s(c["pid"])
+                t, man, wdir = self.gather_once(n, c, cn, data, stage_file, "ln%s%d" % (cond, i))
+                node_cpu = cpu_s(n["pid"]) + cpu_s(c["pid"]) - a
+                self.check_manifest(man, nfiles, total)
+                shutil.rmtree(wdir)
+                src = self.stage(data, "lcp-src", False)
+                dst = os.path.join(tmpfs, "lcp-%d" % i)
+                a, t0 = children_cpu(), time.monotonic()
+                subprocess.run(["cp", "-r", src, dst], check=True)
+                tc, cp_cpu = time.monotonic() - t0, children_cpu() - a
+                shutil.rmtree(dst)
+                shutil.rmtree(src)
+                a = cpu_s(d["pid"])
+                tp, man, wdir = self.gather_once(d, d, cd, data, stage_file, "lc%s%d" % (cond, i))
+                copy_cpu = cpu_s(d["pid"]) - a
+                self.check_manifest(man, nfiles, total)
+                shutil.rmtree(wdir)
+                if i:
+                    for k, v in (("node", t), ("raw", tr), ("node_cpu", node_cpu),
+                                 ("raw_cpu", raw_cpu), ("copy", tp), ("cp", tc),
+                                 ("copy_cpu", copy_cpu), ("cp_cpu", cp_cpu)):
+                        r[k].append(v)
+            for h in hogs:
+                self.procs.stop(h)
+            res[cond] = r
+            log("gatherload %s: %s" % (cond, json.dumps(r)))
+        for p, dd in ((cn, n), (cd, d)):
+            self.procs.stop(p)
+            self.stop_daemon(dd)
+        self.stop_daemon(c)
+        self.raw["gatherload"] = res
+        tree = "%d x 16 KiB + 2 x %d MiB" % (small_n, large_mib)
+        for cond, how in (("idle", "idle machine"),
+                          ("loaded", "%d CPU-bound processes beside" % (os.cpu_count() or 2))):
+            r = res[cond]
+            med = statistics.median
+            nr = [a / b for a, b in zip(r["raw"], r["node"])]
+            cpu_n, cpu_r = med(r["node_cpu"]) / gib, med(r["raw_cpu"]) / gib
+            self.row("gl.node_%s" % cond, g, "across nodes / raw TCP stream, %s" % how, "x", nr,
+                     target=">= 0.9x raw stream",
+                     status="PASS" if med(nr) >= 0.9 else "MISS",
+                     note="%s; profd %.2f s, tar|socat %.2f s; CPU-s/GiB: profd %.2f (node + "
+                          "coordinator), tar|socat %.2f (%.2fx)" % (
+                              tree, med(r["node"]), med(r["raw"]), cpu_n, cpu_r,
+                              cpu_n / max(cpu_r, 1e-9)),
+                     reason=self.turn_cause("gather_node"))
+            self.row("gl.node_cpu_%s" % cond, g, "across nodes, CPU-s per GiB: profd / tar|socat, "
+                     "%s" % how, "x", [a / max(b, 1e-9) for a, b in zip(r["node_cpu"],
+                                                                          r["raw_cpu"])],
+                     target="<= 1.2x", status="PASS" if cpu_n <= 1.2 * cpu_r else "MISS",
+                     note="profd %.2f, tar|socat %.2f CPU-s/GiB" % (cpu_n, cpu_r),
+                     reason=self.turn_cause("gather_node_cpu"))
+            cr = [a / b for a, b in zip(r["cp"], r["copy"])]
+            cpu_c, cpu_cp = med(r["copy_cpu"]) / gib, med(r["cp_cpu"]) / gib
+            self.row("gl.copy_%s" % cond, g, "other FS (disk -> tmpfs) / cp -r, %s" % how, "x",
+                     cr, target=">= 0.95x cp -r",
+                     status="PASS" if med(cr) >= 0.95 else "MISS",
+                     note="%s; profd %.2f s, cp -r %.2f s; xxh64 on" % (
+                         tree, med(r["copy"]), med(r["cp"])),
+                     reason=self.turn_cause("gather_copy"))
+            self.row("gl.copy_cpu_%s" % cond, g, "other FS, CPU-s per GiB: profd / cp -r, %s" %
+                     how, "x", [a / max(b, 1e-9) for a, b in zip(r["copy_cpu"], r["cp_cpu"])],
+                     target="<= 1.2x", status="PASS" if cpu_c <= 1.2 * cpu_cp else "MISS",
+                     note="profd %.2f, cp -r %.2f CPU-s/GiB" % (cpu_c, cpu_cp),
+                     reason=self.turn_cause("gather_copy_cpu"))
 
     # ---------------------------------------------------------- output
 
