@@ -153,8 +153,13 @@ class Soak:
         conf = os.path.join(self.tmp, "soak.yaml")
         with open(conf, "w") as f:
             # the defaults, but a smaller message limit (hostile requests
-            # 5 times it are cheap) and a client timeout well below the stall
+            # 5 times it are cheap), a client timeout well below the stall,
+            # a free-disk floor for a 768 MiB file system (the 1 GiB default
+            # refuses every start there) and no retention (a pruned window's
+            # captures would read as lost: every manifest is counted)
             f.write("limits:\n  max_msg_bytes: 256KiB\n  client_timeout_ms: 10000\n"
+                    "  min_free_bytes: 16MiB\n"
+                    "retention:\n  max_fraction: 0\n  max_age_hours: 0\n"
                     "coordinator:\n  node_timeout_ms: 20000\n")
         self.coord = Daemon(self, "coordinator",
                             [self.profd, "--config", conf, "--coordinator-listen",
