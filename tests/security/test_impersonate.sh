@@ -34,8 +34,11 @@ reply_is() { # WHAT REPLY PATTERN
 }
 
 daemon_with
-as_user nobody "$ngid" "$PROFD_SIM" --layout actor:1 --steps 100000 --rate 10 --job imp \
-  --trace-bytes 2000 >"$tmp/sim.log" 2>&1 &
+# setpriv itself in the background (not as_user: $! would be the subshell
+# running the function, and the cleanup's kill would leave the worker
+# running after the test)
+setpriv --reuid=nobody --regid="$ngid" --clear-groups "$PROFD_SIM" --layout actor:1 \
+  --steps 100000 --rate 10 --job imp --trace-bytes 2000 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do
   n=$("$ctl" --json status | json 'len(d["ranks"])')
