@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "confine.h"
 #include "gather.h"
+#include "jrec.h"
 #include "state.h"
 
 #define STATE_FILE    ".profd-coordinator.json"
@@ -23,56 +24,22 @@ static bool kept(const pd_window_t *w)
 
 /* The state as JSON; strings and arrays are borrowed from the windows. */
 /* One window as the state file keeps it (borrowing the window's strings
- * and captures; the member and file arrays are the caller's to free). */
+ * and captures; the member and file arrays are the caller's to free). The
+ * window and member records are the journal's (core/jrec.c); the loader
+ * below reads back what a coordinator needs of them. */
 static int encode_window(const pd_window_t *w, pp_state_window_t *s)
 {
-    pp_record_init(&pp_desc_state_window, s);
-    s->id = w->id;
-    s->name = (char *)w->name;
-    s->job = (char *)w->job;
-    s->spec = w->spec;
-    s->first = w->first;
-    s->last = w->last;
-    s->state = w->state;
-    s->dir = (char *)w->dir;
-    s->root_len = (int64_t)w->root_len;
-    s->warnings = w->warnings;
-    s->warnings_n = w->nwarnings;
-    s->reason = w->reason[0] ? (char *)w->reason : NULL;
-    s->bytes = w->bytes;
+    pd_jrec_window(w, s);
     s->members = w->nmembers ? calloc(w->nmembers, sizeof(*s->members)) : NULL;
     s->incoming = w->nincoming ? calloc(w->nincoming, sizeof(*s->incoming)) : NULL;
     if ((w->nmembers && s->members == NULL) || (w->nincoming && s->incoming == NULL)) {
         return PROFD_ENOMEM;
     }
     for (size_t i = 0; i < w->nmembers; i++) {
-        const pd_member_t *m = &w->members[i];
-        pp_state_member_t *sm = &s->members[i];
-        pp_record_init(&pp_desc_state_member, sm);
-        sm->node = m->node[0] ? (char *)m->node : NULL; /* "": a local worker */
-        sm->node_client = m->node_client;
-        sm->role = (char *)m->role;
-        sm->host = m->host[0] ? (char *)m->host : NULL;
-        sm->rank = m->rank;
-        sm->replica_rank = m->replica_rank;
-        sm->pid = m->pid;
-        sm->selector = m->selector;
-        sm->state = m->state;
-        sm->captures = m->caps;
-        sm->captures_n = m->ncaps;
-        sm->pid_dir = m->pid_dir;
-        sm->selected = m->selected;
-        s->members_n = i + 1;
-        if (m->nroles) { /* freed by encode() */
-            if ((sm->roles = calloc(m->nroles, sizeof(*sm->roles))) == NULL) {
-                return PROFD_ENOMEM;
-            }
-            for (size_t r = 0; r < m->nroles; r++) {
-                pp_record_init(&pp_desc_role_rank, &sm->roles[r]);
-                sm->roles[r].role = (char *)m->roles[r].name;
-                sm->roles[r].rank = m->roles[r].rank;
-            }
-            sm->roles_n = m->nroles;
+        int rv = pd_jrec_member(w, i, &s->members[i]);
+        s->members_n = i + 1; /* freed by encode() */
+        if (rv != 0) {
+            return rv;
         }
     }
     s->members_n = w->nmembers;
@@ -127,7 +94,7 @@ static int encode(const pd_state_t *s0, char **out, size_t *len)
     }
     for (size_t i = 0; i < k; i++) {
         for (size_t j = 0; j < st.windows[i].members_n; j++) {
-            free(st.windows[i].members[j].roles);
+            pd_jrec_member_free(&st.windows[i].members[j]);
         }
         free(st.windows[i].members);
         free(st.windows[i].incoming);
