@@ -81,6 +81,20 @@ static void durable(void *arg)
     pd_journal_sync(((pd_daemon_t *)arg)->journal);
 }
 
+/* A reply that acknowledges what a peer then forgets: a coordinator sends
+ * it once its state file holds it, a node daemon once its journal does. */
+static void reply_durable(void *arg, pd_req_t *req, char *buf, size_t len)
+{
+    pd_daemon_t *d = arg;
+    if (d->coord) {
+        pd_state_reply_saved(&d->state, req, buf, len);
+        return;
+    }
+    pd_journal_sync(d->journal);
+    pd_req_reply(req, buf, len);
+    free(buf);
+}
+
 static void coordinator_known(void *arg, const char *instance)
 {
     pd_journal_coordinator(((pd_daemon_t *)arg)->journal, instance);
@@ -211,6 +225,7 @@ static void begin_stop(pd_daemon_t *d)
     d->node.stopping = true;
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
     d->watchdog = pd_watchdog_start(d->stop_timeout_ms);
+    pd_state_stop(&d->state); /* its held replies go before the endpoints close */
     pd_http_close(d->metrics);
     d->metrics = NULL;
     pd_control_fini(d->control);
@@ -225,7 +240,6 @@ static void begin_stop(pd_daemon_t *d)
     uv_timer_stop(&d->tick);
     uv_close((uv_handle_t *)&d->tick, NULL);
     uv_close((uv_handle_t *)&d->stop_async, NULL);
-    pd_state_stop(&d->state);
     pd_journal_stop(d->journal);
     pd_hook_stop(d->node.hook);
     pd_retention_stop(d->node.retention);
@@ -375,6 +389,7 @@ static void wire(pd_daemon_t *d)
         .rank_changed = rank_changed,
         .rank_gone = rank_gone,
         .durable = durable,
+        .reply_durable = reply_durable,
         .coordinator_known = coordinator_known,
         .arg = d,
     };

@@ -878,7 +878,7 @@ void pd_write_run(pd_job_t *j)
         off += (size_t)w;
     }
     /* on disk before it replaces the old one: a crash leaves one or the other */
-    if (ftruncate(fd, (off_t)j->len) != 0 || fsync(fd) != 0 || close(fd) != 0 ||
+    if (ftruncate(fd, (off_t)j->len) != 0 || (!j->no_sync && fsync(fd) != 0) || close(fd) != 0 ||
         renameat(dir, part, dir, base) != 0) {
         job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
         unlinkat(dir, part, 0);

@@ -93,7 +93,9 @@ typedef struct pd_job {
     char manifest[PD_PATH_MAX];
     int64_t reserve_base;
     _Atomic int64_t *reserved;
-    char *data; /* PD_JOB_WRITE: owned */
+    char *data;   /* PD_JOB_WRITE: owned */
+    bool no_sync; /* PD_JOB_WRITE: no fsync before the rename (the page cache holds it
+                     against a killed process; the caller syncs later) */
     size_t len;
     char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders of spool/prune */
     int64_t offset, size;    /* PD_JOB_CHUNK */

@@ -57,11 +57,16 @@ static void reply_plan(pd_coord_t *c, peer_node_t *p, pd_req_t *req, bool unchan
     m.u.node_plan.gen = c->n->gen;
     m.u.node_plan.instance = (char *)c->n->instance;
     m.u.node_plan.unchanged = unchanged;
-    if (!unchanged && pd_remote_node_plan(c->n, p->name, &m.u.node_plan) != 0) {
+    if (unchanged) {
+        pd_req_reply_msg(req, &m);
+        return;
+    }
+    if (pd_remote_node_plan(c->n, p->name, &m.u.node_plan) != 0) {
         pd_req_reply_error(req, PROFD_ENOMEM, "out of memory building the plan");
         return;
     }
-    pd_req_reply_msg(req, &m);
+    /* no node hears of a window the coordinator could forget */
+    pd_node_reply_durable(c->n, req, &m);
     pd_remote_node_plan_free(&m.u.node_plan);
 }
 
@@ -282,7 +287,7 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     m.u.node_welcome.instance = (char *)c->n->instance;
     m.u.node_welcome.gen = c->n->gen;
     m.u.node_welcome.save_path = (char *)c->n->save_path;
-    pd_req_reply_msg(req, &m);
+    pd_node_reply_durable(c->n, req, &m); /* the node list holds it */
 }
 
 static void on_roster(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
@@ -396,6 +401,14 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     p->watch_deadline_ms = pd_now_ms() + hold;
 }
 
+/* Has rank k of window `window` reported its captures already? */
+static bool reported(pd_node_t *n, int64_t window, const pd_rank_t *k)
+{
+    pd_window_t *w = pd_windows_get(n->win, window);
+    pd_member_t *m = w ? pd_windows_member(w, k->id) : NULL;
+    return m && m->state == PP_MS_REPORTED;
+}
+
 static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_coord_t *c = ctx;
@@ -412,11 +425,14 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
         return;
     }
     int rv = pd_remote_on_result(c->n, k, p->shared, r, err, sizeof(err));
+    if (rv == PROFD_ESTATE && reported(c->n, r->window, k)) {
+        rv = 0; /* sent again: our ack was lost, or is waiting for the save below */
+    }
     if (rv != 0) {
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
-    pd_node_reply_ack(c->n, req);
+    pd_node_reply_ack_durable(c->n, req); /* the node forgets the result once acknowledged */
 }
 
 static void on_chunk(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
@@ -439,7 +455,7 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
     }
     node_lost(c, p, "stopped");
     node_remove(c, p);
-    pd_node_reply_ack(c->n, req);
+    pd_node_reply_ack_durable(c->n, req);
 }
 
 static const pd_handler_t handlers[] = {

@@ -231,13 +231,19 @@ int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_r
 
 /* ---- files ---- */
 
-static void reply_ack(pd_req_t *req, int64_t have, bool done)
+/* A file's last ack: the node forgets the file once it has it, so it
+ * waits until the state file holds the file as done. */
+static void reply_ack(pd_node_t *n, pd_req_t *req, int64_t have, bool done)
 {
     pp_msg_t m;
     pp_msg_init(&m, PP_T_chunk_ack);
     m.u.chunk_ack.have = have;
     m.u.chunk_ack.done = done;
-    pd_req_reply_msg(req, &m);
+    if (done) {
+        pd_node_reply_durable(n, req, &m);
+    } else {
+        pd_req_reply_msg(req, &m);
+    }
 }
 
 static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
@@ -316,7 +322,7 @@ static void chunk_done(pd_job_t *j)
     /* when stopping, the endpoint already freed its parked requests */
     if (!n->stopping) {
         if (in) {
-            reply_ack(cc->req, given_up ? in->size : j->have, j->complete || given_up);
+            reply_ack(n, cc->req, given_up ? in->size : j->have, j->complete || given_up);
         } else {
             pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
         }
@@ -349,7 +355,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         return;
     }
     if (in->done) { /* a resend after the reply was lost */
-        reply_ack(req, in->size, true);
+        reply_ack(n, req, in->size, true);
         return;
     }
     if (c->size != in->size || c->len != (int64_t)plen || c->offset < 0 ||
@@ -358,7 +364,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         return;
     }
     if (in->busy || c->offset != in->have) {
-        reply_ack(req, in->have, false); /* resume from here */
+        reply_ack(n, req, in->have, false); /* resume from here */
         return;
     }
     pd_job_t *j = calloc(1, sizeof(*j));

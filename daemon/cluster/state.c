@@ -1,5 +1,6 @@
 /* A coordinator's state on disk (see state.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #define STATE_FILE    ".profd-coordinator.json"
 #define SAVE_DELAY_MS 100
+#define RETRY_MS      1000
 #define STATE_MAX     (64u << 20)
 
 static bool kept(const pd_window_t *w)
@@ -104,52 +106,132 @@ static int encode(const pd_state_t *s0, char **out, size_t *len)
     return rv;
 }
 
-static void save_done(pd_job_t *j)
+/* ---- replies held until a save ---- */
+
+struct pd_state_held {
+    pd_req_t *req;
+    char *buf;
+    size_t len;
+    pd_state_held_t *next;
+};
+
+static void release_held(pd_state_t *s, bool send)
 {
-    pd_state_t *s = j->arg;
-    if (j->rv != 0) {
-        PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot save the coordinator state: %s",
-               j->reason);
+    while (s->held) {
+        pd_state_held_t *h = s->held;
+        s->held = h->next;
+        if (send) {
+            pd_req_reply(h->req, h->buf, h->len);
+        } /* else the endpoint frees its parked requests as it closes */
+        free(h->buf);
+        free(h);
     }
-    s->saving = false;
-    pd_job_free(j);
-    if (s->dirty) {
-        pd_state_changed(s);
+    s->held_tail = &s->held;
+    s->nheld = 0;
+}
+
+/* ---- saving ---- */
+
+static void sync_work(uv_work_t *w)
+{
+    pd_state_t *s = w->data;
+    char path[PD_PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", s->n->save_path, STATE_FILE);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fdatasync(fd);
+        close(fd);
+    }
+    if ((fd = open(s->n->save_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(fd); /* the rename */
+        close(fd);
     }
 }
 
-static pd_job_t *save_job(pd_state_t *s)
+static void sync_after(uv_work_t *w, int status)
+{
+    pd_state_t *s = w->data;
+    (void)status;
+    s->syncing = false;
+    if (s->sync_again) {
+        s->sync_again = false;
+        s->syncing = uv_queue_work(&s->n->loop->uv, &s->sync, sync_work, sync_after) == 0;
+    }
+}
+
+/* Write the state now, on the loop thread, into the page cache (a killed
+ * daemon does not lose it); the file's fsync follows on the thread pool. A
+ * save costs one encoding of the unfinished windows: saves coalesce, at most
+ * one a loop iteration for held replies, else one per SAVE_DELAY_MS. */
+static int save_now(pd_state_t *s)
 {
     pd_job_t *j = calloc(1, sizeof(*j));
+    bool was_dirty = s->dirty;
+    s->dirty = false;
     if (j == NULL || encode(s, &j->data, &j->len) != 0) {
-        free(j);
-        return NULL;
+        PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot encode the coordinator state");
+        pd_job_free(j);
+        s->dirty = was_dirty;
+        return PROFD_ENOMEM;
     }
     j->kind = PD_JOB_WRITE;
+    j->no_sync = true;
     snprintf(j->root, sizeof(j->root), "%s", s->n->save_path);
     snprintf(j->dst, sizeof(j->dst), "%s", STATE_FILE);
-    j->done = save_done;
-    j->arg = s;
-    return j;
+    pd_write_run(j);
+    int rv = j->rv;
+    if (rv != 0) {
+        s->dirty = true;
+        if (!s->errlogged) { /* once a streak: retried every RETRY_MS */
+            PD_LOG(s->n->log, PD_LOG_ERROR, "state",
+                   "cannot save the coordinator state: %s (%zu repl%s held until it can)",
+                   j->reason, s->nheld, s->nheld == 1 ? "y" : "ies");
+        }
+        s->errlogged = true;
+    } else {
+        if (s->errlogged) {
+            PD_LOG(s->n->log, PD_LOG_INFO, "state", "the coordinator state is saved again");
+        }
+        s->errlogged = false;
+        s->saves++;
+        if (s->syncing) {
+            s->sync_again = true;
+        } else {
+            s->sync.data = s;
+            s->syncing = uv_queue_work(&s->n->loop->uv, &s->sync, sync_work, sync_after) == 0;
+        }
+    }
+    pd_job_free(j);
+    return rv;
 }
 
-static void on_save(uv_timer_t *t)
+static void on_timer(uv_timer_t *t);
+
+/* Save, then send the replies that waited for it; on failure try again
+ * in RETRY_MS, the replies still held. */
+static void flush(pd_state_t *s)
 {
-    pd_state_t *s = t->data;
-    if (s->saving) {
-        return; /* save_done() comes back here */
-    }
-    s->dirty = false;
-    pd_job_t *j = save_job(s);
-    if (j == NULL) {
-        PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot encode the coordinator state");
+    if (!s->dirty && s->held == NULL) {
         return;
     }
-    s->saving = true;
-    if (pd_job_submit(&s->n->loop->uv, j) != 0) {
-        pd_write_run(j);
-        save_done(j);
+    if (save_now(s) != 0) {
+        s->retrying = true;
+        uv_timer_start(&s->timer, on_timer, RETRY_MS, 0);
+        return;
     }
+    s->retrying = false;
+    release_held(s, true);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    flush(t->data);
+}
+
+static void on_idle(uv_idle_t *h)
+{
+    uv_idle_stop(h);
+    flush(h->data);
 }
 
 void pd_state_init(pd_state_t *s, pd_node_t *n, pd_coord_t *coord, char *instance,
@@ -160,12 +242,15 @@ void pd_state_init(pd_state_t *s, pd_node_t *n, pd_coord_t *coord, char *instanc
     s->coord = coord;
     s->instance = instance;
     s->instance_len = instance_len;
+    s->held_tail = &s->held;
 }
 
 void pd_state_start(pd_state_t *s)
 {
     uv_timer_init(&s->n->loop->uv, &s->timer);
     s->timer.data = s;
+    uv_idle_init(&s->n->loop->uv, &s->idle);
+    s->idle.data = s;
     s->timer_ready = true;
 }
 
@@ -176,30 +261,77 @@ void pd_state_changed(pd_state_t *s)
     }
     s->dirty = true;
     if (!uv_is_active((uv_handle_t *)&s->timer)) {
-        uv_timer_start(&s->timer, on_save, SAVE_DELAY_MS, 0);
+        uv_timer_start(&s->timer, on_timer, SAVE_DELAY_MS, 0);
     }
+}
+
+void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len)
+{
+    pd_state_held_t *h = NULL;
+    if (!s->timer_ready || (!s->dirty && s->held == NULL)) {
+        pd_req_reply(req, buf, len); /* the file holds everything already */
+        free(buf);
+        return;
+    }
+    if ((h = calloc(1, sizeof(*h))) == NULL || !pd_req_park(req)) {
+        /* no memory, or the endpoint's pool is at its bound: save here */
+        free(h);
+        if (save_now(s) == 0) {
+            release_held(s, true);
+            pd_req_reply(req, buf, len);
+        } else {
+            pd_req_reply_error(req, PROFD_EIO, "the coordinator cannot save its state");
+        }
+        free(buf);
+        return;
+    }
+    h->req = req;
+    h->buf = buf;
+    h->len = len;
+    *s->held_tail = h;
+    s->held_tail = &h->next;
+    s->nheld++;
+    if (!s->retrying) { /* saved once this loop iteration's requests are in */
+        uv_idle_start(&s->idle, on_idle);
+    }
+}
+
+size_t pd_state_held(const pd_state_t *s)
+{
+    return s->nheld;
 }
 
 void pd_state_stop(pd_state_t *s)
 {
-    if (s->timer_ready) {
-        uv_timer_stop(&s->timer);
-        uv_close((uv_handle_t *)&s->timer, NULL);
-        s->timer_ready = false;
+    if (!s->timer_ready) {
+        return;
     }
+    /* before the endpoints close: what can be saved is, its replies sent */
+    if (s->held && save_now(s) == 0) {
+        release_held(s, true);
+    }
+    release_held(s, false);
+    uv_timer_stop(&s->timer);
+    uv_close((uv_handle_t *)&s->timer, NULL);
+    uv_idle_stop(&s->idle);
+    uv_close((uv_handle_t *)&s->idle, NULL);
+    s->timer_ready = false;
 }
 
 void pd_state_fini(pd_state_t *s)
 {
-    pd_job_t *j = save_job(s);
-    if (j) {
+    pd_job_t *j = calloc(1, sizeof(*j));
+    if (j && encode(s, &j->data, &j->len) == 0) {
+        j->kind = PD_JOB_WRITE;
+        snprintf(j->root, sizeof(j->root), "%s", s->n->save_path);
+        snprintf(j->dst, sizeof(j->dst), "%s", STATE_FILE);
         pd_write_run(j);
         if (j->rv != 0) {
             PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot save the coordinator state: %s",
                    j->reason);
         }
-        pd_job_free(j);
     }
+    pd_job_free(j);
 }
 
 /* ---- loading ---- */

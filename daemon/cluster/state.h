@@ -7,7 +7,18 @@
  * register again without dropping their windows, members are bound again
  * as their ranks come back (pd_windows_rebind), and files resume from the
  * .part on disk. Nodes that do not come back within
- * coordinator.node_timeout_ms are lost as usual. Loop thread only.
+ * coordinator.node_timeout_ms are lost as usual.
+ *
+ * What a coordinator acknowledges it keeps: a reply that tells a node its
+ * result, its file or its registration was taken, a plan that tells it of
+ * a window, and the reply to a start wait (pd_state_reply_saved) until a
+ * save holds what they tell, since the node forgets what was acknowledged.
+ * Saves are written on the loop thread into the page cache (a killed
+ * daemon loses nothing written; the fsync follows on the thread pool),
+ * coalesced: once a loop iteration while replies wait, else SAVE_DELAY_MS
+ * after a change. A save that fails (a full disk) is tried again every
+ * second, the replies held meanwhile; the nodes wait, or time out and send
+ * again. Loop thread only.
  */
 #ifndef PD_STATE_H
 #define PD_STATE_H
@@ -20,13 +31,20 @@
 #include "coord.h"
 #include "node.h"
 
+typedef struct pd_state_held pd_state_held_t;
+
 typedef struct pd_state {
     pd_node_t *n;
     pd_coord_t *coord; /* its node list is saved and awaited again; may be NULL */
     char *instance;    /* the daemon's instance id, restored by a load */
     size_t instance_len;
-    uv_timer_t timer; /* saves within SAVE_DELAY_MS of a change */
-    bool timer_ready, dirty, saving;
+    uv_timer_t timer; /* saves within SAVE_DELAY_MS of a change; retries */
+    uv_idle_t idle;   /* saves at the end of a loop iteration for held replies */
+    uv_work_t sync;   /* the saved file's fsync */
+    bool timer_ready, dirty, retrying, errlogged, syncing, sync_again;
+    pd_state_held_t *held, **held_tail; /* replies waiting for a save */
+    size_t nheld;
+    int64_t saves;
 } pd_state_t;
 
 /* Set up (no timer yet: a state can be loaded and saved without a loop). */
@@ -42,8 +60,16 @@ int pd_state_load(pd_state_t *s, char *err, size_t errlen);
 
 /* Something worth saving changed: save soon. */
 void pd_state_changed(pd_state_t *s);
+/* Send the reply buf (owned from here) to req once a save holds the
+ * state as it is now: at once when nothing changed since the last save,
+ * else after the next one (the request parked meanwhile). */
+void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len);
+/* Replies waiting for a save. */
+size_t pd_state_held(const pd_state_t *s);
 
-/* At stop: no more saves on the timer (it closes with the loop). */
+/* At stop, before the endpoints close: a last save sends the held
+ * replies (or they go unanswered: the nodes send again); no more saves on
+ * the timer. */
 void pd_state_stop(pd_state_t *s);
 /* After the loop: save now, synchronously. */
 void pd_state_fini(pd_state_t *s);

@@ -600,6 +600,9 @@ void pd_req_reply_error(pd_req_t *r, int code, const char *fmt, ...)
 bool pd_req_park(pd_req_t *r)
 {
     pd_rep_t *rep = r->rep;
+    if (r->state == R_PARKED) {
+        return true; /* parked already (a chunk whose ack then waits for a save) */
+    }
     /* keep at least two contexts receiving besides the parked ones */
     while (rep->ncontexts - (rep->nparked + 1) < 2 && rep->ncontexts < rep->o.max_contexts) {
         if (add_context(rep) != 0) {

@@ -105,7 +105,8 @@ void pd_req_reply_error(pd_req_t *req, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Keep the request for a later reply. Returns false (not parked; reply now)
- * when the pool is at its bound. */
+ * when the pool is at its bound; true, and nothing else, for a request
+ * parked already. */
 bool pd_req_park(pd_req_t *req);
 
 /* Counters. */

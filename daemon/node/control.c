@@ -101,7 +101,6 @@ static void reply_started(pd_node_t *n, pd_req_t *req, const int64_t *ids, size_
                           char **warnings, size_t nwarnings)
 {
     pp_msg_t m;
-    pd_node_durable(n); /* a window is kept over a restart before anyone hears of it */
     pp_msg_init(&m, PP_T_started);
     pp_window_t *v = k ? calloc(k, sizeof(*v)) : NULL;
     size_t j = 0;
@@ -115,7 +114,8 @@ static void reply_started(pd_node_t *n, pd_req_t *req, const int64_t *ids, size_
     m.u.started.windows_n = j;
     m.u.started.warnings = warnings;
     m.u.started.warnings_n = nwarnings;
-    pd_req_reply_msg(req, &m);
+    /* a window is kept over a restart before anyone hears of it */
+    pd_node_reply_durable(n, req, &m);
     for (size_t i = 0; i < j; i++) {
         pd_windows_info_free(&v[i]);
     }

@@ -54,14 +54,41 @@ void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left)
     }
 }
 
+static void ack_msg(const pd_node_t *n, pp_msg_t *m)
+{
+    pp_msg_init(m, PP_T_ack);
+    m->u.ack.gen = n->gen;
+    m->u.ack.instance = (char *)n->instance;
+    m->u.ack.t_us = pd_now_us(); /* the peer measures its clock against ours */
+}
+
 void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req)
 {
     pp_msg_t m;
-    pp_msg_init(&m, PP_T_ack);
-    m.u.ack.gen = n->gen;
-    m.u.ack.instance = (char *)n->instance;
-    m.u.ack.t_us = pd_now_us(); /* the peer measures its clock against ours */
+    ack_msg(n, &m);
     pd_req_reply_msg(req, &m);
+}
+
+void pd_node_reply_durable(pd_node_t *n, pd_req_t *req, const pp_msg_t *m)
+{
+    char *buf;
+    size_t len;
+    if (n->hooks.reply_durable == NULL) {
+        pd_req_reply_msg(req, m);
+        return;
+    }
+    if (pp_msg_encode(m, &buf, &len) != 0) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "cannot encode the reply");
+        return;
+    }
+    n->hooks.reply_durable(n->hooks.arg, req, buf, len);
+}
+
+void pd_node_reply_ack_durable(pd_node_t *n, pd_req_t *req)
+{
+    pp_msg_t m;
+    ack_msg(n, &m);
+    pd_node_reply_durable(n, req, &m);
 }
 
 void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, pd_rep_opts_t *out)

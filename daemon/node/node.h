@@ -37,8 +37,12 @@ typedef struct pd_node_hooks {
     /* a rank registered (or again, its roles changed) / is gone for good */
     void (*rank_changed)(void *arg, const pd_rank_t *k);
     void (*rank_gone)(void *arg, int64_t id);
-    /* what changed is about to be told (a reply): keep it over a restart first */
+    /* what changed is about to be told (a plan): keep it over a restart first */
     void (*durable)(void *arg);
+    /* send this reply (buf, owned from here) once the daemon's state on disk
+     * holds what it tells: at once after the journal's write on a node
+     * daemon, after the next save of its state file on a coordinator */
+    void (*reply_durable)(void *arg, pd_req_t *req, char *buf, size_t len);
     /* a node daemon: the instance of its coordinator */
     void (*coordinator_known)(void *arg, const char *instance);
     void *arg;
@@ -94,6 +98,11 @@ void pd_node_plan_params(const pd_node_t *n, pd_plan_params_t *p);
 
 /* Reply "ack" with the current plan generation. */
 void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req);
+/* Reply m (or "ack") once what it acknowledges is kept over a restart
+ * (hooks.reply_durable; at once where none is set): the peer forgets what
+ * it sent once acknowledged. */
+void pd_node_reply_durable(pd_node_t *n, pd_req_t *req, const pp_msg_t *m);
+void pd_node_reply_ack_durable(pd_node_t *n, pd_req_t *req);
 
 /* Options of a reply endpoint of this daemon: its settings for size,
  * socket mode and group, and TLS files (tls points at storage of the

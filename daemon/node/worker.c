@@ -151,7 +151,6 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     pd_node_roster_changed(n);
     pd_node_ranks_changed(n);
     pd_node_rank_changed(n, k);
-    pd_node_durable(n); /* its id is kept before it hears it */
 
     pp_msg_t m;
     pp_msg_init(&m, PP_T_welcome);
@@ -159,7 +158,7 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     m.u.welcome.instance = (char *)n->instance;
     m.u.welcome.spool = (char *)n->spool;
     m.u.welcome.gen = n->gen;
-    pd_req_reply_msg(req, &m);
+    pd_node_reply_durable(n, req, &m); /* its id is kept before it hears it */
 }
 
 static void on_events(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
@@ -234,8 +233,7 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
-    pd_node_durable(n); /* the worker forgets what it reported once acknowledged */
-    pd_node_reply_ack(n, req);
+    pd_node_reply_ack_durable(n, req); /* the worker forgets what it reported */
 }
 
 static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
@@ -254,10 +252,9 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
     pd_node_ranks_changed(n);
     pd_node_job_check(n, job);
     pd_node_rank_gone(n, msg->u.bye.client);
-    pd_node_durable(n);
     pp_msg_t m;
     pp_msg_init(&m, PP_T_ok);
-    pd_req_reply_msg(req, &m);
+    pd_node_reply_durable(n, req, &m);
 }
 
 static const pd_handler_t handlers[] = {
