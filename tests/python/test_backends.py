@@ -1,6 +1,11 @@
 """Python backends and the glue that runs them as libprofd backends, without
 a daemon and without torch.
 
+torch_memory runs against a stand-in torch (FakeTorchMemory below) shaped
+like torch >= 2.1's torch.cuda.memory, whose _record_memory_history is a
+wrapper (enabled, *args, **kwargs) that sends a bool to the legacy API and
+shows the new API's parameters through __signature__.
+
 torch_npu is not available here: the npu tests install a stand-in module
 (FakeTorchNpu below) that records what the backend asks of it, so the
 settings -> torch_npu.profiler mapping and the backend's life cycle are
@@ -8,13 +13,16 @@ checked exactly; the real torch_npu is exercised only on Ascend machines.
 """
 
 import ctypes
+import inspect
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 
 import profdtest
 from profd import _native as N
@@ -404,6 +412,88 @@ class TestTableGlue(unittest.TestCase):
         self.assertEqual(buf.value, b"abcdefg")
         _write_reason(ctypes.addressof(buf), len(buf), "ab")
         self.assertEqual(buf.value, b"ab")
+
+
+class FakeTorchMemory:
+    """torch.cuda.memory of torch >= 2.1 as far as torch_memory uses it:
+    _record_memory_history(enabled="all", *args, **kwargs) dispatches a bool
+    `enabled` to _record_memory_history_legacy (trace_alloc_max_entries
+    defaulting to 1) and anything else to _record_memory_history_impl, and
+    carries the impl's signature in __signature__, as torch does."""
+
+    SNAPSHOT = {
+        "segments": [{"device": 0, "total_size": 2 << 20, "allocated_size": 4096, "blocks": []}],
+        "device_traces": [[{"action": "alloc", "addr": 1, "size": 4096, "frames": []}]],
+    }
+
+    def __init__(self, cuda=True):
+        self.calls = []
+        torch = types.ModuleType("torch")
+        memory = types.SimpleNamespace()
+
+        def legacy(enabled, record_context=True, trace_alloc_max_entries=1, trace_alloc_record_context=False,
+                   device=None, record_context_cpp=False, clear_history=False):
+            self.calls.append(("legacy", enabled, trace_alloc_max_entries))
+
+        def impl(enabled="all", context="all", stacks="all", max_entries=sys.maxsize, device=None,
+                 clear_history=False, compile_context=False, global_record_annotations=False, skip_actions=None):
+            self.calls.append(("impl", enabled, context, stacks, max_entries))
+
+        def record(enabled="all", *args, **kwargs):
+            if isinstance(enabled, bool):
+                return legacy(enabled, *args, **kwargs)
+            return impl(enabled, *args, **kwargs)
+
+        record.__signature__ = inspect.signature(impl)
+        memory._record_memory_history = record
+        memory._snapshot = lambda device=None: self.SNAPSHOT
+        torch.cuda = types.SimpleNamespace(is_available=lambda: cuda, memory=memory)
+        self.module = torch
+
+
+class TestTorchMemoryWithFakeTorch(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="profd-mem-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def capture(self, settings=None):
+        return make_capture(self.dir, tool="torch_memory", mode="e2e", role="e2e", phase=None,
+                            settings_json=json.dumps(settings or {}))
+
+    def test_new_api_through_the_wrapper(self):
+        fake = FakeTorchMemory()
+        b = B.TorchMemoryBackend()
+        cap = self.capture({"trace_alloc_max_entries": 5000})
+        with mock.patch.dict(sys.modules, {"torch": fake.module}):
+            b.start(cap)
+            # never the legacy path (a bool), which would keep 1 trace entry
+            self.assertEqual(fake.calls, [("impl", "all", "all", "all", 5000)])
+            b.stop(cap)
+        self.assertEqual(fake.calls[1:], [("impl", None, "all", "all", sys.maxsize)])
+        self.assertEqual(os.listdir(self.dir), ["memory_snapshot-p0.pickle"])
+        with open(os.path.join(self.dir, "memory_snapshot-p0.pickle"), "rb") as f:
+            self.assertEqual(pickle.load(f), FakeTorchMemory.SNAPSHOT)
+
+    def test_abort_stops_the_history(self):
+        fake = FakeTorchMemory()
+        b = B.TorchMemoryBackend()
+        cap = self.capture()
+        with mock.patch.dict(sys.modules, {"torch": fake.module}):
+            b.start(cap)
+            b.abort(cap)
+            b.abort(cap)  # once only
+        self.assertEqual([c[1] for c in fake.calls], ["all", None])
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_without_cuda(self):
+        fake = FakeTorchMemory(cuda=False)
+        with mock.patch.dict(sys.modules, {"torch": fake.module}):
+            with self.assertRaises(B.BackendError) as e:
+                B.TorchMemoryBackend().start(self.capture())
+        self.assertTrue(str(e.exception).startswith("torch_memory: CUDA is not available"))
+        self.assertEqual(fake.calls, [])
 
 
 if __name__ == "__main__":
