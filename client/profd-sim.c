@@ -8,8 +8,11 @@
  *
  * --threads runs the ranks as threads of one process instead (each with its
  * own client and training thread), so that a thousand ranks fit on a few
- * cores; --work replaces the sleeps by a fixed amount of CPU work, and
- * --report prints each rank's step times: the benchmarks' training overhead.
+ * cores; with --ranks-per-thread K one training thread drives K ranks in
+ * turn (each rank still its own client, with the client's background
+ * thread), so that tens of thousands of ranks fit the kernel's task limits.
+ * --work replaces the sleeps by a fixed amount of CPU work, and --report
+ * prints each rank's step times: the benchmarks' training overhead.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -49,7 +52,8 @@ typedef struct sim {
     int rank_offset;
     int replica_offset;
     bool threads;
-    int64_t work; /* thousands of iterations of CPU work per sub-step; 0: sleep */
+    int ranks_per_thread; /* --threads: ranks driven by one training thread */
+    int64_t work;         /* thousands of iterations of CPU work per sub-step; 0: sleep */
     bool report;
     int flush_ms; /* the client's flush period; 0: the library's default */
     struct {
@@ -102,6 +106,9 @@ static void usage(FILE *out)
             "  --replica-offset N  first replica index (replicas spanning several sims)\n"
             "  --threads         run the ranks as threads of this process (one client and one\n"
             "                    training thread each) instead of one process per rank\n"
+            "  --ranks-per-thread K  with --threads: one training thread drives K ranks in turn\n"
+            "                    (1 to 4096, default 1); each rank keeps its own client, whose\n"
+            "                    background thread is still one per rank\n"
             "  --work N          instead of sleeping, do N thousand iterations of arithmetic per\n"
             "                    sub-step and run the steps back to back (--rate is ignored)\n"
             "  --report          print each rank's step times on exit (median, p10, p90) and\n"
@@ -236,16 +243,16 @@ static void print_report(int rank, double *t, int64_t n, double longest, double 
 }
 
 /* With --report: the longest a profd call took on the training thread. */
-#define TIMED(call)                                                                                \
+#define TIMED(r, call)                                                                             \
     do {                                                                                           \
-        if (times) {                                                                               \
+        if ((r)->times) {                                                                          \
             backend_ran = false;                                                                   \
             double c0_ = now_s();                                                                  \
             call;                                                                                  \
             double d_ = now_s() - c0_;                                                             \
-            longest = d_ > longest ? d_ : longest;                                                 \
+            (r)->longest = d_ > (r)->longest ? d_ : (r)->longest;                                  \
             if (!backend_ran) {                                                                    \
-                longest_own = d_ > longest_own ? d_ : longest_own;                                 \
+                (r)->longest_own = d_ > (r)->longest_own ? d_ : (r)->longest_own;                  \
             }                                                                                      \
         } else {                                                                                   \
             call;                                                                                  \
@@ -291,139 +298,312 @@ static void log_hook(void *arg, int level, const char *msg)
     fprintf(stderr, "[rank %d] %s\n", *(int *)arg, msg);
 }
 
-/* ---- one worker ---- */
+/* ---- one rank: its client and its place in the training loop ---- */
 
-static int worker(const sim_t *s, const char *role, int rank, int local, int replica)
-{
-    profd_options_t o;
+#define REPORT_MAX (1 << 20) /* step times kept per rank for --report */
+
+enum { AT_STEP, AT_SUBSTEP, AT_STEP_END, AT_DONE };
+
+/* A simulated rank: a real libprofd client of its own, and the state of its
+ * training loop, so that one thread can drive several ranks in turn (each
+ * turn runs a rank up to its next wait: a sub-step or the rest of its step
+ * period). */
+typedef struct sim_rank {
+    const sim_t *s;
+    const char *role;
+    int rank, local, replica;
     profd_client_t *c;
-    sim_user_t user = {s->trace_bytes};
+    sim_user_t user;
     const char *phases[8];
-    char names[512];
-    int nph = role_phases(s, role, phases, names);
-    double *times = NULL, longest = 0, longest_own = 0;
-    int64_t ntimes = 0;
+    char names[512]; /* the phase names of an override, this rank's copy */
+    int nph;
+    int at; /* AT_*: what the rank does at its next turn */
+    int64_t step;
+    int phase, substep; /* the current phase and sub-step in it */
+    double t;           /* the rank's clock: when its next turn is due */
+    double t0, period, slice, began;
+    uint64_t seq;                        /* the group's order among ranks due together */
+    double *times, longest, longest_own; /* --report */
+    int64_t ntimes;
+} sim_rank_t;
+
+static void rank_init(sim_rank_t *r, const sim_t *s, const char *role, int rank, int local,
+                      int replica)
+{
+    memset(r, 0, sizeof(*r));
+    r->s = s;
+    r->role = role;
+    r->rank = rank;
+    r->local = local;
+    r->replica = replica;
+    r->user.bytes = s->trace_bytes;
+    r->nph = role_phases(s, role, r->phases, r->names);
+    r->at = AT_STEP;
+    r->step = s->start_step;
+}
+
+/* Opens the rank's client (it registers in the background). Returns 0, or
+ * 1 with a message on stderr. */
+static int rank_open(sim_rank_t *r)
+{
+    const sim_t *s = r->s;
+    profd_options_t o;
 
     profd_options_init(&o);
     o.url = s->url;
     o.job = s->job;
-    o.role = role;
+    o.role = r->role;
     o.host = s->host;
-    o.rank = rank;
-    o.local_rank = local;
+    o.rank = r->rank;
+    o.local_rank = r->local;
     o.world_size = s->nranks + s->rank_offset;
-    o.replica_rank = replica;
+    o.replica_rank = r->replica;
     if (s->flush_ms > 0) {
         o.flush_ms = s->flush_ms;
     }
     if (s->verbose) {
         o.log = log_hook;
-        o.log_arg = &rank;
+        o.log_arg = &r->rank;
         o.log_level = PROFD_LOG_DEBUG;
     }
-    int rv = profd_open(&c, &o);
+    int rv = profd_open(&r->c, &o);
     if (rv != 0) {
-        fprintf(stderr, "profd-sim: rank %d: profd_open: %s\n", rank, profd_strerror(rv));
+        fprintf(stderr, "profd-sim: rank %d: profd_open: %s\n", r->rank, profd_strerror(rv));
+        r->c = NULL;
         return 1;
     }
-    profd_set_backend(c, profd_backend_exec(), NULL);
-    profd_set_backend(c, &sized_sim, &user);
+    profd_set_backend(r->c, profd_backend_exec(), NULL);
+    profd_set_backend(r->c, &sized_sim, &r->user);
     if (s->report) {
-        times = malloc((size_t)(s->steps < (1 << 20) ? s->steps : (1 << 20)) * sizeof(*times));
-    }
-
-    double base = s->rate > 0 && s->work == 0 ? 1.0 / s->rate : 0;
-    double t = now_s();
-    for (int64_t step = s->start_step; step < s->start_step + s->steps && !stop_flag; step++) {
-        double period = base * slowdown(s, rank, step);
-        double slice = nph && s->substeps ? period / (nph * s->substeps) : period;
-        double t0 = t, began = now_s();
-        TIMED(profd_step_begin(c, step));
-        for (int p = 0; p < nph; p++) {
-            TIMED(profd_phase_begin(c, phases[p]));
-            for (int k = 0; k < s->substeps; k++) {
-                if (s->work > 0) {
-                    work(s->work);
-                } else {
-                    t += slice;
-                    sleep_until(t);
-                }
-                TIMED(profd_substep(c));
-            }
-            TIMED(profd_phase_end(c, phases[p]));
-        }
-        if (s->work == 0) {
-            t = t0 + period;
-            sleep_until(t);
-        }
-        TIMED(profd_step_end(c, step));
-        if (times && ntimes < (1 << 20)) {
-            times[ntimes++] = now_s() - began;
-        }
-    }
-    profd_close(c);
-    if (times) {
-        print_report(rank, times, ntimes, longest, longest_own);
-        free(times);
+        int64_t n = s->steps < REPORT_MAX ? s->steps : REPORT_MAX;
+        r->times = malloc((size_t)n * sizeof(*r->times));
     }
     return 0;
 }
 
+/* Closes the client (ending its captures here, on the training thread) and
+ * prints the rank's report. */
+static void rank_close(sim_rank_t *r)
+{
+    profd_close(r->c);
+    r->c = NULL;
+    if (r->times) {
+        print_report(r->rank, r->times, r->ntimes, r->longest, r->longest_own);
+        free(r->times);
+        r->times = NULL;
+    }
+}
+
+/* One turn: does what was due (a sub-step's work and profd_substep, or the
+ * step's end), then runs the loop up to the next wait and sets r->t to when
+ * that is due. The calls and their timing are those of a rank with a thread
+ * of its own. Returns false when the rank has done its steps or the
+ * simulator is stopping. */
+static bool rank_turn(sim_rank_t *r)
+{
+    const sim_t *s = r->s;
+
+    if (r->at == AT_SUBSTEP) {
+        if (s->work > 0) {
+            work(s->work);
+        }
+        TIMED(r, profd_substep(r->c));
+        r->substep++;
+    } else if (r->at == AT_STEP_END) {
+        TIMED(r, profd_step_end(r->c, r->step));
+        if (r->times && r->ntimes < REPORT_MAX) {
+            r->times[r->ntimes++] = now_s() - r->began;
+        }
+        r->step++;
+        r->at = AT_STEP;
+    }
+    if (r->at == AT_STEP) {
+        if (stop_flag || r->step >= s->start_step + s->steps) {
+            r->at = AT_DONE;
+            return false;
+        }
+        double base = s->rate > 0 && s->work == 0 ? 1.0 / s->rate : 0;
+        r->period = base * slowdown(s, r->rank, r->step);
+        r->slice = r->nph && s->substeps ? r->period / (r->nph * s->substeps) : r->period;
+        r->t0 = r->t;
+        r->began = now_s();
+        TIMED(r, profd_step_begin(r->c, r->step));
+        r->phase = 0;
+        r->substep = 0;
+        if (r->nph > 0) {
+            TIMED(r, profd_phase_begin(r->c, r->phases[0]));
+        }
+    }
+    while (r->phase < r->nph && r->substep >= s->substeps) {
+        TIMED(r, profd_phase_end(r->c, r->phases[r->phase]));
+        r->phase++;
+        r->substep = 0;
+        if (r->phase < r->nph) {
+            TIMED(r, profd_phase_begin(r->c, r->phases[r->phase]));
+        }
+    }
+    if (r->phase < r->nph) {
+        r->at = AT_SUBSTEP;
+        if (s->work == 0) {
+            r->t += r->slice;
+        }
+    } else {
+        r->at = AT_STEP_END;
+        if (s->work == 0) {
+            r->t = r->t0 + r->period;
+        }
+    }
+    return true;
+}
+
+/* ---- a worker group: one training thread driving its ranks in turn ---- */
+
+/* The group's ranks by the time their next turn is due, then by when they
+ * were queued: round robin when every turn is due at once (--work). */
+static bool due_before(const sim_rank_t *a, const sim_rank_t *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void heap_push(sim_rank_t **h, int *n, sim_rank_t *r)
+{
+    int i = (*n)++;
+    while (i > 0 && due_before(r, h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = r;
+}
+
+static sim_rank_t *heap_pop(sim_rank_t **h, int *n)
+{
+    sim_rank_t *top = h[0], *last = h[--*n];
+    int i = 0;
+    for (;;) {
+        int k = 2 * i + 1;
+        if (k >= *n) {
+            break;
+        }
+        if (k + 1 < *n && due_before(h[k + 1], h[k])) {
+            k++;
+        }
+        if (!due_before(h[k], last)) {
+            break;
+        }
+        h[i] = h[k];
+        i = k;
+    }
+    if (*n > 0) {
+        h[i] = last;
+    }
+    return top;
+}
+
+/* Opens every rank of the group, runs their training loops on this thread
+ * (the rank whose turn is due first goes next; with --work, in turn), and
+ * closes each when it is done. Returns how many ranks failed to open. */
+static int worker_group(sim_rank_t *ranks, int n)
+{
+    sim_rank_t **heap = malloc((size_t)n * sizeof(*heap));
+    int live = 0, failed = 0;
+    uint64_t seq = 0;
+
+    if (heap == NULL) {
+        fprintf(stderr, "profd-sim: out of memory\n");
+        return n;
+    }
+    for (int i = 0; i < n && !stop_flag; i++) {
+        failed += rank_open(&ranks[i]);
+    }
+    double t = now_s();
+    for (int i = 0; i < n; i++) {
+        if (ranks[i].c != NULL) {
+            ranks[i].t = t;
+            ranks[i].seq = seq++;
+            heap_push(heap, &live, &ranks[i]);
+        }
+    }
+    while (live > 0) {
+        sim_rank_t *r = heap[0];
+        if (r->s->work == 0) {
+            sleep_until(r->t);
+        }
+        heap_pop(heap, &live);
+        if (rank_turn(r)) {
+            r->seq = seq++;
+            heap_push(heap, &live, r);
+        } else {
+            rank_close(r);
+        }
+    }
+    free(heap);
+    return failed;
+}
+
 /* ---- threads mode ---- */
 
-typedef struct rank_thread {
+typedef struct group_thread {
     pthread_t tid;
-    const sim_t *s;
-    const char *role;
-    int rank, local, replica, rv;
-} rank_thread_t;
+    sim_rank_t *ranks;
+    int n, failed;
+} group_thread_t;
 
-static void *rank_main(void *arg)
+static void *group_main(void *arg)
 {
-    rank_thread_t *r = arg;
-    r->rv = worker(r->s, r->role, r->rank, r->local, r->replica);
+    group_thread_t *g = arg;
+    g->failed = worker_group(g->ranks, g->n);
     return NULL;
 }
 
 static int run_threads(const sim_t *s)
 {
-    rank_thread_t *th = calloc((size_t)s->nranks, sizeof(*th));
-    int rank = s->rank_offset, spawned = 0, failed = 0;
-    if (th == NULL) {
+    int nthreads = (s->nranks + s->ranks_per_thread - 1) / s->ranks_per_thread;
+    sim_rank_t *rk = calloc((size_t)s->nranks, sizeof(*rk));
+    group_thread_t *th = calloc((size_t)nthreads, sizeof(*th));
+    int rank = s->rank_offset, n = 0, spawned = 0, failed = 0, unrun = s->nranks;
+    if (rk == NULL || th == NULL) {
         fprintf(stderr, "profd-sim: out of memory\n");
+        free(rk);
+        free(th);
         return 1;
     }
-    for (int g = 0; g < s->ngroups && !stop_flag; g++) {
+    for (int g = 0; g < s->ngroups; g++) {
         const group_t *gr = &s->groups[g];
         for (int i = 0; i < gr->count; i++, rank++) {
-            rank_thread_t *r = &th[spawned];
-            r->s = s;
-            r->role = gr->role;
-            r->rank = rank;
-            r->local = rank - s->rank_offset;
-            r->replica = gr->replicas ? s->replica_offset + i / (gr->count / gr->replicas)
-                                      : PROFD_NO_REPLICA;
-            int rv = pthread_create(&r->tid, NULL, rank_main, r);
-            if (rv != 0) {
-                fprintf(stderr, "profd-sim: pthread_create: %s\n", strerror(rv));
-                stop_flag = 1;
-                break;
-            }
-            /* the training threads, told apart from the library's own */
-            pthread_setname_np(r->tid, "sim-rank");
-            spawned++;
+            int replica = gr->replicas ? s->replica_offset + i / (gr->count / gr->replicas)
+                                       : PROFD_NO_REPLICA;
+            rank_init(&rk[n++], s, gr->role, rank, rank - s->rank_offset, replica);
         }
     }
-    printf("profd-sim: %d worker thread(s), %lld step(s) from %lld at %.3g/s\n", spawned,
-           (long long)s->steps, (long long)s->start_step, s->rate);
+    for (int i = 0; i < nthreads && !stop_flag; i++) {
+        group_thread_t *g = &th[i];
+        g->ranks = &rk[i * s->ranks_per_thread];
+        g->n = s->nranks - i * s->ranks_per_thread;
+        if (g->n > s->ranks_per_thread) {
+            g->n = s->ranks_per_thread;
+        }
+        int rv = pthread_create(&g->tid, NULL, group_main, g);
+        if (rv != 0) {
+            fprintf(stderr, "profd-sim: pthread_create: %s\n", strerror(rv));
+            stop_flag = 1;
+            break;
+        }
+        /* the training threads, told apart from the library's own */
+        pthread_setname_np(g->tid, "sim-rank");
+        spawned++;
+    }
+    printf("profd-sim: %d worker thread(s) for %d rank(s), %lld step(s) from %lld at %.3g/s\n",
+           spawned, s->nranks, (long long)s->steps, (long long)s->start_step, s->rate);
     fflush(stdout);
     for (int i = 0; i < spawned; i++) {
         pthread_join(th[i].tid, NULL);
-        failed += th[i].rv != 0;
+        failed += th[i].failed;
+        unrun -= th[i].n;
     }
     free(th);
-    if (failed || spawned < s->nranks) {
-        fprintf(stderr, "profd-sim: %d worker(s) failed\n", failed + s->nranks - spawned);
+    free(rk);
+    if (failed || unrun) {
+        fprintf(stderr, "profd-sim: %d worker(s) failed\n", failed + unrun);
         return 1;
     }
     printf("profd-sim: %d worker thread(s) finished\n", spawned);
@@ -446,6 +626,7 @@ int main(int argc, char **argv)
         O_OFFSET,
         O_REPLICA_OFFSET,
         O_THREADS,
+        O_RANKS_PER_THREAD,
         O_WORK,
         O_REPORT,
         O_SLOW,
@@ -467,6 +648,7 @@ int main(int argc, char **argv)
         {"rank-offset", required_argument, NULL, O_OFFSET},
         {"replica-offset", required_argument, NULL, O_REPLICA_OFFSET},
         {"threads", no_argument, NULL, O_THREADS},
+        {"ranks-per-thread", required_argument, NULL, O_RANKS_PER_THREAD},
         {"work", required_argument, NULL, O_WORK},
         {"report", no_argument, NULL, O_REPORT},
         {"slow", required_argument, NULL, O_SLOW},
@@ -477,7 +659,7 @@ int main(int argc, char **argv)
     };
     sim_t s;
     int ch;
-    bool have_layout = false;
+    bool have_layout = false, have_rpt = false;
 
     memset(&s, 0, sizeof(s));
     s.steps = 20;
@@ -485,6 +667,7 @@ int main(int argc, char **argv)
     s.rate = 10;
     s.substeps = 4;
     s.trace_bytes = 65536;
+    s.ranks_per_thread = 1;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
         case O_LAYOUT:
@@ -533,6 +716,19 @@ int main(int argc, char **argv)
         case O_THREADS:
             s.threads = true;
             break;
+        case O_RANKS_PER_THREAD: {
+            char *end = NULL;
+            errno = 0;
+            long k = strtol(optarg, &end, 10);
+            if (errno != 0 || end == optarg || *end != '\0' || k < 1 || k > MAX_RANKS) {
+                fprintf(stderr, "profd-sim: --ranks-per-thread: expected 1 to %d, found '%s'\n",
+                        MAX_RANKS, optarg);
+                return 2;
+            }
+            s.ranks_per_thread = (int)k;
+            have_rpt = true;
+            break;
+        }
         case O_WORK:
             s.work = atoll(optarg);
             break;
@@ -582,6 +778,11 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    if (have_rpt && !s.threads) {
+        fprintf(stderr, "profd-sim: --ranks-per-thread needs --threads\n");
+        return 2;
+    }
+
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -607,7 +808,9 @@ int main(int argc, char **argv)
                     _exit(1);
                 }
                 free(pids);
-                _exit(worker(&s, gr->role, rank, rank - s.rank_offset, replica));
+                sim_rank_t r;
+                rank_init(&r, &s, gr->role, rank, rank - s.rank_offset, replica);
+                _exit(worker_group(&r, 1) != 0);
             }
             if (pid < 0) {
                 fprintf(stderr, "profd-sim: fork: %s\n", strerror(errno));

@@ -16,7 +16,9 @@ Only a full run (no --quick, no --only) rewrites RESULTS.md.
 Environment: PROFD_BENCH_LARGE_MIB (size of each of the 2 large files of
 the gather tree, default 1024), PROFD_BENCH_TMP (folder for data and spools,
 default /var/tmp), PROFD_BENCH_SYSCALLS=strace (count the hot path's system
-calls with strace even where perf_event_open works).
+calls with strace even where perf_event_open works), PROFD_BENCH_SCALE_NODES
+and PROFD_BENCH_SCALE_RATE (scale: node daemons, 64 ranks each, default 256;
+steps per second, default 1).
 """
 
 import argparse
@@ -938,9 +940,10 @@ class Bench:
     # ---------------------------------------------------------- 8. turnaround
 
     def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
-                   node_args=()):
+                   node_args=(), ranks_per_thread=1):
         """A coordinator and `nodes` node daemons on loopback TCP, each with
-        `per` ranks as threads of one profd-sim process per node.
+        `per` ranks in one profd-sim --threads process per node (a training
+        thread per `ranks_per_thread` ranks, a libprofd client per rank).
         Returns (coordinator, nodes, sims)."""
         port = self.port()
         c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
@@ -961,6 +964,8 @@ class Bench:
                  "--trace-bytes", "4096", "--host", "host%d" % i]
             if flush_ms:
                 a += ["--flush-ms", str(flush_ms)]
+            if ranks_per_thread > 1:
+                a += ["--ranks-per-thread", str(ranks_per_thread)]
             sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
         return c, ns, sims
 
@@ -1107,32 +1112,53 @@ class Bench:
     # ---------------------------------------------------------- 9. scale
 
     def fig_scale(self):
-        """16,384 ranks over 256 node daemons on this machine: the coordinator
-        and the 256 node daemons are real profd processes on loopback TCP;
-        the ranks are threads of one profd-sim process per node (the real
-        libprofd, each rank its own client and background thread), stepping
-        slowly (PROFD_BENCH_SCALE_RATE, default 1 step/s) and flushing every
-        250 ms so that 16,384 of them fit 2 cores."""
+        """16,384 ranks over 256 node daemons on this machine. Real: the
+        coordinator and the 256 node daemons (profd processes on loopback
+        TCP), the protocol between them and with the ranks, and each rank's
+        libprofd client (its own client, background thread and socket: it
+        registers, long-polls its plan, sends its step and phase events,
+        captures through the client's engine and delivers its results).
+        Simulated: the training loops (profd-sim --threads, one process per
+        node; one training thread drives 64 ranks in turn, each rank's
+        steps, phases and sub-steps at its own times: 1 step/s by default,
+        PROFD_BENCH_SCALE_RATE), the traces (written by the sim backend,
+        4 KiB each) and the machines (all of it on this machine's cores,
+        events flushed every 250 ms)."""
         nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
         per = 64
+        rpt = 64  # ranks per training thread
         ranks = nodes * per
         rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "1"))
         windows = self.reps(3, 1)
         g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
-        # each simulated rank is two threads (training and background), each
-        # a task of the kernel: 16,384 ranks need 32,768 besides everything
-        # else (a first run here: pthread_create failed, 'profd_open: out of
-        # memory', at load average ~8,900, and the coordinator stopped answering)
+        # Every thread is a task of the kernel. A rank is one libprofd
+        # background thread (profd-io, one per client: the library has no
+        # shared one) and 1/64 of a training thread; each process (daemon or
+        # simulator) also has nng's pools, measured here on a probe daemon
+        # (18 threads on 2 cores: 13 nng, 5 profd). 16,384 ranks: 16,384
+        # profd-io + 256 training threads, where 2 threads per rank were
+        # 32,768 (= kernel.pid_max here: pthread_create failed, 'profd_open:
+        # out of memory', load average ~8,900 in a first try).
         pid_max = int(open("/proc/sys/kernel/pid_max").read())
         threads_max = int(open("/proc/sys/kernel/threads-max").read())
-        need = 2 * ranks + 40 * (nodes + 1) + 2000
+        probe = self.daemon("sprobe")
+        per_proc = len(os.listdir("/proc/%d/task" % probe["pid"]))
+        self.stop_daemon(probe)
+        tasks_now = len(glob.glob("/proc/[0-9]*/task/[0-9]*"))
+        sim_threads = nodes * ((per + rpt - 1) // rpt)
+        need = ranks + sim_threads + per_proc * (2 * nodes + 1) + tasks_now + 500
+        log("scale: ~%d tasks: %d profd-io (one per rank) + %d sim-rank + %d x %d per "
+            "process (nng pools and own threads, from a probe daemon) + %d in /proc now "
+            "+ 500; kernel.pid_max %d, threads-max %d" % (
+                need, ranks, sim_threads, 2 * nodes + 1, per_proc, tasks_now, pid_max,
+                threads_max))
         if need > min(pid_max, threads_max):
             raise RuntimeError(
-                "%d ranks as threads need ~%d tasks (2 per rank, ~40 per daemon), over "
-                "kernel.pid_max %d / threads-max %d here; 32,768 client threads on 2 cores "
-                "also saturate them (load average ~8,900 in a try): simulating this many "
-                "ranks needs many ranks per thread in profd-sim, which it does not have" % (
-                    ranks, need, pid_max, threads_max))
+                "%d ranks need ~%d tasks (%d profd-io: one libprofd background thread per "
+                "rank; %d training threads of %d ranks each; %d processes of ~%d threads; "
+                "%d tasks in /proc already), over kernel.pid_max %d / threads-max %d here" % (
+                    ranks, need, ranks, sim_threads, rpt, 2 * nodes + 1, per_proc, tasks_now,
+                    pid_max, threads_max))
         t0 = time.monotonic()
         # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
         # 2,560 messages/s of step times for the coordinator to parse
@@ -1140,9 +1166,10 @@ class Bench:
         with open(conf, "w") as f:
             f.write("coordinator:\n  summary_ms: 1000\n")
         c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250,
-                                      node_args=("--config", conf))
+                                      node_args=("--config", conf), ranks_per_thread=rpt)
         self.wait_ranks(c, ranks, timeout=600)
         up_s = time.monotonic() - t0
+        sim_tasks = sum(len(os.listdir("/proc/%d/task" % p.pid)) for p in sims)
         time.sleep(5)  # step rates known everywhere
         daemons = [c["pid"]] + [d["pid"] for d in ns]
         hwm0 = hwm_kib(c["pid"])
@@ -1158,7 +1185,9 @@ class Bench:
             time.sleep(2)
         node_rss = sorted(rss_kib(d["pid"]) for d in ns)
         self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
-                             "node_rss_kib_median": node_rss[len(node_rss) // 2]}
+                             "node_rss_kib_median": node_rss[len(node_rss) // 2],
+                             "ranks_per_thread": rpt, "sim_threads": sim_tasks,
+                             "tasks_estimated": need}
         for s in sims:
             self.procs.stop(s, timeout=60)
         for d in ns + [c]:
@@ -1178,9 +1207,12 @@ class Bench:
                       "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
         self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
             nodes + 1, ranks), "s", [up_s],
-                 note="ranks: threads of %d profd-sim processes (one per node, niced 10, %.3g "
-                      "steps/s, flush every 250 ms); daemons: real, loopback TCP, nodes' "
-                      "coordinator.summary_ms 1000" % (nodes, rate))
+                 note="real: the %d daemons (loopback TCP, nodes' coordinator.summary_ms 1000), "
+                      "the protocol, a libprofd client per rank (%d profd-io threads); "
+                      "simulated: the training loops, %d ranks per training thread in %d "
+                      "profd-sim processes (one per node, niced 10, %.3g steps/s, flush every "
+                      "250 ms; %d threads in all), traces by the sim backend" % (
+                          nodes + 1, ranks, rpt, nodes, rate, sim_tasks))
 
     # ---------------------------------------------------------- 10. gather, idle and loaded
 

@@ -177,8 +177,10 @@ def main():
             if rel in own or rel in listed:
                 continue
             if rel in tb:
-                a, b = os.stat(os.path.join(window_dir, rel)), os.stat(os.path.join(window_dir, tb[rel]))
-                if (a.st_ino, a.st_dev) != (b.st_ino, b.st_dev):
+                # not `a`: the arguments, read again below
+                link = os.stat(os.path.join(window_dir, rel))
+                target = os.stat(os.path.join(window_dir, tb[rel]))
+                if (link.st_ino, link.st_dev) != (target.st_ino, target.st_dev):
                     bad(f"{rel} is not a link to {tb[rel]}")
                 continue
             bad(f"file {rel} is in the tree but not in the manifest")
