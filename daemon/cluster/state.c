@@ -165,6 +165,7 @@ static void sync_after(uv_work_t *w, int status)
  * one a loop iteration for held replies, else one per SAVE_DELAY_MS. */
 static int save_now(pd_state_t *s)
 {
+    int64_t t0 = pd_now_us();
     pd_job_t *j = calloc(1, sizeof(*j));
     bool was_dirty = s->dirty;
     s->dirty = false;
@@ -194,6 +195,8 @@ static int save_now(pd_state_t *s)
         }
         s->errlogged = false;
         s->saves++;
+        s->saved_us = pd_now_us();
+        s->save_cost_us = s->saved_us - t0;
         if (s->syncing) {
             s->sync_again = true;
         } else {
@@ -291,8 +294,18 @@ void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len)
     *s->held_tail = h;
     s->held_tail = &h->next;
     s->nheld++;
-    if (!s->retrying) { /* saved once this loop iteration's requests are in */
+    if (s->retrying) {
+        return; /* the retry sends them */
+    }
+    /* saved once this loop iteration's requests are in; a large state
+     * (its save took T) waits until T has passed since, so that saving
+     * takes at most half the loop's time and more replies share a save */
+    int64_t wait_ms = (s->saved_us + s->save_cost_us - pd_now_us()) / 1000;
+    if (wait_ms <= 0) {
         uv_idle_start(&s->idle, on_idle);
+    } else if (!uv_is_active((uv_handle_t *)&s->timer) ||
+               uv_timer_get_due_in(&s->timer) > (uint64_t)wait_ms) {
+        uv_timer_start(&s->timer, on_timer, (uint64_t)wait_ms, 0);
     }
 }
 

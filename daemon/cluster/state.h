@@ -15,10 +15,11 @@
  * save holds what they tell, since the node forgets what was acknowledged.
  * Saves are written on the loop thread into the page cache (a killed
  * daemon loses nothing written; the fsync follows on the thread pool),
- * coalesced: once a loop iteration while replies wait, else SAVE_DELAY_MS
- * after a change. A save that fails (a full disk) is tried again every
- * second, the replies held meanwhile; the nodes wait, or time out and send
- * again. Loop thread only.
+ * coalesced: at the end of a loop iteration while replies wait (but not
+ * sooner after the last save than that save took: at most half the loop's
+ * time goes to saving a large state), else SAVE_DELAY_MS after a change. A save that fails (a full
+ * disk) is tried again every second, the replies held meanwhile; the nodes wait, or time out and
+ * send again. Loop thread only.
  */
 #ifndef PD_STATE_H
 #define PD_STATE_H
@@ -45,6 +46,7 @@ typedef struct pd_state {
     pd_state_held_t *held, **held_tail; /* replies waiting for a save */
     size_t nheld;
     int64_t saves;
+    int64_t saved_us, save_cost_us; /* the last save: when it ended, what it took */
 } pd_state_t;
 
 /* Set up (no timer yet: a state can be loaded and saved without a loop). */
