@@ -585,6 +585,11 @@ void pd_coord_broadcast(pd_coord_t *c)
     }
 }
 
+int64_t pd_coord_parked(const pd_coord_t *c)
+{
+    return c ? pd_endpoint_parked(c->ep) : 0;
+}
+
 void pd_coord_credit(pd_coord_t *c, int64_t ms)
 {
     for (peer_node_t *p = c ? c->nodes : NULL; p; p = p->next) {

@@ -45,6 +45,9 @@ void pd_coord_tick(pd_coord_t *c, int64_t now_ms);
 void pd_coord_credit(pd_coord_t *c, int64_t ms);
 /* Nodes known (0 for NULL). */
 size_t pd_coord_nodes(const pd_coord_t *c);
+/* Requests of node daemons parked now: long polls, chunks being written,
+ * replies waiting for a save. */
+int64_t pd_coord_parked(const pd_coord_t *c);
 /* The slowest connected node's plan delivery estimate to its workers, as
  * its summaries report it (us; 0 for NULL or no node). */
 int64_t pd_coord_latency_us(const pd_coord_t *c);

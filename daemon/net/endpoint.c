@@ -94,3 +94,13 @@ int64_t pd_endpoint_limited(const pd_endpoint_t *ep)
     pd_rep_stats(ep->rep, &st);
     return st.limited;
 }
+
+int64_t pd_endpoint_parked(const pd_endpoint_t *ep)
+{
+    pd_rep_stats_t st;
+    if (ep == NULL) {
+        return 0;
+    }
+    pd_rep_stats(ep->rep, &st);
+    return st.parked;
+}

@@ -67,5 +67,7 @@ int pd_endpoint_open(pd_endpoint_t **out, pd_loop_t *loop, const pd_rep_opts_t *
 void pd_endpoint_close(pd_endpoint_t *ep);
 /* Requests refused by the endpoint's rate limit so far. */
 int64_t pd_endpoint_limited(const pd_endpoint_t *ep);
+/* Requests parked now (held for a later reply). */
+int64_t pd_endpoint_parked(const pd_endpoint_t *ep);
 
 #endif
