@@ -91,6 +91,10 @@ static int call_slow(Scope *s, PyObject *n, int end)
 /* profd_step_begin (end 0) or profd_step_end (end 1) with step n. */
 static int call_step(Scope *s, PyObject *n, int end)
 {
+    if (n == NULL) { /* `del scope.step`: as the ctypes scope would say */
+        PyErr_SetString(PyExc_AttributeError, "'StepScope' object has no attribute 'step'");
+        return -1;
+    }
     step_fn fn = end ? s->end : s->begin;
     if (fn != NULL && PyLong_CheckExact(n)) {
         int overflow;
