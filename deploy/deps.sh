@@ -7,6 +7,8 @@ packages=(
   cmake make gcc pkg-config clang-format
   libuv1-dev libnng-dev nng-utils libyaml-dev libcjson-dev libcmocka-dev libxxhash-dev zlib1g-dev
   python3 python3-venv iproute2 procps xxhash
+  # the Python package's C step scope, profd._speedups (without: the ctypes path)
+  python3-dev
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch
   # deployment tests: systemd-analyze, man pages, ELF inspection; the Debian

@@ -5,7 +5,8 @@
 # In: CMAKE_INSTALL_PREFIX, PROFD_INSTALL_PREFIX and PROFD_INSTALL_FULL_LIBDIR
 # (cmake/install-paths.cmake), PROFD_PYTHON_EXECUTABLE, PROFD_PYTHON_DIR,
 # PROFD_PY_SOURCE_DIR, PROFD_PY_MODULES, PROFD_PY_GENERATED (files of the
-# package the build writes: _version.py), PROFD_PY_GEN_DIR, PROFD_PY_SITE_FILES
+# package the build writes: _version.py), PROFD_PY_EXTENSIONS (its C modules:
+# profd._speedups when built, else empty), PROFD_PY_GEN_DIR, PROFD_PY_SITE_FILES
 # and PROFD_PY_SITE_DIRS (installed next to the package: profd-auto.pth, the
 # package metadata).
 
@@ -66,6 +67,9 @@ foreach(_py_m ${PROFD_PY_MODULES})
 endforeach()
 list(APPEND _py_files ${PROFD_PY_GENERATED})
 file(INSTALL DESTINATION "${_py_site}/profd" TYPE FILE FILES ${_py_files})
+if(PROFD_PY_EXTENSIONS)
+  file(INSTALL DESTINATION "${_py_site}/profd" TYPE MODULE FILES ${PROFD_PY_EXTENSIONS})
+endif()
 # next to the package: the drop-in .pth and the package metadata (verl's
 # plugin entry point)
 file(INSTALL DESTINATION "${_py_site}" TYPE FILE FILES ${PROFD_PY_SITE_FILES})

@@ -1,13 +1,16 @@
 """The Python hot path: ns per step through the profd package
 (`with c.step(n): pass`, and c.step_begin(n); c.step_end(n)) with no capture
 due and with a capture running, next to baselines measured in the same run:
-an empty Python function pair and an empty ctypes call pair.
+an empty Python function pair and an empty ctypes call pair. The step calls
+take the path the package takes in this process: profd._speedups (the C step
+scope) where it is built, the ctypes path without it or with
+PROFD_NO_SPEEDUPS=1 ("speedups" in the output says which; run.py runs both).
 
 As in the C benchmark, pairs run in batches smaller than the event ring and
 the ring is drained between batches, outside the timed region.
 
 usage: PYTHONPATH=<build>/python python3 bench_python.py --url WORKER_URL \
-           --profctl PROFCTL --control CONTROL_URL [--reps N]
+           --profctl PROFCTL --control CONTROL_URL [--reps N] [--job JOB]
 Prints one JSON object.
 """
 
@@ -51,9 +54,10 @@ def main():
     ap.add_argument("--profctl", required=True)
     ap.add_argument("--control", required=True)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--job", default="bench")
     a = ap.parse_args()
 
-    c = profd.Client(role="benchpy", rank=0, job="bench", url=a.url, backend=Noop())
+    c = profd.Client(role="benchpy", rank=0, job=a.job, url=a.url, backend=Noop())
     if not c.enabled:
         raise SystemExit("bench_python: libprofd not loaded: %s" % profd.load_error())
     deadline = time.monotonic() + 10
@@ -116,7 +120,8 @@ def main():
             out.append(total / (BATCHES * BATCH))
         return out[1:]
 
-    res = {"python": sys.version.split()[0], "pairs_per_rep": BATCH * BATCHES}
+    res = {"python": sys.version.split()[0], "pairs_per_rep": BATCH * BATCHES,
+           "speedups": profd.speedups(), "speedups_error": profd.speedups_error()}
     res["empty_py_pair_ns"] = measure(empty_py, False)
     res["empty_ctypes_pair_ns"] = measure(empty_ctypes, False)
     res["with_idle_ns"] = measure(with_pair, True)
@@ -126,7 +131,7 @@ def main():
     first = state["step"] + 10 ** 7
     out = subprocess.run(
         [a.profctl, "--url", a.control, "start", "--steps", "%d:" % first, "--roles", "benchpy",
-         "--job", "bench", "--tool", "bench"],
+         "--job", a.job, "--tool", "bench"],
         capture_output=True, text=True, timeout=30,
     )
     m = re.search(r"started window (\d+)", out.stdout)
@@ -151,7 +156,7 @@ def main():
     drain(c, state["pushed"])
     res["with_capture_ns"] = measure(with_pair, True)
     res["method_capture_ns"] = measure(method_pair, True)
-    subprocess.run([a.profctl, "--url", a.control, "stop", wid, "--job", "bench"],
+    subprocess.run([a.profctl, "--url", a.control, "stop", wid, "--job", a.job],
                    capture_output=True, timeout=30)
     for _ in range(50):
         with_pair(1)

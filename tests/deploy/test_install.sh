@@ -224,6 +224,15 @@ for m in __init__.py _native.py _install.py _version.py capture.py client.py set
   [ -f "$site/profd/$m" ] || bad "not installed: $site/profd/$m"
 done
 check "profd-auto.pth installed next to the package" test -f "$site/profd-auto.pth"
+# profd._speedups (the C step scope), where the build made it: installed with
+# the package and in use there (it has no sanitizer and links no libprofd)
+for ext in "$PROFD_BUILD_DIR"/python/profd/_speedups.*.so; do
+  [ -f "$ext" ] || continue
+  check "profd._speedups installed with the package" test -f "$site/profd/${ext##*/}"
+  sp=$(cd "$tmp" && PYTHONPATH="$site" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c \
+    'import profd; print(profd.speedups(), profd.speedups_error())' 2>&1)
+  check "the installed package makes its step calls from C ($sp)" test "$sp" = "True None"
+done
 check "package metadata with verl's plugin entry point installed next to the package" \
   grep -qx "profd = profd.integrations.verl" "$site/profd-$PROFD_VERSION.dist-info/entry_points.txt"
 # pyimport PYTHON [env...]: import the package, make a client and a step,

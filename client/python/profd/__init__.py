@@ -16,12 +16,21 @@ imported when a capture needs them.
     c.close()
 """
 
-from ._native import load_error
+from ._native import load_error, speedups_error
 from ._version import __version__
 from .backends import Backend, BackendError
 from .capture import Capture, Schedule
 from .client import Client, Stats
 from .settings import SettingsError
+
+
+def speedups():
+    """True when the clients make their step calls from C (profd._speedups),
+    False when they take the ctypes path: speedups_error() then says why
+    (not built for this Python, PROFD_NO_SPEEDUPS=1). Either path behaves
+    the same; the C one costs less per step."""
+    return speedups_error() is None
+
 
 __all__ = [
     "Backend",
@@ -32,4 +41,6 @@ __all__ = [
     "SettingsError",
     "Stats",
     "load_error",
+    "speedups",
+    "speedups_error",
 ]

@@ -17,6 +17,11 @@ ASan runtime is already in the process: loading it would abort the process.
 Two handles on the same library: calls that may block (open, close) go through
 CDLL, which releases the GIL; the training-thread calls, which never block,
 go through PyDLL, which keeps it and costs less.
+
+profd._speedups (_speedups.c, optional) makes the step calls of `with
+c.step(n)`, c.step_begin and c.step_end from C, through the addresses of the
+functions loaded here; speedups_module() imports it, unless
+PROFD_NO_SPEEDUPS=1, and speedups_error() says why it is not in use.
 """
 
 import ctypes
@@ -258,7 +263,59 @@ def load_error():
     return _error
 
 
+# ---- profd._speedups: the step scope in C (optional) ----
+
+SPEEDUPS_ABI = 1  # _speedups.c's SPEEDUPS_ABI
+_fast_loaded = False
+_fast = None
+_fast_error = None
+
+
+def _no_speedups():
+    v = os.environ.get("PROFD_NO_SPEEDUPS", "").strip().lower()
+    return v not in ("", "0", "false", "no", "off")
+
+
+def speedups_module():
+    """profd._speedups once imported and wanted (not PROFD_NO_SPEEDUPS), or
+    None: the clients then take the ctypes path and speedups_error() says
+    why. Decided once per process."""
+    global _fast_loaded, _fast, _fast_error
+    with _lock:
+        if _fast_loaded:
+            return _fast
+        _fast_loaded = True
+        if _no_speedups():
+            _fast_error = "PROFD_NO_SPEEDUPS=%s: the ctypes path" % os.environ["PROFD_NO_SPEEDUPS"]
+            return None
+    try:
+        from . import _speedups as m
+    except ImportError as e:
+        err = "profd._speedups not built for this Python (%s): the ctypes path" % e
+        m = None
+    else:
+        err = None
+        if getattr(m, "ABI", None) != SPEEDUPS_ABI:
+            err = "profd._speedups %s is of another package version (ABI %r, not %d): the ctypes path" % (
+                m.__file__,
+                getattr(m, "ABI", None),
+                SPEEDUPS_ABI,
+            )
+            m = None
+    with _lock:
+        _fast, _fast_error = m, err
+    return m
+
+
+def speedups_error():
+    """Why the step calls take the ctypes path (deciding it first if not yet
+    done); None when profd._speedups is in use."""
+    speedups_module()
+    return _fast_error
+
+
 def _reset_for_tests():
-    global _loaded, _library, _error
+    global _loaded, _library, _error, _fast_loaded, _fast, _fast_error
     with _lock:
         _loaded, _library, _error = False, None, None
+        _fast_loaded, _fast, _fast_error = False, None, None
