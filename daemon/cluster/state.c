@@ -309,11 +309,6 @@ void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len)
     }
 }
 
-size_t pd_state_held(const pd_state_t *s)
-{
-    return s->nheld;
-}
-
 void pd_state_stop(pd_state_t *s)
 {
     if (!s->timer_ready) {

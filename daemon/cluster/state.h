@@ -66,8 +66,6 @@ void pd_state_changed(pd_state_t *s);
  * state as it is now: at once when nothing changed since the last save,
  * else after the next one (the request parked meanwhile). */
 void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len);
-/* Replies waiting for a save. */
-size_t pd_state_held(const pd_state_t *s);
 
 /* At stop, before the endpoints close: a last save sends the held
  * replies (or they go unanswered: the nodes send again); no more saves on
