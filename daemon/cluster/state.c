@@ -15,6 +15,7 @@
 #define STATE_FILE    ".profd-coordinator.json"
 #define SAVE_DELAY_MS 100
 #define RETRY_MS      1000
+#define SAVE_GAP_MS   50
 #define STATE_MAX     (64u << 20)
 
 static bool kept(const pd_window_t *w)
@@ -297,10 +298,13 @@ void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len)
     if (s->retrying) {
         return; /* the retry sends them */
     }
-    /* saved once this loop iteration's requests are in; a large state
-     * (its save took T) waits until T has passed since, so that saving
-     * takes at most half the loop's time and more replies share a save */
-    int64_t wait_ms = (s->saved_us + s->save_cost_us - pd_now_us()) / 1000;
+    /* saved once this loop iteration's requests are in, unless the last
+     * save is recent: saves come at most every SAVE_GAP_MS, and a large
+     * state (its save took T) waits 3 T, so that saving takes at most a
+     * quarter of the loop's time and a stream of replies shares few saves */
+    int64_t gap_us =
+        3 * s->save_cost_us > SAVE_GAP_MS * 1000 ? 3 * s->save_cost_us : SAVE_GAP_MS * 1000;
+    int64_t wait_ms = (s->saved_us + gap_us - pd_now_us()) / 1000;
     if (wait_ms <= 0) {
         uv_idle_start(&s->idle, on_idle);
     } else if (!uv_is_active((uv_handle_t *)&s->timer) ||

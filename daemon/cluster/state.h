@@ -15,8 +15,9 @@
  * save holds what they tell, since the node forgets what was acknowledged.
  * Saves are written on the loop thread into the page cache (a killed
  * daemon loses nothing written; the fsync follows on the thread pool),
- * coalesced: at the end of a loop iteration while replies wait (but not
- * sooner after the last save than that save took: at most half the loop's
+ * coalesced: at the end of a loop iteration while replies wait, but not
+ * sooner than 50 ms, nor 3 times the last save's cost, after the last save
+ * (a stream of replies shares few saves; at most a quarter of the loop's
  * time goes to saving a large state), else SAVE_DELAY_MS after a change. A save that fails (a full
  * disk) is tried again every second, the replies held meanwhile; the nodes wait, or time out and
  * send again. Loop thread only.
