@@ -149,6 +149,23 @@ class Daemon:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class DaemonCase(unittest.TestCase):
+    """Tests against one daemon of their own: self.d, and its worker URL
+    self.url; a daemon that does not exit 0 at the end fails the class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = Daemon()
+        cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        if rc != 0:
+            raise AssertionError("profd exited with %s:\n%s" % (rc, cls.d.log()))
+        cls.d.cleanup()
+
+
 def wait_connected(client, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not client.stats().connected:

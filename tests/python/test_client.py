@@ -48,19 +48,7 @@ class Recorder:
             f.write("%s %d\n" % (cap.window, cap.step))
 
 
-class TestClientWithDaemon(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = profdtest.Daemon()
-        cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.d.stop()
-        if rc != 0:
-            raise AssertionError("profd exited with %s:\n%s" % (rc, cls.d.log()))
-        cls.d.cleanup()
-
+class TestClientWithDaemon(profdtest.DaemonCase):
     def window(self, job, *args):
         return self.d.start_window("--job", job, "--roles", "tester", *args)
 

@@ -46,19 +46,7 @@ class Recorder:
             f.write("x")
 
 
-class TestRolesWithDaemon(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = profdtest.Daemon()
-        cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.d.stop()
-        if rc != 0:
-            raise AssertionError("profd exited with %s:\n%s" % (rc, cls.d.log()))
-        cls.d.cleanup()
-
+class TestRolesWithDaemon(profdtest.DaemonCase):
     def wait_plan(self, c, windows):
         deadline = time.monotonic() + 10
         while c.busy or c.stats().windows != windows:  # busy: the training thread adopts the plan

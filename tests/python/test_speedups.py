@@ -176,19 +176,7 @@ class TestSpeedupsInUse(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-class TestSameBehaviour(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = profdtest.Daemon()
-        cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.d.stop()
-        if rc != 0:
-            raise AssertionError("profd exited with %s:\n%s" % (rc, cls.d.log()))
-        cls.d.cleanup()
-
+class TestSameBehaviour(profdtest.DaemonCase):
     def scenario(self, job, no_speedups):
         wid = self.d.start_window("--job", job, "--roles", "tester", "--steps", "3:", "--e2e", "--tool", "mine")
         got = run([self.url, job], {"PROFD_NO_SPEEDUPS": "1" if no_speedups else "0"})
