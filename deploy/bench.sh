@@ -10,6 +10,9 @@
 # met.
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
 #        turnaround,scale,gatherload]
+# Every figure but scale by default; scale (16,384 simulated ranks over 256
+# node daemons, ~26,000 threads) runs only as --only scale, on a machine of
+# its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD_BENCH_T0=$(date +%s.%N)
