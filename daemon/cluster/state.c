@@ -318,9 +318,12 @@ void pd_state_stop(pd_state_t *s)
     if (!s->timer_ready) {
         return;
     }
-    /* before the endpoints close: what can be saved is, its replies sent */
-    if (s->held && save_now(s) == 0) {
-        release_held(s, true);
+    /* before the endpoints close: what can be saved is; the held replies
+     * are not sent (a reply still in nng's queue as the socket closes was
+     * seen leaked by nng 1.5.2): their nodes ask again after the restart,
+     * and a result or file already held is acknowledged then */
+    if (s->held || s->dirty) {
+        (void)save_now(s);
     }
     release_held(s, false);
     uv_timer_stop(&s->timer);

@@ -68,9 +68,9 @@ void pd_state_changed(pd_state_t *s);
  * else after the next one (the request parked meanwhile). */
 void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len);
 
-/* At stop, before the endpoints close: a last save sends the held
- * replies (or they go unanswered: the nodes send again); no more saves on
- * the timer. */
+/* At stop, before the endpoints close: a last save; the held replies go
+ * unanswered (the nodes send again to the restarted coordinator); no more
+ * saves on the timer. */
 void pd_state_stop(pd_state_t *s);
 /* After the loop: save now, synchronously. */
 void pd_state_fini(pd_state_t *s);
