@@ -85,22 +85,21 @@ void pd_endpoint_close(pd_endpoint_t *ep)
     free(ep);
 }
 
+static pd_rep_stats_t stats_of(const pd_endpoint_t *ep)
+{
+    pd_rep_stats_t st = {0};
+    if (ep) {
+        pd_rep_stats(ep->rep, &st);
+    }
+    return st;
+}
+
 int64_t pd_endpoint_limited(const pd_endpoint_t *ep)
 {
-    pd_rep_stats_t st;
-    if (ep == NULL) {
-        return 0;
-    }
-    pd_rep_stats(ep->rep, &st);
-    return st.limited;
+    return stats_of(ep).limited;
 }
 
 int64_t pd_endpoint_parked(const pd_endpoint_t *ep)
 {
-    pd_rep_stats_t st;
-    if (ep == NULL) {
-        return 0;
-    }
-    pd_rep_stats(ep->rep, &st);
-    return st.parked;
+    return stats_of(ep).parked;
 }

@@ -184,10 +184,7 @@ def _train(doc, job, steps, windows, micro):
     if cuda:
         torch.cuda.synchronize()
 
-    c = profd.Client(role="trainer", rank=0, job=job, backend="torch")
-    if not wait_for(lambda: c.stats().connected, 15):
-        raise RuntimeError("the client did not register with profd within 15 s")
-    time.sleep(0.5)  # the plan with the windows arrives; a step adopts it
+    c = open_client(profd, "trainer", job, "torch")
     for step in range(1, steps + 1):
         t0 = time.monotonic()
         with c.step(step):
@@ -209,6 +206,15 @@ def _train(doc, job, steps, windows, micro):
     c.close()
 
 
+def open_client(profd, role, job, backend):
+    """A registered client of rank 0, with the plan of the windows in hand."""
+    c = profd.Client(role=role, rank=0, job=job, backend=backend)
+    if not wait_for(lambda: c.stats().connected, 15):
+        raise RuntimeError("the client did not register with profd within 15 s")
+    time.sleep(0.5)  # the plan with the windows arrives; a step adopts it
+    return c
+
+
 # ---- cworker ----
 
 
@@ -220,10 +226,7 @@ def cmd_cworker(out, job, steps, windows):
         doc["profd"] = profd_info()
         if doc["profd"]["load_error"]:
             raise RuntimeError("libprofd did not load: %s" % doc["profd"]["load_error"])
-        c = profd.Client(role="cworker", rank=0, job=job, backend="cuda")
-        if not wait_for(lambda: c.stats().connected, 15):
-            raise RuntimeError("the client did not register with profd within 15 s")
-        time.sleep(0.5)  # the plan with the windows arrives; a step adopts it
+        c = open_client(profd, "cworker", job, "cuda")
         for step in range(1, steps + 1):
             t0 = time.monotonic()
             with c.step(step):
