@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "profd/proto.h"
@@ -146,6 +147,116 @@ static void test_codec_manifest_nulls(void **state)
     assert_non_null(strstr(buf, "\"settings\":{}"));
     assert_non_null(strstr(buf, "\"files\":[]"));
     assert_null(strstr(buf, "substeps"));
+    free(buf);
+}
+
+/* The printer writes what cJSON prints for the same values (what profd
+ * wrote before it printed records itself): cJSON's own output is a fixed
+ * point of parse-and-print, so each encoding must come back unchanged,
+ * compact and pretty. Integers past cJSON's 15 digits are exact text. */
+static void expect_cjson_text(const char *text, bool pretty)
+{
+    cJSON *j = cJSON_Parse(text);
+    assert_non_null(j);
+    char *again = pretty ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    assert_non_null(again);
+    assert_string_equal(text, again);
+    cJSON_free(again);
+}
+
+static void test_codec_prints_as_cjson(void **state)
+{
+    (void)state;
+    pp_role_stats_t rs;
+    pp_rank_stat_t slow[2];
+    char *names[] = {"gen\"erate", "a\\b\n\t\x01\x7f", "\xc3\xa9t\xc3\xa9", ""};
+    int64_t us[] = {0, -1, 2147483647, -2147483648LL, 999999999999999LL};
+    char *buf;
+    size_t len;
+
+    pp_record_init(&pp_desc_role_stats, &rs);
+    rs.job = "j\b\f\r";
+    rs.role = "actor";
+    rs.ranks = 3;
+    rs.step = PP_NONE;
+    rs.min_ms = 0.1;
+    rs.p50_ms = 1.0 / 3.0;
+    rs.max_ms = 1e300;
+    for (int i = 0; i < 2; i++) {
+        pp_record_init(&pp_desc_rank_stat, &slow[i]);
+        slow[i].role = "actor";
+        slow[i].rank = i;
+        slow[i].step_ms = i ? 2147483648.0 : -2.5;
+        slow[i].ratio = i ? 3.0 : -0.0;
+        slow[i].in_step_ms = i ? 1e-7 : 123456.789;
+        slow[i].stalled = i;
+    }
+    rs.slowest = slow;
+    rs.slowest_n = 2;
+    rs.phases = names;
+    rs.phases_n = 4;
+    rs.phase_us = us;
+    rs.phase_us_n = 5;
+    for (int pretty = 0; pretty < 2; pretty++) {
+        assert_int_equal(pp_record_encode(&pp_desc_role_stats, &rs, pretty, &buf, &len), 0);
+        assert_int_equal(len, strlen(buf));
+        expect_cjson_text(buf, pretty);
+        free(buf);
+    }
+    assert_int_equal(pp_record_encode(&pp_desc_role_stats, &rs, false, &buf, NULL), 0);
+    assert_non_null(strstr(buf, "\"stalled\":[]"));
+    assert_non_null(strstr(buf, "\"phases\":[\"gen\\\"erate\",\"a\\\\b\\n\\t\\u0001\x7f\","));
+    assert_non_null(strstr(buf, "\"step\":null"));
+    free(buf);
+
+    /* nested objects and arrays of them, a settings document re-printed
+     * at its depth, an empty object */
+    pp_manifest_t man;
+    pp_capture_t cap[2];
+    int64_t steps[] = {5, 10};
+    pp_record_init(&pp_desc_manifest, &man);
+    man.version = 1;
+    man.job = "run";
+    man.window.id = 4;
+    man.window.name = "w4";
+    man.window.steps = steps;
+    man.window.steps_n = 2;
+    man.window.settings = "{\"a\":[1,{\"b\":{}},[]],\"c\":{\"d\":2.5e-3,\"e\":\"x\"},\"f\":{}}";
+    for (int i = 0; i < 2; i++) {
+        pp_record_init(&pp_desc_capture, &cap[i]);
+        cap[i].role = "rollout";
+        cap[i].status = PP_CAP_COMPLETE;
+        cap[i].rank = i;
+    }
+    man.captures = cap;
+    man.captures_n = 2;
+    for (int pretty = 0; pretty < 2; pretty++) {
+        assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, pretty, &buf, NULL), 0);
+        expect_cjson_text(buf, pretty);
+        free(buf);
+    }
+    man.window.settings = "not json {";
+    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, false, &buf, NULL), 0);
+    assert_non_null(strstr(buf, "\"settings\":\"not json {\""));
+    free(buf);
+
+    /* integers exactly, where cJSON's doubles would round them */
+    int64_t big[] = {9007199254740993LL, INT64_MAX, INT64_MIN + 1, 1000000000000000LL};
+    rs.phase_us = big;
+    rs.phase_us_n = 4;
+    rs.slowest_n = 0;
+    assert_int_equal(pp_record_encode(&pp_desc_role_stats, &rs, false, &buf, NULL), 0);
+    assert_non_null(strstr(buf, "\"phase_us\":[9007199254740993,9223372036854775807,"
+                                "-9223372036854775807,1000000000000000]"));
+    free(buf);
+
+    /* a message: "v" and "type" first, as before */
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_bye);
+    m.u.bye.client = 7;
+    assert_int_equal(pp_msg_encode(&m, &buf, NULL), 0);
+    assert_string_equal(buf, "{\"v\":1,\"type\":\"bye\",\"client\":7}");
     free(buf);
 }
 
@@ -443,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_codec_nested_roundtrip),
         cmocka_unit_test(test_codec_copy_is_deep),
         cmocka_unit_test(test_codec_manifest_nulls),
+        cmocka_unit_test(test_codec_prints_as_cjson),
         cmocka_unit_test(test_codec_rejects),
         cmocka_unit_test(test_codec_integers_bounded),
         cmocka_unit_test(test_codec_unknown_fields_ignored),
