@@ -148,12 +148,16 @@ static bool file_path_ok(const char *p)
 static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi, const pp_capture_t *c,
                         const pp_file_t *f)
 {
-    pd_incoming_t *v = realloc(w->incoming, (w->nincoming + 1) * sizeof(*v));
-    if (v == NULL) {
-        return PROFD_ENOMEM;
+    if (w->nincoming == w->capincoming) { /* 16,384 ranks: grown by one, it was O(n^2) */
+        size_t cap = w->capincoming ? 2 * w->capincoming : 64;
+        pd_incoming_t *v = realloc(w->incoming, cap * sizeof(*v));
+        if (v == NULL) {
+            return PROFD_ENOMEM;
+        }
+        w->incoming = v;
+        w->capincoming = cap;
     }
-    w->incoming = v;
-    pd_incoming_t *in = &v[w->nincoming];
+    pd_incoming_t *in = &w->incoming[w->nincoming];
     memset(in, 0, sizeof(*in));
     if ((size_t)snprintf(in->path, sizeof(in->path), "%s/%s", c->dir, f->path) >=
         sizeof(in->path)) {

@@ -482,6 +482,7 @@ static int load_window(pd_state_t *st0, pp_state_window_t *s, const char *file, 
     w->bytes = s->bytes;
     w->created_ms = pd_now_ms();
     w->capm = s->members_n;
+    w->capincoming = s->incoming_n;
     if ((s->members_n && (w->members = calloc(s->members_n, sizeof(*w->members))) == NULL) ||
         (s->incoming_n && (w->incoming = calloc(s->incoming_n, sizeof(*w->incoming))) == NULL)) {
         pd_windows_free_one(w);

@@ -103,7 +103,7 @@ typedef struct pd_window {
     bool trash;              /* spool copies wait in .trash/w<id> for the manifest */
     char *origin;            /* the profiling config's request that made it (encoded); NULL */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
-    size_t nincoming;
+    size_t nincoming, capincoming;
     int64_t created_ms, done_ms;
     /* retention (node/retention.c) removed its folder from the tree: why
      * ("older than 30d"); "" not pruned */
