@@ -678,7 +678,8 @@ static void *io_main(void *arg)
          * once a second: no busy wake-ups on nodes full of idle workers */
         int shift = io->idle_rounds < 5 ? io->idle_rounds : 5;
         int64_t every = (int64_t)c->flush_ms << shift;
-        int64_t deadline = now + (every < IDLE_MAX_MS ? every : IDLE_MAX_MS);
+        int64_t most = c->flush_ms > IDLE_MAX_MS ? c->flush_ms : IDLE_MAX_MS;
+        int64_t deadline = now + (every < most ? every : most);
         if (!io->registered && io->next_try_ms > deadline) {
             deadline = io->next_try_ms;
         }

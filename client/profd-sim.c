@@ -55,7 +55,8 @@ typedef struct sim {
     int ranks_per_thread; /* --threads: ranks driven by one training thread */
     int64_t work;         /* thousands of iterations of CPU work per sub-step; 0: sleep */
     bool report;
-    int flush_ms; /* the client's flush period; 0: the library's default */
+    int flush_ms;  /* the client's flush period; 0: the library's default */
+    int open_wait; /* ms a training thread waits for a rank to register before the next */
     struct {
         int64_t rank, from;
         double factor;
@@ -118,6 +119,10 @@ static void usage(FILE *out)
             "                    (default: from its first step): a straggler; repeatable\n"
             "  --flush-ms N      the client's event flush period (default: the library's, 50 ms);\n"
             "                    many simulated ranks on few cores: fewer background wakeups\n"
+            "  --open-wait MS    a training thread opens its ranks one at a time, each waiting\n"
+            "                    up to MS for its client to register before the next opens\n"
+            "                    (default 0: all at once); thousands of ranks on few cores:\n"
+            "                    no storm of registrations timing out and retrying\n"
             "  --verbose         print the client library's log\n"
             "  --help            this help\n");
 }
@@ -514,6 +519,12 @@ static int worker_group(sim_rank_t *ranks, int n)
     }
     for (int i = 0; i < n && !stop_flag; i++) {
         failed += rank_open(&ranks[i]);
+        double until = now_s() + ranks[i].s->open_wait / 1000.0;
+        profd_stats_t st = {0};
+        while (ranks[i].c && !stop_flag && now_s() < until &&
+               (profd_stats(ranks[i].c, &st) != 0 || !st.connected)) {
+            sleep_until(now_s() + 0.005);
+        }
     }
     double t = now_s();
     for (int i = 0; i < n; i++) {
@@ -631,6 +642,7 @@ int main(int argc, char **argv)
         O_REPORT,
         O_SLOW,
         O_FLUSH,
+        O_OPEN_WAIT,
         O_VERBOSE,
         O_HELP
     };
@@ -653,6 +665,7 @@ int main(int argc, char **argv)
         {"report", no_argument, NULL, O_REPORT},
         {"slow", required_argument, NULL, O_SLOW},
         {"flush-ms", required_argument, NULL, O_FLUSH},
+        {"open-wait", required_argument, NULL, O_OPEN_WAIT},
         {"verbose", no_argument, NULL, O_VERBOSE},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
@@ -735,6 +748,18 @@ int main(int argc, char **argv)
         case O_FLUSH:
             s.flush_ms = atoi(optarg);
             break;
+        case O_OPEN_WAIT: {
+            char *end = NULL;
+            errno = 0;
+            long ms = strtol(optarg, &end, 10);
+            if (errno != 0 || end == optarg || *end != '\0' || ms < 0 || ms > 600000) {
+                fprintf(stderr, "profd-sim: --open-wait: expected 0 to 600000 ms, found '%s'\n",
+                        optarg);
+                return 2;
+            }
+            s.open_wait = (int)ms;
+            break;
+        }
         case O_REPORT:
             s.report = true;
             break;

@@ -29,7 +29,12 @@ usage_error "profd-sim: --ranks-per-thread: expected 1 to 4096, found '4097'" \
   --layout actor:4 --threads --ranks-per-thread 4097
 usage_error "profd-sim: --ranks-per-thread: expected 1 to 4096, found '4x'" \
   --layout actor:4 --threads --ranks-per-thread 4x
+usage_error "profd-sim: --open-wait: expected 0 to 600000 ms, found '-1'" \
+  --layout actor:4 --threads --open-wait -1
+usage_error "profd-sim: --open-wait: expected 0 to 600000 ms, found '5s'" \
+  --layout actor:4 --threads --open-wait 5s
 "$sim" --help | grep -q -- "--ranks-per-thread K" || fail "--help lacks --ranks-per-thread"
+"$sim" --help | grep -q -- "--open-wait MS" || fail "--help lacks --open-wait"
 
 # 2. a daemon and 18 ranks on 5 training threads
 "$profd" --save-path "$tmp/out" --log-level info 2>"$tmp/profd.log" &
@@ -38,8 +43,10 @@ for _ in $(seq 100); do profctl status >/dev/null 2>&1 && break; sleep 0.05; don
 profctl status >/dev/null || fail "profd did not come up"
 
 sim_t0=$(date +%s.%N) # before the ranks' first step
-"$sim" --layout actor:4,rollout:8@2,ref:6 --threads --ranks-per-thread 4 --steps 100000 \
-  --rate 20 --substeps 2 --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
+# --open-wait: each training thread opens its ranks one by one, each
+# registered before the next
+"$sim" --layout actor:4,rollout:8@2,ref:6 --threads --ranks-per-thread 4 --open-wait 5000 \
+  --steps 100000 --rate 20 --substeps 2 --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 sim_pid=$!
 pids+=($sim_pid)
 n=0
