@@ -21,6 +21,13 @@ typedef struct peer_node {
     int64_t gen_acked;
     int64_t gen_sample; /* its long poll was parked when this generation was published */
     bool awaited;       /* known from the state file, not registered since */
+    /* its ranks by the client id the node gave them (rosters, summaries and
+     * results name them so): open addressing, `client` 0 empty; an entry
+     * whose rank the registry no longer has is stale, skipped and reused */
+    struct rix {
+        int64_t client, id;
+    } * rix;
+    size_t rix_cap, rix_used; /* power of two; used counts stale entries too */
     struct peer_node *next;
 } peer_node_t;
 
@@ -81,14 +88,64 @@ static void release_watch(pd_coord_t *c, peer_node_t *p)
 
 /* ---- remote ranks ---- */
 
-static pd_rank_t *remote_rank(const pd_node_t *n, const char *node, int64_t client)
+static size_t rix_slot(const peer_node_t *p, int64_t client)
 {
-    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
-        if (k->node_client == client && strcmp(k->node, node) == 0) {
-            return k;
-        }
+    uint64_t h = (uint64_t)client * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 17) & (p->rix_cap - 1);
+    while (p->rix[i].client != 0 && p->rix[i].client != client) {
+        i = (i + 1) & (p->rix_cap - 1);
     }
-    return NULL;
+    return i;
+}
+
+/* The rank node p registered as `client`, or NULL: a lookup in the node's
+ * index, not a scan of the registry (at 16,384 ranks, scans per roster and
+ * per summary entry took the coordinator's loop for seconds). */
+static pd_rank_t *remote_rank(const pd_node_t *n, const peer_node_t *p, int64_t client)
+{
+    if (p->rix_cap == 0 || client == 0) {
+        return NULL;
+    }
+    const struct rix *e = &p->rix[rix_slot(p, client)];
+    pd_rank_t *k = e->client ? pd_registry_get(n->reg, e->id) : NULL;
+    return k && k->node_client == client && strcmp(k->node, p->name) == 0 ? k : NULL;
+}
+
+/* Index k as node p's `client`; rebuilt without stale entries when half
+ * full. Out of memory: k is not indexed (the node's next roster adds it
+ * again). */
+static void rix_put(const pd_node_t *n, peer_node_t *p, int64_t client, const pd_rank_t *k)
+{
+    if (2 * (p->rix_used + 1) > p->rix_cap) {
+        size_t live = 0;
+        for (size_t i = 0; i < p->rix_cap; i++) {
+            live += remote_rank(n, p, p->rix[i].client) != NULL;
+        }
+        size_t cap = 64;
+        while (cap < 4 * (live + 1)) {
+            cap *= 2;
+        }
+        struct rix *old = p->rix;
+        size_t ocap = p->rix_cap;
+        if ((p->rix = calloc(cap, sizeof(*p->rix))) == NULL) {
+            p->rix = old;
+            return;
+        }
+        p->rix_cap = cap;
+        p->rix_used = 0;
+        for (size_t i = 0; i < ocap; i++) {
+            pd_rank_t *o = old[i].client ? pd_registry_get(n->reg, old[i].id) : NULL;
+            if (o && o->node_client == old[i].client && strcmp(o->node, p->name) == 0) {
+                p->rix[rix_slot(p, old[i].client)] = old[i];
+                p->rix_used++;
+            }
+        }
+        free(old);
+    }
+    struct rix *e = &p->rix[rix_slot(p, client)];
+    p->rix_used += e->client == 0;
+    e->client = client;
+    e->id = k->id;
 }
 
 static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason, bool left)
@@ -101,8 +158,9 @@ static void rank_gone(pd_node_t *n, pd_rank_t *k, const char *reason, bool left)
     }
 }
 
-/* A rank of the roster the registry does not have yet. */
-static pd_rank_t *rank_add(pd_node_t *n, const peer_node_t *p, const pp_node_rank_t *r, int64_t now)
+/* A rank of the roster the registry does not have yet; NULL with *rv. */
+static pd_rank_t *rank_add(pd_node_t *n, peer_node_t *p, const pp_node_rank_t *r, int64_t now,
+                           int *rv)
 {
     pd_rank_t *k;
     pp_hello_t h;
@@ -117,12 +175,11 @@ static pd_rank_t *rank_add(pd_node_t *n, const peer_node_t *p, const pp_node_ran
     h.pid = r->pid;
     h.roles = r->roles; /* borrowed */
     h.roles_n = r->roles_n;
-    if (pd_registry_add(n->reg, &h, p->name, now, &k) != 0) {
-        PD_LOG(n->log, PD_LOG_WARN, "coord", "node %s: rank %lld not registered", p->name,
-               (long long)r->rank);
+    if ((*rv = pd_registry_add(n->reg, &h, p->name, now, &k)) != 0) {
         return NULL;
     }
     k->node_client = r->client;
+    rix_put(n, p, r->client, k);
     if (!r->lost) {
         pd_windows_on_register(n->win, k);
     }
@@ -150,10 +207,9 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
     int64_t now = pd_now_ms();
     char why[128];
     /* ranks the roster no longer lists are gone */
-    pd_rank_t *next;
-    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = next) {
-        next = pd_registry_next(n->reg, k);
-        if (k->node_client == 0 || strcmp(k->node, p->name) != 0) {
+    for (size_t e = 0; e < p->rix_cap; e++) {
+        pd_rank_t *k = remote_rank(n, p, p->rix[e].client);
+        if (k == NULL) {
             continue;
         }
         bool listed = false;
@@ -166,10 +222,15 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
             pd_registry_remove(n->reg, k->id);
         }
     }
+    size_t refused = 0;
+    int64_t first = 0;
+    int rv = 0;
     for (size_t i = 0; i < count; i++) {
-        pd_rank_t *k = remote_rank(n, p->name, v[i].client);
-        if ((k == NULL || !knows_roles(k, &v[i])) && (k = rank_add(n, p, &v[i], now)) == NULL) {
-            continue; /* new, or registered again with a role it added */
+        pd_rank_t *k = remote_rank(n, p, v[i].client);
+        if ((k == NULL || !knows_roles(k, &v[i])) &&
+            (k = rank_add(n, p, &v[i], now, &rv)) == NULL) { /* new, or with a role it added */
+            first = refused++ ? first : v[i].rank;
+            continue;
         }
         k->last_seen_ms = now;
         if (v[i].lost) {
@@ -178,6 +239,12 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
         } else {
             k->state = PD_RANK_ACTIVE;
         }
+    }
+    if (refused) { /* one line a roster, not one a rank (16,384 ranks over a full registry) */
+        PD_LOG(n->log, PD_LOG_WARN, "coord",
+               "node %s: %zu rank(s) not registered (rank %lld first): %s (limits.max_clients "
+               "is %zu)",
+               p->name, refused, (long long)first, profd_strerror(rv), n->reg->max);
     }
     pd_node_ranks_changed(n);
 }
@@ -207,6 +274,7 @@ static void node_remove(pd_coord_t *c, peer_node_t *p)
         if (*pp == p) {
             *pp = p->next;
             c->count--;
+            free(p->rix);
             free(p);
             list_changed(c);
             return;
@@ -329,7 +397,7 @@ static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summ
 static void apply_times(pd_node_t *n, const peer_node_t *p, const pp_node_summary_t *s,
                         const pp_rank_times_t *t, int64_t now_ms)
 {
-    pd_rank_t *k = remote_rank(n, p->name, t->client);
+    pd_rank_t *k = remote_rank(n, p, t->client);
     pd_hist_rank_t *h = k ? pd_node_hist(n, k, now_ms) : NULL;
     if (h == NULL) {
         return;
@@ -418,7 +486,7 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
     if (p == NULL) {
         return;
     }
-    pd_rank_t *k = remote_rank(c->n, p->name, r->client);
+    pd_rank_t *k = remote_rank(c->n, p, r->client);
     if (k == NULL) {
         pd_req_reply_error(req, PROFD_ENOENT, "node %s has no client %lld", p->name,
                            (long long)r->client);
@@ -568,6 +636,7 @@ void pd_coord_free(pd_coord_t *c)
     while (c->nodes) {
         peer_node_t *p = c->nodes;
         c->nodes = p->next;
+        free(p->rix);
         free(p);
     }
     free(c);
