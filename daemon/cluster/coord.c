@@ -374,9 +374,9 @@ static void on_roster(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
 static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summary_t *r,
                           int64_t now_us)
 {
-    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
-        if (k->node_client == 0 || strcmp(k->node, p->name) != 0 || strcmp(k->job, r->job) != 0 ||
-            strcmp(k->role, r->role) != 0) {
+    for (size_t e = 0; e < p->rix_cap; e++) { /* the node's ranks, not the registry's */
+        pd_rank_t *k = remote_rank(n, p, p->rix[e].client);
+        if (k == NULL || strcmp(k->job, r->job) != 0 || strcmp(k->role, r->role) != 0) {
             continue;
         }
         int64_t before = k->step;
