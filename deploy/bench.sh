@@ -5,14 +5,14 @@
 # builds into build-bench/ (Release, no sanitizers) and runs
 # tests/bench/run.py, which prints the table, writes
 # build-bench/bench-results.json and regenerates tests/bench/RESULTS.md.
-# About 10 minutes on 2 cores; needs about 5 GiB of free disk and memory.
+# About 30 minutes on 2 cores; needs about 5 GiB of free disk and memory.
 # The exit status says whether every benchmark ran, not whether targets are
 # met.
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
 #        turnaround,scale,gatherload]
-# Every figure but scale by default; scale (16,384 simulated ranks over 256
-# node daemons, ~26,000 threads) runs only as --only scale, on a machine of
-# its own.
+# Every figure by default, scale at 4,096 simulated ranks over 64 node
+# daemons; --only scale runs the target's 16,384 over 256 (~26,000 threads),
+# best on a machine of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD_BENCH_T0=$(date +%s.%N)

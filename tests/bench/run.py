@@ -16,9 +16,10 @@ Only a full run (no --quick, no --only) rewrites RESULTS.md.
 Environment: PROFD_BENCH_LARGE_MIB (size of each of the 2 large files of
 the gather tree, default 1024), PROFD_BENCH_TMP (folder for data and spools,
 default /var/tmp), PROFD_BENCH_SYSCALLS=strace (count the hot path's system
-calls with strace even where perf_event_open works), PROFD_BENCH_SCALE_NODES
-and PROFD_BENCH_SCALE_RATE (scale: node daemons, 64 ranks each, default 256;
-steps per second, default 1).
+calls with strace even where perf_event_open works), PROFD_BENCH_SCALE_NODES,
+PROFD_BENCH_SCALE_RATE and PROFD_BENCH_SCALE_FLUSH_MS (scale: node daemons,
+64 ranks each, default 256; steps per second, default 0.05; the clients'
+event flush period, default 5000 ms).
 """
 
 import argparse
@@ -44,10 +45,12 @@ SOURCE = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
            "overhead", "turnaround", "scale", "gatherload"]
-# scale (16,384 ranks, ~26,000 threads) only when asked for (--only scale):
-# on 2 cores it drove the load average to ~4,000 and starved the machine for
-# over 40 minutes inside a full run (2026-11-26), its coordinator gone
-DEFAULT = [f for f in FIGURES if f != "scale"]
+# Every figure by default; scale at 4,096 ranks (64 node daemons) there,
+# at 16,384 (256) only when asked for (--only scale): on 2 cores that size
+# has not completed a window yet (2026-11-26: the coordinator's state saves
+# re-encode every member, its loop stalled for up to 14 s, node links timed
+# out and reconnected, the load average reached ~3,000)
+DEFAULT = FIGURES
 
 
 def log(msg):
@@ -203,7 +206,7 @@ class Bench:
             have = sum(1 for r in self.status(d, job)["ranks"] if r["state"] != "lost")
             if have >= n:
                 return
-            time.sleep(0.2)
+            time.sleep(max(0.2, n / 4096.0))  # the status of 16,384 ranks is not free
         raise RuntimeError("%d of %d ranks registered with %s" % (have, n, d["name"]))
 
     def stop_daemon(self, d):
@@ -974,14 +977,14 @@ class Bench:
     # ---------------------------------------------------------- 8. turnaround
 
     def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
-                   node_args=(), ranks_per_thread=1):
+                   node_args=(), ranks_per_thread=1, coord_args=()):
         """A coordinator and `nodes` node daemons on loopback TCP, each with
         `per` ranks in one profd-sim --threads process per node (a training
         thread per `ranks_per_thread` ranks, a libprofd client per rank).
         Returns (coordinator, nodes, sims)."""
         port = self.port()
         c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
-                        "--insecure-tcp-links", log_level=log_level,
+                        "--insecure-tcp-links", *coord_args, log_level=log_level,
                         save_path=os.path.join(self.data_root, tag + "c", "out"))
         ns, sims = [], []
         for i in range(nodes):
@@ -1107,7 +1110,18 @@ class Bench:
         "scale": "as for 1,024 ranks: the cores are saturated by the simulated ranks and "
                  "the daemons' per-message work; each hop waits to be scheduled",
         "scale_rss": "the coordinator keeps every member's captures and incoming files of "
-                     "the window in memory until its manifest is written",
+                     "the window in memory until its manifest is written (heaptrack, 1,024 "
+                     "ranks, peak heap 17.5 MiB: report.html buffer 4.2, the state save's JSON "
+                     "tree 4.4 (now printed without a tree), incoming files 2.3, step history "
+                     "1.6, window members 1.1, registry 0.7)",
+        "scale_16k": "measured 2026-11-26 on 2 cores, 16,384 ranks over 256 node daemons: "
+                     "every rank registered (once the coordinator found a node's ranks by an "
+                     "index instead of scanning its registry per message), but the first "
+                     "window did not complete in 18 minutes: perf of the coordinator during "
+                     "it, 58 % of its loop in saving its state (every save re-encodes all "
+                     "16,384 members of the unfinished window), loop stalls of 3-14 s, node "
+                     "links timing out (5 s) and reconnecting ~1,900 times, load average "
+                     "~3,000; its RSS 98 MiB (VmHWM 103 MiB) during the window",
         "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
                        "and hash on the coordinator's pool, ack, then the next): two large "
                        "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
@@ -1154,15 +1168,17 @@ class Bench:
         captures through the client's engine and delivers its results).
         Simulated: the training loops (profd-sim --threads, one process per
         node; one training thread drives 64 ranks in turn, each rank's
-        steps, phases and sub-steps at its own times: 1 step/s by default,
+        steps, phases and sub-steps at its own times: 0.05 step/s by default,
         PROFD_BENCH_SCALE_RATE), the traces (written by the sim backend,
         4 KiB each) and the machines (all of it on this machine's cores,
-        events flushed every 250 ms)."""
-        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
+        events flushed every 5 s)."""
+        full = 256 if self.args.only else 64  # see DEFAULT
+        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(full, 16)))
         per = 64
         rpt = 64  # ranks per training thread
         ranks = nodes * per
-        rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "1"))
+        rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "0.05"))
+        flush = int(os.environ.get("PROFD_BENCH_SCALE_FLUSH_MS", "5000"))
         windows = self.reps(3, 1)
         g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
         # Every thread is a task of the kernel. A rank is one libprofd
@@ -1199,8 +1215,13 @@ class Bench:
         conf = os.path.join(self.run_root, "scale-node.yaml")
         with open(conf, "w") as f:
             f.write("coordinator:\n  summary_ms: 1000\n")
-        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=250,
-                                      node_args=("--config", conf), ranks_per_thread=rpt)
+        # the coordinator's registry holds every rank of the job (4,096 by default)
+        cconf = os.path.join(self.run_root, "scale-coord.yaml")
+        with open(cconf, "w") as f:
+            f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
+        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
+                                      node_args=("--config", conf), ranks_per_thread=rpt,
+                                      coord_args=("--config", cconf))
         self.wait_ranks(c, ranks, timeout=600)
         up_s = time.monotonic() - t0
         sim_tasks = sum(len(os.listdir("/proc/%d/task" % p.pid)) for p in sims)
@@ -1239,14 +1260,19 @@ class Bench:
                  "manifest's size", "MiB", grow,
                  note="manifest %.1f MiB for %d captures; written streaming from the window's "
                       "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
+        if ranks < 16384:
+            self.row("scale.target", g, "16,384 ranks over 256 node daemons (the target's size)",
+                     "ranks", [], target="a window aligned, <= 3 s, <= 64 MiB",
+                     status="MISS", note="this run: %d ranks; --only scale runs 16,384" % ranks,
+                     reason=self.turn_cause("scale_16k"))
         self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
             nodes + 1, ranks), "s", [up_s],
                  note="real: the %d daemons (loopback TCP, nodes' coordinator.summary_ms 1000), "
                       "the protocol, a libprofd client per rank (%d profd-io threads); "
                       "simulated: the training loops, %d ranks per training thread in %d "
                       "profd-sim processes (one per node, niced 10, %.3g steps/s, flush every "
-                      "250 ms; %d threads in all), traces by the sim backend" % (
-                          nodes + 1, ranks, rpt, nodes, rate, sim_tasks))
+                      "%d ms; %d threads in all), traces by the sim backend" % (
+                          nodes + 1, ranks, rpt, nodes, rate, flush, sim_tasks))
 
     # ---------------------------------------------------------- 10. gather, idle and loaded
 
@@ -1753,7 +1779,7 @@ def main():
     ap.add_argument("--build", required=True, help="the CMake build folder")
     ap.add_argument("--quick", action="store_true", help="smoke-test sizes")
     ap.add_argument("--only", help="comma-separated figures: " + ",".join(FIGURES) +
-                    " (default: all but scale)")
+                    " (default: all; scale at 4,096 ranks, 16,384 when named)")
     ap.add_argument("--no-results-md", action="store_true",
                     help="do not rewrite tests/bench/RESULTS.md")
     args = ap.parse_args()
