@@ -1374,10 +1374,11 @@ class Bench:
                               tree, med(r["node"]), med(r["raw"]), cpu_n, cpu_r,
                               cpu_n / max(cpu_r, 1e-9)),
                      reason=self.turn_cause("gather_node"))
+            # judged on the figure the row shows: the median of the per-run ratios
+            ncr = [a / max(b, 1e-9) for a, b in zip(r["node_cpu"], r["raw_cpu"])]
             self.row("gl.node_cpu_%s" % cond, g, "across nodes, CPU-s per GiB: profd / tar|socat, "
-                     "%s" % how, "x", [a / max(b, 1e-9) for a, b in zip(r["node_cpu"],
-                                                                          r["raw_cpu"])],
-                     target="<= 1.2x", status="PASS" if cpu_n <= 1.2 * cpu_r else "MISS",
+                     "%s" % how, "x", ncr,
+                     target="<= 1.2x", status="PASS" if med(ncr) <= 1.2 else "MISS",
                      note="profd %.2f, tar|socat %.2f CPU-s/GiB" % (cpu_n, cpu_r),
                      reason=self.turn_cause("gather_node_cpu"))
             cr = [a / b for a, b in zip(r["cp"], r["copy"])]
@@ -1388,9 +1389,10 @@ class Bench:
                      note="%s; profd %.2f s, cp -r %.2f s; xxh64 on" % (
                          tree, med(r["copy"]), med(r["cp"])),
                      reason=self.turn_cause("gather_copy"))
+            ccr = [a / max(b, 1e-9) for a, b in zip(r["copy_cpu"], r["cp_cpu"])]
             self.row("gl.copy_cpu_%s" % cond, g, "other FS, CPU-s per GiB: profd / cp -r, %s" %
-                     how, "x", [a / max(b, 1e-9) for a, b in zip(r["copy_cpu"], r["cp_cpu"])],
-                     target="<= 1.2x", status="PASS" if cpu_c <= 1.2 * cpu_cp else "MISS",
+                     how, "x", ccr,
+                     target="<= 1.2x", status="PASS" if med(ccr) <= 1.2 else "MISS",
                      note="profd %.2f, cp -r %.2f CPU-s/GiB" % (cpu_c, cpu_cp),
                      reason=self.turn_cause("gather_copy_cpu"))
 
