@@ -291,7 +291,12 @@ class Bench:
                  status="PASS" if n_idle == 0 else "MISS",
                  note="per batch of %d pairs; %d in all %d pairs; %s" % (
                      per, n_idle, r["syscalls_idle_pairs"], r["syscalls_method"]),
-                 reason="%d system calls in %d pairs" % (n_idle, r["syscalls_idle_pairs"]),
+                 reason="%d system calls in %d pairs: the library's background thread "
+                        "sleeps until the next step event once none came for 2 s (the idle "
+                        "target), and the first step after such a pause wakes it, one "
+                        "FUTEX_WAKE per pause, not per pair (strace of the loop, 2026-11-26: "
+                        "the one call after the start marker was that wake-up)" % (
+                            n_idle, r["syscalls_idle_pairs"]),
                  fmt="int")
         if n_cap is not None and n_cap >= 0:
             self.row("hotpath.syscalls_capture", g, "system calls on the training thread, "
