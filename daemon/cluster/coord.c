@@ -98,6 +98,13 @@ static size_t rix_slot(const peer_node_t *p, int64_t client)
     return i;
 }
 
+/* The rank an index entry stands for; NULL for an empty or stale one. */
+static pd_rank_t *rix_rank(const pd_node_t *n, const peer_node_t *p, const struct rix *e)
+{
+    pd_rank_t *k = e->client ? pd_registry_get(n->reg, e->id) : NULL;
+    return k && k->node_client == e->client && strcmp(k->node, p->name) == 0 ? k : NULL;
+}
+
 /* The rank node p registered as `client`, or NULL: a lookup in the node's
  * index, not a scan of the registry (at 16,384 ranks, scans per roster and
  * per summary entry took the coordinator's loop for seconds). */
@@ -106,9 +113,7 @@ static pd_rank_t *remote_rank(const pd_node_t *n, const peer_node_t *p, int64_t 
     if (p->rix_cap == 0 || client == 0) {
         return NULL;
     }
-    const struct rix *e = &p->rix[rix_slot(p, client)];
-    pd_rank_t *k = e->client ? pd_registry_get(n->reg, e->id) : NULL;
-    return k && k->node_client == client && strcmp(k->node, p->name) == 0 ? k : NULL;
+    return rix_rank(n, p, &p->rix[rix_slot(p, client)]);
 }
 
 /* Index k as node p's `client`; rebuilt without stale entries when half
@@ -119,7 +124,7 @@ static void rix_put(const pd_node_t *n, peer_node_t *p, int64_t client, const pd
     if (2 * (p->rix_used + 1) > p->rix_cap) {
         size_t live = 0;
         for (size_t i = 0; i < p->rix_cap; i++) {
-            live += remote_rank(n, p, p->rix[i].client) != NULL;
+            live += rix_rank(n, p, &p->rix[i]) != NULL;
         }
         size_t cap = 64;
         while (cap < 4 * (live + 1)) {
@@ -134,8 +139,7 @@ static void rix_put(const pd_node_t *n, peer_node_t *p, int64_t client, const pd
         p->rix_cap = cap;
         p->rix_used = 0;
         for (size_t i = 0; i < ocap; i++) {
-            pd_rank_t *o = old[i].client ? pd_registry_get(n->reg, old[i].id) : NULL;
-            if (o && o->node_client == old[i].client && strcmp(o->node, p->name) == 0) {
+            if (rix_rank(n, p, &old[i]) != NULL) {
                 p->rix[rix_slot(p, old[i].client)] = old[i];
                 p->rix_used++;
             }
@@ -208,7 +212,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
     char why[128];
     /* ranks the roster no longer lists are gone */
     for (size_t e = 0; e < p->rix_cap; e++) {
-        pd_rank_t *k = remote_rank(n, p, p->rix[e].client);
+        pd_rank_t *k = rix_rank(n, p, &p->rix[e]);
         if (k == NULL) {
             continue;
         }
@@ -375,7 +379,7 @@ static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summ
                           int64_t now_us)
 {
     for (size_t e = 0; e < p->rix_cap; e++) { /* the node's ranks, not the registry's */
-        pd_rank_t *k = remote_rank(n, p, p->rix[e].client);
+        pd_rank_t *k = rix_rank(n, p, &p->rix[e]);
         if (k == NULL || strcmp(k->job, r->job) != 0 || strcmp(k->role, r->role) != 0) {
             continue;
         }
