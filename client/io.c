@@ -27,6 +27,8 @@
 #define WATCH_HOLD_MS      120000 /* the daemon may hold it for less (limits.watch_hold_ms) */
 #define BACKOFF_MIN_MS     50
 #define BACKOFF_MAX_MS     2000
+#define RPC_GRACE_MS       500 /* past a request's timeout: cancelled by us (see rpc_wait) */
+#define UNANSWERED_REDIAL  2   /* hellos in a row with no answer: a new dialer (see redial) */
 #define EV_BATCH           2048
 #define IDLE_MAX_MS        1000
 #define IDLE_DEEP_AFTER_MS 2000  /* without a step event, then sleep until the next one */
@@ -119,8 +121,16 @@ static void abs_deadline(struct timespec *ts, int64_t deadline_ms)
 
 /* Start the rpc aio's operation and wait for it. Once close is asked, an
  * operation still running is cancelled after CLOSE_TIMEOUT_MS while
- * registered, CL_CLOSE_NODAEMON_MS otherwise (a hello nobody answers). */
-static int rpc_wait(profd_client_t *c, bool send)
+ * registered, CL_CLOSE_NODAEMON_MS otherwise (a hello nobody answers).
+ *
+ * The wait does not rely on libnng alone to end it: libnng 1.5.2 was seen
+ * to lose an aio's timeout (the aio left in an expiry queue whose thread
+ * sleeps without a deadline; a hello queued for a daemon that had just
+ * restarted then waited forever, and its rank never came back). An
+ * operation past its own timeout by RPC_GRACE_MS is cancelled here (the
+ * cancellation is the protocol's, as a timeout's would be), and again each
+ * RPC_GRACE_MS until it completes. */
+static int rpc_wait(profd_client_t *c, bool send, int timeout_ms)
 {
     cl_io_t *io = &c->io;
     pthread_mutex_lock(&io->mu);
@@ -132,16 +142,27 @@ static int rpc_wait(profd_client_t *c, bool send)
         nng_ctx_recv(io->rpc_ctx, io->rpc_aio);
     }
     bool cancelled = false;
+    int64_t overdue = cl_now_ms() + timeout_ms + RPC_GRACE_MS;
     pthread_mutex_lock(&io->mu);
     while (!io->rpc_done) {
-        if (!io->stop || cancelled) {
-            pthread_cond_wait(&io->cv, &io->mu);
-            continue;
+        int64_t now = cl_now_ms(), limit = overdue;
+        if (io->stop && !cancelled) {
+            int64_t close =
+                io->stop_ms + (io->registered ? CLOSE_TIMEOUT_MS : CL_CLOSE_NODAEMON_MS);
+            limit = close < limit ? close : limit;
         }
-        int64_t limit = io->stop_ms + (io->registered ? CLOSE_TIMEOUT_MS : CL_CLOSE_NODAEMON_MS);
-        if (cl_now_ms() >= limit) {
-            cancelled = true;
+        if (now >= limit) {
+            bool late = now >= overdue;
+            if (late) {
+                overdue = now + RPC_GRACE_MS;
+            } else {
+                cancelled = true;
+            }
             pthread_mutex_unlock(&io->mu);
+            if (late) {
+                cl_log(c, PROFD_LOG_DEBUG, "profd: a request outlived its %d ms: cancelled",
+                       timeout_ms);
+            }
             nng_aio_cancel(io->rpc_aio); /* completes it: rpc_cb */
             pthread_mutex_lock(&io->mu);
             continue;
@@ -165,13 +186,13 @@ static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeou
     }
     nng_aio_set_msg(io->rpc_aio, nm);
     nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    if ((rv = rpc_wait(c, true)) != 0) {
+    if ((rv = rpc_wait(c, true, timeout_ms)) != 0) {
         nng_msg_free(nng_aio_get_msg(io->rpc_aio));
         nng_aio_set_msg(io->rpc_aio, NULL);
         return map_nng(rv);
     }
     nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    if ((rv = rpc_wait(c, false)) != 0) {
+    if ((rv = rpc_wait(c, false, timeout_ms)) != 0) {
         return map_nng(rv);
     }
     return msg_to(c, nng_aio_get_msg(io->rpc_aio), rep);
@@ -193,31 +214,41 @@ static void set_disconnected(profd_client_t *c)
 
 /* ---- registration ---- */
 
-/* With no URL given, the daemon may have started after us, or moved between
- * /run/profd and /tmp/profd-<uid>: ask the rule again and dial there. The
- * old dialer goes only once the new one exists. */
-static void redial(profd_client_t *c)
+static int dialer_start(profd_client_t *c, const char *url, nng_dialer *d);
+
+/* A new dialer in place of the old one, which goes only once the new one
+ * exists. With no URL given, the daemon may have started after us, or
+ * moved between /run/profd and /tmp/profd-<uid>: the rule is asked again
+ * and the new dialer goes there. Else `fresh`: the same URL, anew (hellos
+ * went unanswered: a dialer of libnng 1.5.2 whose reconnection timer was
+ * lost, see rpc_wait, never dials again; a new one dials at once). */
+static void redial(profd_client_t *c, bool fresh)
 {
     cl_io_t *io = &c->io;
     char url[sizeof(c->url)];
     nng_dialer d;
     int rv;
 
-    if (!c->url_search) {
+    snprintf(url, sizeof(url), "%s", c->url);
+    if (c->url_search) {
+        cl_rundir_url(&c->rundir, "worker.sock", url, sizeof(url));
+    }
+    bool moved = strcmp(url, c->url) != 0;
+    if (!moved && !fresh) {
         return;
     }
-    cl_rundir_url(&c->rundir, "worker.sock", url, sizeof(url));
-    if (strcmp(url, c->url) == 0) {
-        return;
-    }
-    if ((rv = nng_dial(io->sock, url, &d, NNG_FLAG_NONBLOCK)) != 0) {
+    if ((rv = dialer_start(c, url, &d)) != 0) {
         cl_log(c, PROFD_LOG_DEBUG, "profd: cannot dial %s: %s", url, nng_strerror(rv));
         return;
     }
     nng_dialer_close(io->dialer);
     io->dialer = d;
-    cl_log(c, PROFD_LOG_INFO, "profd: looking for the daemon at %s instead of %s", url, c->url);
-    snprintf(c->url, sizeof(c->url), "%s", url);
+    if (moved) {
+        cl_log(c, PROFD_LOG_INFO, "profd: looking for the daemon at %s instead of %s", url, c->url);
+        snprintf(c->url, sizeof(c->url), "%s", url);
+    } else {
+        cl_log(c, PROFD_LOG_DEBUG, "profd: no answer from %s: dialing it anew", url);
+    }
 }
 
 static int do_hello(profd_client_t *c)
@@ -670,6 +701,7 @@ static void *io_main(void *arg)
     profd_client_t *c = arg;
     cl_io_t *io = &c->io;
     bool stop, watch_done;
+    int rv;
 
     io->backoff_ms = BACKOFF_MIN_MS;
     for (;;) {
@@ -706,14 +738,19 @@ static void *io_main(void *arg)
             if (io->watching || cl_now_ms() < io->next_try_ms) {
                 continue; /* wait for the cancelled watch to come back first */
             }
-            redial(c);
-            if (do_hello(c) != 0) {
+            redial(c, io->unanswered >= UNANSWERED_REDIAL);
+            if (io->unanswered >= UNANSWERED_REDIAL) {
+                io->unanswered = 0;
+            }
+            if ((rv = do_hello(c)) != 0) {
+                io->unanswered = transport_error(rv) ? io->unanswered + 1 : 0;
                 io->next_try_ms = cl_now_ms() + io->backoff_ms;
                 io->backoff_ms =
                     io->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : io->backoff_ms * 2;
                 continue;
             }
             io->backoff_ms = BACKOFF_MIN_MS;
+            io->unanswered = 0;
         }
         if (io->roles_sent != atomic_load(&c->roles_gen) && do_hello(c) != 0) {
             set_disconnected(c); /* a role was added: register again (same entry, more roles) */
@@ -753,6 +790,25 @@ static void *io_main(void *arg)
     return NULL;
 }
 
+/* A started dialer to url, over tls+tcp:// with the TLS configuration
+ * dial() made. */
+static int dialer_start(profd_client_t *c, const char *url, nng_dialer *d)
+{
+    cl_io_t *io = &c->io;
+    int rv;
+    if (io->tls_cfg == NULL) {
+        return nng_dial(io->sock, url, d, NNG_FLAG_NONBLOCK);
+    }
+    if ((rv = nng_dialer_create(d, io->sock, url)) != 0) {
+        return rv;
+    }
+    if ((rv = nng_dialer_set_ptr(*d, NNG_OPT_TLS_CONFIG, io->tls_cfg)) != 0 ||
+        (rv = nng_dialer_start(*d, NNG_FLAG_NONBLOCK)) != 0) {
+        nng_dialer_close(*d);
+    }
+    return rv;
+}
+
 /* The dialer to c->url; over tls+tcp:// with the files named by
  * PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY and PROFD_TLS_SERVER_NAME (the
  * variables profctl reads). A file that cannot be used is an error, its
@@ -763,24 +819,14 @@ static int dial(profd_client_t *c)
     pt_tls_files_t files = {getenv("PROFD_TLS_CA"), getenv("PROFD_TLS_CERT"),
                             getenv("PROFD_TLS_KEY"), getenv("PROFD_TLS_SERVER_NAME")};
     char err[256];
-    int rv;
 
-    if (!pt_tls_url(c->url)) {
-        return nng_dial(io->sock, c->url, &io->dialer, NNG_FLAG_NONBLOCK);
-    }
-    if ((io->tls_cfg = pt_tls_config(&files, false, err, sizeof(err))) == NULL) {
+    if (pt_tls_url(c->url) &&
+        (io->tls_cfg = pt_tls_config(&files, false, err, sizeof(err))) == NULL) {
         cl_log(c, PROFD_LOG_ERROR, "profd: %s: %s (PROFD_TLS_CA, PROFD_TLS_CERT, PROFD_TLS_KEY)",
                c->url, err);
         return NNG_EINVAL;
     }
-    if ((rv = nng_dialer_create(&io->dialer, io->sock, c->url)) != 0) {
-        return rv;
-    }
-    if ((rv = nng_dialer_set_ptr(io->dialer, NNG_OPT_TLS_CONFIG, io->tls_cfg)) != 0 ||
-        (rv = nng_dialer_start(io->dialer, NNG_FLAG_NONBLOCK)) != 0) {
-        nng_dialer_close(io->dialer);
-    }
-    return rv;
+    return dialer_start(c, c->url, &io->dialer);
 }
 
 int cl_io_start(profd_client_t *c)

@@ -34,13 +34,22 @@ fail() {
   exit 1
 }
 # The end of a test: every process in $pids is stopped (SIGTERM, so that
-# LeakSanitizer reports), then every log in $tmp is read for sanitizer
+# LeakSanitizer reports), the last started first, each gone before the
+# next (workers before their node, nodes before the coordinator, as an
+# orderly shutdown goes), then every log in $tmp is read for sanitizer
 # reports: each daemon's and worker's, the earlier runs of a restarted one
-# included (their logs are appended to).
+# included (their logs are appended to). Stopped all at once, a node's
+# request to a coordinator whose connection closes at that moment was
+# leaked inside libnng 1.5.2 (its aio_begin drops a stopped aio's message
+# without a callback; fixed upstream in nng commit 8d45fbc4): a leak of
+# the library in a race, not the daemon's.
 check_logs() {
-  local p f
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  local i p f
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    p=${pids[i]}
+    kill -TERM "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
   for f in "$tmp"/*.log "$tmp"/*.err; do
     [ -f "$f" ] || continue
     if grep -Eq "(ERROR|WARNING): [A-Za-z]+Sanitizer|runtime error" "$f"; then
