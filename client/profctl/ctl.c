@@ -1,6 +1,8 @@
 /* profctl's connection, messages and argument helpers (see profctl.h). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "profctl.h"
 
 #include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
 
 #include "rundir.h"
 
@@ -96,6 +99,28 @@ static int ctl_connect(ctl_t *c)
     return 0;
 }
 
+static void aio_done(void *arg)
+{
+    atomic_store((_Atomic bool *)arg, true);
+}
+
+/* Wait for the aio's operation, started with a timeout of timeout_ms; past
+ * it by 500 ms, cancel it (again every 500 ms): libnng 1.5.2 was seen to
+ * lose an aio's timeout, and profctl would then wait forever for a daemon
+ * that never answers. */
+static void aio_wait_bounded(nng_aio *aio, _Atomic bool *done, int timeout_ms)
+{
+    nng_time overdue = nng_clock() + (nng_time)(timeout_ms > 0 ? timeout_ms : 0) + 500;
+    while (timeout_ms > 0 && !atomic_load(done)) {
+        if (nng_clock() >= overdue) {
+            nng_aio_cancel(aio);
+            overdue = nng_clock() + 500;
+        }
+        nng_msleep(5);
+    }
+    nng_aio_wait(aio);
+}
+
 /* One request and its reply on a context of their own; quiet: say nothing
  * when it fails. */
 static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out, bool quiet)
@@ -103,8 +128,9 @@ static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out, bool q
     nng_msg *m;
     nng_aio *aio;
     nng_ctx ctx;
+    _Atomic bool done = false;
     int rv;
-    if (nng_aio_alloc(&aio, NULL, NULL) != 0 || nng_msg_alloc(&m, 0) != 0 ||
+    if (nng_aio_alloc(&aio, aio_done, &done) != 0 || nng_msg_alloc(&m, 0) != 0 ||
         nng_msg_append(m, buf, len) != 0) {
         return ctl_die(1, "out of memory");
     }
@@ -112,15 +138,16 @@ static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out, bool q
     nng_aio_set_timeout(aio, c->timeout_ms);
     nng_ctx_open(&ctx, c->sock);
     nng_ctx_send(ctx, aio);
-    nng_aio_wait(aio);
+    aio_wait_bounded(aio, &done, c->timeout_ms);
     if ((rv = nng_aio_result(aio)) != 0) {
         nng_msg_free(nng_aio_get_msg(aio));
         nng_aio_free(aio);
         nng_ctx_close(ctx);
         return quiet ? 1 : ctl_die(1, "cannot send to %s: %s", c->url, nng_strerror(rv));
     }
+    atomic_store(&done, false);
     nng_ctx_recv(ctx, aio);
-    nng_aio_wait(aio);
+    aio_wait_bounded(aio, &done, c->timeout_ms);
     if ((rv = nng_aio_result(aio)) != 0) {
         nng_aio_free(aio);
         nng_ctx_close(ctx);

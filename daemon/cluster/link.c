@@ -851,6 +851,8 @@ static void on_timer(uv_timer_t *t)
 {
     pd_link_t *l = t->data;
     int64_t now = pd_now_ms();
+    pd_reqc_tick(l->ctl, now);
+    pd_reqc_tick(l->data, now);
     if (l->registered && !l->summary_out &&
         now - l->last_summary_ms >= (l->n->reg->count ? l->n->cfg->summary_ms : HEARTBEAT_MS)) {
         send_summary(l, now);

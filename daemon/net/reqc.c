@@ -7,10 +7,20 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "clock.h"
 #include "reqc.h"
 #include "tlsconf.h"
 
 enum { S_FREE, S_SEND, S_RECV, S_DONE };
+
+/* libnng 1.5.2 was seen to lose an aio's timeout (left in an expiry queue
+ * whose thread slept without a deadline) and with it a dialer's
+ * reconnection timer: a request past its own timeout by GRACE_MS is
+ * cancelled by pd_reqc_tick, and UNANSWERED requests in a row that had no
+ * answer get a new dialer (see client/io.c, where a worker never came back
+ * after its daemon's restart). */
+#define GRACE_MS   500
+#define UNANSWERED 2
 
 typedef struct slot {
     struct pd_reqc *c;
@@ -22,14 +32,19 @@ typedef struct slot {
     pd_reqc_cb cb;
     void *arg;
     pd_task_t task;
+    int timeout_ms;
+    _Atomic int64_t due_ms; /* past it, pd_reqc_tick cancels the operation; 0 idle */
 } slot_t;
 
 struct pd_reqc {
     pd_loop_t *loop;
     nng_socket sock;
+    nng_dialer dialer;
+    char url[PP_MAX_PATH];
     slot_t *slots;
     int nslots;
     void *tls;
+    int unanswered; /* requests in a row that ended with no answer */
     _Atomic bool closing;
 };
 
@@ -60,6 +75,10 @@ static void slot_run(pd_task_t *t)
     s->reply = NULL;
     s->state = S_FREE;
     s->cb = NULL;
+    atomic_store(&s->due_ms, 0);
+    s->c->unanswered = m                                                ? 0
+                       : rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON ? s->c->unanswered + 1
+                                                                        : s->c->unanswered;
     if (m) {
         cb(arg, 0, nng_msg_body(m), nng_msg_len(m));
         nng_msg_free(m);
@@ -78,6 +97,7 @@ static void slot_cb(void *arg)
     if (s->state == S_SEND) {
         if (rv == 0) {
             s->state = S_RECV;
+            atomic_store(&s->due_ms, pd_now_ms() + s->timeout_ms + GRACE_MS);
             nng_ctx_recv(s->ctx, s->aio);
             return;
         }
@@ -147,8 +167,43 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls
         pd_reqc_close(c);
         return PROFD_EINVAL;
     }
+    c->dialer = d;
+    snprintf(c->url, sizeof(c->url), "%s", url);
     *out = c;
     return 0;
+}
+
+/* A new dialer in place of the old one (which goes once the new one is
+ * started): the old one's reconnection timer may be lost (see GRACE_MS). */
+static void redial(pd_reqc_t *c)
+{
+    nng_dialer d;
+    if (nng_dialer_create(&d, c->sock, c->url) != 0) {
+        return;
+    }
+    if ((c->tls && nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls) != 0) ||
+        nng_dialer_start(d, NNG_FLAG_NONBLOCK) != 0) {
+        nng_dialer_close(d);
+        return;
+    }
+    nng_dialer_close(c->dialer);
+    c->dialer = d;
+}
+
+void pd_reqc_tick(pd_reqc_t *c, int64_t now_ms)
+{
+    for (int i = 0; i < c->nslots; i++) {
+        slot_t *s = &c->slots[i];
+        int64_t due = atomic_load(&s->due_ms);
+        if (due != 0 && now_ms >= due &&
+            atomic_compare_exchange_strong(&s->due_ms, &due, now_ms + GRACE_MS)) {
+            nng_aio_cancel(s->aio); /* completes it (slot_cb), as its timeout would have */
+        }
+    }
+    if (c->unanswered >= UNANSWERED) {
+        c->unanswered = 0;
+        redial(c);
+    }
 }
 
 int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_reqc_cb cb,
@@ -173,6 +228,8 @@ int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_r
     s->rv = 0;
     s->reply = NULL;
     s->state = S_SEND;
+    s->timeout_ms = timeout_ms;
+    atomic_store(&s->due_ms, pd_now_ms() + timeout_ms + GRACE_MS);
     nng_aio_set_msg(s->aio, m);
     nng_aio_set_timeout(s->aio, timeout_ms);
     nng_ctx_send(s->ctx, s->aio);

@@ -32,6 +32,12 @@ int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_r
 int pd_reqc_send_msg(pd_reqc_t *c, const pp_msg_t *m, const void *payload, size_t plen,
                      int timeout_ms, pd_reqc_cb cb, void *arg);
 
+/* Loop thread, every second or so: a request past its timeout that libnng
+ * did not end is cancelled; after requests in a row with no answer, the
+ * peer is dialed anew (libnng 1.5.2 was seen to lose timeouts and a
+ * dialer's reconnection timer). */
+void pd_reqc_tick(pd_reqc_t *c, int64_t now_ms);
+
 /* Loop thread: cancel everything (callbacks of pending requests do not run)
  * and free. */
 void pd_reqc_close(pd_reqc_t *c);

@@ -43,5 +43,46 @@ for r in $(seq "$rounds"); do
   start_daemon
 done
 echo "ok: $rounds restarts under $workers workers, every worker back each time"
+
+# The same for node daemons' links (daemon/net/reqc.c) to a coordinator
+# killed and started again: every node joins it again each time.
+nodes=8
+port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+coord_pid=
+start_coordinator() {
+  "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
+    --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/coordinator.log" &
+  coord_pid=$!
+  pids+=($coord_pid)
+}
+start_coordinator
+for i in $(seq "$nodes"); do
+  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$i" \
+    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" 2>>"$tmp/node$i.log" &
+  pids+=($!)
+done
+joined() { # nodes whose link to the coordinator is up, by their own status
+  local i k=0
+  for i in $(seq "$nodes"); do
+    [ "$("$profctl_bin" --url "ipc://$tmp/n$i/run/control.sock" --json status 2>/dev/null |
+      json 'd["connected"]' 2>/dev/null)" = True ] && k=$((k + 1))
+  done
+  echo "$k"
+}
+for r in $(seq "$rounds"); do
+  n=
+  for _ in $(seq 300); do # 15 s
+    n=$(joined || true)
+    [ "$n" = "$nodes" ] && break
+    sleep 0.05
+  done
+  [ "$n" = "$nodes" ] || fail "round $r: ${n:-no} node(s) of $nodes joined within 15 s of the coordinator's start"
+  sleep "0.$((RANDOM % 10))"
+  kill -9 "$coord_pid"
+  wait "$coord_pid" 2>/dev/null || true
+  sleep "0.$((RANDOM % 10))"
+  start_coordinator
+done
+echo "ok: $rounds restarts of a coordinator under $nodes nodes, every node back each time"
 check_logs
 echo "system test reconnect: OK"
