@@ -216,12 +216,21 @@ static void set_disconnected(profd_client_t *c)
 
 static int dialer_start(profd_client_t *c, const char *url, nng_dialer *d);
 
+/* Connections up, from nng's pipe events (ADD_PRE and REM_POST come in
+ * pairs). */
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    (void)p;
+    atomic_fetch_add(&((profd_client_t *)arg)->io.npipes, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1);
+}
+
 /* A new dialer in place of the old one, which goes only once the new one
  * exists. With no URL given, the daemon may have started after us, or
  * moved between /run/profd and /tmp/profd-<uid>: the rule is asked again
  * and the new dialer goes there. Else `fresh`: the same URL, anew (hellos
- * went unanswered: a dialer of libnng 1.5.2 whose reconnection timer was
- * lost, see rpc_wait, never dials again; a new one dials at once). */
+ * went unanswered with no connection up: a dialer of libnng 1.5.2 whose
+ * reconnection timer was lost, see rpc_wait, never dials again; a new one
+ * dials at once). A connection that is up is never closed for it. */
 static void redial(profd_client_t *c, bool fresh)
 {
     cl_io_t *io = &c->io;
@@ -738,8 +747,10 @@ static void *io_main(void *arg)
             if (io->watching || cl_now_ms() < io->next_try_ms) {
                 continue; /* wait for the cancelled watch to come back first */
             }
-            redial(c, io->unanswered >= UNANSWERED_REDIAL);
-            if (io->unanswered >= UNANSWERED_REDIAL) {
+            /* no connection up: its dialer may never dial again (redial) */
+            bool fresh = io->unanswered >= UNANSWERED_REDIAL && atomic_load(&io->npipes) <= 0;
+            redial(c, fresh);
+            if (fresh) {
                 io->unanswered = 0;
             }
             if ((rv = do_hello(c)) != 0) {
@@ -853,6 +864,8 @@ int cl_io_start(profd_client_t *c)
     nng_socket_set_ms(io->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
     nng_socket_set_ms(io->sock, NNG_OPT_RECONNMINT, 50);
     nng_socket_set_ms(io->sock, NNG_OPT_RECONNMAXT, 1000);
+    nng_pipe_notify(io->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, c);
+    nng_pipe_notify(io->sock, NNG_PIPE_EV_REM_POST, pipe_cb, c);
     nng_socket_set_size(io->sock, NNG_OPT_RECVMAXSZ, 16u << 20);
     if ((rv = nng_ctx_open(&io->rpc_ctx, io->sock)) != 0 ||
         (rv = nng_ctx_open(&io->watch_ctx, io->sock)) != 0 ||

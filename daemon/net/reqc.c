@@ -17,8 +17,9 @@ enum { S_FREE, S_SEND, S_RECV, S_DONE };
  * whose thread slept without a deadline) and with it a dialer's
  * reconnection timer: a request past its own timeout by GRACE_MS is
  * cancelled by pd_reqc_tick, and UNANSWERED requests in a row that had no
- * answer get a new dialer (see client/io.c, where a worker never came back
- * after its daemon's restart). */
+ * answer, with no connection up, get a new dialer (see client/io.c, where a
+ * worker never came back after its daemon's restart). A connection that is
+ * up is never closed for it: requests also time out on a busy peer. */
 #define GRACE_MS   500
 #define UNANSWERED 2
 
@@ -44,7 +45,8 @@ struct pd_reqc {
     slot_t *slots;
     int nslots;
     void *tls;
-    int unanswered; /* requests in a row that ended with no answer */
+    int unanswered;     /* requests in a row that ended with no answer */
+    _Atomic int npipes; /* connections up (nng's pipe events) */
     _Atomic bool closing;
 };
 
@@ -85,6 +87,12 @@ static void slot_run(pd_task_t *t)
     } else {
         cb(arg, rv, NULL, 0);
     }
+}
+
+static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+    (void)p;
+    atomic_fetch_add(&((pd_reqc_t *)arg)->npipes, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1);
 }
 
 static void slot_cb(void *arg)
@@ -135,6 +143,8 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls
     nng_socket_set_ms(c->sock, NNG_OPT_RECONNMINT, 100);
     nng_socket_set_ms(c->sock, NNG_OPT_RECONNMAXT, 2000);
     nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, 64u << 20);
+    nng_pipe_notify(c->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, c);
+    nng_pipe_notify(c->sock, NNG_PIPE_EV_REM_POST, pipe_cb, c);
     for (int i = 0; i < c->nslots; i++) {
         slot_t *s = &c->slots[i];
         s->c = c;
@@ -200,7 +210,7 @@ void pd_reqc_tick(pd_reqc_t *c, int64_t now_ms)
             nng_aio_cancel(s->aio); /* completes it (slot_cb), as its timeout would have */
         }
     }
-    if (c->unanswered >= UNANSWERED) {
+    if (c->unanswered >= UNANSWERED && atomic_load(&c->npipes) <= 0) {
         c->unanswered = 0;
         redial(c);
     }

@@ -25,23 +25,30 @@ start_daemon() {
   fail "profd did not start"
 }
 running() { ctl --json status 2>/dev/null | json 'sum(1 for r in d["ranks"] if r["state"] == "running")' 2>/dev/null; }
+# restarts WHAT WANT COUNT START PIDVAR: $rounds times, wait up to 15 s for
+# COUNT to print WANT, then kill -9 the process whose pid is in $PIDVAR and
+# START it again
+restarts() {
+  local what=$1 want=$2 count=$3 start=$4 pidvar=$5 r n
+  for r in $(seq "$rounds"); do
+    n=
+    for _ in $(seq 300); do
+      n=$($count || true)
+      [ "$n" = "$want" ] && break
+      sleep 0.05
+    done
+    [ "$n" = "$want" ] || fail "round $r: ${n:-no} $what of $want back within 15 s of the restart"
+    sleep "0.$((RANDOM % 10))"
+    kill -9 "${!pidvar}"
+    wait "${!pidvar}" 2>/dev/null || true
+    sleep "0.$((RANDOM % 10))"
+    $start
+  done
+}
 start_daemon
 "$sim" --layout "actor:$workers" --steps 1000000 --rate 10 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-for r in $(seq "$rounds"); do
-  n=
-  for _ in $(seq 300); do # 15 s
-    n=$(running || true)
-    [ "$n" = "$workers" ] && break
-    sleep 0.05
-  done
-  [ "$n" = "$workers" ] || fail "round $r: ${n:-no} worker(s) of $workers registered within 15 s of the daemon's start"
-  sleep "0.$((RANDOM % 10))"
-  kill -9 "$daemon_pid"
-  wait "$daemon_pid" 2>/dev/null || true
-  sleep "0.$((RANDOM % 10))"
-  start_daemon
-done
+restarts "worker(s)" "$workers" running start_daemon daemon_pid
 echo "ok: $rounds restarts under $workers workers, every worker back each time"
 
 # The same for node daemons' links (daemon/net/reqc.c) to a coordinator
@@ -69,20 +76,7 @@ joined() { # nodes whose link to the coordinator is up, by their own status
   done
   echo "$k"
 }
-for r in $(seq "$rounds"); do
-  n=
-  for _ in $(seq 300); do # 15 s
-    n=$(joined || true)
-    [ "$n" = "$nodes" ] && break
-    sleep 0.05
-  done
-  [ "$n" = "$nodes" ] || fail "round $r: ${n:-no} node(s) of $nodes joined within 15 s of the coordinator's start"
-  sleep "0.$((RANDOM % 10))"
-  kill -9 "$coord_pid"
-  wait "$coord_pid" 2>/dev/null || true
-  sleep "0.$((RANDOM % 10))"
-  start_coordinator
-done
+restarts "node(s)" "$nodes" joined start_coordinator coord_pid
 echo "ok: $rounds restarts of a coordinator under $nodes nodes, every node back each time"
 check_logs
 echo "system test reconnect: OK"
