@@ -25,24 +25,29 @@ start_daemon() {
   fail "profd did not start"
 }
 running() { ctl --json status 2>/dev/null | json 'sum(1 for r in d["ranks"] if r["state"] == "running")' 2>/dev/null; }
-# restarts WHAT WANT COUNT START PIDVAR: $rounds times, wait up to 15 s for
-# COUNT to print WANT, then kill -9 the process whose pid is in $PIDVAR and
-# START it again
+# restarts WHAT WANT COUNT START PIDVAR: wait up to 15 s for COUNT to
+# print WANT; then $rounds times kill -9 the process whose pid is in
+# $PIDVAR, START it again and wait for WANT again. It ends with the last
+# one up: a SIGTERM from check_logs to the shell's fork of a process just
+# started, before its exec, ran this script's traps in that fork (its
+# cleanup killed the test's processes and removed $tmp).
 restarts() {
   local what=$1 want=$2 count=$3 start=$4 pidvar=$5 r n
-  for r in $(seq "$rounds"); do
+  for r in $(seq 0 "$rounds"); do
+    if [ "$r" -gt 0 ]; then
+      sleep "0.$((RANDOM % 10))"
+      kill -9 "${!pidvar}"
+      wait "${!pidvar}" 2>/dev/null || true
+      sleep "0.$((RANDOM % 10))"
+      $start
+    fi
     n=
-    for _ in $(seq 300); do
+    for _ in $(seq 300); do # 15 s
       n=$($count || true)
       [ "$n" = "$want" ] && break
       sleep 0.05
     done
     [ "$n" = "$want" ] || fail "round $r: ${n:-no} $what of $want back within 15 s of the restart"
-    sleep "0.$((RANDOM % 10))"
-    kill -9 "${!pidvar}"
-    wait "${!pidvar}" 2>/dev/null || true
-    sleep "0.$((RANDOM % 10))"
-    $start
   done
 }
 start_daemon
