@@ -65,8 +65,8 @@ typedef struct cl_io {
     char spool[PP_MAX_PATH];
     int64_t gen; /* plan generation last received */
     int backoff_ms;
-    int unanswered;     /* hellos in a row that had no answer (a timeout or no daemon) */
-    _Atomic int npipes; /* connections up (nng's pipe events, on nng's threads) */
+    int unanswered;      /* hellos in a row that had no answer (a timeout or no daemon) */
+    _Atomic int *npipes; /* connections up (nng's pipe events); freed after the socket closes */
     int64_t next_try_ms;
     int64_t last_sent_ms;
     int idle_rounds;       /* flushes in a row that found no step event */

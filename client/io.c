@@ -217,11 +217,12 @@ static void set_disconnected(profd_client_t *c)
 static int dialer_start(profd_client_t *c, const char *url, nng_dialer *d);
 
 /* Connections up, from nng's pipe events (ADD_PRE and REM_POST come in
- * pairs). */
+ * pairs) into io->npipes: a counter of the socket's own, freed after the
+ * socket's close, which may end after the client is gone (sock_close). */
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
     (void)p;
-    atomic_fetch_add(&((profd_client_t *)arg)->io.npipes, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1);
+    atomic_fetch_add((_Atomic int *)arg, ev == NNG_PIPE_EV_ADD_PRE ? 1 : -1);
 }
 
 /* A new dialer in place of the old one, which goes only once the new one
@@ -748,7 +749,7 @@ static void *io_main(void *arg)
                 continue; /* wait for the cancelled watch to come back first */
             }
             /* no connection up: its dialer may never dial again (redial) */
-            bool fresh = io->unanswered >= UNANSWERED_REDIAL && atomic_load(&io->npipes) <= 0;
+            bool fresh = io->unanswered >= UNANSWERED_REDIAL && atomic_load(io->npipes) <= 0;
             redial(c, fresh);
             if (fresh) {
                 io->unanswered = 0;
@@ -857,6 +858,10 @@ int cl_io_start(profd_client_t *c)
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&io->mu, NULL);
 
+    if ((io->npipes = calloc(1, sizeof(*io->npipes))) == NULL) {
+        rv = NNG_ENOMEM;
+        goto fail;
+    }
     if ((rv = nng_req0_open(&io->sock)) != 0) {
         goto fail;
     }
@@ -864,8 +869,8 @@ int cl_io_start(profd_client_t *c)
     nng_socket_set_ms(io->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
     nng_socket_set_ms(io->sock, NNG_OPT_RECONNMINT, 50);
     nng_socket_set_ms(io->sock, NNG_OPT_RECONNMAXT, 1000);
-    nng_pipe_notify(io->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, c);
-    nng_pipe_notify(io->sock, NNG_PIPE_EV_REM_POST, pipe_cb, c);
+    nng_pipe_notify(io->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, (void *)io->npipes);
+    nng_pipe_notify(io->sock, NNG_PIPE_EV_REM_POST, pipe_cb, (void *)io->npipes);
     nng_socket_set_size(io->sock, NNG_OPT_RECVMAXSZ, 16u << 20);
     if ((rv = nng_ctx_open(&io->rpc_ctx, io->sock)) != 0 ||
         (rv = nng_ctx_open(&io->watch_ctx, io->sock)) != 0 ||
@@ -894,6 +899,7 @@ fail:
     if (io->sock_open) {
         nng_close(io->sock);
     }
+    free((void *)io->npipes);
     pt_tls_config_free(io->tls_cfg);
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
@@ -912,6 +918,7 @@ fail:
 typedef struct closer {
     nng_socket sock;
     void *tls_cfg;
+    _Atomic int *npipes; /* the pipe events' counter (pipe_cb) */
     nng_aio *aios[2];
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -935,6 +942,7 @@ static void *closer_main(void *arg)
 {
     closer_t *k = arg;
     nng_close(k->sock);
+    free((void *)k->npipes);
     pt_tls_config_free(k->tls_cfg);
     nng_aio_free(k->aios[0]);
     nng_aio_free(k->aios[1]);
@@ -954,6 +962,7 @@ static void sock_close(cl_io_t *io)
     if (k != NULL) {
         k->sock = io->sock;
         k->tls_cfg = io->tls_cfg;
+        k->npipes = io->npipes;
         k->aios[0] = io->watch_aio;
         k->aios[1] = io->rpc_aio;
         k->refs = 2;
@@ -982,6 +991,7 @@ static void sock_close(cl_io_t *io)
         free(k);
     }
     nng_close(io->sock); /* no thread to spare: here */
+    free((void *)io->npipes);
     pt_tls_config_free(io->tls_cfg);
     nng_aio_free(io->watch_aio);
     nng_aio_free(io->rpc_aio);
