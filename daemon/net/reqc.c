@@ -78,9 +78,11 @@ static void slot_run(pd_task_t *t)
     s->state = S_FREE;
     s->cb = NULL;
     atomic_store(&s->due_ms, 0);
-    s->c->unanswered = m                                                ? 0
-                       : rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON ? s->c->unanswered + 1
-                                                                        : s->c->unanswered;
+    if (m) {
+        s->c->unanswered = 0;
+    } else if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON) {
+        s->c->unanswered++; /* no answer: see pd_reqc_tick */
+    }
     if (m) {
         cb(arg, 0, nng_msg_body(m), nng_msg_len(m));
         nng_msg_free(m);
