@@ -684,6 +684,7 @@ typedef struct pbuf {
     bool fmt;
     int depth;
     bool oom;
+    const pp_elem_hook_t *hook; /* pre-encoded elements of arrays of records */
 } pbuf_t;
 
 static void pb_put(pbuf_t *b, const char *s, size_t n)
@@ -898,6 +899,20 @@ static void pb_record(pbuf_t *b, const pp_desc_t *d, const void *rec)
     pb_close(b, '}', first);
 }
 
+/* Element i of the array of records f of rec, when the hook has its text. */
+static bool pb_hooked(pbuf_t *b, const pp_field_t *f, const void *rec, size_t i)
+{
+    const char *text = NULL;
+    size_t len = 0;
+    int rv = b->hook ? b->hook->elem(b->hook->arg, f, rec, i, &text, &len) : 0;
+    if (rv < 0) {
+        b->oom = true;
+    } else if (rv > 0) {
+        pb_put(b, text, len);
+    }
+    return rv != 0;
+}
+
 static void pb_field(pbuf_t *b, const pp_field_t *f, const void *rec)
 {
     const void *p = FIELD_CPTR(rec, f);
@@ -971,7 +986,7 @@ static void pb_field(pbuf_t *b, const pp_field_t *f, const void *rec)
             } else {
                 pb_cstr(b, "null");
             }
-        } else {
+        } else if (!pb_hooked(b, f, rec, i)) {
             pb_record(b, f->sub, *(const char *const *)p + i * f->sub->size);
         }
     }
@@ -1016,6 +1031,17 @@ int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **ou
         return PROFD_EINVAL;
     }
     pbuf_t b = {.fmt = pretty};
+    pb_record(&b, d, rec);
+    return pb_done(&b, out, len);
+}
+
+int pp_record_encode_hooked(const pp_desc_t *d, const void *rec, const pp_elem_hook_t *hook,
+                            char **out, size_t *len)
+{
+    if (d == NULL || rec == NULL || out == NULL || hook == NULL || hook->elem == NULL) {
+        return PROFD_EINVAL;
+    }
+    pbuf_t b = {.hook = hook};
     pb_record(&b, d, rec);
     return pb_done(&b, out, len);
 }

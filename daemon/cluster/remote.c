@@ -259,6 +259,7 @@ static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
         pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
         if (m && in->cap < m->ncaps) {
             pd_windows_set_status(&m->caps[in->cap], status, failure);
+            pd_windows_touch(n->win, w, m);
         }
     }
     w->pending--;
@@ -299,6 +300,7 @@ static void chunk_done(pd_job_t *j)
                 pp_file_t *f = &m->caps[in->cap].files[in->file];
                 free(f->checksum);
                 f->checksum = strdup(j->got);
+                pd_windows_touch(n->win, w, m);
             }
         }
         if (j->rv != 0 && !in->warned) { /* once a streak: a full disk fails every try */

@@ -25,27 +25,158 @@ static bool kept(const pd_window_t *w)
 
 /* ---- saving ---- */
 
-/* The state as JSON; strings and arrays are borrowed from the windows. */
-/* One window as the state file keeps it (borrowing the window's strings
- * and captures; the member and file arrays are the caller's to free). The
- * window and member records are the journal's (core/jrec.c); the loader
- * below reads back what a coordinator needs of them. */
+/* The member records of one unfinished window as the last save encoded
+ * them, by member index (members are only ever appended). */
+struct pd_state_wcache {
+    int64_t id;
+    char **text;
+    size_t *len;
+    size_t n;
+    bool seen; /* by this save: entries of windows no longer kept go */
+    pd_state_wcache_t *next;
+};
+
+static void wcache_free(pd_state_wcache_t *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->text[i]);
+    }
+    free(c->text);
+    free(c->len);
+    free(c);
+}
+
+/* The cache of window w, grown to its members; NULL without memory. */
+static pd_state_wcache_t *wcache_get(pd_state_t *s, const pd_window_t *w)
+{
+    pd_state_wcache_t *c = s->cache;
+    while (c && c->id != w->id) {
+        c = c->next;
+    }
+    if (c == NULL) {
+        if ((c = calloc(1, sizeof(*c))) == NULL) {
+            return NULL;
+        }
+        c->id = w->id;
+        c->next = s->cache;
+        s->cache = c;
+    }
+    if (c->n < w->nmembers) {
+        char **t = realloc(c->text, w->nmembers * sizeof(*t));
+        if (t == NULL) {
+            return NULL;
+        }
+        c->text = t;
+        size_t *l = realloc(c->len, w->nmembers * sizeof(*l));
+        if (l == NULL) {
+            return NULL;
+        }
+        c->len = l;
+        for (size_t i = c->n; i < w->nmembers; i++) {
+            c->text[i] = NULL;
+            c->len[i] = 0;
+        }
+        c->n = w->nmembers;
+    }
+    c->seen = true;
+    return c;
+}
+
+/* After a save: the entries of windows it did not keep go. */
+static void wcache_sweep(pd_state_t *s)
+{
+    for (pd_state_wcache_t **p = &s->cache; *p;) {
+        pd_state_wcache_t *c = *p;
+        if (!c->seen) {
+            *p = c->next;
+            wcache_free(c);
+        } else {
+            c->seen = false;
+            p = &c->next;
+        }
+    }
+}
+
+/* One member's record as the state file keeps it (the journal's, from
+ * core/jrec.c), encoded. */
+static int encode_member(const pd_window_t *w, size_t i, char **out, size_t *len)
+{
+    pp_state_member_t sm;
+    int rv = pd_jrec_member(w, i, &sm);
+    if (rv == 0) {
+        rv = pp_record_encode(&pp_desc_state_member, &sm, false, out, len);
+    }
+    pd_jrec_member_free(&sm);
+    return rv;
+}
+
+/* A save in progress: the kept windows, in the order of the records. */
+typedef struct enc_ctx {
+    pd_state_t *s;
+    pd_window_t **wins;
+    pd_state_wcache_t **caches;
+    const pp_state_window_t *recs;
+    size_t n;
+    bool fresh; /* every member encoded again, the cache neither read nor kept */
+    char *tmp;  /* fresh: the last member's text */
+} enc_ctx_t;
+
+/* The codec's hook: a member's text from the cache, encoded again when
+ * the member changed since. */
+static int member_text(void *arg, const pp_field_t *f, const void *rec, size_t i, const char **text,
+                       size_t *len)
+{
+    enc_ctx_t *x = arg;
+    if (f->sub != &pp_desc_state_member) {
+        return 0;
+    }
+    size_t k = (size_t)((const pp_state_window_t *)rec - x->recs);
+    pd_window_t *w = k < x->n ? x->wins[k] : NULL;
+    if (w && i < w->nmembers && x->fresh) {
+        free(x->tmp);
+        x->tmp = NULL;
+        if (encode_member(w, i, &x->tmp, len) != 0) {
+            return -1;
+        }
+        *text = x->tmp;
+        return 1;
+    }
+    pd_state_wcache_t *c = w ? x->caches[k] : NULL;
+    if (c == NULL || i >= c->n || i >= w->nmembers) {
+        return -1;
+    }
+    pd_member_t *m = &w->members[i];
+    if (c->text[i] == NULL || m->sdirty) {
+        char *t;
+        size_t tl;
+        if (encode_member(w, i, &t, &tl) != 0) {
+            return -1;
+        }
+        free(c->text[i]);
+        c->text[i] = t;
+        c->len[i] = tl;
+        m->sdirty = false;
+        x->s->n->stats.state_encoded++;
+    } else {
+        x->s->n->stats.state_cached++;
+    }
+    *text = c->text[i];
+    *len = c->len[i];
+    return 1;
+}
+
+/* One window's record but its members, which the hook gives (strings and
+ * captures borrowed from the window; the incoming array is the caller's
+ * to free). */
 static int encode_window(const pd_window_t *w, pp_state_window_t *s)
 {
     pd_jrec_window(w, s);
-    s->members = w->nmembers ? calloc(w->nmembers, sizeof(*s->members)) : NULL;
+    s->members = NULL;
+    s->members_n = w->nmembers;
     s->incoming = w->nincoming ? calloc(w->nincoming, sizeof(*s->incoming)) : NULL;
-    if ((w->nmembers && s->members == NULL) || (w->nincoming && s->incoming == NULL)) {
+    if (w->nincoming && s->incoming == NULL) {
         return PROFD_ENOMEM;
     }
-    for (size_t i = 0; i < w->nmembers; i++) {
-        int rv = pd_jrec_member(w, i, &s->members[i]);
-        s->members_n = i + 1; /* freed by encode() */
-        if (rv != 0) {
-            return rv;
-        }
-    }
-    s->members_n = w->nmembers;
     for (size_t i = 0; i < w->nincoming; i++) {
         const pd_incoming_t *in = &w->incoming[i];
         pp_state_incoming_t *si = &s->incoming[i];
@@ -62,11 +193,14 @@ static int encode_window(const pd_window_t *w, pp_state_window_t *s)
     return 0;
 }
 
-static int encode(const pd_state_t *s0, char **out, size_t *len)
+/* The state as JSON: the nodes, and every unfinished window with its
+ * members (those unchanged since the last save from the cache, unless
+ * fresh). */
+static int encode_with(pd_state_t *s0, bool fresh, char **out, size_t *len)
 {
     pp_state_t st;
     size_t n = 0, k = 0, nn = 0;
-    const pd_windows_t *ws = s0->n->win;
+    pd_windows_t *ws = s0->n->win;
     const char *name, *inst;
     pp_record_init(&pp_desc_state, &st);
     for (pd_window_t *w = ws->head; w; w = w->next) {
@@ -75,12 +209,19 @@ static int encode(const pd_state_t *s0, char **out, size_t *len)
     while (pd_coord_node_at(s0->coord, nn, &name, &inst)) {
         nn++;
     }
+    enc_ctx_t x = {.s = s0, .n = n, .fresh = fresh};
     st.version = 1;
     st.instance = s0->instance;
     st.next_id = ws->next_id;
     st.windows = n ? calloc(n, sizeof(*st.windows)) : NULL;
     st.nodes = nn ? calloc(nn, sizeof(*st.nodes)) : NULL;
-    int rv = (n && st.windows == NULL) || (nn && st.nodes == NULL) ? PROFD_ENOMEM : 0;
+    x.wins = n ? calloc(n, sizeof(*x.wins)) : NULL;
+    x.caches = n ? calloc(n, sizeof(*x.caches)) : NULL;
+    x.recs = st.windows;
+    int rv = (n && (st.windows == NULL || x.wins == NULL || x.caches == NULL)) ||
+                     (nn && st.nodes == NULL)
+                 ? PROFD_ENOMEM
+                 : 0;
     for (size_t i = 0; rv == 0 && i < nn && pd_coord_node_at(s0->coord, i, &name, &inst); i++) {
         st.nodes[i].name = (char *)name;
         st.nodes[i].instance = (char *)inst;
@@ -88,22 +229,71 @@ static int encode(const pd_state_t *s0, char **out, size_t *len)
     }
     for (pd_window_t *w = ws->head; w && rv == 0; w = w->next) {
         if (kept(w)) {
-            rv = encode_window(w, &st.windows[k++]);
+            x.wins[k] = w;
+            if (!fresh && (x.caches[k] = wcache_get(s0, w)) == NULL) {
+                rv = PROFD_ENOMEM;
+            }
+            rv = rv ? rv : encode_window(w, &st.windows[k]);
+            k++;
         }
     }
     st.windows_n = k;
     if (rv == 0) {
-        rv = pp_record_encode(&pp_desc_state, &st, false, out, len);
+        pp_elem_hook_t hook = {.elem = member_text, .arg = &x};
+        rv = pp_record_encode_hooked(&pp_desc_state, &st, &hook, out, len);
+    }
+    if (rv == 0 && !fresh) {
+        wcache_sweep(s0);
     }
     for (size_t i = 0; i < k; i++) {
-        for (size_t j = 0; j < st.windows[i].members_n; j++) {
-            pd_jrec_member_free(&st.windows[i].members[j]);
-        }
-        free(st.windows[i].members);
         free(st.windows[i].incoming);
     }
     free(st.windows);
     free(st.nodes);
+    free(x.wins);
+    free(x.caches);
+    free(x.tmp);
+    return rv;
+}
+
+static void cache_drop(pd_state_t *s)
+{
+    while (s->cache) {
+        pd_state_wcache_t *c = s->cache;
+        s->cache = c->next;
+        wcache_free(c);
+    }
+}
+
+/* The state as JSON, for a save. Debug builds (the tests) encode it afresh
+ * as well and compare: a member changed without being marked
+ * (pd_windows_touch, pd_member_mark) is a bug, logged as one, and the
+ * fresh text is saved. */
+static int encode(pd_state_t *s0, char **out, size_t *len)
+{
+    int rv = encode_with(s0, false, out, len);
+#ifndef NDEBUG
+    char *f = NULL;
+    size_t fl = 0;
+    if (rv == 0 && encode_with(s0, true, &f, &fl) == 0) {
+        if (fl != *len || memcmp(f, *out, fl) != 0) {
+            size_t at = 0;
+            while (at < fl && at < *len && f[at] == (*out)[at]) {
+                at++;
+            }
+            PD_LOG(s0->n->log, PD_LOG_ERROR, "state",
+                   "BUG: a member changed without being marked: the cached state differs from "
+                   "a fresh encoding at byte %zu (%.80s)",
+                   at, f + (at > 40 ? at - 40 : 0));
+            free(*out);
+            *out = f;
+            *len = fl;
+            f = NULL;
+            cache_drop(s0);
+        }
+    }
+    free(f);
+#endif
     return rv;
 }
 
@@ -198,6 +388,8 @@ static int save_now(pd_state_t *s)
         s->saves++;
         s->saved_us = pd_now_us();
         s->save_cost_us = s->saved_us - t0;
+        s->n->stats.state_saves++;
+        s->n->stats.state_save_us += s->save_cost_us;
         if (s->syncing) {
             s->sync_again = true;
         } else {
@@ -258,6 +450,16 @@ void pd_state_start(pd_state_t *s)
     s->timer_ready = true;
 }
 
+/* How long the next save waits after the last: at least SAVE_GAP_MS, and
+ * 3 times the last save's cost, so that saving takes at most a quarter of
+ * the loop's time however large the state. */
+static int64_t save_wait_ms(const pd_state_t *s)
+{
+    int64_t gap_us =
+        3 * s->save_cost_us > SAVE_GAP_MS * 1000 ? 3 * s->save_cost_us : SAVE_GAP_MS * 1000;
+    return (s->saved_us + gap_us - pd_now_us()) / 1000;
+}
+
 void pd_state_changed(pd_state_t *s)
 {
     if (s->n->stopping || !s->timer_ready) {
@@ -265,7 +467,9 @@ void pd_state_changed(pd_state_t *s)
     }
     s->dirty = true;
     if (!uv_is_active((uv_handle_t *)&s->timer)) {
-        uv_timer_start(&s->timer, on_timer, SAVE_DELAY_MS, 0);
+        int64_t wait_ms = save_wait_ms(s);
+        uv_timer_start(&s->timer, on_timer,
+                       wait_ms > SAVE_DELAY_MS ? (uint64_t)wait_ms : SAVE_DELAY_MS, 0);
     }
 }
 
@@ -299,12 +503,8 @@ void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len)
         return; /* the retry sends them */
     }
     /* saved once this loop iteration's requests are in, unless the last
-     * save is recent: saves come at most every SAVE_GAP_MS, and a large
-     * state (its save took T) waits 3 T, so that saving takes at most a
-     * quarter of the loop's time and a stream of replies shares few saves */
-    int64_t gap_us =
-        3 * s->save_cost_us > SAVE_GAP_MS * 1000 ? 3 * s->save_cost_us : SAVE_GAP_MS * 1000;
-    int64_t wait_ms = (s->saved_us + gap_us - pd_now_us()) / 1000;
+     * save is recent (save_wait_ms): a stream of replies shares few saves */
+    int64_t wait_ms = save_wait_ms(s);
     if (wait_ms <= 0) {
         uv_idle_start(&s->idle, on_idle);
     } else if (!uv_is_active((uv_handle_t *)&s->timer) ||
@@ -347,6 +547,7 @@ void pd_state_fini(pd_state_t *s)
         }
     }
     pd_job_free(j);
+    cache_drop(s);
 }
 
 /* ---- loading ---- */

@@ -18,9 +18,13 @@
  * coalesced: at the end of a loop iteration while replies wait, but not
  * sooner than 50 ms, nor 3 times the last save's cost, after the last save
  * (a stream of replies shares few saves; at most a quarter of the loop's
- * time goes to saving a large state), else SAVE_DELAY_MS after a change. A save that fails (a full
- * disk) is tried again every second, the replies held meanwhile; the nodes wait, or time out and
- * send again. Loop thread only.
+ * time goes to saving a large state), else SAVE_DELAY_MS after a change
+ * (or that gap). A save encodes again only the members marked since the
+ * last (pd_windows_touch): the others' records come from a cache, so a
+ * window of 16,384 members costs a copy, not an encoding, per save. A
+ * save that fails (a full disk) is tried again every second, the replies
+ * held meanwhile; the nodes wait, or time out and send again. Loop thread
+ * only.
  */
 #ifndef PD_STATE_H
 #define PD_STATE_H
@@ -34,6 +38,7 @@
 #include "node.h"
 
 typedef struct pd_state_held pd_state_held_t;
+typedef struct pd_state_wcache pd_state_wcache_t;
 
 typedef struct pd_state {
     pd_node_t *n;
@@ -48,6 +53,10 @@ typedef struct pd_state {
     size_t nheld;
     int64_t saves;
     int64_t saved_us, save_cost_us; /* the last save: when it ended, what it took */
+    /* each unfinished window's member records as the last save encoded
+     * them: a save re-encodes only the members marked since
+     * (pd_member_t.sdirty), not all of a window's thousands */
+    pd_state_wcache_t *cache;
 } pd_state_t;
 
 /* Set up (no timer yet: a state can be loaded and saved without a loop). */
@@ -72,7 +81,7 @@ void pd_state_reply_saved(pd_state_t *s, pd_req_t *req, char *buf, size_t len);
  * unanswered (the nodes send again to the restarted coordinator); no more
  * saves on the timer. */
 void pd_state_stop(pd_state_t *s);
-/* After the loop: save now, synchronously. */
+/* After the loop: save now, synchronously; the cache freed. */
 void pd_state_fini(pd_state_t *s);
 
 #endif

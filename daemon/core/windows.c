@@ -105,7 +105,7 @@ void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m)
         w->jdirty = w->jdirty || m == NULL;
     }
     if (m) {
-        m->jdirty = true;
+        pd_member_mark(m);
     }
     pd_windows_dirty(ws);
 }
@@ -220,7 +220,7 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     m->state = PP_MS_EXPECTED;
     m->pid_dir = pid_dir;
     m->uid = k->uid;
-    m->jdirty = true;
+    pd_member_mark(m);
     if (pd_windows_member_roles(m, k->roles, k->nroles, roles) != 0) {
         w->nmembers--;
         return NULL;
@@ -381,7 +381,7 @@ void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k)
             if (m->state == PP_MS_EXPECTED && sel != -2 && k->nroles > 1 &&
                 (k->nroles != m->nroles || roles != m->selected) &&
                 pd_windows_member_roles(m, k->roles, k->nroles, roles) == 0) {
-                m->jdirty = true;
+                pd_member_mark(m);
                 changed = true;
             }
             continue;
@@ -554,7 +554,7 @@ bool pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
                 m->client = k->id;
                 m->node_client = k->node_client;
                 m->rebind_until_ms = 0;
-                m->jdirty = true;
+                pd_member_mark(m);
                 pd_windows_dirty(ws);
                 changed = changed || m->state == PP_MS_EXPECTED;
             }

@@ -53,6 +53,7 @@ typedef struct pd_member {
      * host, pid) when it registers through it, lost if not by then; 0 */
     int64_t rebind_until_ms;
     bool jdirty; /* changed since the journal last wrote it */
+    bool sdirty; /* changed since the coordinator's state save encoded it */
 } pd_member_t;
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
@@ -265,6 +266,13 @@ void pd_windows_dirty(pd_windows_t *ws);
  * and the dirty hook runs. Modules that change a window's fields themselves
  * say so through it. */
 void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m);
+/* Member m changed: marked for the journal and the coordinator's state save
+ * (no hook: the caller runs it, or pd_windows_touch does). */
+static inline void pd_member_mark(pd_member_t *m)
+{
+    m->jdirty = true;
+    m->sdirty = true;
+}
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
 /*
  * A member's report: move its captures into the member (*caps is taken),

@@ -168,6 +168,18 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     add(&b, "profd_errors_total{kind=\"merge\"} %lld\n", (long long)n->stats.errors_merge);
     family(&b, "profd_trigger_windows_total", "counter", "Windows the straggler trigger opened.");
     add(&b, "profd_trigger_windows_total %lld\n", (long long)(n->strag ? n->strag->fired : 0));
+    family(&b, "profd_state_saves_total", "counter",
+           "A coordinator: saves of its state file (unfinished windows, nodes).");
+    add(&b, "profd_state_saves_total %lld\n", (long long)n->stats.state_saves);
+    family(&b, "profd_state_save_seconds_total", "counter",
+           "A coordinator: time its loop spent encoding and writing its state file.");
+    add(&b, "profd_state_save_seconds_total %.6f\n", (double)n->stats.state_save_us / 1e6);
+    family(&b, "profd_state_members_total", "counter",
+           "A coordinator: window members its state saves wrote, encoded anew or unchanged "
+           "from the last save.");
+    add(&b, "profd_state_members_total{how=\"encoded\"} %lld\n", (long long)n->stats.state_encoded);
+    add(&b, "profd_state_members_total{how=\"unchanged\"} %lld\n",
+        (long long)n->stats.state_cached);
     family(&b, "profd_plan_latency_seconds", "gauge",
            "The p99 of plan delivery to this daemon's workers.");
     add(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);

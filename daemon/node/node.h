@@ -57,6 +57,9 @@ typedef struct pd_node_stats {
     int64_t bytes; /* gathered into finished windows */
     int64_t errors_manifest, errors_report, errors_merge;
     int64_t reports, merges;
+    /* a coordinator's state file (cluster/state.c): saves, their time on
+     * the loop thread, member records encoded anew / taken from the cache */
+    int64_t state_saves, state_save_us, state_encoded, state_cached;
 } pd_node_stats_t;
 
 struct pd_retention;

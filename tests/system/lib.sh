@@ -55,6 +55,10 @@ check_logs() {
     if grep -Eq "(ERROR|WARNING): [A-Za-z]+Sanitizer|runtime error" "$f"; then
       fail "sanitizer report in $(basename "$f"): $(grep -Em3 "Sanitizer|runtime error" "$f")"
     fi
+    # a daemon's own consistency checks (debug builds)
+    if grep -q "BUG: " "$f"; then
+      fail "consistency check in $(basename "$f"): $(grep -m3 "BUG: " "$f")"
+    fi
   done
 }
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }

@@ -77,6 +77,10 @@ eq("profd_gathered_bytes_total", float(sys.argv[2]))
 eq("profd_trigger_windows_total", 0)
 eq('profd_errors_total{kind="manifest"}', 0)
 eq("profd_step_events_dropped_total", 0)
+# a coordinator's state file: none on a daemon that is not one
+eq("profd_state_saves_total", 0)
+eq('profd_state_members_total{how="encoded"}', 0)
+eq('profd_state_members_total{how="unchanged"}', 0)
 assert v["profd_step_events_total"] > 100, v["profd_step_events_total"]
 for role in ("actor", "rollout"):
     p50 = v['profd_step_seconds{job="default",role="%s",stat="p50"}' % role]

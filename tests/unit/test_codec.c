@@ -547,6 +547,73 @@ static void test_codec_field_from_text(void **state)
     pp_record_free(&pp_desc_selector, &sel);
 }
 
+/* Pre-encoded elements (pp_record_encode_hooked): element 1 of the nodes
+ * comes from the hook as it is, the others are encoded; a hook's failure
+ * fails the encoding. */
+static int hook_nodes(void *arg, const pp_field_t *f, const void *rec, size_t i, const char **text,
+                      size_t *len)
+{
+    int *calls = arg;
+    (void)rec;
+    (*calls)++;
+    if (f->sub != &pp_desc_state_node || i == 0) {
+        return 0;
+    }
+    if (i == 2) {
+        return -1;
+    }
+    *text = "{\"name\":\"cached\",\"instance\":\"c1\"}";
+    *len = strlen(*text);
+    return 1;
+}
+
+static void test_codec_hooked_elements(void **state)
+{
+    pp_state_t st;
+    pp_state_node_t nodes[3] = {{.name = "n0", .instance = "i0"},
+                                {.name = "ignored", .instance = "ignored"},
+                                {.name = "n2", .instance = "i2"}};
+    int calls = 0;
+    pp_elem_hook_t hook = {.elem = hook_nodes, .arg = &calls};
+    char *buf = NULL, *plain = NULL;
+    size_t len = 0;
+    (void)state;
+    pp_record_init(&pp_desc_state, &st);
+    st.version = 1;
+    st.instance = "abc";
+    st.nodes = nodes;
+    st.nodes_n = 2;
+    assert_int_equal(pp_record_encode_hooked(&pp_desc_state, &st, &hook, &buf, &len), 0);
+    assert_string_equal(buf, "{\"version\":1,\"instance\":\"abc\",\"next_id\":0,\"nodes\":["
+                             "{\"name\":\"n0\",\"instance\":\"i0\"},"
+                             "{\"name\":\"cached\",\"instance\":\"c1\"}],\"windows\":[]}");
+    assert_int_equal(len, strlen(buf));
+    assert_int_equal(calls, 2);
+    free(buf);
+    /* a hook that gives nothing: the same text as pp_record_encode */
+    nodes[1].name = "cached";
+    nodes[1].instance = "c1";
+    assert_int_equal(pp_record_encode(&pp_desc_state, &st, false, &plain, NULL), 0);
+    st.nodes_n = 1;
+    assert_int_equal(pp_record_encode_hooked(&pp_desc_state, &st, &hook, &buf, NULL), 0);
+    assert_string_equal(buf, "{\"version\":1,\"instance\":\"abc\",\"next_id\":0,\"nodes\":["
+                             "{\"name\":\"n0\",\"instance\":\"i0\"}],\"windows\":[]}");
+    free(buf);
+    st.nodes_n = 2;
+    calls = 0;
+    hook.elem = NULL;
+    assert_int_equal(pp_record_encode_hooked(&pp_desc_state, &st, &hook, &buf, NULL), PROFD_EINVAL);
+    hook.elem = hook_nodes;
+    assert_int_equal(pp_record_encode_hooked(&pp_desc_state, &st, &hook, &buf, NULL), 0);
+    assert_string_equal(buf, plain);
+    free(buf);
+    free(plain);
+    st.nodes_n = 3;
+    buf = NULL;
+    assert_int_equal(pp_record_encode_hooked(&pp_desc_state, &st, &hook, &buf, NULL), PROFD_ENOMEM);
+    assert_null(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_codec_settings_helpers),
         cmocka_unit_test(test_codec_enums),
         cmocka_unit_test(test_codec_field_from_text),
+        cmocka_unit_test(test_codec_hooked_elements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,6 +224,24 @@ int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out,
 /* Encode a record; pretty = indented for humans (manifest.json). */
 int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **out, size_t *len);
 
+/*
+ * Encode a record (compact) whose arrays of records may hold elements
+ * already encoded: for element i of the array field f of the record rec,
+ * hook->elem returns 1 with its compact JSON text in *text, *len (copied
+ * as it is: the caller vouches for it), 0 to have the element encoded from
+ * the record, or -1 (the encoding fails with PROFD_ENOMEM). A caller that
+ * keeps each element's text while the element does not change encodes a
+ * large document by re-encoding only what changed (the coordinator's state
+ * file). Returns 0, PROFD_EINVAL or PROFD_ENOMEM.
+ */
+typedef struct pp_elem_hook {
+    int (*elem)(void *arg, const pp_field_t *f, const void *rec, size_t i, const char **text,
+                size_t *len);
+    void *arg;
+} pp_elem_hook_t;
+int pp_record_encode_hooked(const pp_desc_t *d, const void *rec, const pp_elem_hook_t *hook,
+                            char **out, size_t *len);
+
 /* ---- fields from text (command lines) ---- */
 
 /* The field of a record by its JSON name, or NULL. */
