@@ -1239,9 +1239,10 @@ class Bench:
         cconf = os.path.join(self.run_root, "scale-coord.yaml")
         with open(cconf, "w") as f:
             f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
+        murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
         c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
                                       node_args=("--config", conf), ranks_per_thread=rpt,
-                                      coord_args=("--config", cconf))
+                                      coord_args=("--config", cconf, "--metrics", murl))
         self.wait_ranks(c, ranks, timeout=600)
         up_s = time.monotonic() - t0
         sim_tasks = sum(len(os.listdir("/proc/%d/task" % p.pid)) for p in sims)
@@ -1250,7 +1251,10 @@ class Bench:
         hwm0 = hwm_kib(c["pid"])
         res = []
         for w in range(windows):
+            s0 = state_saves(murl)
             r = self.one_window(c, daemons, ranks, 0.0)
+            s1 = state_saves(murl)
+            r["state_saves"] = {k: s1[k] - s0[k] for k in s1}
             r["coord_hwm_kib"] = hwm_kib(c["pid"])
             r["coord_rss_kib"] = rss_kib(c["pid"])
             path = os.path.join(c["save"], "default", r["window"], "manifest.json")
@@ -1280,6 +1284,16 @@ class Bench:
                  "manifest's size", "MiB", grow,
                  note="manifest %.1f MiB for %d captures; written streaming from the window's "
                       "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
+        sv = [r["state_saves"] for r in res]
+        self.row("scale.saves", g, "coordinator's loop time in state saves, per window", "s",
+                 [x["seconds"] for x in sv],
+                 note="%d-%d saves a window; %.1f %% of start -> manifest" % (
+                     min(x["saves"] for x in sv), max(x["saves"] for x in sv), 100.0 * statistics.median(x["seconds"] / r["start_to_manifest_s"]
+                                               for x, r in zip(sv, res))))
+        self.row("scale.save_encoded", g, "member records a state save encoded anew / wrote",
+                 "%", [100.0 * x["encoded"] / max(1, x["encoded"] + x["unchanged"]) for x in sv],
+                 note="the rest came unchanged from the last save (profd_state_members_total); "
+                      "before 2026-11-26 every save encoded every member of the window")
         if ranks < 16384:
             self.row("scale.target", g, "16,384 ranks over 256 node daemons (the target's size)",
                      "ranks", [], target="a window aligned, <= 3 s, <= 64 MiB",
@@ -1435,6 +1449,21 @@ class Bench:
 
 
 # ---------------------------------------------------------------- measures
+
+
+def state_saves(url):
+    """A coordinator's state-save counters from its /metrics."""
+    import urllib.request
+    out = {"saves": 0.0, "seconds": 0.0, "encoded": 0.0, "unchanged": 0.0}
+    names = {"profd_state_saves_total": "saves", "profd_state_save_seconds_total": "seconds",
+             'profd_state_members_total{how="encoded"}': "encoded",
+             'profd_state_members_total{how="unchanged"}': "unchanged"}
+    with urllib.request.urlopen(url + "/metrics", timeout=60) as f:
+        for line in f.read().decode().splitlines():
+            k, _, v = line.rpartition(" ")
+            if k in names:
+                out[names[k]] = float(v)
+    return out
 
 
 def proc_status(pid, key):
