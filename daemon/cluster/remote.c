@@ -148,27 +148,19 @@ static bool file_path_ok(const char *p)
 static int add_incoming(pd_window_t *w, size_t member, size_t ci, size_t fi, const pp_capture_t *c,
                         const pp_file_t *f)
 {
-    if (w->nincoming == w->capincoming) { /* 16,384 ranks: grown by one, it was O(n^2) */
-        size_t cap = w->capincoming ? 2 * w->capincoming : 64;
-        pd_incoming_t *v = realloc(w->incoming, cap * sizeof(*v));
-        if (v == NULL) {
-            return PROFD_ENOMEM;
-        }
-        w->incoming = v;
-        w->capincoming = cap;
-    }
-    pd_incoming_t *in = &w->incoming[w->nincoming];
-    memset(in, 0, sizeof(*in));
-    if ((size_t)snprintf(in->path, sizeof(in->path), "%s/%s", c->dir, f->path) >=
-        sizeof(in->path)) {
+    char path[PD_INCOMING_PATH_MAX + 1];
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", c->dir, f->path) >= sizeof(path)) {
         return PROFD_EINVAL;
+    }
+    pd_incoming_t *in = pd_windows_add_incoming(w, path);
+    if (in == NULL) {
+        return PROFD_ENOMEM;
     }
     in->member = member;
     in->cap = ci;
     in->file = fi;
     in->size = f->bytes;
     snprintf(in->checksum, sizeof(in->checksum), "%s", f->checksum ? f->checksum : "");
-    w->nincoming++;
     w->pending++;
     return 0;
 }
@@ -255,6 +247,8 @@ static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
 {
     in->done = true;
     in->busy = false;
+    free(in->hash); /* its running hash is over */
+    in->hash = NULL;
     if (failure) {
         pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
         if (m && in->cap < m->ncaps) {
@@ -278,9 +272,6 @@ typedef struct chunk_ctx {
     int64_t hashed;
 } chunk_ctx_t;
 
-_Static_assert(sizeof(XXH64_state_t) <= sizeof(((pd_incoming_t *)0)->hash),
-               "pd_incoming_t.hash holds an XXH64_state_t");
-
 static void chunk_done(pd_job_t *j)
 {
     chunk_ctx_t *cc = j->arg;
@@ -291,7 +282,7 @@ static void chunk_done(pd_job_t *j)
     if (in && !in->done) {
         in->busy = false;
         in->have = j->have;
-        memcpy(in->hash, &cc->hs, sizeof(cc->hs));
+        memcpy(in->hash, &cc->hs, sizeof(cc->hs)); /* allocated with the chunk's job */
         in->hashed = cc->hashed;
         if (j->complete && j->got[0]) { /* the manifest's checksum: of the bytes received */
             pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
@@ -347,13 +338,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)c->window);
         return;
     }
-    for (size_t i = 0; i < w->nincoming; i++) {
-        if (strcmp(w->incoming[i].path, c->path) == 0) {
-            in = &w->incoming[i];
-            idx = i;
-            break;
-        }
-    }
+    in = pd_windows_incoming(w, c->path, &idx);
     pd_member_t *m = in && in->member < w->nmembers ? &w->members[in->member] : NULL;
     if (in == NULL || m == NULL || strcmp(m->node, c->node) != 0) {
         pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s", w->name,
@@ -392,10 +377,15 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
      * hashes while it streams), or listed in its result (older nodes) */
     snprintf(j->expect, sizeof(j->expect), "%s",
              c->checksum && c->checksum[0] ? c->checksum : in->checksum);
-    if (!in->hash_ready) {
-        XXH64_reset((XXH64_state_t *)(void *)in->hash, 0);
+    if (in->hash == NULL) {
+        if ((in->hash = malloc(sizeof(XXH64_state_t))) == NULL) {
+            pd_job_free(j);
+            free(cc);
+            pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+            return;
+        }
+        XXH64_reset(in->hash, 0);
         in->hashed = 0;
-        in->hash_ready = true;
     }
     memcpy(&cc->hs, in->hash, sizeof(cc->hs));
     cc->hashed = in->hashed;

@@ -633,13 +633,12 @@ static bool load_incoming(pd_window_t *w, const pp_state_window_t *s)
 {
     for (size_t i = 0; i < s->incoming_n; i++) {
         const pp_state_incoming_t *si = &s->incoming[i];
-        pd_incoming_t *in = &w->incoming[w->nincoming++];
+        pd_incoming_t *in;
         if (si->member < 0 || (size_t)si->member >= w->nmembers || si->cap < 0 ||
-            (size_t)si->cap >= w->members[si->member].ncaps ||
-            strlen(si->path) >= sizeof(in->path) || !pd_confine_rel_ok(si->path)) {
+            (size_t)si->cap >= w->members[si->member].ncaps || !pd_confine_rel_ok(si->path) ||
+            (in = pd_windows_add_incoming(w, si->path)) == NULL) {
             return false;
         }
-        snprintf(in->path, sizeof(in->path), "%s", si->path);
         in->member = (size_t)si->member;
         in->cap = (size_t)si->cap;
         in->file = (size_t)si->file;

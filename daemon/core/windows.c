@@ -32,7 +32,12 @@ static void member_free(pd_member_t *m)
 
 void pd_windows_free_one(pd_window_t *w)
 {
+    for (size_t i = 0; i < w->nincoming; i++) {
+        free(w->incoming[i].path);
+        free(w->incoming[i].hash);
+    }
     free(w->incoming);
+    free(w->inix);
     for (size_t i = 0; i < w->nmembers; i++) {
         member_free(&w->members[i]);
     }
@@ -570,6 +575,98 @@ void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const ch
     c->status = status;
     free(c->reason);
     c->reason = reason ? strdup(reason) : NULL;
+}
+
+/* ---- files arriving (coordinator) ---- */
+
+static uint64_t path_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    }
+    return h;
+}
+
+static void inix_put(pd_window_t *w, size_t i)
+{
+    size_t mask = w->inix_cap - 1, at = (size_t)path_hash(w->incoming[i].path) & mask;
+    while (w->inix[at] != 0) {
+        at = (at + 1) & mask;
+    }
+    w->inix[at] = (uint32_t)(i + 1);
+}
+
+/* The index over every incoming file: grown (rebuilt) to twice their count. */
+static bool inix_update(pd_window_t *w)
+{
+    if (w->nincoming >= UINT32_MAX) {
+        return false;
+    }
+    if (w->inix == NULL || 2 * w->nincoming > w->inix_cap) {
+        size_t cap = 64;
+        while (cap < 2 * w->nincoming) {
+            cap *= 2;
+        }
+        uint32_t *v = calloc(cap, sizeof(*v));
+        if (v == NULL) {
+            return false;
+        }
+        free(w->inix);
+        w->inix = v;
+        w->inix_cap = cap;
+        w->inix_n = 0;
+    }
+    for (; w->inix_n < w->nincoming; w->inix_n++) {
+        inix_put(w, w->inix_n);
+    }
+    return true;
+}
+
+pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path)
+{
+    size_t len = strlen(path);
+    if (len > PD_INCOMING_PATH_MAX) {
+        return NULL;
+    }
+    if (w->nincoming == w->capincoming) { /* 16,384 ranks: grown by one, it was O(n^2) */
+        size_t cap = w->capincoming ? 2 * w->capincoming : 64;
+        pd_incoming_t *v = realloc(w->incoming, cap * sizeof(*v));
+        if (v == NULL) {
+            return NULL;
+        }
+        w->incoming = v;
+        w->capincoming = cap;
+    }
+    pd_incoming_t *in = &w->incoming[w->nincoming];
+    memset(in, 0, sizeof(*in));
+    if ((in->path = strdup(path)) == NULL) {
+        return NULL;
+    }
+    w->nincoming++;
+    return in;
+}
+
+pd_incoming_t *pd_windows_incoming(pd_window_t *w, const char *path, size_t *idx)
+{
+    if (!inix_update(w)) { /* no memory for the index: a scan */
+        for (size_t i = 0; i < w->nincoming; i++) {
+            if (strcmp(w->incoming[i].path, path) == 0) {
+                *idx = i;
+                return &w->incoming[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = w->inix_cap - 1;
+    for (size_t at = (size_t)path_hash(path) & mask; w->inix[at] != 0; at = (at + 1) & mask) {
+        size_t i = w->inix[at] - 1;
+        if (i < w->nincoming && strcmp(w->incoming[i].path, path) == 0) {
+            *idx = i;
+            return &w->incoming[i];
+        }
+    }
+    return NULL;
 }
 
 /* Where a capture of this member must be: "<job>/<window>/<capdir>[/step<N>]". */

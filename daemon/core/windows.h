@@ -57,9 +57,11 @@ typedef struct pd_member {
 } pd_member_t;
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
+#define PD_INCOMING_PATH_MAX 511 /* bytes of an incoming file's path */
+
 typedef struct pd_incoming {
-    char path[512]; /* relative to the window folder */
-    size_t member;  /* index in the window's members */
+    char *path;    /* relative to the window folder; owned (pd_windows_add_incoming) */
+    size_t member; /* index in the window's members */
     size_t cap, file;
     int64_t size;
     char checksum[32];
@@ -69,11 +71,11 @@ typedef struct pd_incoming {
     bool warned;    /* a failed write was logged (once a streak) */
     bool done;
     /* the running xxh64 of the bytes received so far (an XXH64_state_t that
-     * cluster/remote.c keeps: the file is hashed as it arrives) over the
-     * first `hashed` bytes; not kept over a restart */
-    _Alignas(16) unsigned char hash[128];
+     * cluster/remote.c allocates with the file's first chunk and frees when
+     * it is done: the file is hashed as it arrives) over the first `hashed`
+     * bytes; not kept over a restart */
+    void *hash;
     int64_t hashed;
-    bool hash_ready;
 } pd_incoming_t;
 
 typedef struct pd_window {
@@ -105,6 +107,10 @@ typedef struct pd_window {
     char *origin;            /* the profiling config's request that made it (encoded); NULL */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming, capincoming;
+    /* their index by path (open addressing, index + 1; 0 empty), over the
+     * first inix_n of them, grown as pd_windows_incoming finds more */
+    uint32_t *inix;
+    size_t inix_cap, inix_n;
     int64_t created_ms, done_ms;
     /* retention (node/retention.c) removed its folder from the tree: why
      * ("older than 30d"); "" not pruned */
@@ -274,6 +280,14 @@ static inline void pd_member_mark(pd_member_t *m)
     m->sdirty = true;
 }
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
+/* Coordinator: a file to arrive, zeroed but its path (copied); the caller
+ * fills in the rest. NULL without memory or when the path is longer than
+ * PD_INCOMING_PATH_MAX. */
+pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path);
+/* The file arriving at path (its index in *idx), or NULL: found by an
+ * index, not a scan (a window of 16,384 members has twice as many files,
+ * and every chunk of each looks its file up). */
+pd_incoming_t *pd_windows_incoming(pd_window_t *w, const char *path, size_t *idx);
 /*
  * A member's report: move its captures into the member (*caps is taken),
  * stamp who captured them (the daemon's knowledge, not the report's), and

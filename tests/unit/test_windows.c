@@ -870,6 +870,50 @@ static void test_windows_latency_p99(void **state)
     assert_int_equal(pd_latency_p99(&small), PD_LATENCY_MIN_US); /* at least 2 ms */
 }
 
+/* Files arriving at a coordinator: each found by its path through the
+ * index as the table grows past several rebuilds, an unknown path not
+ * found, a path of PD_INCOMING_PATH_MAX bytes taken and a longer one not. */
+static void test_windows_incoming_index(void **state)
+{
+    (void)state;
+    pd_window_t *w = calloc(1, sizeof(*w));
+    char path[PD_INCOMING_PATH_MAX + 2];
+    size_t idx = 99;
+    assert_non_null(w);
+    assert_null(pd_windows_incoming(w, "none", &idx));
+    for (int i = 0; i < 1000; i++) {
+        snprintf(path, sizeof(path), "actor/rank%d-host%d/trace.pt.trace.json", i, i % 7);
+        pd_incoming_t *in = pd_windows_add_incoming(w, path);
+        assert_non_null(in);
+        in->member = (size_t)i;
+        if (i % 100 == 0) { /* lookups between additions grow the index in steps */
+            assert_ptr_equal(pd_windows_incoming(w, path, &idx), &w->incoming[i]);
+            assert_int_equal(idx, i);
+        }
+    }
+    assert_int_equal(w->nincoming, 1000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(path, sizeof(path), "actor/rank%d-host%d/trace.pt.trace.json", i, i % 7);
+        pd_incoming_t *in = pd_windows_incoming(w, path, &idx);
+        assert_non_null(in);
+        assert_int_equal(idx, i);
+        assert_int_equal(in->member, i);
+        assert_string_equal(in->path, path);
+    }
+    assert_null(pd_windows_incoming(w, "actor/rank1000-host6/trace.pt.trace.json", &idx));
+    assert_null(pd_windows_incoming(w, "", &idx));
+    memset(path, 'a', PD_INCOMING_PATH_MAX);
+    path[PD_INCOMING_PATH_MAX] = '\0';
+    assert_non_null(pd_windows_add_incoming(w, path));
+    assert_non_null(pd_windows_incoming(w, path, &idx));
+    assert_int_equal(idx, 1000);
+    path[PD_INCOMING_PATH_MAX] = 'a';
+    path[PD_INCOMING_PATH_MAX + 1] = '\0';
+    assert_null(pd_windows_add_incoming(w, path));
+    assert_int_equal(w->nincoming, 1001);
+    pd_windows_free_one(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -893,6 +937,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
         cmocka_unit_test(test_windows_latency_p99),
+        cmocka_unit_test(test_windows_incoming_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
