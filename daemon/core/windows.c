@@ -1,4 +1,5 @@
 /* Windows and their captures (see windows.h). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ void pd_windows_free_one(pd_window_t *w)
     }
     free(w->incoming);
     free(w->inix);
+    free(w->mix);
     for (size_t i = 0; i < w->nmembers; i++) {
         member_free(&w->members[i]);
     }
@@ -233,7 +235,53 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     return m;
 }
 
-pd_member_t *pd_windows_member(pd_window_t *w, int64_t client)
+static size_t client_slot(int64_t client, size_t mask)
+{
+    uint64_t h = (uint64_t)client * 0x9E3779B97F4A7C15ULL; /* Fibonacci hashing */
+    return (size_t)(h >> 32) & mask;
+}
+
+static void mix_put(pd_window_t *w, size_t i)
+{
+    size_t mask = w->mix_cap - 1, at = client_slot(w->members[i].client, mask);
+    while (w->mix[at] != 0) {
+        at = (at + 1) & mask;
+    }
+    w->mix[at] = (uint32_t)(i + 1);
+    w->mix_fill++;
+}
+
+/* The index over every member: rebuilt at twice their count (which also
+ * drops the entries of ids members were bound away from). */
+static bool mix_update(pd_window_t *w)
+{
+    if (w->nmembers >= UINT32_MAX / 2) {
+        return false;
+    }
+    if (w->mix_n > w->nmembers) {
+        w->mix_n = w->nmembers; /* members dropped (an addition undone): put again when back */
+    }
+    if (w->mix == NULL || 2 * (w->mix_fill + w->nmembers - w->mix_n) > w->mix_cap) {
+        size_t cap = 64;
+        while (cap < 4 * w->nmembers) {
+            cap *= 2;
+        }
+        uint32_t *v = calloc(cap, sizeof(*v));
+        if (v == NULL) {
+            return false;
+        }
+        free(w->mix);
+        w->mix = v;
+        w->mix_cap = cap;
+        w->mix_n = w->mix_fill = 0;
+    }
+    for (; w->mix_n < w->nmembers; w->mix_n++) {
+        mix_put(w, w->mix_n);
+    }
+    return true;
+}
+
+static pd_member_t *member_scan(pd_window_t *w, int64_t client)
 {
     for (size_t i = 0; i < w->nmembers; i++) {
         if (w->members[i].client == client) {
@@ -241,6 +289,37 @@ pd_member_t *pd_windows_member(pd_window_t *w, int64_t client)
         }
     }
     return NULL;
+}
+
+pd_member_t *pd_windows_member(pd_window_t *w, int64_t client)
+{
+    pd_member_t *found = NULL;
+    if (client == 0 || !mix_update(w)) {
+        return member_scan(w, client); /* members loaded unbound; no memory for the index */
+    }
+    size_t mask = w->mix_cap - 1, best = SIZE_MAX;
+    for (size_t at = client_slot(client, mask); w->mix[at] != 0; at = (at + 1) & mask) {
+        size_t i = w->mix[at] - 1;
+        if (i < w->nmembers && w->members[i].client == client && i < best) {
+            best = i; /* the first member of that client, as a scan finds it */
+        }
+    }
+    found = best != SIZE_MAX ? &w->members[best] : NULL;
+    assert(found == member_scan(w, client)); /* debug builds: a member bound unannounced */
+    return found;
+}
+
+void pd_windows_member_bound(pd_window_t *w, size_t i)
+{
+    if (w->mix && i < w->mix_n) {
+        if (2 * (w->mix_fill + 1) > w->mix_cap) {
+            free(w->mix); /* too many stale entries: rebuilt at the next lookup */
+            w->mix = NULL;
+            w->mix_cap = w->mix_n = w->mix_fill = 0;
+        } else {
+            mix_put(w, i);
+        }
+    }
 }
 
 void pd_windows_append(pd_windows_t *ws, pd_window_t *w)
@@ -557,6 +636,7 @@ bool pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
                                  : m->node_client == 0 && process;
             if (same && (m->client != k->id || m->rebind_until_ms)) {
                 m->client = k->id;
+                pd_windows_member_bound(w, i);
                 m->node_client = k->node_client;
                 m->rebind_until_ms = 0;
                 pd_member_mark(m);

@@ -87,6 +87,11 @@ typedef struct pd_window {
     pp_window_state_t state;
     pd_member_t *members;
     size_t nmembers, capm;
+    /* their index by client id (open addressing, index + 1; 0 empty) over
+     * the first mix_n of them, grown as pd_windows_member finds more; a
+     * member bound to another client is put in again under its new id */
+    uint32_t *mix;
+    size_t mix_cap, mix_n, mix_fill; /* fill: entries, stale ones included */
     char **warnings;
     size_t nwarnings;
     char reason[256];
@@ -245,6 +250,9 @@ char **pd_windows_roles(const pd_window_t *w, size_t *n);
 /* ---- shared with the multi-node modules ---- */
 
 pd_member_t *pd_windows_member(pd_window_t *w, int64_t client);
+/* Member i of w was bound to another client (its client id changed, as
+ * pd_windows_rebind does): found under the new id from now on. */
+void pd_windows_member_bound(pd_window_t *w, size_t i);
 /* Add rank k as a member selected by `selector` for the roles in `roles`
  * (bit i: k->roles[i]; 0: every role). Its folders get -pid<PID> when a
  * member already in the window would have the same folder (the same host

@@ -914,6 +914,52 @@ static void test_windows_incoming_index(void **state)
     pd_windows_free_one(w);
 }
 
+/* Members found by client id through the index: 3,000 of them, ids far
+ * apart; members bound to new ids again and again (pd_windows_rebind's
+ * case, stale entries piling up until the index is rebuilt) are found
+ * under the new id only; an unknown id and 0 find nothing. */
+static void test_windows_member_index(void **state)
+{
+    (void)state;
+    pd_window_t *w = calloc(1, sizeof(*w));
+    pd_rank_t k;
+    pd_role_t role = {.name = "actor", .rank = 0};
+    assert_non_null(w);
+    memset(&k, 0, sizeof(k));
+    snprintf(k.role, sizeof(k.role), "actor");
+    k.roles = &role;
+    k.nroles = 1;
+    k.uid = -1;
+    k.replica_rank = PP_NONE;
+    assert_null(pd_windows_member(w, 7));
+    for (int i = 0; i < 3000; i++) {
+        k.id = 1000003LL * (i + 1);
+        k.rank = i;
+        role.rank = i;
+        snprintf(k.host, sizeof(k.host), "h%d", i);
+        assert_non_null(pd_windows_add_member(w, &k, 0, 1));
+        if (i % 500 == 0) {
+            assert_ptr_equal(pd_windows_member(w, k.id), &w->members[i]);
+        }
+    }
+    for (int i = 0; i < 3000; i++) {
+        assert_ptr_equal(pd_windows_member(w, 1000003LL * (i + 1)), &w->members[i]);
+    }
+    assert_null(pd_windows_member(w, 1000003LL * 3001));
+    assert_null(pd_windows_member(w, 0));
+    /* member 5 bound to 40,000 new ids in turn: stale entries force rebuilds */
+    for (int64_t id = 1; id <= 40000; id++) {
+        int64_t old = w->members[5].client;
+        w->members[5].client = -id;
+        pd_windows_member_bound(w, 5);
+        assert_ptr_equal(pd_windows_member(w, -id), &w->members[5]);
+        assert_null(pd_windows_member(w, old));
+    }
+    assert_true(w->mix_fill * 2 <= w->mix_cap);
+    assert_ptr_equal(pd_windows_member(w, 1000003LL * 7), &w->members[6]);
+    pd_windows_free_one(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -938,6 +984,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
         cmocka_unit_test(test_windows_latency_p99),
         cmocka_unit_test(test_windows_incoming_index),
+        cmocka_unit_test(test_windows_member_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
