@@ -9,7 +9,7 @@ the daemon/ folder itself (the composition root). Includes go down only:
     base  <  net, core  <  node  <  cluster  <  daemon.c, main.c
 
 net and core are peers and include neither each other; core is pure: of
-base it may include only the log and text helpers, of the system no libuv,
+base it may include only the log, text and hash-index helpers, of the system no libuv,
 nng, threads, clock or file headers. Every daemon header's name is unique,
 no two modules include each other through any chain (no include cycle), and
 each PURE_BINARY (a test linking the core alone) needs neither libuv nor
@@ -22,7 +22,7 @@ import sys
 
 RANK = {"base": 0, "net": 1, "core": 1, "node": 2, "cluster": 3, "root": 4}
 PEERS = {("net", "core"), ("core", "net")}
-CORE_MAY_USE_OF_BASE = {"log.h", "text.h"}
+CORE_MAY_USE_OF_BASE = {"log.h", "text.h", "uix.h"}
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(uv\.h|nng/.*|pthread\.h|time\.h|unistd\.h|fcntl\.h|dirent\.h|"
                                    r"sys/.*)$")
 # Headers from outside the daemon, by where they may be included.

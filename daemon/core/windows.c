@@ -38,8 +38,8 @@ void pd_windows_free_one(pd_window_t *w)
         free(w->incoming[i].hash);
     }
     free(w->incoming);
-    free(w->inix);
-    free(w->mix);
+    pd_uix_free(&w->inix);
+    pd_uix_free(&w->mix);
     for (size_t i = 0; i < w->nmembers; i++) {
         member_free(&w->members[i]);
     }
@@ -235,48 +235,30 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     return m;
 }
 
-static size_t client_slot(int64_t client, size_t mask)
+static uint64_t member_key(const pd_window_t *w, size_t i)
 {
-    uint64_t h = (uint64_t)client * 0x9E3779B97F4A7C15ULL; /* Fibonacci hashing */
-    return (size_t)(h >> 32) & mask;
+    return pd_uix_hash_i64(w->members[i].client);
 }
 
-static void mix_put(pd_window_t *w, size_t i)
+static uint64_t incoming_key(const pd_window_t *w, size_t i)
 {
-    size_t mask = w->mix_cap - 1, at = client_slot(w->members[i].client, mask);
-    while (w->mix[at] != 0) {
-        at = (at + 1) & mask;
+    return pd_uix_hash_str(w->incoming[i].path);
+}
+
+/* Index x over the window's first `live` members or files, brought up to
+ * date: the positions not in yet are put in (all of them after a rebuild);
+ * false without memory. */
+static bool index_update(pd_window_t *w, pd_uix_t *x, size_t live,
+                         uint64_t (*key)(const pd_window_t *, size_t))
+{
+    if (x->n > live) {
+        x->n = live; /* elements dropped (an addition undone): put again when back */
     }
-    w->mix[at] = (uint32_t)(i + 1);
-    w->mix_fill++;
-}
-
-/* The index over every member: rebuilt at twice their count (which also
- * drops the entries of ids members were bound away from). */
-static bool mix_update(pd_window_t *w)
-{
-    if (w->nmembers >= UINT32_MAX / 2) {
+    if (pd_uix_room(x, live, live - x->n) < 0) {
         return false;
     }
-    if (w->mix_n > w->nmembers) {
-        w->mix_n = w->nmembers; /* members dropped (an addition undone): put again when back */
-    }
-    if (w->mix == NULL || 2 * (w->mix_fill + w->nmembers - w->mix_n) > w->mix_cap) {
-        size_t cap = 64;
-        while (cap < 4 * w->nmembers) {
-            cap *= 2;
-        }
-        uint32_t *v = calloc(cap, sizeof(*v));
-        if (v == NULL) {
-            return false;
-        }
-        free(w->mix);
-        w->mix = v;
-        w->mix_cap = cap;
-        w->mix_n = w->mix_fill = 0;
-    }
-    for (; w->mix_n < w->nmembers; w->mix_n++) {
-        mix_put(w, w->mix_n);
+    for (; x->n < live; x->n++) {
+        pd_uix_put(x, key(w, x->n), x->n);
     }
     return true;
 }
@@ -293,32 +275,34 @@ static pd_member_t *member_scan(pd_window_t *w, int64_t client)
 
 pd_member_t *pd_windows_member(pd_window_t *w, int64_t client)
 {
-    pd_member_t *found = NULL;
-    if (client == 0 || !mix_update(w)) {
+    if (client == 0 || !index_update(w, &w->mix, w->nmembers, member_key)) {
         return member_scan(w, client); /* members loaded unbound; no memory for the index */
     }
-    size_t mask = w->mix_cap - 1, best = SIZE_MAX;
-    for (size_t at = client_slot(client, mask); w->mix[at] != 0; at = (at + 1) & mask) {
-        size_t i = w->mix[at] - 1;
+    size_t best = SIZE_MAX;
+    for (size_t at = pd_uix_first(&w->mix, pd_uix_hash_i64(client)); w->mix.slot[at];
+         at = pd_uix_next(&w->mix, at)) {
+        size_t i = pd_uix_at(&w->mix, at);
         if (i < w->nmembers && w->members[i].client == client && i < best) {
             best = i; /* the first member of that client, as a scan finds it */
         }
     }
-    found = best != SIZE_MAX ? &w->members[best] : NULL;
+    pd_member_t *found = best != SIZE_MAX ? &w->members[best] : NULL;
     assert(found == member_scan(w, client)); /* debug builds: a member bound unannounced */
     return found;
 }
 
 void pd_windows_member_bound(pd_window_t *w, size_t i)
 {
-    if (w->mix && i < w->mix_n) {
-        if (2 * (w->mix_fill + 1) > w->mix_cap) {
-            free(w->mix); /* too many stale entries: rebuilt at the next lookup */
-            w->mix = NULL;
-            w->mix_cap = w->mix_n = w->mix_fill = 0;
-        } else {
-            mix_put(w, i);
-        }
+    if (w->mix.slot == NULL || i >= w->mix.n) {
+        return; /* put in with the others at the next lookup */
+    }
+    /* rebuilt empty (1): every member is put in at the next lookup; no
+     * memory (-1): no index, rebuilt (or a scan) at the next lookup */
+    int rv = pd_uix_room(&w->mix, w->nmembers, 1);
+    if (rv == 0) {
+        pd_uix_put(&w->mix, member_key(w, i), i);
+    } else if (rv < 0) {
+        pd_uix_free(&w->mix);
     }
 }
 
@@ -659,50 +643,6 @@ void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const ch
 
 /* ---- files arriving (coordinator) ---- */
 
-static uint64_t path_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    }
-    return h;
-}
-
-static void inix_put(pd_window_t *w, size_t i)
-{
-    size_t mask = w->inix_cap - 1, at = (size_t)path_hash(w->incoming[i].path) & mask;
-    while (w->inix[at] != 0) {
-        at = (at + 1) & mask;
-    }
-    w->inix[at] = (uint32_t)(i + 1);
-}
-
-/* The index over every incoming file: grown (rebuilt) to twice their count. */
-static bool inix_update(pd_window_t *w)
-{
-    if (w->nincoming >= UINT32_MAX) {
-        return false;
-    }
-    if (w->inix == NULL || 2 * w->nincoming > w->inix_cap) {
-        size_t cap = 64;
-        while (cap < 2 * w->nincoming) {
-            cap *= 2;
-        }
-        uint32_t *v = calloc(cap, sizeof(*v));
-        if (v == NULL) {
-            return false;
-        }
-        free(w->inix);
-        w->inix = v;
-        w->inix_cap = cap;
-        w->inix_n = 0;
-    }
-    for (; w->inix_n < w->nincoming; w->inix_n++) {
-        inix_put(w, w->inix_n);
-    }
-    return true;
-}
-
 pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path)
 {
     size_t len = strlen(path);
@@ -729,7 +669,7 @@ pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path)
 
 pd_incoming_t *pd_windows_incoming(pd_window_t *w, const char *path, size_t *idx)
 {
-    if (!inix_update(w)) { /* no memory for the index: a scan */
+    if (!index_update(w, &w->inix, w->nincoming, incoming_key)) { /* no memory: a scan */
         for (size_t i = 0; i < w->nincoming; i++) {
             if (strcmp(w->incoming[i].path, path) == 0) {
                 *idx = i;
@@ -738,9 +678,9 @@ pd_incoming_t *pd_windows_incoming(pd_window_t *w, const char *path, size_t *idx
         }
         return NULL;
     }
-    size_t mask = w->inix_cap - 1;
-    for (size_t at = (size_t)path_hash(path) & mask; w->inix[at] != 0; at = (at + 1) & mask) {
-        size_t i = w->inix[at] - 1;
+    for (size_t at = pd_uix_first(&w->inix, pd_uix_hash_str(path)); w->inix.slot[at];
+         at = pd_uix_next(&w->inix, at)) {
+        size_t i = pd_uix_at(&w->inix, at);
         if (i < w->nincoming && strcmp(w->incoming[i].path, path) == 0) {
             *idx = i;
             return &w->incoming[i];

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "plan.h"
 #include "profd/proto.h"
+#include "uix.h"
 #include "registry.h"
 
 /* The bytes of an after-window hook's output a window keeps (its end). */
@@ -87,11 +88,9 @@ typedef struct pd_window {
     pp_window_state_t state;
     pd_member_t *members;
     size_t nmembers, capm;
-    /* their index by client id (open addressing, index + 1; 0 empty) over
-     * the first mix_n of them, grown as pd_windows_member finds more; a
+    /* their index by client id, brought up to date by pd_windows_member; a
      * member bound to another client is put in again under its new id */
-    uint32_t *mix;
-    size_t mix_cap, mix_n, mix_fill; /* fill: entries, stale ones included */
+    pd_uix_t mix;
     char **warnings;
     size_t nwarnings;
     char reason[256];
@@ -112,10 +111,7 @@ typedef struct pd_window {
     char *origin;            /* the profiling config's request that made it (encoded); NULL */
     pd_incoming_t *incoming; /* coordinator: files arriving from nodes */
     size_t nincoming, capincoming;
-    /* their index by path (open addressing, index + 1; 0 empty), over the
-     * first inix_n of them, grown as pd_windows_incoming finds more */
-    uint32_t *inix;
-    size_t inix_cap, inix_n;
+    pd_uix_t inix; /* their index by path, brought up to date by pd_windows_incoming */
     int64_t created_ms, done_ms;
     /* retention (node/retention.c) removed its folder from the tree: why
      * ("older than 30d"); "" not pruned */

@@ -955,7 +955,7 @@ static void test_windows_member_index(void **state)
         assert_ptr_equal(pd_windows_member(w, -id), &w->members[5]);
         assert_null(pd_windows_member(w, old));
     }
-    assert_true(w->mix_fill * 2 <= w->mix_cap);
+    assert_true(w->mix.fill * 2 <= w->mix.cap);
     assert_ptr_equal(pd_windows_member(w, 1000003LL * 7), &w->members[6]);
     pd_windows_free_one(w);
 }
