@@ -122,6 +122,24 @@ static void slot_cb(void *arg)
     pd_loop_post(s->c->loop, &s->task);
 }
 
+/* A dialer of url on c's socket (with c's TLS configuration, if any),
+ * started: it dials at once, then again after a drop. 0 or nng's error. */
+static int dialer_start(pd_reqc_t *c, const char *url, nng_dialer *out)
+{
+    nng_dialer d;
+    int rv = nng_dialer_create(&d, c->sock, url);
+    if (rv != 0) {
+        return rv;
+    }
+    if ((c->tls && (rv = nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls)) != 0) ||
+        (rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
+        nng_dialer_close(d);
+        return rv;
+    }
+    *out = d;
+    return 0;
+}
+
 int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls_files_t *tls,
                  int max_inflight, char *err, size_t errlen)
 {
@@ -158,11 +176,6 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls
             return PROFD_ENOMEM;
         }
     }
-    if ((rv = nng_dialer_create(&d, c->sock, url)) != 0) {
-        snprintf(err, errlen, "invalid address %s: %s", url, nng_strerror(rv));
-        pd_reqc_close(c);
-        return PROFD_EINVAL;
-    }
     if (pt_tls_url(url)) {
         if (tls == NULL || (c->tls = pt_tls_config(tls, false, err, errlen)) == NULL) {
             if (tls == NULL) {
@@ -172,10 +185,11 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls
             pd_reqc_close(c);
             return PROFD_EINVAL;
         }
-        nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls);
     }
-    if ((rv = nng_dialer_start(d, NNG_FLAG_NONBLOCK)) != 0) {
-        snprintf(err, errlen, "cannot dial %s: %s", url, nng_strerror(rv));
+    if ((rv = dialer_start(c, url, &d)) != 0) {
+        snprintf(err, errlen, "%s %s: %s",
+                 rv == NNG_EADDRINVAL || rv == NNG_ENOTSUP ? "invalid address" : "cannot dial", url,
+                 nng_strerror(rv));
         pd_reqc_close(c);
         return PROFD_EINVAL;
     }
@@ -190,16 +204,10 @@ int pd_reqc_open(pd_reqc_t **out, pd_loop_t *loop, const char *url, const pt_tls
 static void redial(pd_reqc_t *c)
 {
     nng_dialer d;
-    if (nng_dialer_create(&d, c->sock, c->url) != 0) {
-        return;
+    if (dialer_start(c, c->url, &d) == 0) {
+        nng_dialer_close(c->dialer);
+        c->dialer = d;
     }
-    if ((c->tls && nng_dialer_set_ptr(d, NNG_OPT_TLS_CONFIG, c->tls) != 0) ||
-        nng_dialer_start(d, NNG_FLAG_NONBLOCK) != 0) {
-        nng_dialer_close(d);
-        return;
-    }
-    nng_dialer_close(c->dialer);
-    c->dialer = d;
 }
 
 void pd_reqc_tick(pd_reqc_t *c, int64_t now_ms)
