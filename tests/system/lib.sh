@@ -62,6 +62,32 @@ check_logs() {
   done
 }
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# free_port: a TCP port free on loopback now.
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# coordinator_start [ARGS...]: a coordinator on tcp://127.0.0.1:$port (plain
+# tcp://, loopback), its folders under $tmp/c, its log appended to
+# $tmp/coordinator.log; its pid in coord_pid (and in pids). Not waited for.
+coordinator_start() {
+  "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
+    --run-dir "$tmp/c/run" --save-path "$tmp/c/save" "$@" 2>>"$tmp/coordinator.log" &
+  coord_pid=$!
+  pids+=("$coord_pid")
+}
+# node_start I [ARGS...]: node daemon node<I> of that coordinator, folders
+# under $tmp/n<I>, log appended to $tmp/node<I>.log, pid in node_pid[I] (and
+# in pids); returns once its worker socket is there (5 s at most).
+node_pid=()
+node_start() {
+  local i=$1
+  shift
+  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$i" \
+    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" "$@" 2>>"$tmp/node$i.log" &
+  node_pid[i]=$!
+  pids+=("${node_pid[i]}")
+  for _ in $(seq 100); do [ -S "$tmp/n$i/run/worker.sock" ] && break; sleep 0.05; done
+}
 # need_tool COMMAND PACKAGE: install the Debian package when the command is
 # missing (as root; apt may be busy with another session: retried), else
 # fail: a missing tool is never a pass.

@@ -20,24 +20,17 @@
 # Usage: test_coord_durable.sh BUILD_DIR
 lib_name=cdurable
 . "$(dirname "$0")/lib.sh"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 nctl() { "$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" "$@"; }
 state=$tmp/c/save/.profd-coordinator.json
-coordinator_pid=
 start_coordinator() {
-  "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
-    --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/coordinator.log" &
-  coordinator_pid=$!
-  pids+=($coordinator_pid)
+  coordinator_start
   for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
   fail "the coordinator did not start"
 }
 start_coordinator
-"$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node node1 \
-  --run-dir "$tmp/n1/run" --save-path "$tmp/n1/save" 2>"$tmp/node1.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$tmp/n1/run/worker.sock" ] && break; sleep 0.05; done
+node_start 1
 PROFD_RUN_DIR=$tmp/n1/run "$sim" --layout actor:4 --steps 100000 --rate 10 --trace-bytes 200000 \
   --host host1 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
@@ -72,8 +65,8 @@ sleep 1.5 # a retry of the save too
   fail "the window reads done while the coordinator cannot save it"
 grep -q "cannot save the coordinator state: cannot create .profd-coordinator.json.part" \
   "$tmp/coordinator.log" || fail "the coordinator did not say why it cannot save"
-kill -9 "$coordinator_pid"
-wait "$coordinator_pid" 2>/dev/null || true
+kill -9 "$coord_pid"
+wait "$coord_pid" 2>/dev/null || true
 rmdir "$state.part"
 
 start_coordinator

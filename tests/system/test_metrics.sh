@@ -11,7 +11,7 @@ profctl() { "$profctl_bin" "$@"; }
 need_tool curl curl
 need_tool promtool prometheus
 
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 url=http://127.0.0.1:$port/metrics
 
 # a bad URL: one line, exit 1

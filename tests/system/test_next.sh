@@ -13,7 +13,7 @@
 # Usage: test_next.sh BUILD_DIR
 lib_name=next
 . "$(dirname "$0")/lib.sh"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 nctl() { "$profctl_bin" --url "ipc://$tmp/n/run/control.sock" "$@"; }
 up() { # URL-FUNCTION
@@ -43,15 +43,10 @@ near() { # WHAT CTL
 }
 
 # ---- 1. a node that joins late ---------------------------------------------
-"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
-  --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/coordinator.log" &
-pids+=($!)
+coordinator_start
 up cctl
-start_node() { # I
-  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$1" \
-    --run-dir "$tmp/n$1/run" --save-path "$tmp/n$1/save" 2>"$tmp/node$1.log" &
-  pids+=($!)
-  for _ in $(seq 100); do [ -S "$tmp/n$1/run/worker.sock" ] && break; sleep 0.05; done
+start_node() { # I: node daemon I and its two ranks
+  node_start "$1"
   PROFD_RUN_DIR=$tmp/n$1/run "$sim" --layout actor:2 --rank-offset $((($1 - 1) * 2)) \
     --steps 100000 --rate 10 --host "host$1" >"$tmp/sim$1.log" 2>&1 &
   pids+=($!)

@@ -12,22 +12,12 @@
 # Usage: test_node_rejoin.sh BUILD_DIR
 lib_name=rejoin
 . "$(dirname "$0")/lib.sh"
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-"$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
-  --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/coordinator.log" &
-pids+=($!)
+coordinator_start
 for _ in $(seq 200); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
-node_pid=()
-start_node() { # I
-  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$1" \
-    --run-dir "$tmp/n$1/run" --save-path "$tmp/n$1/save" 2>>"$tmp/node$1.log" &
-  node_pid[$1]=$!
-  pids+=($!)
-  for _ in $(seq 100); do [ -S "$tmp/n$1/run/worker.sock" ] && break; sleep 0.05; done
-}
 for i in 1 2; do
-  start_node $i
+  node_start $i
   PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:2 --rank-offset $(((i - 1) * 2)) \
     --steps 100000 --rate 10 --trace-bytes 4096 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
   pids+=($!)
@@ -50,7 +40,7 @@ rejoin() { # WHAT [--fresh]
   wait "${node_pid[1]}" 2>/dev/null || true
   [ "${2:-}" = --fresh ] && mv "$tmp/n1/save/.profd-node1.journal" "$tmp/node1.journal.moved"
   sleep 0.5
-  start_node 1
+  node_start 1
   ctl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1 || rc=$?
   [ "$rc" = 0 ] || { ctl --json windows "$id" >&2; fail "$1: $(cat "$tmp/wait.txt"); $(cat "$tmp/c/save/default/$name/manifest.json" 2>/dev/null)"; }
   $check "$tmp/c/save/default/$name/manifest.json" --first "$s" --last $((s + 1)) \

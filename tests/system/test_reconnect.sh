@@ -59,20 +59,9 @@ echo "ok: $rounds restarts under $workers workers, every worker back each time"
 # The same for node daemons' links (daemon/net/reqc.c) to a coordinator
 # killed and started again: every node joins it again each time.
 nodes=8
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-coord_pid=
-start_coordinator() {
-  "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
-    --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/coordinator.log" &
-  coord_pid=$!
-  pids+=($coord_pid)
-}
-start_coordinator
-for i in $(seq "$nodes"); do
-  "$profd" --coordinator-url "tcp://127.0.0.1:$port" --insecure-tcp-links --node "node$i" \
-    --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" 2>>"$tmp/node$i.log" &
-  pids+=($!)
-done
+port=$(free_port)
+coordinator_start
+for i in $(seq "$nodes"); do node_start "$i"; done
 joined() { # nodes whose link to the coordinator is up, by their own status
   local i k=0
   for i in $(seq "$nodes"); do
@@ -81,7 +70,7 @@ joined() { # nodes whose link to the coordinator is up, by their own status
   done
   echo "$k"
 }
-restarts "node(s)" "$nodes" joined start_coordinator coord_pid
+restarts "node(s)" "$nodes" joined coordinator_start coord_pid
 echo "ok: $rounds restarts of a coordinator under $nodes nodes, every node back each time"
 check_logs
 echo "system test reconnect: OK"

@@ -15,7 +15,7 @@
 lib_name=restart
 . "$(dirname "$0")/lib.sh"
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 state=$tmp/c/save/.profd-coordinator.json
 
 # small chunks: streaming a window takes long enough to be cut

@@ -10,7 +10,7 @@
 lib_name=shared
 . "$(dirname "$0")/lib.sh"
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
-port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 
 shared=$tmp/shared
 "$here/../security/make_certs.sh" "$tmp/certs" || fail "certificates"
