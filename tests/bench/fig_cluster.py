@@ -1,0 +1,356 @@
+"""Figures 8 and 9: window turnaround over 1,024 ranks and the scale run
+(a coordinator, node daemons, simulated ranks), for tests/bench/run.py."""
+
+import glob
+import json
+import os
+import re
+import statistics
+import time
+
+from benchlib import cpu_s, hwm_kib, log, rss_kib, state_saves
+
+
+class ClusterFigures:
+    """Mixed into run.Bench: self.daemon, self.ctl, self.row, ..."""
+
+    # ---------------------------------------------------------- 8. turnaround
+
+    def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
+                   node_args=(), ranks_per_thread=1, coord_args=()):
+        """A coordinator and `nodes` node daemons on loopback TCP, each with
+        `per` ranks in one profd-sim --threads process per node (a training
+        thread per `ranks_per_thread` ranks, a libprofd client per rank).
+        Returns (coordinator, nodes, sims)."""
+        port = self.port()
+        c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", *coord_args, log_level=log_level,
+                        save_path=os.path.join(self.data_root, tag + "c", "out"))
+        ns, sims = [], []
+        for i in range(nodes):
+            ns.append(self.daemon("%sn%d" % (tag, i), "--coordinator-url",
+                                  "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
+                                  *node_args, log_level=log_level))
+        roles = "actor:%d,rollout:%d@%d,ref:%d" % (per // 4, per // 2, max(1, per // 16),
+                                                    per - per // 4 - per // 2)
+        for i, d in enumerate(ns):
+            a = ["nice", "-n", str(nice), self.bin["sim"], "--url", d["worker"], "--threads",
+                 "--layout", roles,
+                 "--rank-offset", str(i * per), "--replica-offset", str(i * max(1, per // 16)),
+                 "--steps", "1000000", "--rate", str(rate), "--substeps", "1",
+                 "--trace-bytes", "4096", "--host", "host%d" % i]
+            if flush_ms:
+                a += ["--flush-ms", str(flush_ms)]
+            if ranks_per_thread > 1:
+                a += ["--ranks-per-thread", str(ranks_per_thread)]
+            sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
+        return c, ns, sims
+
+    def window_end_us(self, c, name, man):
+        """The window's end on CLOCK_MONOTONIC: the latest stop of its
+        captures, which the sim backend writes into each trace
+        (profd_end_us, the moment the rank's last step of the window ended)."""
+        end = 0
+        base = os.path.join(c["save"], "default", name)
+        for cp in man["captures"]:
+            for f in cp.get("files") or []:
+                if not f["path"].endswith(".pt.trace.json") or not cp.get("dir"):
+                    continue
+                try:
+                    with open(os.path.join(base, cp["dir"], f["path"]), "rb") as fh:
+                        fh.seek(max(0, f["bytes"] - 200))
+                        m = re.search(rb'"profd_end_us":(\d+)', fh.read())
+                except OSError:
+                    continue
+                if m:
+                    end = max(end, int(m.group(1)))
+        return end
+
+    def one_window(self, c, daemons, ranks, idle_rate):
+        """profctl start --next 2 at the coordinator; the manifest's arrival
+        polled every 2 ms. Returns the window's figures."""
+        c0 = sum(cpu_s(p) for p in daemons)
+        t0 = time.monotonic()
+        out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
+        m = re.search(r"started window (\d+) (\S+):", out)
+        if not m:
+            raise RuntimeError("start: " + out)
+        name = m.group(2)
+        path = os.path.join(c["save"], "default", name, "manifest.json")
+        deadline = t0 + 180
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise RuntimeError("no manifest for %s after 180 s" % name)
+            time.sleep(0.002)
+        t1 = time.monotonic()
+        cpu = sum(cpu_s(p) for p in daemons) - c0
+        man = json.load(open(path))
+        first, end = man["window"]["steps"]
+        caps = man["captures"]
+        same = {cp["rank"] for cp in caps if cp["status"] == "complete" and
+                cp["first_step"] == first and cp["last_step"] == end - 1}
+        reasons = {}
+        for cp in caps:
+            if cp["reason"]:
+                why = re.sub(r"\d+", "N", cp["reason"])
+                reasons[why] = reasons.get(why, 0) + 1
+        wend = self.window_end_us(c, name, man) / 1e6
+        return {"window": name, "steps": [first, end], "captures": len(caps),
+                "aligned": len(same), "aligned_pct": 100.0 * len(same) / ranks,
+                "reasons": reasons, "start_to_manifest_s": t1 - t0,
+                "end_to_manifest_s": (t1 - wend) if wend else None,
+                "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0)}
+
+    def fig_turnaround(self):
+        nodes = self.reps(16, 4)
+        per = 64
+        ranks = nodes * per
+        windows = self.reps(5, 2)
+        g = "8. turnaround, %d ranks over %d node daemons" % (ranks, nodes)
+        c, ns, sims = self.cluster_up("t", nodes, per)
+        self.wait_ranks(c, ranks, timeout=120)
+        time.sleep(2)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        res = []
+        for w in range(windows):
+            # the daemons' own rate with no window (1,024 ranks' step events)
+            a, t = sum(cpu_s(p) for p in daemons), time.monotonic()
+            time.sleep(3)
+            idle_rate = (sum(cpu_s(p) for p in daemons) - a) / (time.monotonic() - t)
+            r = self.one_window(c, daemons, ranks, idle_rate)
+            r["idle_cpu_cores"] = idle_rate
+            res.append(r)
+            log("turnaround: %s" % json.dumps(r))
+        self.raw["turnaround"] = res
+        for s in sims:
+            self.procs.stop(s, timeout=30)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("turn", g, res, ranks, nodes, 1.0, "<= 1 s after the window's end")
+        per_cap = [1000.0 * r["daemons_cpu_net_s"] / ranks for r in res]
+        self.row("turn.cpu_per_capture", g, "daemons' CPU per capture, all %d daemons, net of "
+                 "their idle rate" % (nodes + 1), "ms", per_cap, target="<= 0.5 ms",
+                 status="PASS" if statistics.median(per_cap) <= 0.5 else "MISS",
+                 note="utime+stime from /proc over start -> manifest, minus the same daemons' "
+                      "rate over the 3 s before (step events of %d ranks at 10 steps/s: %.2f "
+                      "cores)" % (ranks, statistics.median(r["idle_cpu_cores"] for r in res)),
+                 reason=self.turn_cause("cpu"))
+        self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
+                 [r["daemons_cpu_s"] for r in res])
+
+    CAUSES = {
+        "turn": "latency, not CPU: the window costs the daemons little CPU (row below), but "
+                "the 2 cores are saturated by the simulated ranks' steady traffic (perf -a "
+                "during a window: profd-sim 41 %, the 17 daemons' loops 26 % and nng threads "
+                "27 %: context switches and futexes of ~20,000 messages/s of step events and "
+                "heartbeats); every hop of a result or a chunk waits for a loop thread to be "
+                "scheduled (strace of a node: 10-25 ms from a request's arrival to its reply), "
+                "so a node's 64 results and 64 files take seconds to reach the coordinator",
+        "cpu": "the daemons' steady cost of the ranks' events, not the window",
+        "scale": "as for 1,024 ranks: the cores are saturated by the simulated ranks and "
+                 "the daemons' per-message work; each hop waits to be scheduled",
+        "scale_rss": "the coordinator keeps every member's captures and incoming files of "
+                     "the window in memory until its manifest is written, and finished windows "
+                     "(up to 256) with their members after: at 8,192 ranks (2026-11-26, 01e86cc) "
+                     "its RSS was 30 MiB before the first window and 57, 78, 87 MiB after each "
+                     "of 3 (~20 MiB kept per finished window; ~640 bytes per incoming file of "
+                     "it were a path buffer and a hash state, heap and freed since), the peaks "
+                     "20-25 MiB above while a manifest, steps.json and report.html are built "
+                     "(heaptrack, 1,024 ranks, peak heap 17.5 MiB: report.html buffer 4.2, "
+                     "the state save's JSON 4.4, incoming files 2.3, step history 1.6, window "
+                     "members 1.1, registry 0.7)",
+        "scale_16k": "measured 2026-11-26 on 2 cores, twice: 16,384 ranks over 256 node "
+                     "daemons did not finish starting up in 10 minutes; the simulation's own "
+                     "threads (16,384 libprofd background threads, one per simulated rank, "
+                     "and ~6,700 nng threads of 513 processes) kept ~3,000-4,000 tasks "
+                     "runnable (one sample: 2,061 profd-io, 867 nng:task), 66 % system time, "
+                     "the node daemons' loops stalled 2-14 s and their links timed out, so "
+                     "ranks kept registering again; an earlier run (before this day's "
+                     "changes) registered every rank but its first window did not complete, "
+                     "58 % of the coordinator's loop in state saves re-encoding all 16,384 "
+                     "members (saves now re-encode only changed members: 4 % of those "
+                     "written at 8,192 ranks). At 8,192 ranks over 128 node daemons "
+                     "(PROFD_BENCH_SCALE_NODES=128, 01e86cc) the run started in 25 s and "
+                     "completed 3 windows in 322 s: 100 % aligned, end -> manifest "
+                     "7.1-11.8 s, coordinator VmHWM 74-109 MiB, state saves 2.2-3.0 s of its "
+                     "loop per window",
+        "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
+                       "and hash on the coordinator's pool, ack, then the next): two large "
+                       "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
+                       "waiting for a thread to be scheduled (worse beside other load); "
+                       "tar|socat is one continuous stream",
+        "gather_node_cpu": "every chunk crosses the loop and the thread pool on both sides "
+                           "(JSON header, a copy into the job, xxh64 on both sides)",
+        "gather_copy": "profd writes each file as .part through confined paths and renames "
+                       "it, and hashes what it copies; its figure includes the result's trip "
+                       "to the daemon",
+        "gather_copy_cpu": "xxh64 of every byte besides the copy (cp -r does not hash)",
+        "late_plan": "the plan reached those ranks after the window's start step: --next 2 at "
+                     "10 steps/s leaves 200 ms for the start to travel profctl -> coordinator "
+                     "-> node -> rank (the coordinator's view of the steps is up to one summary "
+                     "old), and on 2 cores saturated by the run one window in several missed "
+                     "it; measured 2026-11-26 with the code before that day's changes too "
+                     "(50ae320, 10 windows: one with 40 of 1024)",
+    }
+
+    def turn_cause(self, what):
+        return self.CAUSES.get(what, "cause not measured")
+
+    def short_windows(self, bad, key, ranks):
+        """The reason of an alignment row: its windows short of 100 %, and
+        what is known of a plan that arrived late."""
+        text = "windows short of 100 %%: %s" % "; ".join(
+            "%s: %d of %d, %s" % (w["window"], w[key], ranks, json.dumps(w["reasons"]))
+            for w in bad)
+        late = all(set(w["reasons"]) <= {"plan arrived at step N, after start step N"}
+                   for w in bad)
+        return text + ("; " + self.CAUSES["late_plan"] if bad and late else "")
+
+    def turnaround_rows(self, key, g, res, ranks, nodes, limit, target):
+        shares = [r["aligned_pct"] for r in res]
+        bad = [r for r in res if r["aligned"] != ranks]
+        self.row(key + ".aligned", g, "ranks that captured the same steps (--next 2)", "%",
+                 shares, target="100 %", status="PASS" if not bad else "MISS",
+                 note="%d windows" % len(res),
+                 reason=self.short_windows(bad, "aligned", ranks))
+        ends = [r["end_to_manifest_s"] for r in res if r["end_to_manifest_s"] is not None]
+        self.row(key + ".end", g, "window's end -> manifest at the coordinator", "s", ends,
+                 target=target, status="PASS" if ends and max(ends) <= limit else "MISS",
+                 note="end: the latest capture stop (profd_end_us in the sim traces, "
+                      "CLOCK_MONOTONIC); manifest polled every 2 ms",
+                 reason=self.turn_cause(key))
+        self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
+                 [r["start_to_manifest_s"] for r in res],
+                 note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
+
+    # ---------------------------------------------------------- 9. scale
+
+    def fig_scale(self):
+        """16,384 ranks over 256 node daemons on this machine. Real: the
+        coordinator and the 256 node daemons (profd processes on loopback
+        TCP), the protocol between them and with the ranks, and each rank's
+        libprofd client (its own client, background thread and socket: it
+        registers, long-polls its plan, sends its step and phase events,
+        captures through the client's engine and delivers its results).
+        Simulated: the training loops (profd-sim --threads, one process per
+        node; one training thread drives 64 ranks in turn, each rank's
+        steps, phases and sub-steps at its own times: 0.05 step/s by default,
+        PROFD_BENCH_SCALE_RATE), the traces (written by the sim backend,
+        4 KiB each) and the machines (all of it on this machine's cores,
+        events flushed every 5 s)."""
+        full = 256 if self.args.only else 64  # see DEFAULT
+        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(full, 16)))
+        per = 64
+        rpt = 64  # ranks per training thread
+        ranks = nodes * per
+        rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "0.05"))
+        flush = int(os.environ.get("PROFD_BENCH_SCALE_FLUSH_MS", "5000"))
+        windows = self.reps(3, 1)
+        g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
+        # Every thread is a task of the kernel. A rank is one libprofd
+        # background thread (profd-io, one per client: the library has no
+        # shared one) and 1/64 of a training thread; each process (daemon or
+        # simulator) also has nng's pools, measured here on a probe daemon
+        # (18 threads on 2 cores: 13 nng, 5 profd). 16,384 ranks: 16,384
+        # profd-io + 256 training threads, where 2 threads per rank were
+        # 32,768 (= kernel.pid_max here: pthread_create failed, 'profd_open:
+        # out of memory', load average ~8,900 in a first try).
+        pid_max = int(open("/proc/sys/kernel/pid_max").read())
+        threads_max = int(open("/proc/sys/kernel/threads-max").read())
+        probe = self.daemon("sprobe")
+        per_proc = len(os.listdir("/proc/%d/task" % probe["pid"]))
+        self.stop_daemon(probe)
+        tasks_now = len(glob.glob("/proc/[0-9]*/task/[0-9]*"))
+        sim_threads = nodes * ((per + rpt - 1) // rpt)
+        need = ranks + sim_threads + per_proc * (2 * nodes + 1) + tasks_now + 500
+        log("scale: ~%d tasks: %d profd-io (one per rank) + %d sim-rank + %d x %d per "
+            "process (nng pools and own threads, from a probe daemon) + %d in /proc now "
+            "+ 500; kernel.pid_max %d, threads-max %d" % (
+                need, ranks, sim_threads, 2 * nodes + 1, per_proc, tasks_now, pid_max,
+                threads_max))
+        if need > min(pid_max, threads_max):
+            raise RuntimeError(
+                "%d ranks need ~%d tasks (%d profd-io: one libprofd background thread per "
+                "rank; %d training threads of %d ranks each; %d processes of ~%d threads; "
+                "%d tasks in /proc already), over kernel.pid_max %d / threads-max %d here" % (
+                    ranks, need, ranks, sim_threads, rpt, 2 * nodes + 1, per_proc, tasks_now,
+                    pid_max, threads_max))
+        t0 = time.monotonic()
+        # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
+        # 2,560 messages/s of step times for the coordinator to parse
+        conf = os.path.join(self.run_root, "scale-node.yaml")
+        with open(conf, "w") as f:
+            f.write("coordinator:\n  summary_ms: 1000\n")
+        # the coordinator's registry holds every rank of the job (4,096 by default)
+        cconf = os.path.join(self.run_root, "scale-coord.yaml")
+        with open(cconf, "w") as f:
+            f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
+        murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
+        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
+                                      node_args=("--config", conf), ranks_per_thread=rpt,
+                                      coord_args=("--config", cconf, "--metrics", murl))
+        self.wait_ranks(c, ranks, timeout=600)
+        up_s = time.monotonic() - t0
+        sim_tasks = sum(len(os.listdir("/proc/%d/task" % p.pid)) for p in sims)
+        time.sleep(5)  # step rates known everywhere
+        daemons = [c["pid"]] + [d["pid"] for d in ns]
+        hwm0 = hwm_kib(c["pid"])
+        res = []
+        for w in range(windows):
+            s0 = state_saves(murl)
+            r = self.one_window(c, daemons, ranks, 0.0)
+            s1 = state_saves(murl)
+            r["state_saves"] = {k: s1[k] - s0[k] for k in s1}
+            r["coord_hwm_kib"] = hwm_kib(c["pid"])
+            r["coord_rss_kib"] = rss_kib(c["pid"])
+            path = os.path.join(c["save"], "default", r["window"], "manifest.json")
+            r["manifest_bytes"] = os.path.getsize(path)
+            res.append(r)
+            log("scale: %s" % json.dumps(r))
+            time.sleep(2)
+        node_rss = sorted(rss_kib(d["pid"]) for d in ns)
+        self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
+                             "node_rss_kib_median": node_rss[len(node_rss) // 2],
+                             "ranks_per_thread": rpt, "sim_threads": sim_tasks,
+                             "tasks_estimated": need}
+        for s in sims:
+            self.procs.stop(s, timeout=60)
+        for d in ns + [c]:
+            self.stop_daemon(d)
+        self.turnaround_rows("scale", g, res, ranks, nodes, 3.0, "<= 3 s after the window's end")
+        hwm = [r["coord_hwm_kib"] / 1024.0 for r in res]
+        self.row("scale.coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB", hwm,
+                 target="<= 64 MiB", status="PASS" if max(hwm) <= 64 else "MISS",
+                 note="%.1f MiB before the first window, with %d ranks registered; a node "
+                      "daemon %.1f MiB" % (hwm0 / 1024.0, ranks, node_rss[len(node_rss) // 2] /
+                                           1024.0),
+                 reason=self.turn_cause("scale_rss"))
+        grow = [(r["coord_hwm_kib"] - hwm0) / 1024.0 for r in res]
+        self.row("scale.manifest", g, "coordinator peak RSS growth over the windows vs the "
+                 "manifest's size", "MiB", grow,
+                 note="manifest %.1f MiB for %d captures; written streaming from the window's "
+                      "records" % (res[0]["manifest_bytes"] / 1048576.0, ranks))
+        sv = [r["state_saves"] for r in res]
+        self.row("scale.saves", g, "coordinator's loop time in state saves, per window", "s",
+                 [x["seconds"] for x in sv],
+                 note="%d-%d saves a window; %.1f %% of start -> manifest" % (
+                     min(x["saves"] for x in sv), max(x["saves"] for x in sv), 100.0 * statistics.median(x["seconds"] / r["start_to_manifest_s"]
+                                               for x, r in zip(sv, res))))
+        self.row("scale.save_encoded", g, "member records a state save encoded anew / wrote",
+                 "%", [100.0 * x["encoded"] / max(1, x["encoded"] + x["unchanged"]) for x in sv],
+                 note="the rest came unchanged from the last save (profd_state_members_total); "
+                      "before 2026-11-26 every save encoded every member of the window")
+        if ranks < 16384:
+            self.row("scale.target", g, "16,384 ranks over 256 node daemons (the target's size)",
+                     "ranks", [], target="a window aligned, <= 3 s, <= 64 MiB",
+                     status="MISS", note="this run: %d ranks; --only scale runs 16,384" % ranks,
+                     reason=self.turn_cause("scale_16k"))
+        self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
+            nodes + 1, ranks), "s", [up_s],
+                 note="real: the %d daemons (loopback TCP, nodes' coordinator.summary_ms 1000), "
+                      "the protocol, a libprofd client per rank (%d profd-io threads); "
+                      "simulated: the training loops, %d ranks per training thread in %d "
+                      "profd-sim processes (one per node, niced 10, %.3g steps/s, flush every "
+                      "%d ms; %d threads in all), traces by the sim backend" % (
+                          nodes + 1, ranks, rpt, nodes, rate, flush, sim_tasks))
+
