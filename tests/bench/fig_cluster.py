@@ -66,16 +66,20 @@ class ClusterFigures:
                     end = max(end, int(m.group(1)))
         return end
 
+    def start_next2(self, c):
+        """profctl start --next 2 --tool sim at daemon c: (window id, name)."""
+        out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
+        m = re.search(r"started window (\d+) (\S+):", out)
+        if not m:
+            raise RuntimeError("start: " + out)
+        return m.group(1), m.group(2)
+
     def one_window(self, c, daemons, ranks, idle_rate):
         """profctl start --next 2 at the coordinator; the manifest's arrival
         polled every 2 ms. Returns the window's figures."""
         c0 = sum(cpu_s(p) for p in daemons)
         t0 = time.monotonic()
-        out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
-        m = re.search(r"started window (\d+) (\S+):", out)
-        if not m:
-            raise RuntimeError("start: " + out)
-        name = m.group(2)
+        _, name = self.start_next2(c)
         path = os.path.join(c["save"], "default", name, "manifest.json")
         deadline = t0 + 180
         while not os.path.exists(path):

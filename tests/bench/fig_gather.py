@@ -77,6 +77,16 @@ class GatherFigures:
             return self.tmpfs, "/dev/shm"
         raise RuntimeError("no tmpfs (mount needs root; no /dev/shm)")
 
+    def gather_client(self, d, stage_file):
+        """bench_gather registered with daemon d: it captures what stage_file
+        names, as a rank of job "bench"."""
+        p = self.procs.start([self.bin["gather"], "--url", d["worker"], "--stage-file",
+                              stage_file, "--rate", "20"],
+                             log_path=os.path.join(self.run_root, "gather.log"),
+                             stdout=subprocess.PIPE)
+        self.wait_ranks(d, 1, job="bench")
+        return p
+
     def gather_once(self, d_client, d_manifest, client, src, stage_file, tag, move=False):
         """One capture whose output is the tree `src` (moved in, or a copy);
         seconds from the end of the capture to the manifest on disk, and
@@ -140,12 +150,7 @@ class GatherFigures:
         res = {}
 
         def client_for(d):
-            p = self.procs.start([self.bin["gather"], "--url", d["worker"], "--stage-file",
-                                  stage_file, "--rate", "20"],
-                                 log_path=os.path.join(self.run_root, "gather.log"),
-                                 stdout=subprocess.PIPE)
-            self.wait_ranks(d, 1, job="bench")
-            return p
+            return self.gather_client(d, stage_file)
 
         # same file system: rename, then checksums (default) or none
         nochk = os.path.join(self.run_root, "nochecksum.yaml")
@@ -314,12 +319,7 @@ class GatherFigures:
         open(stage_file, "w").close()
 
         def client_for(d):
-            p = self.procs.start([self.bin["gather"], "--url", d["worker"], "--stage-file",
-                                  stage_file, "--rate", "20"],
-                                 log_path=os.path.join(self.run_root, "gather.log"),
-                                 stdout=subprocess.PIPE)
-            self.wait_ranks(d, 1, job="bench")
-            return p
+            return self.gather_client(d, stage_file)
 
         def children_cpu():
             r = resource.getrusage(resource.RUSAGE_CHILDREN)

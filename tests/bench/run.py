@@ -403,11 +403,7 @@ class Bench(ClusterFigures, GatherFigures):
         for w in range(windows):
             c0 = sum(cpu_s(p) for p in daemons)
             t0 = time.monotonic()
-            out = self.ctl(c, "start", "--next", "2", "--tool", "sim").stdout
-            m = re.search(r"started window (\d+) (\S+):", out)
-            if not m:
-                raise RuntimeError("start: " + out)
-            wid, name = m.group(1), m.group(2)
+            wid, name = self.start_next2(c)
             self.ctl(c, "wait", wid, "--timeout", "120", check=False, timeout=150)
             turn.append(time.monotonic() - t0)
             cpu.append(sum(cpu_s(p) for p in daemons) - c0)
