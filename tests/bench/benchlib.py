@@ -216,6 +216,18 @@ def tree_inode(tree):
     return None
 
 
+def remove_window(wdir):
+    """A gathered window's folder removed: its steps.json and report.html
+    are written after its manifest and may still arrive meanwhile."""
+    for _ in range(20):
+        try:
+            shutil.rmtree(wdir)
+            return
+        except OSError:  # a .part renamed away under us, or a file just arrived: again
+            time.sleep(0.05)
+    shutil.rmtree(wdir, ignore_errors=True)
+
+
 def read_line(pipe, timeout):
     import select
 

@@ -11,7 +11,8 @@ import subprocess
 import tempfile
 import time
 
-from benchlib import PY, cpu_s, fs_type, log, raw_stream, read_line, tree_inode, warm
+from benchlib import (PY, cpu_s, fs_type, log, raw_stream, read_line, remove_window,
+                      tree_inode, warm)
 
 
 class GatherFigures:
@@ -86,6 +87,20 @@ class GatherFigures:
                              stdout=subprocess.PIPE)
         self.wait_ranks(d, 1, job="bench")
         return p
+
+    def node_pair(self, tag, save_path, stage_file):
+        """A coordinator saving into save_path and one node daemon linked to
+        it over loopback TCP (plain tcp://, opted in with
+        --insecure-tcp-links, like socat), a bench_gather client on the node:
+        (coordinator, node, client), the client's rank known to both."""
+        port = self.port()
+        c = self.daemon(tag + "coord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links", save_path=save_path)
+        n = self.daemon(tag + "node", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
+                        "--insecure-tcp-links")
+        cl = self.gather_client(n, stage_file)
+        self.wait_ranks(c, 1, job="bench")
+        return c, n, cl
 
     def gather_once(self, d_client, d_manifest, client, src, stage_file, tag, move=False):
         """One capture whose output is the tree `src` (moved in, or a copy);
@@ -170,7 +185,7 @@ class GatherFigures:
                     renamed.append(tree_inode(gathered) == ino)
                     os.rename(gathered, tree)  # the tree again, for the next round
                     self.check_manifest(man, n, b, chk)
-                    shutil.rmtree(wdir)
+                    remove_window(wdir)
                     if i:
                         vals.append(t)
                 res["same_%s_%s" % (label, key)] = vals
@@ -197,10 +212,10 @@ class GatherFigures:
             shutil.rmtree(src)
             t, man, wdir = self.gather_once(d, d, cl, data, stage_file, "c%d" % i)
             self.check_manifest(man, nfiles, total)
-            shutil.rmtree(wdir)
+            remove_window(wdir)
             t0_, man, wdir = self.gather_once(d0, d0, cl0, data, stage_file, "z%d" % i)
             self.check_manifest(man, nfiles, total, False)
-            shutil.rmtree(wdir)
+            remove_window(wdir)
             if i:
                 cps.append(tc)
                 profd_t.append(t)
@@ -212,20 +227,14 @@ class GatherFigures:
 
         # across nodes: node daemon -> coordinator over loopback TCP; vs tar | socat
         # (plain tcp://, opted in with --insecure-tcp-links, like socat)
-        port = self.port()
-        c = self.daemon("gcoord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
-                        "--insecure-tcp-links", save_path=os.path.join(tmpfs, "coord-out"))
-        n = self.daemon("gnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
-                        "--insecure-tcp-links")
-        cl = client_for(n)
-        self.wait_ranks(c, 1, job="bench")
+        c, n, cl = self.node_pair("g", os.path.join(tmpfs, "coord-out"), stage_file)
         raw, streamed = [], []
         for i in range(reps + 1):
             tr = raw_stream(data, os.path.join(tmpfs, "raw-%d" % i), self.port())
             shutil.rmtree(os.path.join(tmpfs, "raw-%d" % i))
             t, man, wdir = self.gather_once(n, c, cl, data, stage_file, "n%d" % i)
             self.check_manifest(man, nfiles, total)
-            shutil.rmtree(wdir)
+            remove_window(wdir)
             if i:
                 raw.append(tr)
                 streamed.append(t)
@@ -325,13 +334,7 @@ class GatherFigures:
             r = resource.getrusage(resource.RUSAGE_CHILDREN)
             return r.ru_utime + r.ru_stime
 
-        port = self.port()
-        c = self.daemon("lcoord", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
-                        "--insecure-tcp-links", save_path=os.path.join(tmpfs, "lcoord-out"))
-        n = self.daemon("lnode", "--coordinator-url", "tcp://127.0.0.1:%d" % port,
-                        "--insecure-tcp-links")
-        cn = client_for(n)
-        self.wait_ranks(c, 1, job="bench")
+        c, n, cn = self.node_pair("l", os.path.join(tmpfs, "lcoord-out"), stage_file)
         d = self.daemon("lcopy", "--spool", os.path.join(self.data_root, "lcopy-spool"),
                         save_path=os.path.join(tmpfs, "lcopy-out"))
         cd = client_for(d)
@@ -349,7 +352,7 @@ class GatherFigures:
                 t, man, wdir = self.gather_once(n, c, cn, data, stage_file, "ln%s%d" % (cond, i))
                 node_cpu = cpu_s(n["pid"]) + cpu_s(c["pid"]) - a
                 self.check_manifest(man, nfiles, total)
-                shutil.rmtree(wdir)
+                remove_window(wdir)
                 src = self.stage(data, "lcp-src", False)
                 dst = os.path.join(tmpfs, "lcp-%d" % i)
                 a, t0 = children_cpu(), time.monotonic()
@@ -361,7 +364,7 @@ class GatherFigures:
                 tp, man, wdir = self.gather_once(d, d, cd, data, stage_file, "lc%s%d" % (cond, i))
                 copy_cpu = cpu_s(d["pid"]) - a
                 self.check_manifest(man, nfiles, total)
-                shutil.rmtree(wdir)
+                remove_window(wdir)
                 if i:
                     for k, v in (("node", t), ("raw", tr), ("node_cpu", node_cpu),
                                  ("raw_cpu", raw_cpu), ("copy", tp), ("cp", tc),
