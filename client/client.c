@@ -85,7 +85,7 @@ static int64_t markers_now(void *arg)
 
 /* <dir>/profd-markers-p<part>.json, written aside and renamed; a failure
  * costs the capture its markers, nothing else. */
-static void markers_write(const char *dir, int64_t part, const char *json, size_t len, void *arg)
+void cl_markers_write(const char *dir, int64_t part, const char *json, size_t len, void *arg)
 {
     char name[64], path[PP_MAX_PATH + 80], tmp[PP_MAX_PATH + 96];
     (void)arg;
@@ -341,7 +341,7 @@ int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t
     atomic_init(&c->pending, NULL);
     atomic_init(&c->adopted_seq, 0);
     atomic_init(&c->outbox, NULL);
-    ce_hooks_t hooks = {cl_mkdirs, emit_result, c, markers_now, markers_write};
+    ce_hooks_t hooks = {cl_mkdirs, emit_result, c, markers_now, cl_markers_write};
     ce_init(&c->eng, &id, &hooks);
     pthread_mutex_init(&c->roles_mu, NULL);
     memcpy(c->roles, c->eng.id.roles, sizeof(c->roles));

@@ -157,5 +157,8 @@ void cl_io_kick(profd_client_t *c);
 
 /* Create a folder and its parents (mode 0777 & ~umask). 0 or PROFD_EIO. */
 int cl_mkdirs(const char *path, void *arg);
+/* The engine's `markers` hook (engine.h): <dir>/profd-markers-p<part>.json,
+ * written aside and renamed; a failure costs the capture its markers. */
+void cl_markers_write(const char *dir, int64_t part, const char *json, size_t len, void *arg);
 
 #endif

@@ -1,7 +1,6 @@
 """Figures 8 and 9: window turnaround over 1,024 ranks and the scale run
 (a coordinator, node daemons, simulated ranks), for tests/bench/run.py."""
 
-import glob
 import json
 import os
 import re
@@ -17,11 +16,12 @@ class ClusterFigures:
     # ---------------------------------------------------------- 8. turnaround
 
     def cluster_up(self, tag, nodes, per, rate=10, log_level="warn", nice=10, flush_ms=0,
-                   node_args=(), ranks_per_thread=1, coord_args=()):
-        """A coordinator and `nodes` node daemons on loopback TCP, each with
-        `per` ranks in one profd-sim --threads process per node (a training
-        thread per `ranks_per_thread` ranks, a libprofd client per rank).
-        Returns (coordinator, nodes, sims)."""
+                   node_args=(), swarm=0, coord_args=()):
+        """A coordinator and `nodes` node daemons on loopback TCP, with `per`
+        ranks a node: real libprofd clients in one profd-sim --threads
+        process per node (a training thread and a client a rank), or, with
+        `swarm` N, bench_swarm processes each driving N nodes' ranks from
+        one thread. Returns (coordinator, nodes, simulators)."""
         port = self.port()
         c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
                         "--insecure-tcp-links", *coord_args, log_level=log_level,
@@ -31,6 +31,17 @@ class ClusterFigures:
             ns.append(self.daemon("%sn%d" % (tag, i), "--coordinator-url",
                                   "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
                                   *node_args, log_level=log_level))
+        logp = os.path.join(self.run_root, "sim.log")
+        if swarm:
+            for k in range(0, nodes, swarm):
+                a = ["nice", "-n", str(nice), self.bin["swarm"], "--per", str(per),
+                     "--world", str(nodes * per), "--rate", str(rate), "--substeps", "1",
+                     "--trace-bytes", "4096", "--flush-ms", str(flush_ms or 50)]
+                for i in range(k, min(nodes, k + swarm)):
+                    a += ["--node", "%s,host%d,%d" % (ns[i]["worker"], i, i)]
+                sims.append(self.procs.start(a, log_path=logp))
+            return c, ns, sims
+        # the layout bench_swarm gives its ranks (see its header)
         roles = "actor:%d,rollout:%d@%d,ref:%d" % (per // 4, per // 2, max(1, per // 16),
                                                     per - per // 4 - per // 2)
         for i, d in enumerate(ns):
@@ -41,9 +52,7 @@ class ClusterFigures:
                  "--trace-bytes", "4096", "--host", "host%d" % i]
             if flush_ms:
                 a += ["--flush-ms", str(flush_ms)]
-            if ranks_per_thread > 1:
-                a += ["--ranks-per-thread", str(ranks_per_thread)]
-            sims.append(self.procs.start(a, log_path=os.path.join(self.run_root, "sim.log")))
+            sims.append(self.procs.start(a, log_path=logp))
         return c, ns, sims
 
     def window_end_us(self, c, name, man):
@@ -233,52 +242,28 @@ class ClusterFigures:
         """16,384 ranks over 256 node daemons on this machine. Real: the
         coordinator and the 256 node daemons (profd processes on loopback
         TCP), the protocol between them and with the ranks, and each rank's
-        libprofd client (its own client, background thread and socket: it
-        registers, long-polls its plan, sends its step and phase events,
-        captures through the client's engine and delivers its results).
-        Simulated: the training loops (profd-sim --threads, one process per
-        node; one training thread drives 64 ranks in turn, each rank's
-        steps, phases and sub-steps at its own times: 0.05 step/s by default,
-        PROFD_BENCH_SCALE_RATE), the traces (written by the sim backend,
-        4 KiB each) and the machines (all of it on this machine's cores,
-        events flushed every 5 s)."""
+        socket, connection and messages (it registers, long-polls its plan,
+        sends its step and phase events, delivers its results) and its
+        capture engine (client/engine.c: plans adopted, the sim backend
+        started and stopped at its step boundaries, traces and markers
+        written). Simulated: libprofd's background thread (bench_swarm: one
+        thread serves the sockets of 16 nodes' ranks, 1,024, through nng
+        aio, with the library's timeouts and backoff), the training loops
+        (each rank's steps and phases at their own times: 0.05 step/s by
+        default, PROFD_BENCH_SCALE_RATE), the traces (sim backend, 4 KiB
+        each) and the machines (all of it on this machine's cores, events
+        flushed every 5 s). Until 2026-11-26 every rank was a real libprofd
+        client (profd-sim --threads): 16,384 background threads that two
+        cores could not schedule (start-up never completed)."""
         full = 256 if self.args.only else 64  # see DEFAULT
         nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(full, 16)))
         per = 64
-        rpt = 64  # ranks per training thread
+        swarm = 16  # nodes per bench_swarm process
         ranks = nodes * per
         rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "0.05"))
         flush = int(os.environ.get("PROFD_BENCH_SCALE_FLUSH_MS", "5000"))
         windows = self.reps(3, 1)
         g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
-        # Every thread is a task of the kernel. A rank is one libprofd
-        # background thread (profd-io, one per client: the library has no
-        # shared one) and 1/64 of a training thread; each process (daemon or
-        # simulator) also has nng's pools, measured here on a probe daemon
-        # (18 threads on 2 cores: 13 nng, 5 profd). 16,384 ranks: 16,384
-        # profd-io + 256 training threads, where 2 threads per rank were
-        # 32,768 (= kernel.pid_max here: pthread_create failed, 'profd_open:
-        # out of memory', load average ~8,900 in a first try).
-        pid_max = int(open("/proc/sys/kernel/pid_max").read())
-        threads_max = int(open("/proc/sys/kernel/threads-max").read())
-        probe = self.daemon("sprobe")
-        per_proc = len(os.listdir("/proc/%d/task" % probe["pid"]))
-        self.stop_daemon(probe)
-        tasks_now = len(glob.glob("/proc/[0-9]*/task/[0-9]*"))
-        sim_threads = nodes * ((per + rpt - 1) // rpt)
-        need = ranks + sim_threads + per_proc * (2 * nodes + 1) + tasks_now + 500
-        log("scale: ~%d tasks: %d profd-io (one per rank) + %d sim-rank + %d x %d per "
-            "process (nng pools and own threads, from a probe daemon) + %d in /proc now "
-            "+ 500; kernel.pid_max %d, threads-max %d" % (
-                need, ranks, sim_threads, 2 * nodes + 1, per_proc, tasks_now, pid_max,
-                threads_max))
-        if need > min(pid_max, threads_max):
-            raise RuntimeError(
-                "%d ranks need ~%d tasks (%d profd-io: one libprofd background thread per "
-                "rank; %d training threads of %d ranks each; %d processes of ~%d threads; "
-                "%d tasks in /proc already), over kernel.pid_max %d / threads-max %d here" % (
-                    ranks, need, ranks, sim_threads, rpt, 2 * nodes + 1, per_proc, tasks_now,
-                    pid_max, threads_max))
         t0 = time.monotonic()
         # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
         # 2,560 messages/s of step times for the coordinator to parse
@@ -291,7 +276,7 @@ class ClusterFigures:
             f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
         murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
         c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
-                                      node_args=("--config", conf), ranks_per_thread=rpt,
+                                      node_args=("--config", conf), swarm=swarm,
                                       coord_args=("--config", cconf, "--metrics", murl))
         self.wait_ranks(c, ranks, timeout=600)
         up_s = time.monotonic() - t0
@@ -315,8 +300,7 @@ class ClusterFigures:
         node_rss = sorted(rss_kib(d["pid"]) for d in ns)
         self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
                              "node_rss_kib_median": node_rss[len(node_rss) // 2],
-                             "ranks_per_thread": rpt, "sim_threads": sim_tasks,
-                             "tasks_estimated": need}
+                             "nodes_per_swarm": swarm, "sim_threads": sim_tasks}
         for s in sims:
             self.procs.stop(s, timeout=60)
         for d in ns + [c]:
@@ -352,9 +336,9 @@ class ClusterFigures:
         self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
             nodes + 1, ranks), "s", [up_s],
                  note="real: the %d daemons (loopback TCP, nodes' coordinator.summary_ms 1000), "
-                      "the protocol, a libprofd client per rank (%d profd-io threads); "
-                      "simulated: the training loops, %d ranks per training thread in %d "
-                      "profd-sim processes (one per node, niced 10, %.3g steps/s, flush every "
-                      "%d ms; %d threads in all), traces by the sim backend" % (
-                          nodes + 1, ranks, rpt, nodes, rate, flush, sim_tasks))
+                      "the protocol, each rank's socket, messages and capture engine; "
+                      "simulated: libprofd's background thread and the training loops, %d "
+                      "nodes' ranks a thread in %d bench_swarm processes (niced 10, %.3g "
+                      "steps/s, flush every %d ms; %d threads in all), traces by the sim "
+                      "backend" % (nodes + 1, swarm, len(sims), rate, flush, sim_tasks))
 

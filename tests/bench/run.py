@@ -61,7 +61,7 @@ class Bench(ClusterFigures, GatherFigures):
             "profctl": os.path.join(self.build, "client", "profctl"),
             "sim": os.path.join(self.build, "client", "profd-sim"),
         }
-        for b in ("hotpath", "plan", "ingest", "gather"):
+        for b in ("hotpath", "plan", "ingest", "gather", "swarm"):
             self.bin[b] = os.path.join(self.build, "tests", "bench", "bench_" + b)
         missing = [p for p in self.bin.values() if not os.access(p, os.X_OK)]
         if missing:

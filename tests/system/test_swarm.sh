@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# System test of the scale figure's rank simulator (tests/bench/bench_swarm):
+# one thread driving many ranks must look to the daemons exactly like the
+# library's clients do, or figure 9 measures something else.
+#  1. a coordinator and two node daemons; bench_swarm with 16 ranks a node
+#     registers all 32 with the layout run.py gives profd-sim (actor per/4,
+#     rollout per/2 in per/16 replicas, ref the rest; node i holds ranks
+#     16i..16i+15) and the step rate asked;
+#  2. `start --next 2`: one complete capture per rank over exactly the
+#     window's steps, each a sim trace with the step markers moved into it;
+#  3. SIGTERM: it exits 0 and every rank says bye (none left registered).
+# Usage: test_swarm.sh BUILD_DIR
+lib_name=swarm
+. "$(dirname "$0")/lib.sh"
+swarm=$build/tests/bench/bench_swarm
+[ -x "$swarm" ] || fail "$swarm is missing (PROFD_BENCH off?)"
+port=$(free_port)
+cctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+
+"$swarm" --help | grep -q -- "--node URL,HOST,INDEX" || fail "--help"
+set +e
+"$swarm" --node nocommas >/dev/null 2>"$tmp/bad.err"
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "bad --node nocommas" "$tmp/bad.err" || fail "bad --node: rc $rc"
+
+coordinator_start
+node_start 0
+node_start 1
+"$swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
+  --node "ipc://$tmp/n1/run/worker.sock,host1,1" --per 16 --rate 10 --flush-ms 100 \
+  >"$tmp/swarm.log" 2>&1 &
+swarm_pid=$!
+pids+=("$swarm_pid")
+
+# ---- 1. every rank registered, with its role, replica and step time -------
+n=0
+for _ in $(seq 200); do
+  n=$(cctl --json status 2>/dev/null |
+    json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' || echo 0)
+  [ "$n" = 32 ] && break
+  sleep 0.05
+done
+[ "$n" = 32 ] || fail "32 ranks with a step time did not register (have $n)"
+cctl --json status >"$tmp/status.json"
+layout=$(json '";".join("%s:%s" % (r["rank"], r["role"]) for r in sorted(d["ranks"], key=lambda r: r["rank"]))' <"$tmp/status.json")
+want=""
+for node in 0 1; do
+  for i in $(seq 0 15); do
+    if [ "$i" -lt 4 ]; then role=actor; elif [ "$i" -lt 12 ]; then role=rollout; else role=ref; fi
+    want="$want;$((node * 16 + i)):$role"
+  done
+done
+[ "$layout" = "${want#;}" ] || fail "layout: $layout"
+# 10 steps/s: a step of 100 ms
+ms=$(json 'sorted(r["step_ms"] for r in d["ranks"])[16]' <"$tmp/status.json")
+/usr/bin/python3 -c "import sys; sys.exit(0 if 90 <= $ms <= 130 else 1)" || fail "median step $ms ms"
+echo "ok: 32 ranks registered, layout and step time ($ms ms) as asked"
+
+# ---- 2. a window: a complete capture per rank ------------------------------
+cctl start --next 2 --tool sim >"$tmp/start.txt" || fail "start: $(cat "$tmp/start.txt")"
+name=$(sed -n 's/^started window [0-9]* \(w[^:]*\):.*/\1/p' "$tmp/start.txt")
+man=$tmp/c/save/default/$name/manifest.json
+for _ in $(seq 300); do [ -f "$man" ] && break; sleep 0.05; done
+[ -f "$man" ] || fail "no manifest for $name"
+/usr/bin/python3 - "$man" "$tmp/c/save/default/$name" <<'PY' || fail "manifest of $name"
+import json, os, sys
+m = json.load(open(sys.argv[1]))
+first, end = m["window"]["steps"]
+caps = m["captures"]
+assert end == first + 2, m["window"]
+assert sorted(c["rank"] for c in caps) == list(range(32)), [c["rank"] for c in caps]
+for c in caps:
+    assert c["status"] == "complete", c
+    assert (c["first_step"], c["last_step"]) == (first, first + 1), c
+    host = "host%d" % (c["rank"] // 16)
+    assert c["host"] == host, c
+    rollout = 4 <= c["rank"] % 16 < 12
+    assert c["replica_rank"] == (c["rank"] // 16 if rollout else None), c
+    traces = [f for f in c["files"] if f["path"].endswith(".pt.trace.json")]
+    assert len(traces) == 1 and traces[0]["bytes"] >= 4096, c["files"]
+    text = open(os.path.join(sys.argv[2], c["dir"], traces[0]["path"])).read()
+    for step in (first, first + 1):
+        assert '"ProfilerStep#%d"' % step in text, (c["rank"], step)
+    assert '"profd_end_us":' in text
+print("ok: %s: 32 complete captures of steps %d-%d, markers in each trace" % (
+    m["window"]["name"], first, first + 1))
+PY
+
+# ---- 3. SIGTERM: exit 0, every rank says bye -------------------------------
+kill -TERM "$swarm_pid"
+rc=0
+wait "$swarm_pid" || rc=$?
+[ "$rc" = 0 ] || fail "bench_swarm exited $rc"
+n=32
+for _ in $(seq 100); do
+  n=$(cctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "left")')
+  [ "$n" = 0 ] && break
+  sleep 0.05
+done
+[ "$n" = 0 ] || fail "$n ranks still there after bench_swarm exited"
+echo "ok: SIGTERM: exit 0, every rank left"
+check_logs
+echo "PASS swarm"
