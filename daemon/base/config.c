@@ -88,6 +88,8 @@ static const ckey_t keys[] = {
      0},
     {"coordinator.node_timeout_ms", K_INT, 500, 3600000, "10000", F(node_timeout_ms), 0, NULL, NULL,
      0},
+    {"coordinator.max_node_requests", K_INT, 8, 65536, "1024", F(max_node_requests), 0, NULL, NULL,
+     0},
     {"limits.max_msg_bytes", K_BYTES, 4 * KIB, 64 * MIB, "1MiB", F(max_msg_bytes), 0, NULL, NULL,
      0},
     {"limits.max_clients", K_INT, 1, 65536, "4096", F(max_clients), 0, NULL, NULL, 0},

@@ -74,11 +74,12 @@ typedef struct pd_config {
     char profile_config[PD_PATH_MAX];
 
     /* many nodes (with coordinator_url / coordinator_listen above) */
-    bool coordinator;        /* plan for node daemons (--coordinator, or coordinator_listen) */
-    bool shared_save_path;   /* node: save_path is storage every node mounts */
-    int64_t summary_ms;      /* node: step summaries to the coordinator */
-    int64_t chunk_bytes;     /* node: file streaming chunk size */
-    int64_t node_timeout_ms; /* coordinator: a node away this long is lost */
+    bool coordinator;          /* plan for node daemons (--coordinator, or coordinator_listen) */
+    bool shared_save_path;     /* node: save_path is storage every node mounts */
+    int64_t summary_ms;        /* node: step summaries to the coordinator */
+    int64_t chunk_bytes;       /* node: file streaming chunk size */
+    int64_t node_timeout_ms;   /* coordinator: a node away this long is lost */
+    int64_t max_node_requests; /* coordinator: node requests held at once (parked chunks...) */
     /* the DNS name a tls+tcp:// peer's certificate must carry (IP addresses
      * are not matched); "" = the host of the URL */
     char tls_server_name[256];

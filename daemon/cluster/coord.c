@@ -566,7 +566,7 @@ int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
         .url = cfg->coordinator_listen,
         .max_msg = (size_t)cfg->max_msg_bytes + (size_t)cfg->chunk_bytes,
         .initial = 8,
-        .max_contexts = 1024,
+        .max_contexts = (int)cfg->max_node_requests,
         .tls = &tls,
         .pipe_gone = on_pipe_gone,
     };

@@ -358,6 +358,19 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         reply_ack(n, req, in->have, false); /* resume from here */
         return;
     }
+    /* held while its write runs; parked before the write is queued, since
+     * the write's completion answers it */
+    if (!pd_req_park(req)) {
+        /* coordinator.max_node_requests held already (up to 16 chunks of
+         * each node): no progress, and the node sends it again after a
+         * pause (link.c: 200 ms, doubling up to 5 s) */
+        PD_LOG(n->log, PD_LOG_DEBUG, "remote",
+               "request pool full (coordinator.max_node_requests %lld): %s sends %.200s again "
+               "later",
+               (long long)n->cfg->max_node_requests, c->node, c->path);
+        reply_ack(n, req, in->have, false);
+        return;
+    }
     pd_job_t *j = calloc(1, sizeof(*j));
     chunk_ctx_t *cc = calloc(1, sizeof(*cc));
     if (j == NULL || cc == NULL || (plen && (j->data = malloc(plen)) == NULL)) {
@@ -413,10 +426,6 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         free(cc);
         pd_job_free(j);
         pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
-        return;
-    }
-    if (!pd_req_park(req)) { /* cannot happen: one write per file at a time */
-        PD_LOG(n->log, PD_LOG_ERROR, "remote", "cannot park a chunk request");
     }
 }
 

@@ -119,6 +119,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  summary_ms: 250\n"
                                 "  chunk_bytes: 4MiB\n"
                                 "  node_timeout_ms: 3000\n"
+                                "  max_node_requests: 2048\n"
                                 "limits:\n"
                                 "  max_msg_bytes: 64MiB\n"
                                 "  max_clients: 65536\n"
@@ -193,6 +194,7 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.summary_ms, 250);
     assert_int_equal(c.chunk_bytes, 4 * 1024 * 1024);
     assert_int_equal(c.node_timeout_ms, 3000);
+    assert_int_equal(c.max_node_requests, 2048);
     assert_int_equal(c.max_msg_bytes, 64 * 1024 * 1024);
     assert_int_equal(c.max_clients, 65536);
     assert_int_equal(c.max_clients_per_peer, 0);
@@ -259,8 +261,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(57));
-    assert_null(pd_config_key(58));
+    assert_non_null(pd_config_key(58));
+    assert_null(pd_config_key(59));
     yt_free(root);
 }
 

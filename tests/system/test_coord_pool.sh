@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# System test: more chunks in flight than the coordinator holds requests.
+# Each node daemon streams up to 16 chunks at once and the coordinator
+# parks each while its write runs; 256 nodes can have 4,096 in flight
+# against its 1,024 contexts. A chunk that could not be parked was written
+# anyway and answered "not answered" at once, and the write's completion
+# then answered a context already reused: the coordinator died in the
+# first 16,384-rank run of the scale benchmark (2026-11-26, "remote: cannot
+# park a chunk request" and a crash).
+#  A coordinator with coordinator.max_node_requests 8 (at most 7 parked,
+#  two of them the nodes' plan long polls), two nodes with 16 ranks each
+#  (bench_swarm), a window of 32 captures of 256 KiB streamed in 16 KiB
+#  chunks: every capture arrives complete with its checksum, the
+#  coordinator logs no error and stays up; the pool was full at least once
+#  (nodes told to send a chunk again).
+# Usage: test_coord_pool.sh BUILD_DIR
+lib_name=coordpool
+. "$(dirname "$0")/lib.sh"
+swarm=$build/tests/bench/bench_swarm
+[ -x "$swarm" ] || fail "$swarm is missing (PROFD_BENCH off?)"
+port=$(free_port)
+cctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+printf 'coordinator:\n  max_node_requests: 8\n' >"$tmp/coord.yaml"
+printf 'coordinator:\n  chunk_bytes: 16KiB\n' >"$tmp/node.yaml"
+
+coordinator_start --config "$tmp/coord.yaml" --log-level debug
+node_start 0 --config "$tmp/node.yaml"
+node_start 1 --config "$tmp/node.yaml"
+"$swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
+  --node "ipc://$tmp/n1/run/worker.sock,host1,1" --per 16 --rate 10 --flush-ms 100 \
+  >"$tmp/swarm.log" 2>&1 &
+pids+=($!)
+n=0
+for _ in $(seq 200); do
+  n=$(cctl --json status 2>/dev/null |
+    json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' || echo 0)
+  [ "$n" = 32 ] && break
+  sleep 0.05
+done
+[ "$n" = 32 ] || fail "32 ranks did not register (have $n)"
+
+cctl start --next 2 --tool sim --settings '{"bytes": 262144}' >"$tmp/start.txt" ||
+  fail "start: $(cat "$tmp/start.txt")"
+name=$(sed -n 's/^started window [0-9]* \(w[^:]*\):.*/\1/p' "$tmp/start.txt")
+man=$tmp/c/save/default/$name/manifest.json
+for _ in $(seq 600); do [ -f "$man" ] && break; sleep 0.05; done
+[ -f "$man" ] || fail "no manifest for $name"
+kill -0 "$coord_pid" 2>/dev/null || fail "the coordinator died"
+/usr/bin/python3 - "$man" "$tmp/c/save/default/$name" <<'PY' || fail "manifest of $name"
+import hashlib, json, os, sys
+m = json.load(open(sys.argv[1]))
+caps = m["captures"]
+assert sorted(c["rank"] for c in caps) == list(range(32)), [c["rank"] for c in caps]
+files = 0
+for c in caps:
+    assert c["status"] == "complete", c
+    for f in c["files"]:
+        p = os.path.join(sys.argv[2], c["dir"], f["path"])
+        assert os.path.getsize(p) == f["bytes"], (p, f)
+        assert f["checksum"].startswith("xxh64:"), f
+        files += 1
+    assert any(f["bytes"] >= 262144 for f in c["files"]), c["files"]
+print("ok: 32 complete captures, %d files of the right sizes" % files)
+PY
+grep -q "error" "$tmp/coordinator.log" && fail "coordinator: $(grep -m3 error "$tmp/coordinator.log")"
+grep -q "pool full" "$tmp/coordinator.log" ||
+  fail "the coordinator's request pool never filled: this test shows nothing"
+echo "ok: the pool filled $(grep -c "pool full" "$tmp/coordinator.log") time(s); nothing lost"
+check_logs
+echo "PASS coord_pool"
