@@ -483,8 +483,12 @@ static int phase_index(profd_client_t *c, int ri, const char *phase, size_t n)
     if (ri == 0) {
         memcpy(c->phase_names[k], phase, n + 1);
     } else {
-        snprintf(c->phase_names[k], sizeof(c->phase_names[k]), "%s.%s", c->eng.id.roles[ri].name,
-                 phase);
+        /* "role.phase": both at most PP_MAX_NAME, the table's entries hold both */
+        const char *role = c->eng.id.roles[ri].name;
+        size_t rl = strlen(role);
+        memcpy(c->phase_names[k], role, rl);
+        c->phase_names[k][rl] = '.';
+        memcpy(c->phase_names[k] + rl + 1, phase, n + 1);
     }
     atomic_store_explicit(&c->nphase_names, k + 1, memory_order_release);
     return k;

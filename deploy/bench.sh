@@ -10,9 +10,8 @@
 # met.
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
 #        turnaround,scale,gatherload]
-# Every figure by default, scale at 4,096 simulated ranks over 64 node
-# daemons; --only scale runs the target's 16,384 over 256 (~26,000 threads),
-# best on a machine of its own.
+# Every figure by default, scale at the target's 16,384 simulated ranks over
+# 256 node daemons (PROFD_BENCH_SCALE_NODES=N for another size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD_BENCH_T0=$(date +%s.%N)

@@ -40,6 +40,7 @@ void pd_windows_free_one(pd_window_t *w)
     free(w->incoming);
     pd_uix_free(&w->inix);
     pd_uix_free(&w->mix);
+    pd_uix_free(&w->hix);
     for (size_t i = 0; i < w->nmembers; i++) {
         member_free(&w->members[i]);
     }
@@ -198,12 +199,45 @@ static bool same_folder(const pd_member_t *m, const pd_rank_t *k)
     return false;
 }
 
+static bool index_update(pd_window_t *w, pd_uix_t *x, size_t live,
+                         uint64_t (*key)(const pd_window_t *, size_t));
+
+static uint64_t host_key(const pd_window_t *w, size_t i)
+{
+    return pd_uix_hash_str(w->members[i].host);
+}
+
+static bool folder_scan(const pd_window_t *w, const pd_rank_t *k)
+{
+    for (size_t i = 0; i < w->nmembers; i++) {
+        if (same_folder(&w->members[i], k)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Does a member already write into the folder rank k would? Only members
+ * of k's host can: found through the host index (a scan of every member
+ * made a window of 16,384 ranks 134 M comparisons). */
+static bool folder_taken(pd_window_t *w, const pd_rank_t *k)
+{
+    if (!index_update(w, &w->hix, w->nmembers, host_key)) {
+        return folder_scan(w, k); /* no memory for the index */
+    }
+    bool taken = false;
+    for (size_t at = pd_uix_first(&w->hix, pd_uix_hash_str(k->host)); w->hix.slot[at] && !taken;
+         at = pd_uix_next(&w->hix, at)) {
+        size_t i = pd_uix_at(&w->hix, at);
+        taken = i < w->nmembers && same_folder(&w->members[i], k);
+    }
+    assert(taken == folder_scan(w, k)); /* debug builds: the index finds what a scan finds */
+    return taken;
+}
+
 pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector, uint32_t roles)
 {
-    bool pid_dir = false;
-    for (size_t i = 0; i < w->nmembers && !pid_dir; i++) {
-        pid_dir = same_folder(&w->members[i], k);
-    }
+    bool pid_dir = folder_taken(w, k);
     if (w->nmembers == w->capm) {
         size_t n = w->capm ? w->capm * 2 : 8;
         pd_member_t *v = realloc(w->members, n * sizeof(*v));

@@ -91,6 +91,8 @@ typedef struct pd_window {
     /* their index by client id, brought up to date by pd_windows_member; a
      * member bound to another client is put in again under its new id */
     pd_uix_t mix;
+    /* and by host, for the shared-folder check of pd_windows_add_member */
+    pd_uix_t hix;
     char **warnings;
     size_t nwarnings;
     char reason[256];

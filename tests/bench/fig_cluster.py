@@ -255,8 +255,7 @@ class ClusterFigures:
         flushed every 5 s). Until 2026-11-26 every rank was a real libprofd
         client (profd-sim --threads): 16,384 background threads that two
         cores could not schedule (start-up never completed)."""
-        full = 256 if self.args.only else 64  # see DEFAULT
-        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(full, 16)))
+        nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
         per = 64
         swarm = 16  # nodes per bench_swarm process
         ranks = nodes * per

@@ -44,11 +44,9 @@ from report import fmt_val, print_table, write_json, write_md
 
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
            "overhead", "turnaround", "scale", "gatherload"]
-# Every figure by default; scale at 4,096 ranks (64 node daemons) there,
-# at 16,384 (256) only when asked for (--only scale): on 2 cores that size
-# has not completed a window yet (2026-11-26: the coordinator's state saves
-# re-encode every member, its loop stalled for up to 14 s, node links timed
-# out and reconnected, the load average reached ~3,000)
+# Every figure by default, scale at the target's 16,384 ranks over 256 node
+# daemons (about 6 minutes on 2 cores since its ranks are simulated by
+# bench_swarm; PROFD_BENCH_SCALE_NODES sets another size).
 DEFAULT = FIGURES
 
 
