@@ -368,6 +368,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
                "request pool full (coordinator.max_node_requests %lld): %s sends %.200s again "
                "later",
                (long long)n->cfg->max_node_requests, c->node, c->path);
+        n->stats.chunks_deferred++;
         reply_ack(n, req, in->have, false);
         return;
     }

@@ -180,6 +180,10 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     add(&b, "profd_state_members_total{how=\"encoded\"} %lld\n", (long long)n->stats.state_encoded);
     add(&b, "profd_state_members_total{how=\"unchanged\"} %lld\n",
         (long long)n->stats.state_cached);
+    family(&b, "profd_chunks_deferred_total", "counter",
+           "A coordinator: file chunks answered with no progress because it held "
+           "coordinator.max_node_requests node requests (their nodes send them again later).");
+    add(&b, "profd_chunks_deferred_total %lld\n", (long long)n->stats.chunks_deferred);
     family(&b, "profd_plan_latency_seconds", "gauge",
            "The p99 of plan delivery to this daemon's workers.");
     add(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);

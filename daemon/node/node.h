@@ -60,6 +60,9 @@ typedef struct pd_node_stats {
     /* a coordinator's state file (cluster/state.c): saves, their time on
      * the loop thread, member records encoded anew / taken from the cache */
     int64_t state_saves, state_save_us, state_encoded, state_cached;
+    /* a coordinator: chunks answered "no progress" with its node requests
+     * at coordinator.max_node_requests (cluster/remote.c) */
+    int64_t chunks_deferred;
 } pd_node_stats_t;
 
 struct pd_retention;

@@ -94,10 +94,11 @@ class Procs:
 def state_saves(url):
     """A coordinator's state-save counters from its /metrics."""
     import urllib.request
-    out = {"saves": 0.0, "seconds": 0.0, "encoded": 0.0, "unchanged": 0.0}
+    out = {"saves": 0.0, "seconds": 0.0, "encoded": 0.0, "unchanged": 0.0, "deferred": 0.0}
     names = {"profd_state_saves_total": "saves", "profd_state_save_seconds_total": "seconds",
              'profd_state_members_total{how="encoded"}': "encoded",
-             'profd_state_members_total{how="unchanged"}': "unchanged"}
+             'profd_state_members_total{how="unchanged"}': "unchanged",
+             "profd_chunks_deferred_total": "deferred"}
     with urllib.request.urlopen(url + "/metrics", timeout=60) as f:
         for line in f.read().decode().splitlines():
             k, _, v = line.rpartition(" ")

@@ -327,6 +327,11 @@ class ClusterFigures:
                  "%", [100.0 * x["encoded"] / max(1, x["encoded"] + x["unchanged"]) for x in sv],
                  note="the rest came unchanged from the last save (profd_state_members_total); "
                       "before 2026-11-26 every save encoded every member of the window")
+        self.row("scale.deferred", g, "file chunks the coordinator deferred, per window", "chunks",
+                 [x["deferred"] for x in sv],
+                 note="answered with no progress at coordinator.max_node_requests (1,024: each "
+                      "of the %d nodes streams up to 16 chunks at once), sent again by their "
+                      "node after 200 ms, doubling up to 5 s (profd_chunks_deferred_total)" % nodes)
         if ranks < 16384:
             self.row("scale.target", g, "16,384 ranks over 256 node daemons (the target's size)",
                      "ranks", [], target="a window aligned, <= 3 s, <= 64 MiB",

@@ -12,7 +12,8 @@
 #  (bench_swarm), a window of 32 captures of 256 KiB streamed in 16 KiB
 #  chunks: every capture arrives complete with its checksum, the
 #  coordinator logs no error and stays up; the pool was full at least once
-#  (nodes told to send a chunk again).
+#  (nodes told to send a chunk again), as many times as the coordinator's
+#  profd_chunks_deferred_total says.
 # Usage: test_coord_pool.sh BUILD_DIR
 lib_name=coordpool
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +24,8 @@ cctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 printf 'coordinator:\n  max_node_requests: 8\n' >"$tmp/coord.yaml"
 printf 'coordinator:\n  chunk_bytes: 16KiB\n' >"$tmp/node.yaml"
 
-coordinator_start --config "$tmp/coord.yaml" --log-level debug
+mport=$(free_port)
+coordinator_start --config "$tmp/coord.yaml" --log-level debug --metrics "http://127.0.0.1:$mport"
 node_start 0 --config "$tmp/node.yaml"
 node_start 1 --config "$tmp/node.yaml"
 "$swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
@@ -63,8 +65,13 @@ for c in caps:
 print("ok: 32 complete captures, %d files of the right sizes" % files)
 PY
 grep -q "error" "$tmp/coordinator.log" && fail "coordinator: $(grep -m3 error "$tmp/coordinator.log")"
-grep -q "pool full" "$tmp/coordinator.log" ||
-  fail "the coordinator's request pool never filled: this test shows nothing"
-echo "ok: the pool filled $(grep -c "pool full" "$tmp/coordinator.log") time(s); nothing lost"
+full=$(grep -c "pool full" "$tmp/coordinator.log" || true)
+[ "$full" -gt 0 ] || fail "the coordinator's request pool never filled: this test shows nothing"
+deferred=$(/usr/bin/python3 -c "
+import urllib.request
+t = urllib.request.urlopen('http://127.0.0.1:$mport/metrics', timeout=10).read().decode()
+print([l.split()[1] for l in t.splitlines() if l.startswith('profd_chunks_deferred_total ')][0])")
+[ "$deferred" = "$full" ] || fail "profd_chunks_deferred_total $deferred, $full deferrals logged"
+echo "ok: the pool filled $full time(s) (profd_chunks_deferred_total $deferred); nothing lost"
 check_logs
 echo "PASS coord_pool"
