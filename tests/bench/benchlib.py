@@ -122,6 +122,14 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_s():
+    """CPU-seconds the machine's cores spent not idle (/proc/stat, all CPUs)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal: busy = all but idle, iowait
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid):
     return proc_status(pid, "VmRSS")
 

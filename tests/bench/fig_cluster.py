@@ -7,7 +7,7 @@ import re
 import statistics
 import time
 
-from benchlib import cpu_s, hwm_kib, log, rss_kib, state_saves
+from benchlib import cpu_s, hwm_kib, log, machine_busy_s, rss_kib, state_saves
 
 
 class ClusterFigures:
@@ -91,11 +91,19 @@ class ClusterFigures:
         _, name = self.start_next2(c)
         path = os.path.join(c["save"], "default", name, "manifest.json")
         deadline = t0 + 180
+        samples, next_sample = [], 0.0  # (time, coordinator CPU, nodes' CPU, machine busy)
         while not os.path.exists(path):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise RuntimeError("no manifest for %s after 180 s" % name)
+            if now >= next_sample:
+                samples.append((now, cpu_s(daemons[0]), sum(cpu_s(p) for p in daemons[1:]),
+                                machine_busy_s()))
+                next_sample = now + 0.25
             time.sleep(0.002)
         t1 = time.monotonic()
+        samples.append((t1, cpu_s(daemons[0]), sum(cpu_s(p) for p in daemons[1:]),
+                        machine_busy_s()))
         cpu = sum(cpu_s(p) for p in daemons) - c0
         man = json.load(open(path))
         first, end = man["window"]["steps"]
@@ -108,7 +116,16 @@ class ClusterFigures:
                 why = re.sub(r"\d+", "N", cp["reason"])
                 reasons[why] = reasons.get(why, 0) + 1
         wend = self.window_end_us(c, name, man) / 1e6
-        return {"window": name, "steps": [first, end], "captures": len(caps),
+        # where the time from the window's end to the manifest went: the
+        # CPU the coordinator, the node daemons and the machine used in it
+        tail = [s for s in samples if s[0] >= wend] if wend else []
+        busy = None
+        if len(tail) >= 2 and tail[-1][0] - tail[0][0] > 0:
+            span = tail[-1][0] - tail[0][0]
+            busy = {"span_s": span, "coord_cores": (tail[-1][1] - tail[0][1]) / span,
+                    "nodes_cores": (tail[-1][2] - tail[0][2]) / span,
+                    "machine_cores": (tail[-1][3] - tail[0][3]) / span}
+        return {"end_busy": busy, "window": name, "steps": [first, end], "captures": len(caps),
                 "aligned": len(same), "aligned_pct": 100.0 * len(same) / ranks,
                 "reasons": reasons, "start_to_manifest_s": t1 - t0,
                 "end_to_manifest_s": (t1 - wend) if wend else None,
@@ -160,33 +177,28 @@ class ClusterFigures:
                 "scheduled (strace of a node: 10-25 ms from a request's arrival to its reply), "
                 "so a node's 64 results and 64 files take seconds to reach the coordinator",
         "cpu": "the daemons' steady cost of the ranks' events, not the window",
-        "scale": "as for 1,024 ranks: the cores are saturated by the simulated ranks and "
-                 "the daemons' per-message work; each hop waits to be scheduled",
-        "scale_rss": "the coordinator keeps every member's captures and incoming files of "
-                     "the window in memory until its manifest is written, and finished windows "
-                     "(up to 256) with their members after: at 8,192 ranks (2026-11-26, 01e86cc) "
-                     "its RSS was 30 MiB before the first window and 57, 78, 87 MiB after each "
-                     "of 3 (~20 MiB kept per finished window; ~640 bytes per incoming file of "
-                     "it were a path buffer and a hash state, heap and freed since), the peaks "
-                     "20-25 MiB above while a manifest, steps.json and report.html are built "
-                     "(heaptrack, 1,024 ranks, peak heap 17.5 MiB: report.html buffer 4.2, "
-                     "the state save's JSON 4.4, incoming files 2.3, step history 1.6, window "
-                     "members 1.1, registry 0.7)",
-        "scale_16k": "measured 2026-11-26 on 2 cores, twice: 16,384 ranks over 256 node "
-                     "daemons did not finish starting up in 10 minutes; the simulation's own "
-                     "threads (16,384 libprofd background threads, one per simulated rank, "
-                     "and ~6,700 nng threads of 513 processes) kept ~3,000-4,000 tasks "
-                     "runnable (one sample: 2,061 profd-io, 867 nng:task), 66 % system time, "
-                     "the node daemons' loops stalled 2-14 s and their links timed out, so "
-                     "ranks kept registering again; an earlier run (before this day's "
-                     "changes) registered every rank but its first window did not complete, "
-                     "58 % of the coordinator's loop in state saves re-encoding all 16,384 "
-                     "members (saves now re-encode only changed members: 4 % of those "
-                     "written at 8,192 ranks). At 8,192 ranks over 128 node daemons "
-                     "(PROFD_BENCH_SCALE_NODES=128, 01e86cc) the run started in 25 s and "
-                     "completed 3 windows in 322 s: 100 % aligned, end -> manifest "
-                     "7.1-11.8 s, coordinator VmHWM 74-109 MiB, state saves 2.2-3.0 s of its "
-                     "loop per window",
+        "scale": "the 2 cores are shared by all 257 daemons and the simulators, and the "
+                 "node daemons' share of a window's end is the largest: measured 2026-11-26 "
+                 "(16,384 ranks, /proc every 0.25 s from the window's end to its manifest), "
+                 "the machine was 1.75-1.77 of 2 cores busy, the 256 node daemons 0.98-1.00 "
+                 "core (each its 64 ranks' results, the forwarded result and 64 files "
+                 "streamed: ~0.8 ms of node CPU per capture), the coordinator 0.48-0.49 "
+                 "core (its state saves 3.3-5.3 s of its loop per window at ~50-130 ms a "
+                 "save, and a file's last chunk is acknowledged after the next save); the "
+                 "coordinator's request pool is not the cause (0-27 chunks deferred per "
+                 "window; with 4,608 contexts, none deferred, 8.9-18.6 s); on a real "
+                 "cluster each node daemon has its own machine",
+        "scale_rss": "measured 2026-11-26 at 16,384 ranks: 57-58 MiB before the first window "
+                     "with every rank registered, mostly per-rank records the coordinator "
+                     "keeps for the job: a registry entry (pd_rank_t, 616 bytes) and a step "
+                     "history (1,008 bytes + 128 step and 2 x 64 phase slots) per rank, ~2.7 "
+                     "KiB with the allocator's overhead (44 MiB), their names held as fixed "
+                     "65-byte buffers; then ~20 MiB per finished window, which the table keeps "
+                     "(up to 256) with every member (352 bytes) and its capture records "
+                     "(RSS 109, 131, 150 MiB after 3 windows), and 25-30 MiB above that while "
+                     "a window's manifest, steps.json and report.html are built",
+        "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
+                     "run measures the target's 16,384 ranks over 256 node daemons",
         "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
                        "and hash on the coordinator's pool, ack, then the next): two large "
                        "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
@@ -235,6 +247,17 @@ class ClusterFigures:
         self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
                  [r["start_to_manifest_s"] for r in res],
                  note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
+        busy = [r["end_busy"] for r in res if r.get("end_busy")]
+        if busy:
+            self.row(key + ".end_cpu", g, "window's end -> manifest: cores busy (coordinator / "
+                     "node daemons / whole machine)", "cores",
+                     [b["coord_cores"] for b in busy],
+                     note="coordinator %s; node daemons %s; machine %s of %d cores (/proc, "
+                          "sampled every 0.25 s)" % (
+                              "-".join("%.2f" % b["coord_cores"] for b in busy),
+                              "-".join("%.2f" % b["nodes_cores"] for b in busy),
+                              "-".join("%.2f" % b["machine_cores"] for b in busy),
+                              os.cpu_count()))
 
     # ---------------------------------------------------------- 9. scale
 
@@ -273,6 +296,9 @@ class ClusterFigures:
         cconf = os.path.join(self.run_root, "scale-coord.yaml")
         with open(cconf, "w") as f:
             f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
+            pool = os.environ.get("PROFD_BENCH_SCALE_POOL")
+            if pool:  # coordinator.max_node_requests (default 1,024)
+                f.write("coordinator:\n  max_node_requests: %s\n" % pool)
         murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
         c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
                                       node_args=("--config", conf), swarm=swarm,
