@@ -144,6 +144,10 @@ int64_t cl_now_us(void);
  * folders of their own; profd_open takes them from cl_rundir_init()). */
 int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t *rundir);
 
+/* A message encoded into an nng message: 0, or PROFD_ENOMEM or the codec's
+ * error (io.c). */
+int cl_msg_from(const pp_msg_t *m, nng_msg **out);
+
 /* Background thread (io.c). */
 int cl_io_start(profd_client_t *c);
 /* Asks the thread to deliver what is pending (bounded) and exit; joins it.

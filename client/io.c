@@ -64,7 +64,7 @@ static bool transport_error(int rv)
     return rv == PROFD_ETIMEDOUT || rv == PROFD_ECLOSED || rv == PROFD_ENODAEMON;
 }
 
-static int msg_from(const pp_msg_t *m, nng_msg **out)
+int cl_msg_from(const pp_msg_t *m, nng_msg **out)
 {
     char *buf;
     size_t len;
@@ -73,11 +73,14 @@ static int msg_from(const pp_msg_t *m, nng_msg **out)
     if (rv != 0) {
         return rv;
     }
-    if (nng_msg_alloc(&nm, 0) != 0 || nng_msg_append(nm, buf, len) != 0) {
-        free(buf);
-        return PROFD_ENOMEM;
+    rv = nng_msg_alloc(&nm, len);
+    if (rv == 0) {
+        memcpy(nng_msg_body(nm), buf, len);
     }
     free(buf);
+    if (rv != 0) {
+        return PROFD_ENOMEM;
+    }
     *out = nm;
     return 0;
 }
@@ -181,7 +184,7 @@ static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeou
     nng_msg *nm;
     int rv;
 
-    if ((rv = msg_from(req, &nm)) != 0) {
+    if ((rv = cl_msg_from(req, &nm)) != 0) {
         return rv;
     }
     nng_aio_set_msg(io->rpc_aio, nm);
@@ -386,7 +389,7 @@ static void watch_start(profd_client_t *c)
     req.u.watch.client = io->client_id;
     req.u.watch.gen = io->gen;
     req.u.watch.hold_ms = WATCH_HOLD_MS;
-    if (msg_from(&req, &nm) != 0) {
+    if (cl_msg_from(&req, &nm) != 0) {
         return;
     }
     pthread_mutex_lock(&io->mu);

@@ -161,18 +161,11 @@ static void xchg_cb(void *arg)
 /* Sends m (borrowed) on x; its reply comes back through the queue. */
 static int xchg_start(xchg_t *x, const pp_msg_t *m, int what, int send_ms, int recv_ms)
 {
-    char *buf;
-    size_t len;
     nng_msg *nm;
-    int rv = pp_msg_encode(m, &buf, &len);
+    int rv = cl_msg_from(m, &nm);
     if (rv != 0) {
         return rv;
     }
-    if (nng_msg_alloc(&nm, 0) != 0 || nng_msg_append(nm, buf, len) != 0) {
-        free(buf);
-        return PROFD_ENOMEM;
-    }
-    free(buf);
     x->what = what;
     x->busy = true;
     x->state = X_SENDING;

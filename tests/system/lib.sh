@@ -88,6 +88,37 @@ node_start() {
   pids+=("${node_pid[i]}")
   for _ in $(seq 100); do [ -S "$tmp/n$i/run/worker.sock" ] && break; sleep 0.05; done
 }
+# swarm_start: tests/bench/bench_swarm (the scale benchmark's ranks) with
+# 16 ranks on each of node0 and node1 (hosts host0, host1) at 10 steps/s,
+# log $tmp/swarm.log, pid in swarm_pid; returns once the coordinator has
+# all 32 with a step time (10 s at most).
+swarm_start() {
+  local n=0
+  [ -x "$build/tests/bench/bench_swarm" ] || fail "bench_swarm is missing (PROFD_BENCH off?)"
+  "$build/tests/bench/bench_swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
+    --node "ipc://$tmp/n1/run/worker.sock,host1,1" --per 16 --rate 10 --flush-ms 100 \
+    >"$tmp/swarm.log" 2>&1 &
+  swarm_pid=$!
+  pids+=("$swarm_pid")
+  for _ in $(seq 200); do
+    n=$("$profctl_bin" --url "ipc://$tmp/c/run/control.sock" --json status 2>/dev/null |
+      json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' || echo 0)
+    [ "$n" = 32 ] && return 0
+    sleep 0.05
+  done
+  fail "32 ranks with a step time did not register (have $n)"
+}
+# coordinator_window [ARGS...]: `start --next 2 --tool sim ARGS` at the
+# coordinator; sets name (the window's) and man (its manifest's path) and
+# returns once the manifest is there (30 s at most).
+coordinator_window() {
+  "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" start --next 2 --tool sim "$@" \
+    >"$tmp/start.txt" || fail "start: $(cat "$tmp/start.txt")"
+  name=$(sed -n 's/^started window [0-9]* \(w[^:]*\):.*/\1/p' "$tmp/start.txt")
+  man=$tmp/c/save/default/$name/manifest.json
+  for _ in $(seq 600); do [ -f "$man" ] && return 0; sleep 0.05; done
+  fail "no manifest for $name"
+}
 # need_tool COMMAND PACKAGE: install the Debian package when the command is
 # missing (as root; apt may be busy with another session: retried), else
 # fail: a missing tool is never a pass.

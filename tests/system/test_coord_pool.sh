@@ -17,10 +17,7 @@
 # Usage: test_coord_pool.sh BUILD_DIR
 lib_name=coordpool
 . "$(dirname "$0")/lib.sh"
-swarm=$build/tests/bench/bench_swarm
-[ -x "$swarm" ] || fail "$swarm is missing (PROFD_BENCH off?)"
 port=$(free_port)
-cctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 printf 'coordinator:\n  max_node_requests: 8\n' >"$tmp/coord.yaml"
 printf 'coordinator:\n  chunk_bytes: 16KiB\n' >"$tmp/node.yaml"
 
@@ -28,25 +25,8 @@ mport=$(free_port)
 coordinator_start --config "$tmp/coord.yaml" --log-level debug --metrics "http://127.0.0.1:$mport"
 node_start 0 --config "$tmp/node.yaml"
 node_start 1 --config "$tmp/node.yaml"
-"$swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
-  --node "ipc://$tmp/n1/run/worker.sock,host1,1" --per 16 --rate 10 --flush-ms 100 \
-  >"$tmp/swarm.log" 2>&1 &
-pids+=($!)
-n=0
-for _ in $(seq 200); do
-  n=$(cctl --json status 2>/dev/null |
-    json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' || echo 0)
-  [ "$n" = 32 ] && break
-  sleep 0.05
-done
-[ "$n" = 32 ] || fail "32 ranks did not register (have $n)"
-
-cctl start --next 2 --tool sim --settings '{"bytes": 262144}' >"$tmp/start.txt" ||
-  fail "start: $(cat "$tmp/start.txt")"
-name=$(sed -n 's/^started window [0-9]* \(w[^:]*\):.*/\1/p' "$tmp/start.txt")
-man=$tmp/c/save/default/$name/manifest.json
-for _ in $(seq 600); do [ -f "$man" ] && break; sleep 0.05; done
-[ -f "$man" ] || fail "no manifest for $name"
+swarm_start
+coordinator_window --settings '{"bytes": 262144}'
 kill -0 "$coord_pid" 2>/dev/null || fail "the coordinator died"
 /usr/bin/python3 - "$man" "$tmp/c/save/default/$name" <<'PY' || fail "manifest of $name"
 import hashlib, json, os, sys

@@ -27,21 +27,9 @@ set -e
 coordinator_start
 node_start 0
 node_start 1
-"$swarm" --node "ipc://$tmp/n0/run/worker.sock,host0,0" \
-  --node "ipc://$tmp/n1/run/worker.sock,host1,1" --per 16 --rate 10 --flush-ms 100 \
-  >"$tmp/swarm.log" 2>&1 &
-swarm_pid=$!
-pids+=("$swarm_pid")
 
 # ---- 1. every rank registered, with its role, replica and step time -------
-n=0
-for _ in $(seq 200); do
-  n=$(cctl --json status 2>/dev/null |
-    json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' || echo 0)
-  [ "$n" = 32 ] && break
-  sleep 0.05
-done
-[ "$n" = 32 ] || fail "32 ranks with a step time did not register (have $n)"
+swarm_start
 cctl --json status >"$tmp/status.json"
 layout=$(json '";".join("%s:%s" % (r["rank"], r["role"]) for r in sorted(d["ranks"], key=lambda r: r["rank"]))' <"$tmp/status.json")
 want=""
@@ -58,11 +46,7 @@ ms=$(json 'sorted(r["step_ms"] for r in d["ranks"])[16]' <"$tmp/status.json")
 echo "ok: 32 ranks registered, layout and step time ($ms ms) as asked"
 
 # ---- 2. a window: a complete capture per rank ------------------------------
-cctl start --next 2 --tool sim >"$tmp/start.txt" || fail "start: $(cat "$tmp/start.txt")"
-name=$(sed -n 's/^started window [0-9]* \(w[^:]*\):.*/\1/p' "$tmp/start.txt")
-man=$tmp/c/save/default/$name/manifest.json
-for _ in $(seq 300); do [ -f "$man" ] && break; sleep 0.05; done
-[ -f "$man" ] || fail "no manifest for $name"
+coordinator_window
 /usr/bin/python3 - "$man" "$tmp/c/save/default/$name" <<'PY' || fail "manifest of $name"
 import json, os, sys
 m = json.load(open(sys.argv[1]))
