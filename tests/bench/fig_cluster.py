@@ -330,7 +330,13 @@ class ClusterFigures:
             self.procs.stop(s, timeout=60)
         for d in ns + [c]:
             self.stop_daemon(d)
+        wall = time.monotonic() - t0
         self.turnaround_rows("scale", g, res, ranks, nodes, 3.0, "<= 3 s after the window's end")
+        self.row("scale.wall", g, "the whole figure: start-up, %d windows, teardown" % windows,
+                 "s", [wall], target="<= 15 min (900 s)",
+                 status="PASS" if wall <= 900 else "MISS",
+                 note="what deploy/bench.sh --only scale adds to its build",
+                 reason="cause not measured")
         hwm = [r["coord_hwm_kib"] / 1024.0 for r in res]
         self.row("scale.coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB", hwm,
                  target="<= 64 MiB", status="PASS" if max(hwm) <= 64 else "MISS",
