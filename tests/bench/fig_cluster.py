@@ -158,19 +158,38 @@ class ClusterFigures:
             self.stop_daemon(d)
         self.turnaround_rows("turn", g, res, ranks, nodes, 1.0, "<= 1 s after the window's end")
         per_cap = [1000.0 * r["daemons_cpu_net_s"] / ranks for r in res]
+        # The net figure means something only if the daemons could take more
+        # CPU during the window than before it: on a machine whose cores are
+        # all busy, the window's work displaces their steady work instead,
+        # and the difference says nothing (it came out negative).
+        busy = [r["end_busy"]["machine_cores"] for r in res if r.get("end_busy")]
+        saturated = busy and min(busy) >= 0.9 * (os.cpu_count() or 1)
+        ok = not saturated and min(per_cap) >= 0 and statistics.median(per_cap) <= 0.5
+        why = self.turn_cause("cpu")
+        if saturated or min(per_cap) < 0:
+            why = ("not measurable this way here: from the window's end to its manifest the "
+                   "machine was %.2f-%.2f of %d cores busy, the daemons ~%.2f cores before the "
+                   "window and during it alike (step events of %d ranks at 10 steps/s), so the "
+                   "window's work displaced their steady work instead of adding to it and the "
+                   "net figure is noise (%.2f to %.2f ms)" % (
+                       min(busy or [0]), max(busy or [0]), os.cpu_count() or 1,
+                       statistics.median(r["idle_cpu_cores"] for r in res), ranks,
+                       min(per_cap), max(per_cap)))
         self.row("turn.cpu_per_capture", g, "daemons' CPU per capture, all %d daemons, net of "
                  "their idle rate" % (nodes + 1), "ms", per_cap, target="<= 0.5 ms",
-                 status="PASS" if statistics.median(per_cap) <= 0.5 else "MISS",
+                 status="PASS" if ok else "MISS",
                  note="utime+stime from /proc over start -> manifest, minus the same daemons' "
                       "rate over the 3 s before (step events of %d ranks at 10 steps/s: %.2f "
                       "cores)" % (ranks, statistics.median(r["idle_cpu_cores"] for r in res)),
-                 reason=self.turn_cause("cpu"))
+                 reason=why)
         self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
                  [r["daemons_cpu_s"] for r in res])
 
     CAUSES = {
-        "turn": "latency, not CPU: the window costs the daemons little CPU (row below), but "
-                "the 2 cores are saturated by the simulated ranks' steady traffic (perf -a "
+        "turn": "latency on saturated cores: from the window's end to its manifest the machine "
+                "is ~1.97-1.99 of 2 cores busy (/proc, row 'cores busy' below), the node "
+                "daemons ~0.9 core of it, the coordinator ~0.13; the 2 cores are saturated by "
+                "the simulated ranks' steady traffic (perf -a "
                 "during a window: profd-sim 41 %, the 17 daemons' loops 26 % and nng threads "
                 "27 %: context switches and futexes of ~20,000 messages/s of step events and "
                 "heartbeats); every hop of a result or a chunk waits for a loop thread to be "

@@ -584,6 +584,79 @@ static void test_stepdoc_and_report(void **state)
     pd_history_fini(&h);
 }
 
+/* Many ranks on several hosts, rank numbers repeated across hosts: each
+ * history rank is matched to the member of the same role, rank, host and
+ * node (not merely the same rank number), a member with no history gets a
+ * row of its own, and every rank appears once. */
+static void test_stepdoc_matches_members_by_identity(void **state)
+{
+    (void)state;
+    enum { HOSTS = 3, RANKS = 100, EXTRA = 10 };
+    char hosts[HOSTS][16];
+    pd_history_t h;
+    pd_history_init(&h, 16, 4, HOSTS * RANKS);
+    for (int hh = 0; hh < HOSTS; hh++) {
+        snprintf(hosts[hh], sizeof(hosts[hh]), "host%d", hh);
+        for (int r = 0; r < RANKS; r++) {
+            pd_hist_id_t id = {"run", "actor", hosts[hh], hosts[hh], r, PP_NONE, 1};
+            pd_history_put(&h, pd_history_get(&h, &id, 0), 10, (1000 + 10 * hh + r) * 1000);
+        }
+    }
+    /* members: the ranks r % 3 != 0 of every host (200), then EXTRA with
+     * no history (ranks 1000..) on host0 */
+    pd_member_t members[HOSTS * RANKS + EXTRA];
+    size_t nm = 0;
+    memset(members, 0, sizeof(members));
+    for (int hh = 0; hh < HOSTS; hh++) {
+        for (int r = 0; r < RANKS; r++) {
+            if (r % 3 == 0) {
+                continue;
+            }
+            pd_member_t *m = &members[nm++];
+            snprintf(m->role, sizeof(m->role), "actor");
+            snprintf(m->host, sizeof(m->host), "%s", hosts[hh]);
+            snprintf(m->node, sizeof(m->node), "%s", hosts[hh]);
+            m->rank = r;
+            m->replica_rank = PP_NONE;
+        }
+    }
+    for (int e = 0; e < EXTRA; e++) {
+        pd_member_t *m = &members[nm++];
+        snprintf(m->role, sizeof(m->role), "actor");
+        snprintf(m->host, sizeof(m->host), "host0");
+        snprintf(m->node, sizeof(m->node), "host0");
+        m->rank = 1000 + e;
+        m->replica_rank = PP_NONE;
+    }
+    assert_int_equal(nm, HOSTS * 66 + EXTRA); /* r % 3 != 0: 66 of 0..99 */
+    pd_window_t w;
+    memset(&w, 0, sizeof(w));
+    snprintf(w.job, sizeof(w.job), "run");
+    pp_record_init(&pp_desc_window_spec, &w.spec);
+    w.first = 10;
+    w.last = 10;
+    w.members = members;
+    w.nmembers = nm;
+
+    pp_steps_doc_t d;
+    assert_int_equal(pd_stepdoc_build(&w, &h, NULL, &d), 0);
+    assert_int_equal(d.ranks_n, HOSTS * RANKS + EXTRA);
+    size_t flagged = 0;
+    for (size_t i = 0; i < d.ranks_n; i++) {
+        const pp_steps_rank_t *o = &d.ranks[i];
+        int hh = o->host[4] - '0';
+        bool expect = o->rank >= 1000 || o->rank % 3 != 0;
+        assert_int_equal(o->member, expect);
+        flagged += o->member;
+        if (o->rank < 1000) { /* its own time, not another host's rank of that number */
+            assert_int_equal(o->step_us[10 - d.steps[0]], (1000 + 10 * hh + o->rank) * 1000);
+        }
+    }
+    assert_int_equal(flagged, nm);
+    pp_record_free(&pp_desc_steps_doc, &d);
+    pd_history_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -595,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_straggler_table),
         cmocka_unit_test(test_straggler_rate_limit_budget_and_roles),
         cmocka_unit_test(test_stepdoc_and_report),
+        cmocka_unit_test(test_stepdoc_matches_members_by_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
