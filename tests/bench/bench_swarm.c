@@ -659,13 +659,21 @@ static void drive(swarm_t *s, double until_ms)
     }
 }
 
-static int busy_count(const swarm_t *s)
+/* Waits (the library's closing time at most) for every exchange in flight
+ * to complete. */
+static void settle(swarm_t *s)
 {
-    int n = 0;
-    for (int i = 0; i < s->nranks; i++) {
-        n += s->ranks[i].rpc.busy + s->ranks[i].watch.busy;
+    double until = now_ms_f() + CLOSE_TIMEOUT_MS;
+    for (;;) {
+        bool busy = false;
+        for (int i = 0; i < s->nranks && !busy; i++) {
+            busy = s->ranks[i].rpc.busy || s->ranks[i].watch.busy;
+        }
+        if (!busy || now_ms_f() >= until) {
+            return;
+        }
+        drive(s, now_ms_f() + TICK_MS);
     }
-    return n;
 }
 
 /* Every rank's windows end (truncated), their results go within the
@@ -701,19 +709,13 @@ static void close_all(swarm_t *s)
             nng_aio_cancel(r->rpc.aio);
         }
     }
-    until = now_ms_f() + CLOSE_TIMEOUT_MS;
-    while (busy_count(s) > 0 && now_ms_f() < until) {
-        drive(s, now_ms_f() + TICK_MS);
-    }
+    settle(s);
     for (int i = 0; i < s->nranks; i++) {
         if (s->ranks[i].registered && !s->ranks[i].rpc.busy) {
             send_bye(&s->ranks[i]);
         }
     }
-    until = now_ms_f() + CLOSE_TIMEOUT_MS;
-    while (busy_count(s) > 0 && now_ms_f() < until) {
-        drive(s, now_ms_f() + TICK_MS);
-    }
+    settle(s);
 }
 
 static void usage(FILE *out)

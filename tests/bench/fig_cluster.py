@@ -386,7 +386,7 @@ class ClusterFigures:
         if ranks < 16384:
             self.row("scale.target", g, "16,384 ranks over 256 node daemons (the target's size)",
                      "ranks", [], target="a window aligned, <= 3 s, <= 64 MiB",
-                     status="MISS", note="this run: %d ranks; --only scale runs 16,384" % ranks,
+                     status="MISS", note="this run: %d ranks; a default run measures 16,384" % ranks,
                      reason=self.turn_cause("scale_16k"))
         self.row("scale.setup", g, "start-up: %d daemons up, %d ranks registered" % (
             nodes + 1, ranks), "s", [up_s],
