@@ -339,6 +339,20 @@ static const strag_case_t strag_cases[] = {
       {60, 60, 60, 60, 60, 60}},
      1,
      0},
+    /* guards: another straggler taken as the healthy peer. Rank 0 turned
+     * slow two steps ago: its recent step time (a median) is still the
+     * role's, so it is the closest to the median and sorts first; it is a
+     * straggler all the same, and the peer is rank 2. */
+    {"the peer is never another straggler",
+     2.0,
+     2,
+     4,
+     {{50, 50, 50, 50, 200, 200},
+      {50, 50, 50, 50, 400, 400},
+      {50, 50, 50, 50, 50, 50},
+      {60, 60, 60, 60, 60, 60}},
+     1,
+     2},
 };
 
 static void fill(pd_history_t *h, const strag_case_t *t, const char *role)
