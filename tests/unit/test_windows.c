@@ -259,6 +259,18 @@ static void test_windows_missed_warning_for_late_ranks(void **state)
     assert_string_equal(w->warnings[0],
                         "1 selected rank(s) already began step 20 or later: they will report "
                         "missed");
+    /* the boundary (guards: > for >=): a rank in the window's first step
+     * began it already and is late; one a step before is not */
+    f->k[0]->step = 20;
+    f->k[1]->step = 19;
+    w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    assert_int_equal(w->nwarnings, 1);
+    assert_string_equal(w->warnings[0],
+                        "1 selected rank(s) already began step 20 or later: they will report "
+                        "missed");
+    f->k[0]->step = 19;
+    w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    assert_int_equal(w->nwarnings, 0);
 }
 
 static void test_windows_limit_of_unfinished(void **state)
