@@ -428,6 +428,11 @@ static int add_search(hc_t *hc, const yt_node_t *entry, const char *from)
     if (hc->nsearch >= HY_MAX_SEARCH) {
         return hc_fail(hc, NULL, NULL, "more than %d search path entries", HY_MAX_SEARCH);
     }
+    /* A command-line entry lives in the parsed override, freed at the end
+     * of hc_setup; the folder is looked up until the composition ends. */
+    if ((s = ar_strdup(&hc->ar, s)) == NULL) {
+        return hc_nomem(hc);
+    }
     hc->search[hc->nsearch++] = s;
     return 0;
 }
@@ -437,7 +442,8 @@ static int searchpath(hc_t *hc, hy_override_t *all, size_t n)
     const yt_node_t *list = NULL;
     const char *from = "the command line";
     cfgfile_t *primary;
-    for (size_t i = 0; i < n; i++) {
+    /* config_loader_impl.py:178-182: the first such override wins. */
+    for (size_t i = 0; i < n && list == NULL; i++) {
         if (strcmp(all[i].key, "hydra.searchpath") == 0 && all[i].val != NULL) {
             list = all[i].val;
         }

@@ -385,6 +385,31 @@ static void test_compose_search_path(void **state)
     hy_config_free(&f.c);
 }
 
+/* hydra.searchpath given on the command line replaces the primary's
+ * (hydra 1.3.2 hydra/_internal/config_loader_impl.py:178-189: the first
+ * `hydra.searchpath` override wins, "hydra.searchpath in command-line");
+ * its entries are appended after the primary's folder (:205-210). The
+ * entries must outlive the parsed override: each is looked up later, while
+ * the defaults are composed (this read freed memory before). */
+static void test_compose_search_path_command_line(void **state)
+{
+    static const tl_file_t files[] = {
+        {"main/p.yaml", "defaults:\n  - base\n  - _self_\nhydra:\n  searchpath: [file://other]\n"},
+        {"lib/base.yaml", "defaults:\n  - db: a\nfrom: lib\n"},
+        {"lib/db/a.yaml", "port: 1\n"},
+        {"other/base.yaml", "from: other\n"},
+        {"lib2/db/b.yaml", "port: 2\n"},
+        {NULL, NULL}};
+    static const char *const search[] = {"main"};
+    static const char *const ov[] = {"hydra.searchpath=[file://lib,lib2]", "db=b",
+                                     "hydra.searchpath=[file://other]"};
+    fx_t f;
+    assert_int_equal(try_compose(&f, files, search, 1, "p", ov, 3), 0);
+    assert_string_equal(get_s(&f, "from"), "lib");
+    assert_int_equal(get_i(&f, "db.port"), 2);
+    hy_config_free(&f.c);
+}
+
 /* Nodes remember the file they came from and the defaults that brought it
  * in: messages name both. */
 static void test_compose_sources(void **state)
@@ -435,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_compose_cycle),
         cmocka_unit_test(test_compose_malformed),
         cmocka_unit_test(test_compose_search_path),
+        cmocka_unit_test(test_compose_search_path_command_line),
         cmocka_unit_test(test_compose_sources),
         cmocka_unit_test(test_compose_option_list),
     };
