@@ -243,9 +243,12 @@ static void measure_in(int at, const char *name, int depth, int64_t *bytes, int6
         *mtime_ms = m;
     }
     if (!S_ISDIR(st.st_mode)) {
-        /* a file with several links (TensorBoard's run folder links the
-         * traces) counts its share at each, its size once in all */
-        *bytes += S_ISREG(st.st_mode) ? (int64_t)st.st_size / (st.st_nlink ? st.st_nlink : 1) : 0;
+        /* what is on disk (allocated blocks: a sparse file's apparent size
+         * is anything its writer likes); a file with several links
+         * (TensorBoard's run folder links the traces) counts its share at
+         * each, its blocks once in all */
+        *bytes +=
+            S_ISREG(st.st_mode) ? (int64_t)st.st_blocks * 512 / (st.st_nlink ? st.st_nlink : 1) : 0;
         return;
     }
     int fd =

@@ -46,9 +46,10 @@ int pd_confine_remove(int dirfd, const char *name);
  * file); true when `name` itself is gone. */
 bool pd_confine_prune(int dirfd, const char *name);
 
-/* The bytes of the regular files in and below `name` in `dirfd` (a folder
- * tree, without following symlinks; a file with n hard links counts 1/n of
- * its size at each) and the latest modification time among
+/* The bytes on disk of the regular files in and below `name` in `dirfd`
+ * (a folder tree, without following symlinks; allocated blocks, not the
+ * apparent size a sparse file claims; a file with n hard links counts 1/n
+ * of its blocks at each) and the latest modification time among
  * them and their folders (ms since the epoch). 0, or PROFD_ENOENT when
  * `name` is not there (nothing written). */
 int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mtime_ms);

@@ -18,6 +18,10 @@ typedef struct pd_prune_item {
     int64_t bytes;       /* its size on disk */
     bool final;          /* done, failed or cancelled: may be pruned */
     bool busy;           /* its after-window hook runs: kept for now */
+    /* whom its bytes are charged to: the job and the uid that own it (NULL
+     * and 0 alike: one owner) */
+    const char *job;
+    int64_t uid;
 } pd_prune_item_t;
 
 typedef struct pd_prune_limits {
@@ -37,9 +41,12 @@ typedef struct pd_prune_verdict {
  * The windows to prune, oldest first: every final, not busy window older
  * than max_age_ms at now_ms; then, while all the items together (busy and
  * unfinished ones too) exceed max_bytes, the oldest final, not busy ones
- * left (ties: the lower id first). out has room for n verdicts; returns
- * how many it wrote. Windows still gathering or whose hook runs are never
- * chosen.
+ * left (ties: the lower id first) of an owner (job and uid) holding more
+ * than its share: max_bytes divided by the number of owners. An owner
+ * within its share never loses a window because of another's bytes; when
+ * only owners within their share have windows left to prune, the total
+ * stays over. out has room for n verdicts; returns how many it wrote.
+ * Windows still gathering or whose hook runs are never chosen.
  */
 size_t pd_prune_decide(const pd_prune_item_t *items, size_t n, const pd_prune_limits_t *lim,
                        int64_t now_ms, pd_prune_verdict_t *out);

@@ -30,7 +30,13 @@ typedef struct prune_case {
 /* finished d days before NOW, b MiB */
 #define W(id, d, b, final, busy)                                                                   \
     {                                                                                              \
-        id, NOW - (int64_t)((d)*DAY), (b)*MIB, final, busy                                         \
+        id, NOW - (int64_t)((d)*DAY), (b)*MIB, final, busy, NULL, 0                                \
+    }
+
+/* the same, charged to job j of uid u */
+#define WJ(id, d, b, j, u)                                                                         \
+    {                                                                                              \
+        id, NOW - (int64_t)((d)*DAY), (b)*MIB, true, false, j, u                                   \
     }
 
 static const prune_case_t cases[] = {
@@ -89,6 +95,37 @@ static const prune_case_t cases[] = {
      {0, 20 * MIB, NULL},
      0,
      {{0, NULL}}},
+    /* issue 28, break 1: job b's bytes (uid 65534) over the total never
+     * prune job a's older window; b's own oldest go until b is within its
+     * share (half of 100MiB) */
+    {"another job's bytes prune only that job's windows",
+     {WJ(1, 9, 40, "a", 0), WJ(2, 8, 50, "b", 65534), WJ(3, 7, 60, "b", 65534),
+      WJ(4, 1, 30, "b", 65534)},
+     4,
+     {0, 100 * MIB, NULL},
+     2,
+     {{2, "save_path over 100MiB, job b over its share (50MiB)"},
+      {3, "save_path over 100MiB, job b over its share (50MiB)"}}},
+    {"a job within its share keeps its windows though the total stays over",
+     {WJ(1, 9, 40, "a", 0),
+      WJ(2, 8, 20, "b", 65534),
+      {3, NOW - DAY, 90 * MIB, false, false, "b", 65534}},
+     3,
+     {0, 100 * MIB, NULL},
+     1,
+     {{2, "save_path over 100MiB, job b over its share (50MiB)"}}},
+    {"the same job name under another uid is another owner",
+     {WJ(1, 9, 30, "a", 0), WJ(2, 8, 80, "a", 65534)},
+     2,
+     {0, 100 * MIB, NULL},
+     1,
+     {{2, "save_path over 100MiB, job a over its share (50MiB)"}}},
+    {"two jobs both over their share: the oldest first",
+     {WJ(1, 9, 60, "a", 0), WJ(2, 8, 60, "b", 0), WJ(3, 1, 10, "b", 0)},
+     3,
+     {0, 100 * MIB, NULL},
+     1,
+     {{1, "save_path over 100MiB, job a over its share (50MiB)"}}},
     {"only unfinished windows over the total: nothing can go",
      {W(1, 2, 100, false, false), W(2, 2, 100, true, true)},
      2,
