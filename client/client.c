@@ -29,16 +29,6 @@ int64_t cl_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Step event time stamps: the coarse clock costs a few ns (vDSO, no
- * syscall) against ~20 for the precise one, with the resolution of a
- * scheduler tick (1-4 ms): plenty for step times of tens of ms and more. */
-static inline int64_t event_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void cl_log(profd_client_t *c, int level, const char *fmt, ...)
 {
     char msg[512];
@@ -289,7 +279,7 @@ static void emit_result(pp_result_t *res, void *arg)
  * sleeps (the first event after an idle pause). */
 static inline void push(profd_client_t *c, int64_t kind, int64_t v)
 {
-    cl_ring_push(c->ring, kind, v, event_us());
+    cl_ring_push(c->ring, kind, v, cl_clock_ticks(&c->clock));
     if (__builtin_expect(cl_ring_sleeping(c->ring), 0)) {
         cl_io_kick(c);
     }
@@ -336,6 +326,7 @@ int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t
         return PROFD_ENOMEM;
     }
     cl_ring_init(c->ring);
+    cl_clock_init(&c->clock, getenv("PROFD_CLOCK"));
     c->cur_phase = -1;
     atomic_init(&c->nphase_names, 0);
     atomic_init(&c->pending, NULL);

@@ -18,6 +18,7 @@
 
 #include <nng/nng.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "profd/client.h"
 #include "ring.h"
@@ -83,6 +84,7 @@ typedef struct cl_io {
     int64_t clk_off[CL_CLOCK_SAMPLES], clk_err[CL_CLOCK_SAMPLES];
     int clk_n, clk_pos;
     cl_event_t last_begin; /* newest step begin seen while disconnected */
+    int64_t last_begin_us; /* its time */
     bool have_last_begin;
 } cl_io_t;
 
@@ -96,6 +98,9 @@ struct profd_client {
 
     /* ---- shared ---- */
     cl_ring_t *ring;
+    /* the event clock: its source is fixed at open, its anchors are the
+     * background thread's (clock.h) */
+    cl_clock_t clock;
     /* phase names by index: written by the training thread (append only),
      * read by the background thread up to nphase_names (release/acquire) */
     char phase_names[CL_PHASE_NAMES][2 * PP_MAX_NAME + 2]; /* "phase" or "role.phase" */

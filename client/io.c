@@ -467,21 +467,22 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     if (io->have_last_begin) { /* where we were while disconnected */
         io->evbuf[0] = io->last_begin.kind;
         io->evbuf[1] = io->last_begin.step;
-        io->evbuf[2] = io->last_begin.t_us;
+        io->evbuf[2] = io->last_begin_us;
         io->have_last_begin = false;
         n = 1;
     }
+    cl_clock_anchor(&c->clock); /* before the pop: the events lie before it */
     while (n + np < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
         for (unsigned i = 0; i < k; i++) {
             if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
                 io->pevbuf[3 * np] = evs[i].kind == CL_EV_PHASE_BEGIN ? 1 : 2;
                 io->pevbuf[3 * np + 1] = evs[i].step;
-                io->pevbuf[3 * np + 2] = evs[i].t_us;
+                io->pevbuf[3 * np + 2] = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
                 np++;
             } else {
                 io->evbuf[3 * n] = evs[i].kind;
                 io->evbuf[3 * n + 1] = evs[i].step;
-                io->evbuf[3 * n + 2] = evs[i].t_us;
+                io->evbuf[3 * n + 2] = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
                 n++;
             }
         }
@@ -544,10 +545,12 @@ static void discard_stale_events(profd_client_t *c)
 {
     cl_event_t evs[64];
     unsigned k;
+    cl_clock_anchor(&c->clock);
     while ((k = cl_ring_pop(c->ring, evs, 64)) > 0) {
         for (unsigned i = 0; i < k; i++) {
             if (evs[i].kind == CL_EV_STEP_BEGIN) {
                 c->io.last_begin = evs[i];
+                c->io.last_begin_us = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
                 c->io.have_last_begin = true;
             }
         }

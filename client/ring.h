@@ -23,7 +23,7 @@ enum cl_ev_kind {
 typedef struct cl_event {
     int64_t kind;
     int64_t step;
-    int64_t t_us;
+    uint64_t tick; /* the event clock's (clock.h) */
 } cl_event_t;
 
 typedef struct cl_ring {
@@ -47,7 +47,7 @@ static inline void cl_ring_init(cl_ring_t *r)
 }
 
 /* Producer side. Returns false (and counts a drop) when full. */
-static inline bool cl_ring_push(cl_ring_t *r, int64_t kind, int64_t step, int64_t t_us)
+static inline bool cl_ring_push(cl_ring_t *r, int64_t kind, int64_t step, uint64_t tick)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     if (h - r->cached_tail >= CL_RING_SIZE) {
@@ -60,7 +60,7 @@ static inline bool cl_ring_push(cl_ring_t *r, int64_t kind, int64_t step, int64_
     cl_event_t *e = &r->ev[h & (CL_RING_SIZE - 1)];
     e->kind = kind;
     e->step = step;
-    e->t_us = t_us;
+    e->tick = tick;
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
     return true;
 }

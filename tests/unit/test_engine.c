@@ -186,7 +186,7 @@ static void test_ring_push_pop_and_drop(void **state)
     assert_int_equal(cl_ring_pop(r, out, 8), 8);
     assert_int_equal(out[0].step, 0);
     assert_int_equal(out[7].step, 7);
-    assert_int_equal(out[7].t_us, 70);
+    assert_int_equal(out[7].tick, 70);
     assert_true(cl_ring_push(r, CL_EV_STEP_END, 5000, 1)); /* room again */
     unsigned total = 0, n;
     int64_t last = -1;

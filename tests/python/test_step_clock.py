@@ -1,0 +1,117 @@
+"""System test: step and phase times are exact, not a scheduler tick's
+multiples. A job whose steps last 7.3 ms (a sleep) with a 402 us phase in
+each (a busy wait) runs under the real daemon with a window over steps
+20-22; every step and phase time in the window's steps.json lies between
+the two brackets the job measured itself on CLOCK_MONOTONIC (the time from
+the step call's return to the end call, and from before the begin call to
+the end call's return), to the microsecond, and the times are not multiples
+of 4 ms, nor of 1 ms (CLOCK_MONOTONIC_COARSE's tick: what the client used
+to stamp them with).
+"""
+
+import json
+import os
+import time
+import unittest
+
+import profd
+import profdtest
+
+profdtest.require(daemon=True)
+
+JOB = "clock"
+STEPS = 40
+FIRST, END = 20, 23  # the window: steps 20, 21, 22
+
+
+def busy_until(t_ns):
+    while time.monotonic_ns() < t_ns:
+        pass
+
+
+class TestStepClock(profdtest.DaemonCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        d = cls.d
+        cls.wid = d.start_window("--job", JOB, "--steps", "%d:%d" % (FIRST, END), "--tool", "sim")
+        c = profd.Client(role="clocked", rank=0, job=JOB, url=cls.url)
+        profdtest.wait_connected(c)
+        cls.inner, cls.outer, cls.ph_inner, cls.ph_outer = {}, {}, {}, {}
+        for n in range(1, STEPS + 1):
+            t0 = time.monotonic_ns()
+            c.step_begin(n)
+            t1 = time.monotonic_ns()
+            time.sleep(0.0073 - 0.0006)
+            p0 = time.monotonic_ns()
+            c.phase_begin("optimizer")
+            p1 = time.monotonic_ns()
+            busy_until(p1 + 402000)
+            p2 = time.monotonic_ns()
+            c.phase_end("optimizer")
+            p3 = time.monotonic_ns()
+            busy_until(p3 + 200000)
+            t2 = time.monotonic_ns()
+            c.step_end(n)
+            t3 = time.monotonic_ns()
+            cls.inner[n], cls.outer[n] = t2 - t1, t3 - t0
+            cls.ph_inner[n], cls.ph_outer[n] = p2 - p1, p3 - p0
+            time.sleep(0.002)
+        cls.rc = d.wait(cls.wid)
+        c.close()
+        with open(os.path.join(d.window_dir(JOB, cls.wid), "steps.json")) as f:
+            cls.steps = json.load(f)
+
+    def test_window_done(self):
+        self.assertEqual(self.rc, 0)
+
+    def rank(self):
+        (r,) = [r for r in self.steps["ranks"] if r["role"] == "clocked"]
+        return r
+
+    def phase_row(self, r):
+        """phase_us is phases x steps, row by row: the one phase's row."""
+        return r["phase_us"][: len(r["step_us"])]
+
+    def test_step_times_between_the_brackets(self):
+        r, lo = self.rank(), self.steps["steps"][0]
+        checked = 0
+        for i, us in enumerate(r["step_us"]):
+            n = lo + i
+            if us < 0 or n not in self.inner:
+                continue
+            # both stamps are floored to the microsecond: +-1 us
+            self.assertGreaterEqual(us, self.inner[n] // 1000 - 1, (n, us, self.inner[n]))
+            self.assertLessEqual(us, self.outer[n] // 1000 + 1, (n, us, self.outer[n]))
+            checked += 1
+        self.assertGreaterEqual(checked, END - FIRST, r["step_us"])
+
+    def test_phase_times_between_the_brackets(self):
+        (ro,) = [ro for ro in self.steps["roles"] if ro["role"] == "clocked"]
+        self.assertEqual(ro["phases"], ["optimizer"])
+        r, lo = self.rank(), self.steps["steps"][0]
+        checked = 0
+        for i, us in enumerate(self.phase_row(r)):
+            n = lo + i
+            if us < 0 or n not in self.ph_inner:
+                continue
+            self.assertGreaterEqual(us, self.ph_inner[n] // 1000 - 1, (n, us, self.ph_inner[n]))
+            self.assertLessEqual(us, self.ph_outer[n] // 1000 + 1, (n, us, self.ph_outer[n]))
+            checked += 1
+        self.assertGreaterEqual(checked, END - FIRST)
+
+    def test_not_quantised(self):
+        # a tick's multiple, give or take the microsecond floors (a time of
+        # 0 is stored as 1): what CLOCK_MONOTONIC_COARSE gave
+        def on_tick(us, tick):
+            return min(us % tick, tick - us % tick) <= 2
+
+        r = self.rank()
+        times = [us for us in r["step_us"] if us > 0] + [us for us in self.phase_row(r) if us > 0]
+        self.assertGreaterEqual(len(times), 2 * (END - FIRST))
+        self.assertLessEqual(len([us for us in times if on_tick(us, 1000)]), len(times) // 4, times)
+        self.assertLessEqual(len([us for us in times if on_tick(us, 4000)]), len(times) // 4, times)
+
+
+if __name__ == "__main__":
+    profdtest.main()
