@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The `cuda` backend: cudaProfilerStart()/cudaProfilerStop() from the CUDA
  * runtime, found with dlopen at first use, so that

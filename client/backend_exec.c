@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The `exec` backend: runs a shell command at start and at stop (settings
  * "start_cmd", "stop_cmd") with PROFD_* variables describing the capture.

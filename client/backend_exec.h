@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The exec backend's commands, as the background thread sees them (not
  * installed).

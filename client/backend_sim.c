@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The `sim` backend: writes a synthetic Chrome-trace JSON file per recorded
  * span, of the size asked in settings "bytes" (default 64 KiB), for tests,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * libprofd public API: options, open/close and the training-thread calls.
  * The step calls are the hot path: with no capture due they do one atomic

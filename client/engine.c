@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Capture engine (see engine.h). Runs on the training thread only.
  */

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The capture engine: the state machine of the training thread. It takes the
  * adopted plan and the step / phase / sub-step calls, starts and stops the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * libprofd internals shared by client.c (training thread) and io.c
  * (background thread). Not installed.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * libprofd background thread: registers with the node daemon, keeps a plan
  * long-poll open, flushes step events and delivers capture results.

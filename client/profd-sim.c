@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profd-sim: a simulated multi-rank RL job built on libprofd. Spawns one
  * worker process per rank with a role layout (actor, rollout in inference

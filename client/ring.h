@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Single-producer single-consumer ring of step events. The training thread
  * produces (wait-free: two atomic loads, a copy, one release store); the

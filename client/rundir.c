@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The default run directory of libprofd and profctl (see rundir.h).
  */

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Where libprofd and profctl look for the daemon's sockets when no URL is
  * given: the one rule both use (the daemon's side is pd_config_defaults).

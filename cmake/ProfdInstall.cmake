@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Install paths that follow the prefix given when installing.
 # Included by the top-level CMakeLists.txt after GNUInstallDirs.
 #

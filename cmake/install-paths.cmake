@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Run by `cmake --install` before anything is installed (see ProfdInstall.cmake):
 # the absolute install paths under the prefix of this install.
 #

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* TLS configuration shared by profd and profctl (see tlsconf.h). */
 #include <errno.h>
 #include <stdio.h>

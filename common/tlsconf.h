@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * TLS configuration for nng endpoints, shared by the daemon (listeners and
  * its dialer to a coordinator) and profctl. One policy everywhere: both

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Scratch memory (see arena.h). */
 #include "arena.h"
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Scratch memory for the configuration library's composer and launch-line
  * reader: allocations chained on one list, freed together. Not a public

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Hydra composition (see compose.h). The code follows hydra-core 1.3.2
  * (7ef3acab): hydra/_internal/defaults_list.py (the defaults tree, its

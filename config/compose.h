@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Hydra composition (hydra-core 1.3, what verl and MindSpeed pin): the
  * primary config's `defaults:` list with config groups, `group@package`,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The composer's defaults-list elements (hydra/core/default_element.py:
  * group paths, config paths, packages, override keys) and its config

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Internals of the Hydra composer, shared by compose.c (the defaults tree
  * and the merge), compose_elem.c (defaults-list elements and the config

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The composer's overrides: the command line split into group overrides
  * and value overrides (defaults_list.py Overrides.__init__), in-file

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Hydra's command-line overrides over a yamltree (see hydra.h). */
 #include <stdarg.h>
 #include <stdbool.h>

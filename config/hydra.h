@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Hydra's command-line overrides (hydra-core 1.3.2,
  * hydra/_internal/config_loader_impl.py:_apply_overrides_to_config):

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Launch lines (see launch.h). The launchers' options are read from their
  * own argument parsers: uv run, nsys profile, torchrun

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A launch line, as the user runs it, turned into the configuration the
  * job will run with:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The composer's loader over the file system (see compose.h). */
 #include <dirent.h>
 #include <errno.h>

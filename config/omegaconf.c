@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Hydra overrides and OmegaConf interpolations over a yamltree.
  *

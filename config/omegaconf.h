@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * What OmegaConf does to a YAML tree before a training job reads it:
  * `${...}` interpolations, resolved lazily the first time a value is read,

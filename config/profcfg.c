@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Training configurations -> window requests: the entry point, schema
  * detection, typed reads with their messages, and the request builder.

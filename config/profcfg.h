@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Training configurations as users already write them (verl current and
  * legacy schemas, MindSpeed FSDP2 training.profile_*, Megatron-style

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Internals shared by the profiling-config readers: profcfg.c (entry,
  * schema detection, typed getters, messages, output) and one file per

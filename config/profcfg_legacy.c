@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * verl's legacy profiling schema (before global_profiler): trainer.profile_steps,
  * one actor_rollout_ref.profiler for the hybrid worker, critic/reward_model

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * MindSpeed-LLM and Megatron-LM: `training.profile_*` (MindSpeed-LLM's FSDP2
  * YAML) and the top-level `profile`, `profile_step_start/end`,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * verl profiling configurations: the current schema (global_profiler + one
  * `profiler` section per role), the legacy one (trainer.profile_steps,

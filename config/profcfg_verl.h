@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Internals shared by the two verl readers: the current schema
  * (profcfg_verl.c) and the legacy one with the fragments (profcfg_legacy.c).

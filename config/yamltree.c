@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * YAML -> tree, driven by libyaml's event parser with an explicit stack
  * (no recursion on input depth). See yamltree.h for the typing rules.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * YAML text -> an owned tree of mapping / sequence / scalar nodes, keeping
  * the line and column (1-based) of every node and key.

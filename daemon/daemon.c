@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The composition root (see daemon.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The composition root: one running profd. It owns every module, creates
  * them in order (settings, log, registry, window table, loop, endpoints,

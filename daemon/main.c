@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profd: the per-node profiling daemon.
  * Start-up order: defaults, config file, flags, then the daemon context;

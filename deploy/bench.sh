@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Benchmarks: profd against the targets of DESIGN.md section 6 and against
 # what users would do instead (an empty call, nng_send, cp -r, a raw TCP
 # stream, training without profd). Installs what it needs (deploy/deps.sh),

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The PyTorch part of the demo: the GRPO example (client/python/examples/
 # grpo_sim.py: 4 torch.distributed ranks on CPU, actor, ref and two rollout
 # replicas) under a running profd, with two windows opened by profctl:

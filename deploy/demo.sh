@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The main job on embedded defaults: one node, local save_path.
 # Builds profd, starts the daemon, runs a simulated RL job (actor, rollout in
 # two inference replicas, ref), takes an end-to-end and a discrete profiling

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Install the Debian packages profd needs to build and test, when missing.
 # Usage: deploy/deps.sh [extra-package ...]
 set -euo pipefail

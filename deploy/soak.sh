@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The fault-injection soak: a benchmark, not a test. A simulated job (16
 # ranks of profd-sim, a coordinator and two node daemons on loopback) runs a
 # loop of on-demand windows while an injector kill -9s and restarts node
@@ -25,7 +27,7 @@ for a in "$@"; do
   --quick) full=0 args+=("$a") ;;
   --minutes | --seed | --keep | [0-9]*) args+=("$a") ;;
   --help | -h)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)

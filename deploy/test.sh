@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Build profd with AddressSanitizer and UndefinedBehaviorSanitizer and run
 # every test (unit, integration, system) through ctest.
 # Usage: deploy/test.sh [--repeat N] [--load K] [ctest arguments, e.g. -R system]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The one codec: JSON <-> the C records of messages.def, driven by the field
  * descriptors generated below. This is the only file that reads or writes

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The error table and the naming rules shared by every part: identifiers,
  * window names and capture folders. One place, so the client that writes a

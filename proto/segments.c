@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The windows a request makes (see proto.h). Pure. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Every C source and header git tracks is formatted with the committed
 # .clang-format (fix: clang-format -i FILE).
 # Usage: check_format.sh SOURCE_DIR

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The launch-line corpus (tests/fixtures/launch): every case through
 `profctl apply --dry-run --json`, compared with the windows the framework
 would profile.

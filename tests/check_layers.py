@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The daemon's layers (docs/architecture.md), checked on the sources.
 
     check_layers.py SOURCE_DIR [PURE_BINARY ...]

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Skipped tests that ctest reports as skipped. cmocka's skip() marks a test
  * SKIPPED, but cmocka_run_group_tests() returns only the number of tests

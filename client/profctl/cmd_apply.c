@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profctl apply: a training config's profiling sections as windows. The
  * config is composed here, on the caller's side (Hydra defaults lists, the

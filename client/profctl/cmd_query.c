@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl status, windows and wait: read-only questions to the daemon. */
 #include <getopt.h>
 #include <stdio.h>

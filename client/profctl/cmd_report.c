@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl report and merge: a window's report.html, and its traces merged
  * into one timeline. */
 #include <getopt.h>

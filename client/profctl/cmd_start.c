@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl start and stop: open and close windows. */
 #include <getopt.h>
 #include <stdio.h>

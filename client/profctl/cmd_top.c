@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl top: the step times of every role, live. */
 #include <getopt.h>
 #include <signal.h>

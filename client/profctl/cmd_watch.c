@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl watch: the straggler trigger, on demand. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl's connection, messages and argument helpers (see profctl.h). */
 #include <errno.h>
 #include <stdarg.h>

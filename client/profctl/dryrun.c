@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl apply --dry-run: the windows a config asks for (see profctl.h). */
 #include <stdio.h>
 #include <stdlib.h>

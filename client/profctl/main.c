@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profctl: the control CLI of profd. Talks to the control socket with the
  * same codec as the daemon (proto/), prints human tables by default and the

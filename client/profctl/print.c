@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* profctl's human tables (see profctl.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profctl: the control CLI of profd. The pieces its commands share: the
  * connection to a control endpoint (one request, one reply, the same codec

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Run by `cmake --install` (component python): install the package `profd`
 # where the interpreter of the install prefix finds it, and write
 # profd/_install.py, which tells the package where this install put libprofd.

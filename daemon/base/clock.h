@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The daemon's clock: CLOCK_MONOTONIC, in milliseconds and microseconds.
  * Only the layers above the pure core read it; the core takes times as
  * parameters. */

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Daemon settings. Every key is one row of `keys[]` below: its dotted name,
  * its type and bounds, its default (written as it would be in YAML) and

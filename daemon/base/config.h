@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Daemon settings: built-in defaults, then `profd --config FILE` (YAML), then
  * command-line flags. The result is immutable once the daemon runs.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Confined paths (see confine.h). */
 #include <dirent.h>
 #include <errno.h>

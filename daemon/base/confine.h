@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Confined paths: files and folders below a trusted root folder, reached
  * one component at a time from the root's descriptor with O_NOFOLLOW, so

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Gathering captures into the save_path tree (see gather.h). */
 #include <dirent.h>
 #include <errno.h>

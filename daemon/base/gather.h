@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Gathering: moves a finished capture folder from the spool into the
  * save_path tree, lists its files with sizes and checksums, and writes

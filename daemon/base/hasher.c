@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* xxh64 on a second thread (see hasher.h). */
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * xxh64 on a second thread, for copies: the thread that moves the bytes
  * hands each buffer over and goes on writing it and reading the next one

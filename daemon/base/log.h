@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Daemon logging: one macro that checks the level before formatting, with a
  * component tag; lines go to stderr in a journald-friendly form

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Event loop and nng -> libuv bridge (see loop.h). */
 #include <signal.h>
 #include <string.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The daemon's event loop: owns the uv_loop_t, the signal handlers and the
  * bridge from nng threads into the loop. nng callbacks never touch libuv or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Text fit for logs and manifests (see text.h). */
 #include "text.h"
 

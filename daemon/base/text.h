@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Text from outside the daemon (a worker's reason, a file name) made fit
  * for a log line and a manifest. Pure.

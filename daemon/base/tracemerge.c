@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Merging traces (see tracemerge.h): the streaming scanner and the rewrite
  * of one event. The job around it (files, gzip, the output) is in
  * gather.c's PD_JOB_MERGE. */

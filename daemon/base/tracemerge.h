@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Merging a window's traces into one Chrome / Perfetto trace, streaming:
  * each input (a Chrome trace in the JSON object or array format, plain or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* An index of array positions by hash (see uix.h). */
 #include <stdlib.h>
 

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * An index of array positions by hash: open addressing with linear
  * probing, each slot a position + 1 (0: empty). The caller owns the array

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The stop watchdog (see watchdog.h). */
 #include <pthread.h>
 #include <stdatomic.h>

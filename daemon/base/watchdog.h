@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The last resort of a stop that does not end: a library call that never
  * returns (seen once in nng's close under heavy load) must not keep a

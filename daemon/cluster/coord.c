@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The coordinator's node endpoint (see coord.h). */
 #include <stdio.h>
 #include <stdlib.h>

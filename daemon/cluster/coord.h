@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The coordinator's node endpoint: node daemons register here with their
  * rosters and send step summaries; their workers become remote ranks of the

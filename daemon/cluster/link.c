@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Node side of the node <-> coordinator link (see link.h). */
 #include <errno.h>
 #include <fcntl.h>

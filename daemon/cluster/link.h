@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The node side of the node <-> coordinator link (a node daemon is a profd
  * with coordinator.url set). It registers the node with its roster of

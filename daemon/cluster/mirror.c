@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Mirror windows on a node daemon (see mirror.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Mirror windows: on a node daemon, the windows the coordinator planned,
  * with the node's selected workers as members. They serve the workers'

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Coordinator side of remote captures (see remote.h). */
 #include <stdio.h>
 #include <stdlib.h>

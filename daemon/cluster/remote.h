@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Coordinator side of remote captures: the plans of node daemons, the
  * results their workers' captures produced, and the files that stream in

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A coordinator's state on disk: its instance id, the node daemons it knew
  * and its unfinished windows (requests, members, reported captures, files

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Step-time history: for every rank this daemon has heard of, the time of
  * each of its recent steps (a ring of `steps` of them) and of each phase of

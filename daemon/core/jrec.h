@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Journal records: a window, one member of a window and a registered rank as
  * the records of proto/messages.def (state_window, state_member, jrank),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The plan delivery latency estimate (see latency.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The plan delivery latency estimate: the recent samples of how long a new
  * plan took to reach a worker (or a node daemon), and their 99th

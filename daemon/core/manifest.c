@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The manifest record of a finished window (see manifest.h). */
 #include <stdlib.h>
 #include <string.h>

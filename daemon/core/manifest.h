@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The manifest record of a finished window (DESIGN 3.4): its steps, roles,
  * tool, mode, settings and warnings, and every member's captures sorted by

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The window planner (see plan.h). Pure: no I/O, no clock. */
 #include <stdarg.h>
 #include <stdio.h>

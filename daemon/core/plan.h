@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The window planner: a pure function. A window request, a snapshot of the
  * registered ranks and the current time go in; the resolved windows come out

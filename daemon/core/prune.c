@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Which windows retention prunes (see prune.h). Pure. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Retention of the save_path tree: which finished windows to prune, given
  * each window's age and size on disk and the limits (a maximum age, a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The rank registry (see registry.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The rank registry: every worker registered with this daemon, what it is
  * (job, role, global rank, replica rank, host, pid) and where it stands

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* report.html (see reporthtml.h). */
 #include <stdarg.h>
 #include <stdbool.h>

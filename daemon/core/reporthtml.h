@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * report.html of a window: one self-contained page (inline CSS and SVG,
  * nothing fetched, no script) drawn from the window's steps.json and its

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* steps.json of a window (see stepdoc.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * steps.json: the step times of a window's job over the window's steps and
  * PD_STEPDOC_CONTEXT steps on either side (as far as the history holds

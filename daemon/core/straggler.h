@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The straggler trigger's detector: when a rank's step time exceeds
  * `factor` x the median of the other ranks of its role for `consecutive`

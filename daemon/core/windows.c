@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Windows and their captures (see windows.h). */
 #include <assert.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Windows and their captures: the table of windows a daemon runs, who is
  * expected to capture in each, what each member reported, and when a window

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The endpoint dispatcher (see endpoint.h). */
 #include <stdlib.h>
 

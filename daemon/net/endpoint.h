@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * An endpoint: a reply endpoint (rep.h) whose requests all go through one
  * dispatcher doing every check, in order, before any handler runs:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* A small HTTP endpoint (see http.h). */
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A small HTTP endpoint (nng's HTTP server): GET on one path answered with
  * a body the loop thread makes. nng serves the request on its own thread,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Reply endpoint with a growable context pool (see rep.h). */
 #include <errno.h>
 #include <pthread.h>

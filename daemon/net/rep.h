@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A reply endpoint: an nng REP socket served by a pool of contexts, each
  * request handed to the loop thread. The handler either replies at once or

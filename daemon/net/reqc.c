@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Asynchronous request client on the loop (see reqc.h). */
 #include <stdatomic.h>
 #include <stdio.h>

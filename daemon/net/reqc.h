@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * An asynchronous request client on the daemon's loop: an nng REQ socket
  * dialing one peer (tcp://, tls+tcp:// or ipc://), a bounded number of

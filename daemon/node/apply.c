@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Applying a profiling config (see apply.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Applying a profiling config (verl / MindSpeed / Megatron YAML): its window
  * requests read by the configuration library, then started as windows. Used

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The control endpoints (see control.h). */
 #include <grp.h>
 #include <pwd.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The control endpoints: profctl and any nng peer speaking the control JSON,
  * on listen.control (ipc:// or tls+tcp://) and listen.control_remote

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Finishing windows: gathering and manifests (see finish.h). */
 #include <stdio.h>
 #include <stdlib.h>

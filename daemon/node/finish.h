@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Finishing windows on this daemon: the reported captures gathered from
  * the spool into the save_path tree (gather.h jobs on the thread pool), and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The after-window hook (see hook.h). */
 #include <errno.h>
 #include <pwd.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The after-window hook (hooks.after_window.*): a command run by /bin/sh -c
  * once a window's manifest is written (an upload: rclone copy, aws s3

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* A daemon's journal (see journal.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The journal of a daemon that is not a coordinator (a coordinator keeps
  * its state in cluster/state.c): its windows, their members and capture

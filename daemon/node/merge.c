@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The merged timeline of a window (see merge.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The merged timeline of a finished window (profctl merge): every trace of
  * its captures (*.pt.trace.json[.gz], torch_npu's trace_view.json and

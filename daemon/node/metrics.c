@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The metrics endpoint's text (see metrics.h). */
 #include <stdarg.h>
 #include <stdbool.h>

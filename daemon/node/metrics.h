@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The metrics endpoint's text (Prometheus text format 0.0.4): per-role
  * step-time summaries, registered and stalled ranks, windows by state,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* What the endpoints of one daemon share (see node.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * What the endpoints of one daemon share: its settings and identity, the
  * loop, the rank registry, the window table, the plan generation and the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* A window's report (see report.h). */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A window's report, written into its folder when its manifest is (and
  * again on `profctl report`): steps.json (stepdoc.h) and report.html

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Retention of the save_path tree and the free-disk floor (see retention.h). */
 #include <errno.h>
 #include <stdatomic.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Retention of the save_path tree and the free-disk floor (retention.*,
  * limits.min_free_bytes). A pass measures the folders of the finished

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Starting and stopping windows (see start.h). */
 #include <errno.h>
 #include <stdio.h>

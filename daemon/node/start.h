@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Starting and stopping windows on behalf of a request (profctl start, a
  * profiling config, a trigger): the planner over the registered ranks, the

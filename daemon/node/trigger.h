@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The straggler trigger of this daemon (straggler.h): armed at start from
  * triggers.straggler.* when enabled, and on demand by `profctl watch`

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The worker endpoint: registration, step events, the plan long poll and
  * capture results from the client library (libprofd). A worker's requests

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Certificates for deploy/k8s (node/, coordinator/, training/), made with
 # openssl into one folder, and the kubectl command that puts each set in
 # the Secret the manifests mount.
@@ -27,7 +29,7 @@ if [ "${1:-}" = "-d" ]; then
 fi
 days=${PROFD_CERT_DAYS:-365}
 usage() {
-  sed -n '6,10p' "$0" | sed 's/^# *//' >&2
+  sed -n '8,12p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 [ $# -ge 1 ] || usage

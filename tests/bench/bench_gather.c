@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The client of the gather benchmark: one worker stepping at a steady rate
  * whose backend, when a capture stops, moves a prepared tree of files into

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The client hot path: ns per profd_step_begin + profd_step_end pair with no
  * capture due, with a capture running and with no daemon, next to two

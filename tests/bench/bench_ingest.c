@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Ingest: step events per second one node daemon takes in from N client
  * processes that step as fast as the library lets them deliver.

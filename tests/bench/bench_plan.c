@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Plan delivery: how long from a control "start" request (what profctl
  * start sends) until every one of N idle clients on this node holds the new

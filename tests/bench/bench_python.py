@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The Python hot path: ns per step through the profd package
 (`with c.step(n): pass`, and c.step_begin(n); c.step_end(n)) with no capture
 due and with a capture running, next to baselines measured in the same run:

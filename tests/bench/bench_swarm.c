@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * bench_swarm: thousands of simulated ranks driven from one thread, for the
  * scale figure (run.py, figure 9), where one libprofd client per rank (each

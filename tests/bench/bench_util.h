@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Helpers shared by the benchmark programs: a monotonic clock in
  * nanoseconds, one control request over nng, and stats-based waits.

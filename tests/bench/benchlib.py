@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """What every benchmark of tests/bench/run.py uses: paths, logging,
 statistics, the processes a run starts, and readings of /proc, the
 machine and the network."""

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Figures 8 and 9: window turnaround over 1,024 ranks and the scale run
 (a coordinator, node daemons, simulated ranks), for tests/bench/run.py."""
 

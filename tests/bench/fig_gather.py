@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Figures 6 and 10: gathering (same file system, another, across nodes),
 idle and beside CPU-bound processes, for tests/bench/run.py."""
 

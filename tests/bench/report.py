@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The benchmarks' output: the table printed, bench-results.json and
 tests/bench/RESULTS.md."""
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """profd benchmarks: measure profd against the targets of DESIGN.md section 6
 and against what users would do instead, on this machine, now.
 

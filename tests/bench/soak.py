@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The fault-injection soak (deploy/soak.sh runs it): a benchmark, not a test.
 
 A simulated job (profd-sim, 16 ranks, 8 on each of two node daemons, under

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * What each kustomization of deploy/k8s must render, beyond validity
  * (validate-k8s.js): the interface the daemons, the coordinator and the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Shared by the deployment tests: sourced, not run.
 # Each test prints one line per check and exits 0 (pass), 1 (fail) or
 # 77 (skipped, with the reason; a skip after a failed check is a failure).

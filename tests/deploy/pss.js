@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The Pod Security Standards ("baseline" and "restricted", version latest)
  * as Pod Security Admission enforces them, for a pod spec, offline:

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The daemon configurations shipped for deployment load: the example
 # deploy/profd.yaml (installed as /etc/profd/profd.yaml, what the systemd
 # unit starts with) and the three of the Kubernetes ConfigMap (sidecar, node

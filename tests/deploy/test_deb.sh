@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The Debian packages: built from a copy of the tree with
 # `dpkg-buildpackage -us -uc -b` (debian/), each holding what it should,
 # lintian-clean (every override carries the reason in a comment; a spelling

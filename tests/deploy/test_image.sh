@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The container image, without a container engine: the build stage of
 # deploy/Dockerfile is run here as written (with its /src, /build and /stage
 # folders moved into a temporary folder), and its result must hold what the

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The install tree, for the configured prefix and for any other:
 #
 # 1. DESTDIR: `DESTDIR=R cmake --install` puts every file under R at the

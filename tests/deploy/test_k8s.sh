@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The Kubernetes manifests: every kustomization under deploy/k8s renders
 # with `kubectl kustomize`, every object validates offline against the
 # Kubernetes schemas, the Pod Security Standards (pss.js: training pods and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The daemon's log: --log-level filters by level; on a terminal or a file
 # each line carries a time stamp, the level and a component tag; under
 # systemd (JOURNAL_STREAM or INVOCATION_ID set) each line starts with its

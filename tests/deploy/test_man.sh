@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The man pages: they format without a groff warning, carry this version,
 # and agree with --help: every option a program's --help lists is in its
 # page, and every option its page documents (OPTIONS and COMMANDS) is in

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The node-daemon form of deploy/k8s (node/ and coordinator/), without
 # Kubernetes: what a training pod in a restricted namespace relies on.
 #

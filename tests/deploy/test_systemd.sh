@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The systemd unit: the unit configured by the build, with ExecStart pointed
 # at the built daemon, must pass `systemd-analyze verify` with no message at
 # all (it prints unknown keys and bad values but still exits 0, so any

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Offline validation of Kubernetes manifests (a YAML stream from
  * `kubectl kustomize`, or plain files).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # One profiling window with installed programs: profd, profd-sim (4 ranks:
 # 2 actor, 2 rollout in one replica) and profctl, found in BINDIR or, without
 # it, on PATH. Runs on any system with bash and coreutils (the deployment

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target for the wire codec: any bytes through pp_msg_decode() (and
  * the framed split, and the manifest and steps.json records); whatever

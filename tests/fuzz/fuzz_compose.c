@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target: Hydra composition over a table of files, then the value
  * overrides and the profiling readers. The input is a set of files and a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target for both sockets of a daemon: any bytes as one request to
  * the worker endpoint or the control endpoint of a daemon running in this

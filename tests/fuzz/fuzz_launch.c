@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target: a launch line (one argument per line) read by launch.c over
  * a small fixed tree (a verl package with its config, a MindSpeed-LLM

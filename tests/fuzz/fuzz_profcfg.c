@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target: the input is YAML text, optionally followed by a NUL byte and
  * Hydra overrides, one per line. It goes through pd_profcfg_load() (YAML,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target for the coordinator's state file: any bytes as
  * <save_path>/.profd-coordinator.json through pd_state_load(). A file that

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Fuzz target for the trace merger's scanner (daemon/base/tracemerge.c): a
  * worker's trace file is untrusted input that `profctl merge` streams

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Replays inputs through the fuzz entry point without libFuzzer: every file
  * named, and every file in every folder named (but README.md). Used by

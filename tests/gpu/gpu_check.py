@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The GPU check's Python side (tests/gpu/run.sh drives it):
 
   env OUT.json                 what this Python, torch and CUDA are; the CUDA

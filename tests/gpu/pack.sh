@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Build a Release profd and put into OUTDIR what tests/gpu/run.sh needs on
 # another x86-64 Linux that has none of profd's libraries installed:
 #   bin/profd, bin/profctl
@@ -17,7 +19,7 @@
 # build-gpu in the source tree; jobs: $PROFD_GPU_JOBS, default 2; niced)
 set -euo pipefail
 if [ $# -ne 1 ]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 src=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The GPU check: profd's device backends for real, on a machine with an
 # NVIDIA GPU and PyTorch built for CUDA. Starts a profd daemon on a
 # temporary save_path, runs a small PyTorch training loop on the GPU under
@@ -34,7 +36,7 @@
 set -uo pipefail
 
 if [ $# -lt 2 ]; then
-  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 bin=$(realpath -m "$1")

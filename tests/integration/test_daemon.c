@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Integration: the daemon core running in a thread of this process, real
  * libprofd clients over a temporary ipc:// path, control requests as plain

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Security of the daemon core, running in a thread of this process and
  * driven over nng like any peer: hostile capture reports from a raw worker

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Files streamed to a coordinator: the coordinator core running in a thread
  * of this process, a node daemon played by hand over nng (hello, result,

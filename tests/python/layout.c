@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Prints the sizes and field offsets of the public structs of client.h as
  * JSON, for test_loader.py to compare with the ctypes declarations of the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Helpers for the Python tests: a real profd daemon in a temporary folder,
 profctl, manifests, and the torch check.
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Python backends and the glue that runs them as libprofd backends, without
 a daemon and without torch.
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The Python client against a real profd: user backends (native and not),
 failures that never reach the training loop and land in the manifest, exec
 refused and allowed, the C sim backend, unknown tools, close() during a

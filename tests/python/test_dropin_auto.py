@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """PROFD_AUTO=1: a plain PyTorch training script
 (client/python/examples/plain_ddp_train.py, no profd in it) as 4
 data-parallel ranks over gloo, started with torchrun's environment (RANK,

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The MindSpeed-LLM integration on a MindSpeed-shaped loop: the stand-in
 of Ascend/MindSpeed-LLM@c77308a1 (mindspeed_llm/training/training.py's
 train(): is_profile_enabled(), get_profiler(), prof.start() / step() /

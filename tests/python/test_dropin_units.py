@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The pieces of the drop-in integrations, each alone:
 
 - a process with several roles against a real profd: roles at open, a

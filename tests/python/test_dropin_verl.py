@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The verl integration on a verl-shaped job: the verl stand-in
 (tests/python/standins/verl, written from verl-project/verl@1dda039b)
 run as `python3 -m verl.trainer.main_ppo ...`: the launcher, the TaskRunner

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The library loader, the ctypes layouts, and the no-op client.
 
 Each loader case runs in a fresh interpreter (the loader loads once per

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Settings -> profiler arguments: the pure mappings, no profiler imported."""
 
 import unittest

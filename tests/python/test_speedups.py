@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """profd._speedups, the step scope in C: in use where the build made it,
 the ctypes path where it is missing, of another version or switched off
 (PROFD_NO_SPEEDUPS=1), and the same behaviour either way: one scenario of

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Smoke tests of the framework stand-ins in tests/python/standins (no profd
 involved): each stand-in runs a few steps on its own, as a user would start
 the framework, and the call order it records (standin_trace) must be

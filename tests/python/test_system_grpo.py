@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """System test: the real profd, the GRPO example (4 torch.distributed ranks
 on CPU: actor, ref, two rollout replicas) and two windows opened with
 profctl before the job starts:

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The torch-based backends with the real torch (CPU): traces written where
 the manifest says, gzip, schedules and cycles, repeated phases, settings
 reaching torch.profiler, and the clear failures of torch_memory, cuda, nsys

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Shared by the security system tests: sourced, not run. Each test prints
 # one line per check and exits 0 (pass), 1 (fail) or 77 (skipped, with the
 # reason: only what cannot be installed, such as root; a skip after a failed

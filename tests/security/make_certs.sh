@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Test certificates in DIR: ca (the daemon's CA), server (DNS localhost,
 # signed by ca), client (signed by ca), other-ca and rogue (a client
 # certificate signed by other-ca). EC P-256 keys, one day.

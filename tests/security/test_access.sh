@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Who may do what over the ipc:// sockets, with real users (root needed:
 # profctl runs as other users through setpriv). The sockets belong to
 # security.socket_group with security.socket_mode; anyone who can connect

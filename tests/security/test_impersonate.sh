@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # One uid may not pass for another's worker. A worker of nobody (profd-sim)
 # registers with job "imp"; everything about it (job, role, rank, host,
 # pid) is shown by profctl status. root, then another process of nobody,

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Limits a hostile peer meets on both sockets (the daemon's side of them):
 #  1. a request over limits.max_msg_bytes gets ETOOBIG, also far over it
 #     (5x and 100x: nng cut the connection of anything over 4x, and the

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # A daemon of another user than its workers (root needed to make both):
 # profd runs as nobody, the workers (profd-sim) as root. The daemon may not
 # move a folder that root made in the sticky spool, so it copies the

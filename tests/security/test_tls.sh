@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The remote control endpoint over tls+tcp:// with certificates made here by
 # openssl: a CA, a server certificate for DNS localhost, a client
 # certificate from the CA, another CA and a client certificate from it.

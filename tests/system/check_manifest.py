@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Check a gathered window against what was asked for.
 
 Usage: check_manifest.py MANIFEST --first F --last L --ranks 0,1,2

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Sourced by the system tests, with the build folder as $1: the paths of the
 # binaries, a temporary folder ($tmp, named after $lib_name), the processes
 # in $pids killed and the folder removed on exit, also on SIGINT, SIGTERM

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Send raw requests over one nng REQ connection and print each reply.
 
 Usage: nngreq.py URL REQUEST [REQUEST ...]

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Print the size, the number of distinct colours and the share of
 non-white pixels of a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's
 --screenshot writes). Standard library only.

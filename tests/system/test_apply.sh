@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, training configurations: every file of the corpus is applied
 # to a running profd with `profctl apply` and its resolved windows (profctl
 # windows --json) are checked against the documented semantics; a verl-style

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a coordinator acknowledges only what its state file holds.
 # A node daemon forgets a result, a file or a plan once the coordinator has
 # acknowledged it; a coordinator killed (SIGKILL) after its reply and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test: more chunks in flight than the coordinator holds requests.
 # Each node daemon streams up to 16 chunks at once and the coordinator
 # parks each while its write runs; 256 nodes can have 4,096 in flight

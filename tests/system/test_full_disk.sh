@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a full disk: spool and save_path on one small tmpfs (root
 # mounts it; unmounted on exit, also when killed), with no free-disk floor
 # (limits.min_free_bytes: 0; the floor has its own tests).

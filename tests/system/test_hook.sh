@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, the after-window hook (hooks.after_window.*):
 #  1. rclone copies each window to a local remote (configured through
 #     RCLONE_CONFIG_* in the daemon's environment), as the unprivileged user

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, the metrics endpoint: off unless listen.metrics is set; with
 # --metrics a real scrape with curl passes promtool check metrics and holds
 # the exact figures of a run (ranks by role, windows and captures, bytes,

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, many nodes: a coordinator and three node daemons in their own
 # network namespaces (veth links, real TCP), 24 profd-sim ranks with actor,
 # rollout and ref roles and a rollout replica spanning two nodes. Checks: a

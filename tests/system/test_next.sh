@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, `--next` stays near: a peer that joins late must not be
 # taken as a plan-delivery sample of seconds (it was: its first plan watch
 # measured the time since the last plan was published, and every later

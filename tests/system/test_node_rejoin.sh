@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, under a coordinator a node daemon killed (SIGKILL) and
 # started again: its ranks register again in time for windows that start
 # later, and those windows capture them (they failed "lost with node node1

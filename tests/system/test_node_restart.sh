@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a daemon killed (SIGKILL) and started again under running
 # workers forgets nothing (its journal, <save_path>/.profd-<node>.journal):
 #  - a window running when it died, whose captures ended while it was away:

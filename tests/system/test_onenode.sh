@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, one node: the real profd, driven by profctl, with profd-sim
 # workers (9 ranks in 3 roles, rollout in 2 replicas). Reads the tree and the
 # manifests. Also: malformed control requests, profctl usage errors, a window

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, numbers at the int64 edge on both sockets (raw nng messages,
 # the daemon under ASan and UBSan): step events with steps of +-9.2e18 on
 # the worker socket, `start` with next and roundup of 9.2e18 on the control

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a daemon killed (SIGKILL) and started again, over and over,
 # under many workers: every worker registers again each time, within
 # seconds. Before the fix one worker in a few dozen never came back

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, the whole job at a glance: a window over 8 profd-sim ranks
 # (actor and rollout) gets steps.json, report.html and a TensorBoard run
 # folder with its manifest; report.html, opened in a real headless Chromium,

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a coordinator that restarts: it keeps its unfinished windows
 # in <save_path>/.profd-coordinator.json and takes up where it stopped.
 #  1. killed (SIGKILL) while node daemons stream a window's files: started

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, retention of the save_path tree and the free-disk floor:
 #  1. retention.max_bytes 1MiB, windows of about 400KB each: once the third
 #     is done the oldest is pruned (its folder gone), `profctl windows`

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, many nodes on shared storage, over TLS: a coordinator and two
 # node daemons linked by tls+tcp:// (certificates made here with openssl;
 # both sides present one) whose save_path is one folder every daemon mounts

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, profd-sim --threads --ranks-per-thread: 18 ranks (actor 4,
 # rollout 8 in 2 replicas, ref 6) driven by 5 training threads (4, 4, 4, 4
 # and 2 ranks), each rank its own libprofd client. Asserts the threads of the

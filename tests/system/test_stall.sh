@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, a daemon that stalls (SIGSTOP for longer than
 # limits.client_timeout_ms; swap or a slow disk do the same) does not count
 # its own stall as its workers' silence:

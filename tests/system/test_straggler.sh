@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test, the straggler trigger: profd-sim slows actor rank 2 to 4x its
 # step time from step 40; the daemon, its trigger enabled in its config file
 # (triggers.straggler.*), opens exactly one window, on rank 2 and one healthy

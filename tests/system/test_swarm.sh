@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # System test of the scale figure's rank simulator (tests/bench/bench_swarm):
 # one thread driving many ranks must look to the daemons exactly like the
 # library's clients do, or figure 9 measures something else.

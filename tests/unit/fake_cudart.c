@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A stand-in for the CUDA runtime's profiler API, loaded by test_backends
  * through the cuda backend's "library" setting. Counts the calls; returns

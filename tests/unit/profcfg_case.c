@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* The case runner shared by the profiling-config tests (profcfg_case.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Table-driven cases for the profiling-config tests (test_profcfg*.c).
  *

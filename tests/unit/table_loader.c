@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* A table loader (see table_loader.h). */
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* A loader for the composer and the launch-line reader over a table of
  * files (path, text): no file system. Folders are the paths' prefixes. */
 #ifndef TABLE_LOADER_H

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The built-in C backends: sim (file names, contents, sizes), exec
  * (variables, placeholders, working folder, exit status, timeouts) and cuda

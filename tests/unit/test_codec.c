@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Codec: round trips of every kind of field, and exact rejections. */
 #include <setjmp.h>
 #include <stdarg.h>

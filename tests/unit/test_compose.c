@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Hydra composition (compose.h) over table loaders, no file system. Each
  * expectation is what hydra-core 1.3.2 (7ef3acab) composes for the same

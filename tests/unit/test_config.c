@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Daemon settings: defaults, every key, the documented example, exact
  * errors with line:column, atomic loads, derived values. */
 #include <setjmp.h>

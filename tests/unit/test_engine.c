@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Client engine and ring: the training thread's state machine driven with a
  * fake backend that records every call, fake folder creation and a results

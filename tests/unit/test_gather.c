@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Gathering and confined paths, synchronously (no daemon): plain relative
  * paths, symlinks never followed when opening, removing or pruning, a fifo

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Step-time history, the straggler detector, steps.json and report.html:
  * the pure core, by tables. */
 #include <setjmp.h>

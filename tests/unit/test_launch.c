@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Launch lines (launch.h) over table loaders: which program runs, where its
  * config is, which of the arguments are overrides or profiling flags. The

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* OmegaConf interpolation and Hydra override semantics, value by value. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Planner: table-driven, no sockets, no clock (the time is a parameter). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Training configurations -> window requests, by tables: every corpus file,
  * the examples of the user documents (seeds and verl's Ascend profiling

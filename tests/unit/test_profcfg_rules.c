@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Profiling-config rules, one row each (the table of
  * docs/profiling-config.md), and malformed inputs with their exact one-line

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Retention: which finished windows are pruned, by a table (the pure core). */
 #include <setjmp.h>
 #include <stdarg.h>

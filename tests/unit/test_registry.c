@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Registry: ids, re-registration, limits, step events and step times. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Where libprofd and profctl look for the daemon with no URL given
  * (client/rundir.h): $PROFD_RUN_DIR on the daemon's terms, else the folder

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The window table, alone: membership, report checks, stop, the missed and
  * truncated rules, lost members and nodes, the manifest record and the

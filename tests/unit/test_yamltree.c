@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* yamltree: YAML 1.1 typing as OmegaConf's loader does it, positions,
  * anchors and merges, and the exact errors (syntax, limits, unsupported). */
 #include <math.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """A small GRPO job on CPU, instrumented with profd the way a verl worker is.
 
 Four processes (by default) in one torch.distributed (gloo) group:

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """A plain PyTorch data-parallel training script, with no profd in it:
 torch.distributed over gloo (CPU), a small MLP under DistributedDataParallel,
 SGD. Started by torchrun, or as torchrun would start it (RANK, LOCAL_RANK,

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """profd: distributed profiling coordinator, Python client.
 
 A thin ctypes layer over libprofd plus profiler backends for PyTorch

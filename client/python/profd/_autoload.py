@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Imported by the `profd-auto.pth` file at interpreter start when one of
 PROFD_AUTO, PROFD_VERL, PROFD_MINDSPEED, PROFD_MEGATRON is set (and only
 then: without them the .pth line only reads the environment). Installs the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Post-import hooks: run a function on a module right after it is first
 imported, without importing it (and so without importing torch, verl or
 Megatron in a process that never does).

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """libprofd through ctypes: finding the library and its C declarations.
 
 Private to the package. The layouts below mirror client/include/profd/client.h

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profd._speedups: the step scope of profd.Client (`with c.step(n)`,
  * c.step_begin(n), c.step_end(n)) in C, for the Python hot path.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Profiler backends run by the Python client.
 
 A backend is called on the training thread when a capture starts, on every

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """What a backend is asked to capture: the Python view of profd_capture_t."""
 
 import collections

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """profd.Client: a training worker's handle on profd.
 
 Never raises into the training loop because of profd: without libprofd or a

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Step and phase markers in the traces the Python backends write, and the
 file names the usual viewers expect.
 

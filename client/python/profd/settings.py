@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Tool settings -> profiler arguments, as pure functions.
 
 A window's tool settings arrive as a JSON object with the keys users write in

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profd error codes: the one list shared by the client library, the daemon,
  * profctl and the wire format. Every function that can fail returns 0 or one

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * profd wire format (private to the project; linked by daemon, client and
  * profctl). The records and messages are defined once in messages.def; this

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * A program built against an installed libprofd. With no daemon at
  * PROFD_URL every call must be a no-op that succeeds (fail-open).

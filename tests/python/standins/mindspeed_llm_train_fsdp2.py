@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Stand-in for Ascend/MindSpeed-LLM @ c77308a14bfcb1aa7ca61da9c1aa24a893cb1b91: train_fsdp2.py (the launcher; module name mindspeed_llm_train_fsdp2 here)
 # Written for profd's tests from that file; names, signatures and call order follow it, bodies are minimal.
 """MindSpeed-LLM's FSDP2 launcher: `python3 -m mindspeed_llm_train_fsdp2

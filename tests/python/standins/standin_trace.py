@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Call-order log of the stand-in frameworks (not part of any framework).
 
 The stand-ins under this folder call record() at the points the tests care

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Drop-in integrations: profile a job with no change to its code.
 
 - PROFD_AUTO=1: any PyTorch program; a step ends at each optimizer step

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """What the integrations of one process share: which of them drives the
 steps (the owner), the process's one client, and logging once."""
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Megatron-LM: profile a Megatron-LM job with no change to its code, steps
 numbered as Megatron-LM logs its iterations.
 

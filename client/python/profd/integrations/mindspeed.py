@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """MindSpeed-LLM (MCore backend): profile a MindSpeed-LLM job with no
 change to its code, steps numbered as MindSpeed-LLM logs its iterations.
 

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """PROFD_AUTO=1: any PyTorch program, no code change. A training step ends
 at each optimizer step.
 

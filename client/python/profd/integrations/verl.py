@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """verl: profile a verl job with no change to its code or configuration.
 
 Switch it on with an environment variable Ray passes to every worker:

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """A Ray-free stand-in for the part of Ray's API that verl's single controller uses.
 
 Not a framework stand-in of its own: the verl stand-in imports this module as

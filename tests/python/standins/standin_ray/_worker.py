@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """One stand-in Ray actor process: builds the actor, then runs the calls it
 receives on the main thread, in order (see standin_ray/__init__.py)."""
 

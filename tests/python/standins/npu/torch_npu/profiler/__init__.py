@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Stand-in for Ascend/pytorch (torch_npu) @ 0750621ba7feb5676b4d5d650189bb7a70511ca0: torch_npu/profiler/__init__.py
 # Written for profd's tests from that file; names follow it (plus ExportType, which MindSpeed-LLM uses), bodies are minimal.
 

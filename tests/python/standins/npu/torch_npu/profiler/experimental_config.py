@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Stand-in for Ascend/pytorch (torch_npu) @ 458154485924a26cd43e17e10faa19c1e01abf4b: torch_npu/profiler/experimental_config.py
 # Written for profd's tests from that code; names follow it, bodies are minimal.
 

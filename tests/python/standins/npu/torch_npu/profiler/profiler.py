@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Stand-in for Ascend/pytorch (torch_npu) @ 458154485924a26cd43e17e10faa19c1e01abf4b: torch_npu/profiler/profiler.py
 # and torch_npu/profiler/_profiler_action_controller.py @ 255f30140f6273a9c4f81b67689274f6e2a22f6d
 # Written for profd's tests from those files; names and the action transitions follow them, bodies are minimal.

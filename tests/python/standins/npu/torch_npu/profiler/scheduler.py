@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Stand-in for Ascend/pytorch (torch_npu) @ 458154485924a26cd43e17e10faa19c1e01abf4b: torch_npu/profiler/scheduler.py
 # Written for profd's tests from that file; semantics follow it.
 """Schedule: skip `skip_first` steps, then cycles of `wait` (NONE), `warmup`
