@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The event clock (clock.h): choosing the source, anchoring it to
  * CLOCK_MONOTONIC, and converting ticks.

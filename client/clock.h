@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The event clock: step, phase and section time stamps with sub-microsecond
  * resolution at the cost of one counter read on the training thread.

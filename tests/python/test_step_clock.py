@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """System test: step and phase times are exact, not a scheduler tick's
 multiples. A job whose steps last 7.3 ms (a sleep) with a 402 us phase in
 each (a busy wait) runs under the real daemon with a window over steps

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Retention charges each window to its job and uid (issue 28, break 1). A
 # worker of nobody (job "b") adds a sparse file to its own gathered folder:
 #  1. with the default retention (half of the file system), a sparse file

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * The client's event clock (client/clock.h): ticks read on the training
  * thread come back as CLOCK_MONOTONIC time within a microsecond, from
