@@ -5,7 +5,7 @@
 
 Usage: check_manifest.py MANIFEST --first F --last L --ranks 0,1,2
            [--role e2e|ROLE] [--phases p,q] [--replicas 0] [--substeps A-B,...]
-           [--status complete] [--sim]
+           [--status complete] [--sim] [--failed 3]
        check_manifest.py MANIFEST --first F --last L --expect ROLE.PHASE=0,1
            [--expect ROLE.PHASE=2 ...]   (discrete, several roles and phases)
 
@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--replicas", default="")
     ap.add_argument("--substeps", default="")
     ap.add_argument("--status", default="complete")
+    ap.add_argument("--failed", default="",
+                    help="RANKS: their one capture each is there, failed (its files unchecked)")
     ap.add_argument("--per-step", action="store_true",
                     help="discrete: one capture per phase and step")
     ap.add_argument("--sim", action="store_true")
@@ -95,8 +97,15 @@ def main():
         for r in (int(x) for x in rs.split(",") if x):
             for ss in per_capture_steps:
                 expected[(r, phase or None, ss[0])] = (role, ss)
+    failed = {int(x) for x in a.failed.split(",") if x}
     seen = set()
+    for r in failed:
+        got = [c for c in m["captures"] if c["rank"] == r]
+        if len(got) != 1 or got[0]["status"] != "failed":
+            bad(f"rank {r}: expected one failed capture, found {[c['status'] for c in got]}")
     for c in m["captures"]:
+        if c["rank"] in failed:
+            continue
         key = (c["rank"], c["phase"], c["first_step"])
         if key not in expected:
             bad(f"unexpected capture rank {c['rank']} phase {c['phase']} step {c['first_step']}")

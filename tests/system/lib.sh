@@ -64,6 +64,18 @@ check_logs() {
   done
 }
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+# wait_until WHAT SECONDS COMMAND [ARGS...]: run COMMAND every 50 ms until
+# it succeeds; after SECONDS (a generous bound: the machine may be loaded)
+# fail naming WHAT was waited for. Wait for a state, never sleep for one.
+wait_until() {
+  local what=$1 secs=$2 end
+  shift 2
+  end=$((SECONDS + secs))
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || fail "timed out after ${secs} s waiting for $what"
+    sleep 0.05
+  done
+}
 # free_port: a TCP port free on loopback now.
 free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -12,9 +12,15 @@
 #  - a rank that exited while the daemon was away: failed with the reason
 #    ("did not come back within ... of the daemon's restart");
 #  - the workers registered again under their client ids;
+#  - a rank that said goodbye, the daemon killed the moment the rank has
+#    its reply: not restored (guards: rank_gone ignored on replay; a node
+#    replying before its journal holds the goodbye, inside the 100 ms flush
+#    delay);
 #  - a journal cut in the middle of its last line (a kill during a write)
-#    is read back without it; one with a corrupt line stops the daemon with
-#    one line naming the file and the line.
+#    is read back without it, and cut: the next restarts read it cleanly
+#    (guards: the torn line left in place, the next record glued to it);
+#    one with a corrupt line stops the daemon with one line naming the file
+#    and the line.
 # Usage: test_node_restart.sh BUILD_DIR
 lib_name=noderestart
 . "$(dirname "$0")/lib.sh"
@@ -37,15 +43,16 @@ pids+=($!)
   >"$tmp/sim3.log" 2>&1 &
 sim3=$!
 pids+=($sim3)
-for _ in $(seq 200); do
-  [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ] && break
-  sleep 0.05
-done
+measured() { [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ]; }
+wait_until "4 ranks with a step time" 60 measured
 ids=$(ctl --json status | json 'sorted((r["rank"], r["client"]) for r in d["ranks"])')
 front() { ctl --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'; }
 
-s=$(($(front) + 15))
-ctl start --steps "$s:$((s + 4))" --tool sim >"$tmp/w1.txt" || fail "start w1"
+# window 1: 20 steps (2 s), planned 3 s ahead: a loaded machine still
+# kills inside it (the kill's timing is checked below, not assumed)
+s=$(($(front) + 30))
+last=$((s + 19))
+ctl start --steps "$s:$((s + 20))" --tool sim >"$tmp/w1.txt" || fail "start w1"
 w1=$(sed -n 's/^started window \([0-9]*\) \([^:]*\):.*/\1/p' "$tmp/w1.txt")
 n1=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w1.txt")
 p=$((s + 150))
@@ -53,11 +60,18 @@ ctl start --steps "$p:$((p + 2))" --tool sim >"$tmp/w2.txt" || fail "start w2"
 w2=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt")
 n2=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
 # killed inside window 1; away until its steps are over
-for _ in $(seq 400); do [ "$(front)" -ge $((s + 1)) ] && break; sleep 0.01; done
+in_window() { [ "$(front)" -ge $((s + 1)) ]; }
+wait_until "the ranks inside window 1 (step $((s + 1)))" 60 in_window
 kill -9 "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
 kill -TERM "$sim3" # a rank that leaves while the daemon is away
-sleep 2
+# each of ranks 0..2 has ended its capture (the trace renamed from .part)
+last_traces() {
+  [ "$(find "$tmp/save/.spool/default/$n1" -name 'rank[012]-*.pt.trace.json' |
+    sed 's|.*/\(rank[012]\)-.*|\1|' | sort -u | wc -l)" = 3 ]
+}
+! last_traces || fail "the kill landed after window 1 ended (step $last): nothing to test"
+wait_until "ranks 0..2 to end window 1 (step $last) while the daemon is away" 60 last_traces
 start_daemon
 ctl --json windows >"$tmp/windows.json"
 [ "$(json 'sorted(w["id"] for w in d["windows"])' <"$tmp/windows.json")" = "[$w1, $w2]" ] ||
@@ -80,8 +94,8 @@ for r in (0, 1, 2):
 assert caps[3]["status"] == "failed", caps[3]
 assert "did not come back within" in caps[3]["reason"] and "of the daemon's restart" in caps[3]["reason"], caps[3]
 EOF
-$check "$tmp/save/default/$n1/manifest.json" --first "$s" --last $((s + 3)) --ranks 0,1,2 --sim \
-  2>/dev/null || true
+$check "$tmp/save/default/$n1/manifest.json" --first "$s" --last "$last" --ranks 0,1,2 --failed 3 \
+  --sim >"$tmp/check1.txt" 2>&1 || fail "window 1's captures: $(cat "$tmp/check1.txt")"
 echo "ok: window 1 (captures ended while the daemon was away) completes"
 ctl wait "$w2" --timeout 60 >"$tmp/wait2.txt" 2>&1 || true
 /usr/bin/python3 - "$tmp/save/default/$n2/manifest.json" <<'EOF' || fail "window 2 manifest"
@@ -100,6 +114,23 @@ now=$(ctl --json status | json 'sorted((r["rank"], r["client"]) for r in d["rank
 echo "ok: the workers registered again under their ids"
 [ -z "$(find "$tmp/save/default" -name '*.part')" ] || fail ".part files left in the tree"
 
+# ---- a goodbye, then a kill the moment the rank has its reply ---------------
+# Its goodbye is in the journal before the reply (not 100 ms later, when
+# the flush timer writes it): a daemon killed then does not bring the rank
+# back. profd-sim in one process, no leak scan at its exit: it is gone
+# within milliseconds of the reply.
+before=$(ctl --json status | json 'sorted(r["rank"] for r in d["ranks"])')
+ASAN_OPTIONS=detect_leaks=0 "$sim" --layout actor:1 --rank-offset 7 --steps 5 --rate 50 \
+  --threads >"$tmp/sim7.log" 2>&1 || fail "profd-sim of rank 7: $(cat "$tmp/sim7.log")"
+kill -9 "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+grep -q '"kind":"rank_gone"' "$tmp/save/.profd-node1.journal" ||
+  fail "no goodbye in the journal: $(tail -c 600 "$tmp/save/.profd-node1.journal")"
+start_daemon
+ranks=$(ctl --json status | json 'sorted(r["rank"] for r in d["ranks"])')
+[ "$ranks" = "$before" ] || fail "rank 7 said goodbye, yet after a restart the ranks are $ranks, not $before"
+echo "ok: a rank that said goodbye is not brought back by a restart"
+
 # ---- the journal itself ----------------------------------------------------
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
@@ -108,13 +139,25 @@ printf '{"kind":"window","window":{"id":99,"na' >>"$journal" # cut in the middle
 start_daemon
 grep -q "a torn last one ignored" "$tmp/profd.log" || fail "the torn line was not ignored"
 [ "$(ctl --json windows | json 'len(d["windows"])')" = 2 ] || fail "windows after a torn line"
+# the torn line was cut: the records written since start a line of their
+# own, and the next restart reads the journal whole
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true
+start_daemon
+[ "$(grep -c "a torn last one ignored" "$tmp/profd.log")" = 1 ] ||
+  fail "a torn line again after a clean stop: $(grep journal "$tmp/profd.log")"
+[ "$(ctl --json windows | json 'len(d["windows"])')" = 2 ] || fail "windows after a clean restart"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+bad=$(($(wc -l <"$journal") + 1))
 printf 'not a record\n{"kind":"head","head":{"version":1,"instance":"x"}}\n' >>"$journal"
 rc=0
-"$profd" --config "$tmp/profd.yaml" --save-path "$tmp/save" --node node1 2>"$tmp/corrupt.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "^profd: journal $journal:[0-9]*: not valid JSON (move the file away to start afresh)$" \
-  "$tmp/corrupt.err" || fail "a corrupt journal: exit $rc, $(cat "$tmp/corrupt.err")"
+# its own bound: a daemon that runs on instead of stopping fails here
+timeout 60 "$profd" --config "$tmp/profd.yaml" --save-path "$tmp/save" --node node1 \
+  2>"$tmp/corrupt.err" || rc=$?
+[ "$rc" != 124 ] || fail "profd ran on for 60 s with a corrupt journal"
+[ "$rc" = 1 ] && grep -q "^profd: journal $journal:$bad: not valid JSON (move the file away to start afresh)$" \
+  "$tmp/corrupt.err" || fail "a corrupt journal (line $bad): exit $rc, $(cat "$tmp/corrupt.err")"
 echo "ok: a torn last line is ignored, a corrupt one stops the daemon"
 check_logs
 echo "system test node restart: OK"
