@@ -47,6 +47,14 @@ typedef struct hy_loader {
 /* The file system (paths as given: relative ones from the working folder). */
 extern const hy_loader_t hy_loader_fs;
 
+/*
+ * The folders of a Python interpreter's module search path (its sys.path,
+ * as `python` would run the job): *dirs stays valid while the caller's
+ * context lives. Asked for only when a module or `pkg://` entry is not
+ * found on the caller's own path. Returns 0 or an error code.
+ */
+typedef int (*hy_syspath_fn)(void *ctx, const char *python, const char *const **dirs, size_t *n);
+
 typedef struct hy_compose_args {
     const hy_loader_t *loader;
     const char *const *search; /* config folders in order: the primary's first */
@@ -56,6 +64,14 @@ typedef struct hy_compose_args {
     size_t n_overrides;
     oc_env_fn env; /* ${oc.env:...} while applying overrides; NULL: refused */
     void *env_ctx;
+    /* Where `pkg://a.b` search path entries are looked for (as folder a/b):
+     * pypath in order, then syspath(python)'s folders. Both may be empty:
+     * such an entry is then not available (a warning, as Hydra's). */
+    const char *const *pypath;
+    size_t n_pypath;
+    hy_syspath_fn syspath;
+    void *syspath_ctx;
+    const char *python;
 } hy_compose_args_t;
 
 /* A composed configuration. Its nodes point at sources the result owns. */

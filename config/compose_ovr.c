@@ -413,16 +413,65 @@ static int classify(hc_t *hc, hy_override_t *all, size_t n)
 
 /* ---- the search path (_process_config_searchpath) ------------------------------------ */
 
+static void no_content(void *arg, const char *name, bool is_dir)
+{
+    (void)is_dir;
+    *(bool *)arg |= strcmp(name, "__init__.py") == 0;
+}
+
+/* A `pkg://a.b` entry: the package folder a/b on the Python path
+ * (importlib_resources_config_source.py:22-25 turns '/' into '.'; :62-67:
+ * available when the package holds an __init__.py). NULL: not available. */
+static const char *pkg_folder(hc_t *hc, const char *module)
+{
+    const hy_compose_args_t *a = hc->a;
+    char *rel = ar_strdup(&hc->ar, module);
+    size_t len = rel ? strlen(rel) : 0;
+    while (len > 0 && (rel[len - 1] == '.' || rel[len - 1] == '/')) {
+        rel[--len] = '\0';
+    }
+    for (char *p = rel; p && *p; p++) {
+        *p = *p == '.' ? '/' : *p;
+    }
+    if (rel == NULL || rel[0] == '\0') {
+        return NULL;
+    }
+    const char *const *path = a->pypath;
+    size_t n = a->n_pypath;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const char *d = ar_printf(&hc->ar, "%s/%s", path[i][0] ? path[i] : ".", rel);
+            bool init = false;
+            if (d != NULL && a->loader->list(a->loader->ctx, d, no_content, &init) == 0 && init) {
+                return d;
+            }
+        }
+        if (pass > 0 || a->syspath == NULL ||
+            a->syspath(a->syspath_ctx, a->python ? a->python : "python3", &path, &n) != 0) {
+            break;
+        }
+    }
+    return NULL;
+}
+
 static int add_search(hc_t *hc, const yt_node_t *entry, const char *from)
 {
     if (entry->type != YT_STR) {
         return hc_fail(hc, NULL, NULL, "hydra.searchpath must be a list of strings (%s)", from);
     }
     const char *s = entry->text;
-    if (strncmp(s, "pkg://", 6) == 0 || strncmp(s, "structured://", 13) == 0) {
+    if (strncmp(s, "structured://", 13) == 0) {
         hc_warn(hc, "hydra.searchpath entry '%s' (%s) is not available to profctl; skipped", s,
                 from);
         return 0;
+    }
+    if (strncmp(s, "pkg://", 6) == 0) {
+        if ((s = pkg_folder(hc, s + 6)) == NULL) {
+            /* config_loader_impl.py:214-221 */
+            hc_warn(hc, "provider=hydra.searchpath in %s, path=%s is not available.",
+                    strcmp(from, "the command line") == 0 ? "command-line" : "main", entry->text);
+            return 0;
+        }
     }
     if (strncmp(s, "file://", 7) == 0) {
         s += 7;

@@ -28,6 +28,8 @@ typedef struct scan {
     char *err;
     size_t errlen;
     bool torchrun_module; /* torchrun -m: the script is a module */
+    bool module_file;     /* the module's source was read */
+    bool known_entry;     /* one of verl's entry points (entries[]) */
 } scan_t;
 
 static int bad(scan_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -175,6 +177,7 @@ static int skip_one(scan_t *s, bool *stop)
         s->i += 2;
         skip_opts(s, nsys_flags);
     } else if (strcmp(b, "torchrun") == 0) {
+        s->l->python = s->argv[s->i]; /* its `#!` names the interpreter */
         s->i++;
         skip_opts(s, torchrun_flags);
     } else {
@@ -223,9 +226,14 @@ static int launchers(scan_t *s, const char **module, const char **script)
     const char *b = base(s->argv[s->i]);
     int rc = 0;
     if (strncmp(b, "python", 6) == 0 && !ends(b, ".py")) {
+        s->l->python = s->argv[s->i];
         rc = python(s, module, script);
     } else {
         *script = s->argv[s->i++];
+        if (s->torchrun_module) { /* torchrun -m MODULE */
+            *module = *script;
+            *script = NULL;
+        }
     }
     if (rc == 0 && *module != NULL &&
         (strcmp(*module, "torch.distributed.run") == 0 ||
@@ -341,20 +349,32 @@ static int find_module(scan_t *s, const char *module, const char **dir, char **t
     }
     char *slash = strrchr(rel, '/');
     const char *pkg = slash ? ar_printf(s->ar, "%.*s", (int)(slash - rel), rel) : "";
-    for (size_t i = 0; i < s->a->n_pypath; i++) {
-        const char *root = s->a->pypath[i][0] ? s->a->pypath[i] : ".";
-        const char *d = pkg[0] ? ar_printf(s->ar, "%s/%s", root, pkg) : root;
-        const char *f = ar_printf(s->ar, "%s/%s.py", root, rel);
-        if (d == NULL || f == NULL) {
-            return nomem(s);
+    const char *const *path = s->a->pypath;
+    size_t n = s->a->n_pypath;
+    *dir = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const char *root = path[i][0] ? path[i] : ".";
+            const char *d = pkg[0] ? ar_printf(s->ar, "%s/%s", root, pkg) : root;
+            const char *f = ar_printf(s->ar, "%s/%s.py", root, rel);
+            const char *p = ar_printf(s->ar, "%s/%s/__init__.py", root, rel);
+            if (d == NULL || f == NULL || p == NULL) {
+                return nomem(s);
+            }
+            *text = slurp(s, f);
+            if (*text != NULL || (pkg[0] && is_dir(s, d)) || slurp(s, p) != NULL) {
+                *dir = strcmp(root, ".") == 0 && pkg[0] ? pkg : d;
+                return 0;
+            }
         }
-        *text = slurp(s, f);
-        if (*text != NULL || (pkg[0] && is_dir(s, d))) {
-            *dir = strcmp(root, ".") == 0 && pkg[0] ? pkg : d;
-            return 0;
+        /* Not beside the caller: where the interpreter itself looks
+         * (site-packages of a pip-installed package). */
+        if (pass > 0 || s->a->syspath == NULL ||
+            s->a->syspath(s->a->syspath_ctx, s->l->python ? s->l->python : "python3", &path, &n) !=
+                0) {
+            break;
         }
     }
-    *dir = NULL;
     return 0;
 }
 
@@ -371,6 +391,7 @@ static int program(scan_t *s, const char *module, const char *script, const char
         if (rc != 0) {
             return rc;
         }
+        s->module_file = text != NULL;
     } else {
         const char *slash = strrchr(script, '/');
         *dir = slash ? ar_printf(s->ar, "%.*s", (int)(slash - script), script) : ".";
@@ -390,6 +411,7 @@ static int program(scan_t *s, const char *module, const char *script, const char
             *cpath = e->config_path;
             *cname = e->config_name;
             *hydra = true;
+            s->known_entry = true;
         }
     }
     return 0;
@@ -467,6 +489,18 @@ static int hydra_app(scan_t *s, const char *module, const char *script)
     if (rc != 0) {
         return rc;
     }
+    /* A package folder without the module file stands for a checkout whose
+     * code is not at hand only for verl's own entry points. */
+    if (module != NULL && (dir == NULL || (!s->module_file && !s->known_entry)) &&
+        (cpath == NULL || cpath[0] != '/')) {
+        /* Python itself stops there (CPython Lib/runpy.py:_get_module_details,
+         * "No module named"); Hydra never runs. */
+        const char *py = s->l->python ? s->l->python : "python3";
+        return bad(s,
+                   "%s -m %s: module not found: No module named '%s' (looked in the working "
+                   "folder, $PYTHONPATH, --python-path and %s's sys.path)",
+                   py, module, module, py);
+    }
     if (cname == NULL) {
         return bad(s, "%s: no config name (give --config-name)", s->l->what);
     }
@@ -477,13 +511,32 @@ static int hydra_app(scan_t *s, const char *module, const char *script)
         return bad(s, "Using config_path to specify the config name is not supported, specify the "
                       "config name via config_name.");
     }
-    if (cpath[0] != '/' && dir == NULL) {
-        return bad(s,
-                   "cannot find module %s on the Python path (the working folder, "
-                   "$PYTHONPATH): give --config-path as an absolute folder",
-                   module);
-    }
     const char *main = cpath[0] == '/' ? cpath : ar_printf(s->ar, "%s/%s", dir, cpath);
+    if (main == NULL) {
+        return nomem(s);
+    }
+    if (!is_dir(s, main)) {
+        /* config_loader_impl.py:106-131 (ensure_main_config_source_available):
+         * a module's config folder is the source pkg://PACKAGE/CONFIG_PATH
+         * (utils.py:138-161), a script's or an absolute one a directory. */
+        if (module != NULL && cpath[0] != '/') {
+            char *pkg = ar_printf(s->ar, "%.*s.%s",
+                                  (int)(strrchr(module, '.') ? strrchr(module, '.') - module : 0),
+                                  module, cpath);
+            for (char *p = pkg; p && *p; p++) {
+                *p = *p == '/' ? '.' : *p;
+            }
+            pkg = pkg && pkg[0] == '.' ? pkg + 1 : pkg;
+            return bad(s,
+                       "Primary config module '%s' not found. Check that it's correct and contains "
+                       "an __init__.py file",
+                       pkg ? pkg : cpath);
+        }
+        return bad(s,
+                   "Primary config directory not found. Check that the config directory '%s' "
+                   "exists and readable",
+                   main);
+    }
     s->l->search[s->l->n_search++] = main;
     if (cdir != NULL) {
         if (!is_dir(s, cdir)) {
@@ -746,6 +799,10 @@ int pd_launch_parse(const pd_launch_args_t *a, int argc, char *const *argv, pd_l
             rc = hydra ? hydra_app(&s, module, script) : flags_app(&s, script);
         }
     }
+    l.pypath = a->pypath;
+    l.n_pypath = a->n_pypath;
+    l.syspath = a->syspath;
+    l.syspath_ctx = a->syspath_ctx;
     l.mem = ar;
     if (rc != 0) {
         pd_launch_free(&l);
@@ -817,7 +874,12 @@ int pd_launch_config(const pd_launch_t *l, const hy_loader_t *loader, oc_env_fn 
                                .overrides = l->overrides,
                                .n_overrides = l->n_overrides,
                                .env = env,
-                               .env_ctx = env_ctx};
+                               .env_ctx = env_ctx,
+                               .pypath = l->pypath,
+                               .n_pypath = l->n_pypath,
+                               .syspath = l->syspath,
+                               .syspath_ctx = l->syspath_ctx,
+                               .python = l->python ? l->python : "python3"};
         return hy_compose(&a, out, err, errlen);
     }
     if ((c.primary = strdup(l->kind == PD_LAUNCH_FSDP2 ? l->yaml : l->what)) == NULL) {

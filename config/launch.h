@@ -46,6 +46,10 @@ typedef struct pd_launch_args {
     size_t n_pypath;
     pd_framework_t framework; /* AUTO: told from the flags and the folders */
     bool file_form;           /* argv[0] is a config file, whatever its name */
+    /* The launch line's interpreter's sys.path, for a module that is not on
+     * pypath (installed in site-packages); NULL: pypath only. */
+    hy_syspath_fn syspath;
+    void *syspath_ctx;
 } pd_launch_args_t;
 
 typedef struct pd_launch {
@@ -55,6 +59,13 @@ typedef struct pd_launch {
     const char *search[HY_MAX_SEARCH];
     size_t n_search;
     const char *config_name;
+    /* The interpreter the line runs (`python3`, `/venv/bin/python`, or the
+     * launcher whose `#!` names it: `torchrun`); NULL: no Python program. */
+    const char *python;
+    const char *const *pypath; /* the args' (not owned), for pkg:// entries */
+    size_t n_pypath;
+    hy_syspath_fn syspath;
+    void *syspath_ctx;
     char *const *overrides; /* into the argv given (not owned) */
     size_t n_overrides;
     const char *yaml; /* FSDP2: the YAML file */

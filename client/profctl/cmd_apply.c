@@ -107,15 +107,19 @@ static int read_config(const apply_opts_t *o, int argc, char **argv, pd_profcfg_
                        const char **fwname)
 {
     char err[1024];
+    ctl_syspath_t sp = {0};
     pd_launch_args_t la = {.loader = &hy_loader_fs,
                            .pypath = o->pypath,
                            .n_pypath = o->n_pypath,
                            .framework = o->framework,
-                           .file_form = !o->launch};
+                           .file_form = !o->launch,
+                           .syspath = ctl_syspath,
+                           .syspath_ctx = &sp};
     pd_launch_t l;
     hy_config_t h;
     int rc = pd_launch_parse(&la, argc, argv, &l, err, sizeof(err));
     if (rc != 0) {
+        ctl_syspath_free(&sp);
         return ctl_die(1, "%s", err);
     }
     rc = pd_launch_config(&l, &hy_loader_fs, env_get, NULL, &h, err, sizeof(err));
@@ -130,6 +134,7 @@ static int read_config(const apply_opts_t *o, int argc, char **argv, pd_profcfg_
         hy_config_free(&h);
     }
     pd_launch_free(&l);
+    ctl_syspath_free(&sp);
     if (rc != 0) {
         return ctl_die(1, "%s", err);
     }
@@ -231,7 +236,8 @@ const ctl_command_t ctl_cmd_apply = {
     "  --framework F        whose flags a launch line carries: auto (default: from the\n"
     "                       flags and folders), megatron, mindspeed, mindspeed-fsdp2\n"
     "  --python-path DIR    look for -m MODULE in DIR too (after the working folder and\n"
-    "                       $PYTHONPATH); may be repeated\n"
+    "                       $PYTHONPATH, before the launch line's interpreter's own\n"
+    "                       sys.path); may be repeated\n"
     "  --help               this help\n"
     "\n"
     "exit status: 0 windows opened or printed, or \"no window: REASON\" for a config that\n"

@@ -89,6 +89,19 @@ void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs);
 /* the straggler trigger (watch, top) */
 void ctl_print_trigger(const pp_straggler_t *t);
 
+/* apply: the module search path (sys.path) of the interpreter a launch
+ * line runs, asked once (hy_syspath_fn, ctx a ctl_syspath_t). */
+#define CTL_MAX_SYSPATH 64
+typedef struct ctl_syspath {
+    bool asked;
+    int rc;
+    char *text;
+    const char *dirs[CTL_MAX_SYSPATH];
+    size_t n;
+} ctl_syspath_t;
+int ctl_syspath(void *ctx, const char *python, const char *const **dirs, size_t *n);
+void ctl_syspath_free(ctl_syspath_t *sp);
+
 struct pd_profcfg;
 /* apply --dry-run: the windows of `cfg` (config: its name; framework: NULL
  * or whose numbering was used) as a table, or JSON with --json. Returns 0. */

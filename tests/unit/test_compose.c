@@ -412,6 +412,63 @@ static void test_compose_search_path_command_line(void **state)
     hy_config_free(&f.c);
 }
 
+/* `pkg://a.b` entries: the package a/b on the Python path, the caller's
+ * first, then the interpreter's sys.path (hydra 1.3.2
+ * hydra/_internal/core_plugins/importlib_resources_config_source.py:22-25
+ * turns '/' into '.', :62-67 is available when the package has an
+ * __init__.py); an entry that is not available is warned about and
+ * skipped (config_loader_impl.py:214-221). A relative `file://` entry is
+ * the working folder's (file_config_source.py:21-22). */
+static int site(void *ctx, const char *python, const char *const **dirs, size_t *n)
+{
+    static const char *const sys_path[] = {"venv/site"};
+    *(const char **)ctx = python;
+    *dirs = sys_path;
+    *n = 1;
+    return 0;
+}
+
+static void test_compose_search_path_pkg(void **state)
+{
+    static const tl_file_t files[] = {
+        {"main/p.yaml", "defaults:\n  - base\n  - db: b\n  - _self_\nhydra:\n  searchpath:\n"
+                        "    - pkg://mylib.conf\n    - pkg://site_lib/conf/\n    - pkg://nolib\n"},
+        {"mylib/conf/__init__.py", ""},
+        {"mylib/conf/base.yaml", "from: mylib\n"},
+        {"venv/site/site_lib/conf/__init__.py", ""},
+        {"venv/site/site_lib/conf/db/b.yaml", "port: 2\n"},
+        {"nolib/base.yaml", "from: nolib\n"},
+        {NULL, NULL}};
+    static const char *const search[] = {"main"};
+    static const char *const py[] = {"."};
+    const char *asked = NULL;
+    hy_loader_t l = tl_loader(files);
+    hy_compose_args_t a = {.loader = &l,
+                           .search = search,
+                           .n_search = 1,
+                           .config_name = "p",
+                           .pypath = py,
+                           .n_pypath = 1,
+                           .syspath = site,
+                           .syspath_ctx = &asked,
+                           .python = "python3.11"};
+    fx_t f;
+    memset(&f, 0, sizeof(f));
+    int rc = hy_compose(&a, &f.c, f.err, sizeof(f.err));
+    if (rc != 0) {
+        print_error("%s\n", f.err);
+    }
+    assert_int_equal(rc, 0);
+    oc_init(&f.oc, f.c.primary, f.c.root, f.err, sizeof(f.err));
+    assert_string_equal(get_s(&f, "from"), "mylib");
+    assert_int_equal(get_i(&f, "db.port"), 2);
+    assert_string_equal(asked, "python3.11");
+    assert_int_equal(f.c.n_warnings, 1);
+    assert_string_equal(f.c.warnings[0],
+                        "provider=hydra.searchpath in main, path=pkg://nolib is not available.");
+    hy_config_free(&f.c);
+}
+
 /* Nodes remember the file they came from and the defaults that brought it
  * in: messages name both. */
 static void test_compose_sources(void **state)
@@ -463,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_compose_malformed),
         cmocka_unit_test(test_compose_search_path),
         cmocka_unit_test(test_compose_search_path_command_line),
+        cmocka_unit_test(test_compose_search_path_pkg),
         cmocka_unit_test(test_compose_sources),
         cmocka_unit_test(test_compose_option_list),
     };

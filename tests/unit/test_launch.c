@@ -135,8 +135,24 @@ static void test_launch_refused(void **state)
                  "-m: a multirun starts several jobs; apply one launch line per job");
     static const char *const unknown[] = {"python3", "-m", "verl.trainer.main_ppo", "--bogus"};
     expect_error(unknown, ARGC(unknown), "unrecognized arguments: --bogus (Hydra's command line)");
+    /* Python stops before Hydra runs (CPython Lib/runpy.py:_get_module_details). */
     static const char *const missing[] = {"python3", "-m", "nowhere.main"};
-    expect_error(missing, ARGC(missing), "nowhere.main: no config name (give --config-name)");
+    expect_error(missing, ARGC(missing),
+                 "python3 -m nowhere.main: module not found: No module named 'nowhere.main' "
+                 "(looked in the working folder, $PYTHONPATH, --python-path and python3's "
+                 "sys.path)");
+    /* hydra 1.3.2 hydra/_internal/config_loader_impl.py:106-131: the main
+     * source pkg://verl.trainer/nope (utils.py:138-161), normalized to
+     * verl.trainer.nope (importlib_resources_config_source.py:25). */
+    static const char *const nocfg[] = {"python3", "-m", "verl.trainer.main_ppo",
+                                        "--config-path=nope"};
+    expect_error(nocfg, ARGC(nocfg),
+                 "Primary config module 'verl.trainer.nope' not found. Check that it's correct "
+                 "and contains an __init__.py file");
+    static const char *const nodir[] = {"python3", "tools/app.py", "--config-path=/nope"};
+    expect_error(nodir, ARGC(nodir),
+                 "Primary config directory not found. Check that the config directory '/nope' "
+                 "exists and readable");
     static const char *const cmd[] = {"python3", "-c", "print(1)"};
     expect_error(cmd, ARGC(cmd), "python -c: the program is not a file or module profctl can read");
     static const char *const yamlpath[] = {"python3", "-m", "verl.trainer.main_ppo",
@@ -255,6 +271,75 @@ static void test_launch_fsdp2(void **state)
                  "train_fsdp2.py: expected the YAML config as the first argument");
 }
 
+/*/* (Table paths are written without their leading "/".)
+ * A package pip-installed in the interpreter's site-packages, launched from
+ * another folder: not on the caller's path, found where the interpreter
+ * itself looks (its sys.path), asked of the interpreter the line names;
+ * torchrun's own interpreter is its `#!`'s, asked with "torchrun". */
+typedef struct asked {
+    const char *python;
+    int calls;
+} asked_t;
+
+static int fake_syspath(void *ctx, const char *python, const char *const **dirs, size_t *n)
+{
+    static const char *const sys_path[] = {"/usr/lib/python311.zip", "/venv/lib/site-packages"};
+    asked_t *a = ctx;
+    a->python = python;
+    a->calls++;
+    *dirs = sys_path;
+    *n = 2;
+    return 0;
+}
+
+static void test_launch_site_packages(void **state)
+{
+    static const tl_file_t site[] = {
+        {"venv/lib/site-packages/verl/__init__.py", ""},
+        {"venv/lib/site-packages/verl/trainer/main_ppo.py",
+         "@hydra.main(config_path=\"config\", config_name=\"ppo_trainer\", version_base=None)\n"},
+        {"venv/lib/site-packages/verl/trainer/config/ppo_trainer.yaml", "a: 1\n"},
+        {"work/run.sh", ""},
+        {NULL, NULL}};
+    static const char *const argv[] = {"/venv/bin/python", "-m", "verl.trainer.main_ppo", "a=2"};
+    static const char *const tr[] = {"torchrun", "--nproc_per_node=2", "-m",
+                                     "verl.trainer.main_ppo"};
+    hy_loader_t ld = tl_loader(site);
+    asked_t asked = {0};
+    pd_launch_args_t a = {.loader = &ld,
+                          .pypath = pypath,
+                          .n_pypath = 1,
+                          .syspath = fake_syspath,
+                          .syspath_ctx = &asked};
+    pd_launch_t l;
+    char err[512] = "";
+    int rc = pd_launch_parse(&a, ARGC(argv), (char *const *)argv, &l, err, sizeof(err));
+    if (rc != 0) {
+        print_error("%s\n", err);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(asked.calls, 1);
+    assert_string_equal(asked.python, "/venv/bin/python");
+    assert_string_equal(l.search[0], "/venv/lib/site-packages/verl/trainer/config");
+    assert_string_equal(l.config_name, "ppo_trainer");
+    hy_config_t c;
+    assert_int_equal(pd_launch_config(&l, &ld, NULL, NULL, &c, err, sizeof(err)), 0);
+    assert_int_equal(yt_map_get(c.root, "a")->v.i, 2);
+    hy_config_free(&c);
+    pd_launch_free(&l);
+    assert_int_equal(pd_launch_parse(&a, ARGC(tr), (char *const *)tr, &l, err, sizeof(err)), 0);
+    assert_string_equal(asked.python, "torchrun");
+    assert_string_equal(l.search[0], "/venv/lib/site-packages/verl/trainer/config");
+    pd_launch_free(&l);
+    /* Not there either: Python's own refusal, naming the interpreter. */
+    static const char *const gone[] = {"/venv/bin/python", "-m", "verl2.main"};
+    assert_int_equal(pd_launch_parse(&a, ARGC(gone), (char *const *)gone, &l, err, sizeof(err)),
+                     PROFD_EINVAL);
+    assert_string_equal(err, "/venv/bin/python -m verl2.main: module not found: No module named "
+                             "'verl2.main' (looked in the working folder, $PYTHONPATH, "
+                             "--python-path and /venv/bin/python's sys.path)");
+}
+
 /* A file first: the file form, its folder the search path. */
 static void test_launch_file_form(void **state)
 {
@@ -280,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_launch_mindspeed_detection),
         cmocka_unit_test(test_launch_fsdp2),
         cmocka_unit_test(test_launch_file_form),
+        cmocka_unit_test(test_launch_site_packages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
