@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """The cases of a unittest module that can skip, for ctest.
 
 Usage: cases.py MODULE.py
