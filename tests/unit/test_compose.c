@@ -303,6 +303,36 @@ static void test_compose_command_line_groups(void **state)
                  "override 'db=1': Config group override must be a string or a list. Got int");
 }
 
+/* +group appends and the implicit _self_ (hydra 1.3.2, 7ef3acab,
+ * hydra/_internal/defaults_list.py:495-512): in the primary config,
+ * _validate_self (:223-259) runs when its defaults list is not empty or
+ * when there are appends, and appends a missing _self_ to the list before
+ * the appends are added after it. Guards: an empty defaults list with
+ * +group appends getting no implicit _self_ (the file's own values lost or
+ * merged last); appends placed before the implicit _self_ (the file's own
+ * values would win over the appended group). */
+static void test_compose_appends_after_implicit_self(void **state)
+{
+    static const tl_file_t files[] = {{"conf/bare.yaml", "x: 1\ny: 1\n"},
+                                      {"conf/noself.yaml", "defaults:\n  - db: a\nx: 1\ny: 1\n"},
+                                      {"conf/db/a.yaml", "port: 1\n"},
+                                      {"conf/site/s.yaml", "# @package _global_\nx: 2\n"},
+                                      {NULL, NULL}};
+    fx_t f;
+    static const char *const add[] = {"+site=s"};
+    /* no defaults list: [_self_, site: s] */
+    compose(&f, files, "bare", add, 1);
+    assert_int_equal(get_i(&f, "x"), 2);
+    assert_int_equal(get_i(&f, "y"), 1);
+    hy_config_free(&f.c);
+    /* no _self_: [db: a, _self_, site: s] */
+    compose(&f, files, "noself", add, 1);
+    assert_int_equal(get_i(&f, "x"), 2);
+    assert_int_equal(get_i(&f, "y"), 1);
+    assert_int_equal(get_i(&f, "db.port"), 1);
+    hy_config_free(&f.c);
+}
+
 /* Value overrides after composition (config_loader_impl.py
  * _apply_overrides_to_config), struct config: +key on null is accepted. */
 static void test_compose_value_overrides(void **state)
@@ -515,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_compose_interpolated_choice),
         cmocka_unit_test(test_compose_optional_missing),
         cmocka_unit_test(test_compose_command_line_groups),
+        cmocka_unit_test(test_compose_appends_after_implicit_self),
         cmocka_unit_test(test_compose_value_overrides),
         cmocka_unit_test(test_compose_cycle),
         cmocka_unit_test(test_compose_malformed),
