@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors

@@ -23,11 +23,19 @@ a profd window `--steps S:E` records S .. E-1. Under nsys, profd's `nsys`
 tool opens the capture range at profd's window instead
 (`nsys profile --capture-range=cudaProfilerApi`; leave --profile off).
 
-Inside MindSpeed-LLM (which runs on Megatron) the MindSpeed integration
-numbers the steps; this one passes through.
+Under MindSpeed (MindSpeed-LLM, or Megatron with `import
+mindspeed.megatron_adaptor`) this integration stays off: MindSpeed's patch
+manager replaces megatron.training.training.train_step and train (and the
+copies other modules imported) only where they are still Megatron's own
+objects, so profd must not rebind them first. It is off when
+mindspeed.patch_utils is already imported when megatron.training.training
+is (MindSpeed's adaptors import it first); MindSpeed-LLM's steps then come
+from the MindSpeed integration, Megatron + MindSpeed's from PROFD_AUTO's
+optimizer steps.
 """
 
 import functools
+import logging
 import sys
 
 from .. import _hooks
@@ -54,6 +62,10 @@ def _patch(module):
     if code is None or "train_step" not in code.co_names or not callable(train_step):
         C.say_once("megatron", "Megatron-LM: %s.train does not call train_step as at %s: profd leaves it alone",
                    MODULE, MEGATRON_COMMIT[:8])
+        return
+    if "mindspeed.patch_utils" in sys.modules:
+        C.say_once("megatron-mindspeed", "Megatron-LM: MindSpeed patches this Megatron: profd's Megatron "
+                   "integration stays off (MindSpeed's patches kept)", level=logging.INFO)
         return
     C.claim("megatron")
     get_args = getattr(sys.modules.get("megatron.training.global_vars"), "get_args", None)

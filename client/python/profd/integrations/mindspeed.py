@@ -12,16 +12,24 @@ get_profiler() when is_profile_enabled(), calls prof.start() before the
 loop, prof.step() at the end of every pass (after train_step, the logged
 `iteration += 1`, logging, evaluation and checkpointing) and prof.stop()
 after it; every entry point (pretrain, posttrain, high availability) runs
-this train(). Once the module is imported the integration replaces its
-module globals:
+this train(). `import mindspeed_llm` applies MindSpeed's patches
+(mindspeed_llm/tasks/megatron_adaptor_v2.py, FeatureAdaptor.execute(): the
+features register patches with MindSpeed's MindSpeedPatchesManager, whose
+apply_patches() replaces an attribute in every module only while it is
+still the original object): --schedules-method dualpipev, --npu-datadump,
+--smart-swap and --layerwise-disaggregated-training all patch
+megatron.training.training.train_step, which train() imported. So profd
+touches no name a feature patches. Once the module is imported it replaces
+two module globals only, through which train() drives its profiler:
 
 - is_profile_enabled() is true on every rank, so train() drives a profiler
   object on every rank: get_profiler() returns profd's, which wraps
   MindSpeed's own torch_npu profiler when MindSpeed's --profile selects this
   rank (its --profile-step-start/-end window keeps working as before);
-- train_step: step n begins at the call, n = args.curr_iteration + 1 (the
-  iteration MindSpeed logs for this pass); prof.step() at the end of the
-  pass ends it, prof.stop() ends a pass that left the loop early.
+- profd's prof.start() begins step args.iteration + 1; prof.step() at the
+  end of a pass ends step n = args.curr_iteration + 1 (the iteration
+  MindSpeed logs for the pass) and begins n + 1 unless n was the last
+  (args.train_iters); prof.stop() ends a pass that left the loop early.
 
 So a profd window `--steps S:E` captures the logged iterations S .. E-1,
 the ones MindSpeed-LLM records for --profile-step-start S
@@ -101,9 +109,41 @@ class _NoAction:
     name = None
 
 
+def _guard(fn):
+    """profd's step bookkeeping never breaks training."""
+
+    def run(*args):
+        try:
+            fn(*args)
+        except Exception as e:
+            C.say_once("mindspeed-step", "profd: MindSpeed-LLM steps off: %s: %s", type(e).__name__, e)
+
+    return run
+
+
+@_guard
+def _first():
+    args = _args()
+    if int(args.iteration) < int(args.train_iters):
+        _step.begin(int(args.iteration) + 1)
+
+
+@_guard
+def _next():
+    args = _args()
+    done = int(args.curr_iteration) + 1  # the iteration this pass logged
+    _step.end()
+    if done < int(args.train_iters):
+        _step.begin(done + 1)
+
+
 class Profiler:
-    """What train() drives: profd's step ends, and MindSpeed's own torch_npu
-    profiler (`own`) when --profile selects this rank."""
+    """What train() drives: profd's steps, and MindSpeed's own torch_npu
+    profiler (`own`) when --profile selects this rank. start() begins the
+    first iteration (args.iteration + 1), step() at the end of a pass ends
+    the iteration it logged (args.curr_iteration + 1) and begins the next
+    unless it was the last (args.train_iters), stop() ends a pass that left
+    the loop early."""
 
     def __init__(self, own):
         self.own = own
@@ -116,9 +156,10 @@ class Profiler:
     def start(self):
         if self.own is not None:
             self.own.start()
+        _first()
 
     def step(self):
-        _step.end()
+        _next()
         self.step_num += 1
         if self.own is not None:
             self.own.step()
@@ -138,7 +179,7 @@ class Profiler:
 def _recognised(module):
     train = getattr(module, "train", None)
     code = getattr(train, "__code__", None)
-    ok = code is not None and {"is_profile_enabled", "get_profiler", "train_step"} <= set(code.co_names) \
+    ok = code is not None and {"is_profile_enabled", "get_profiler"} <= set(code.co_names) \
         and "prof" in code.co_varnames
     for name in ("is_profile_enabled", "get_profiler"):
         fn = getattr(module, name, None)
@@ -146,7 +187,7 @@ def _recognised(module):
             ok = ok and callable(fn) and not inspect.signature(fn).parameters
         except (TypeError, ValueError):
             ok = False
-    return ok and callable(getattr(module, "train_step", None))
+    return ok
 
 
 def _args():
@@ -157,11 +198,11 @@ def _patch(module):
     if not enabled():
         return
     if not _recognised(module):
-        C.say_once("mindspeed", "MindSpeed-LLM: %s.train does not drive is_profile_enabled / get_profiler / "
-                   "train_step as at %s: profd leaves it alone", MODULE, MINDSPEED_COMMIT[:8])
+        C.say_once("mindspeed", "MindSpeed-LLM: %s.train does not drive is_profile_enabled / get_profiler "
+                   "as at %s: profd leaves it alone", MODULE, MINDSPEED_COMMIT[:8])
         return
     C.claim("mindspeed")
-    orig_enabled, orig_get, orig_train_step = module.is_profile_enabled, module.get_profiler, module.train_step
+    orig_enabled, orig_get = module.is_profile_enabled, module.get_profiler
 
     @functools.wraps(orig_enabled)
     def is_profile_enabled():
@@ -173,17 +214,11 @@ def _patch(module):
             return orig_get()
         return Profiler(orig_get() if orig_enabled() else None)
 
-    @functools.wraps(orig_train_step)
-    def train_step(*args, **kwargs):
-        try:
-            _step.begin(int(_args().curr_iteration) + 1)
-        except Exception as e:  # never break training
-            C.say_once("mindspeed-step", "profd: MindSpeed-LLM steps off: %s: %s", type(e).__name__, e)
-        return orig_train_step(*args, **kwargs)
-
+    # Only these two module globals, which no MindSpeed or MindSpeed-LLM
+    # feature patches: train_step, train and every other name MindSpeed's
+    # patch manager replaces stay as the framework installs them.
     module.is_profile_enabled = is_profile_enabled
     module.get_profiler = get_profiler
-    module.train_step = train_step
     open_early()
 
 

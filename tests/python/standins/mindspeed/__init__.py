@@ -1,4 +1,4 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-# Stand-in for Ascend/MindSpeed @ 030ccc9c43423ed7fdfadb6c79f3d63ad36aa411: mindspeed/__init__.py
-# Written for profd's tests; only the feature base class MindSpeed-LLM's profiling feature derives from.
+# Stand-in for Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48: mindspeed/__init__.py
+# Written for profd's tests; the package of the patch manager, the features base and the features the tests enable.

@@ -1,3 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-# Stand-in for Ascend/MindSpeed @ 030ccc9c43423ed7fdfadb6c79f3d63ad36aa411: mindspeed/features_manager/__init__.py
+# Stand-in for Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48: mindspeed/features_manager/__init__.py
+# Written for profd's tests from that file; names, signatures and call order follow it, bodies are minimal.
+from mindspeed.features_manager.feature import MindSpeedFeature  # noqa: F401
+from mindspeed.features_manager.functional.npu_datadump import NPUDataDumpFeature  # noqa: F401
+from mindspeed.features_manager.memory.smart_swap import SmartSwapFeature  # noqa: F401

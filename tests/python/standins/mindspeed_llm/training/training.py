@@ -49,6 +49,15 @@ from megatron.training.utils import get_rank_safe, print_rank_0, print_rank_last
 _TRAIN_START_TIME = time.time()
 
 
+def _enable_npu_datadump_step_end():
+    args = get_args()
+    if not getattr(args, "npu_datadump", False):
+        return
+    from mindspeed.functional.npu_datadump.npu_datadump import MSTT_DEBUGGER
+    MSTT_DEBUGGER.stop()
+    MSTT_DEBUGGER.step()
+
+
 def is_profile_enabled():
     args = get_args()
     return bool(args.profile) and (args.profile_ranks == [-1] or get_rank_safe() in args.profile_ranks)
@@ -120,6 +129,7 @@ def train(forward_step_func, model, optimizer, opt_param_scheduler, train_data_i
         args.curr_iteration = iteration
         loss_dict, skipped_iter, should_checkpoint, should_exit, exit_code, grad_norm, num_zeros_in_grad = \
             train_step(forward_step_func, train_data_iterator, model, optimizer, opt_param_scheduler, config)
+        _enable_npu_datadump_step_end()
         standin_trace.record("mindspeed", "train_step", iteration=iteration + 1, rank=get_rank_safe(),
                              npu_action=prof.current_action.name if is_profile_enabled() else None)
         if iteration == start_iteration and skipped_iter:
