@@ -28,6 +28,7 @@
 
 #define CL_PHASE_NAMES   16 /* phase names whose times are sent (the first ones seen) */
 #define CL_CLOCK_SAMPLES 16
+#define CL_SECTION_DEPTH 8 /* sections open at once (nested) */
 
 typedef struct cl_plan {
     pp_plan_t p;
@@ -81,6 +82,7 @@ typedef struct cl_io {
     uint64_t dropped_reported;
     int64_t *evbuf;  /* flattened (kind, step, t_us) triples */
     int64_t *pevbuf; /* flattened (kind, phase index, t_us) triples */
+    int64_t *sevbuf; /* flattened (step, section, us) triples */
     /* the daemon's clock - ours, from the events' round trips: the recent
      * sample with the smallest error (its half round trip) */
     int64_t clk_off[CL_CLOCK_SAMPLES], clk_err[CL_CLOCK_SAMPLES];
@@ -97,6 +99,14 @@ struct profd_client {
     int64_t captures_seen;
 
     int cur_phase; /* index of the running phase's name, -1 none */
+
+    /* sections (profd_section_*): this step's exclusive totals in ns, the
+     * open ones (innermost last) and when the innermost began or resumed */
+    int64_t sec_ns[PROFD_SECTIONS];
+    unsigned sec_used; /* bit per section with time this step */
+    int sec_open[CL_SECTION_DEPTH];
+    int sec_depth;
+    int64_t sec_t0;
 
     /* ---- shared ---- */
     cl_ring_t *ring;

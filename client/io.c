@@ -462,7 +462,7 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
 {
     cl_io_t *io = &c->io;
     cl_event_t evs[64];
-    size_t n = 0, np = 0;
+    size_t n = 0, np = 0, ns = 0;
     unsigned k;
     char *names[CL_PHASE_NAMES];
 
@@ -476,7 +476,12 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
     cl_clock_anchor(&c->clock); /* before the pop: the events lie before it */
     while (n + np < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
         for (unsigned i = 0; i < k; i++) {
-            if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
+            if (evs[i].kind >= CL_EV_SECTION && evs[i].kind < CL_EV_SECTION + PROFD_SECTIONS) {
+                io->sevbuf[3 * ns] = evs[i].step;
+                io->sevbuf[3 * ns + 1] = evs[i].kind - CL_EV_SECTION;
+                io->sevbuf[3 * ns + 2] = evs[i].t_us;
+                ns++;
+            } else if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
                 io->pevbuf[3 * np] = evs[i].kind == CL_EV_PHASE_BEGIN ? 1 : 2;
                 io->pevbuf[3 * np + 1] = evs[i].step;
                 io->pevbuf[3 * np + 2] = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
@@ -488,17 +493,17 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
                 n++;
             }
         }
-        if (n + np + 64 > EV_BATCH) {
+        if (n + np + 64 > EV_BATCH || ns + 64 > EV_BATCH) {
             break;
         }
     }
     uint64_t dropped = cl_ring_dropped(c->ring);
     int64_t now = cl_now_ms();
-    io->idle_rounds = n + np ? 0 : io->idle_rounds + 1;
-    if (n + np) {
+    io->idle_rounds = n + np + ns ? 0 : io->idle_rounds + 1;
+    if (n + np + ns) {
         io->last_event_ms = now;
     }
-    if (n + np == 0 && !force && (io->watching || now - io->last_sent_ms < HEARTBEAT_MS) &&
+    if (n + np + ns == 0 && !force && (io->watching || now - io->last_sent_ms < HEARTBEAT_MS) &&
         dropped == io->dropped_reported) {
         return; /* nothing to say: a held long poll tells the daemon we are here */
     }
@@ -519,13 +524,17 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
         req.u.events.names = names;
         req.u.events.names_n = (size_t)nn;
     }
+    if (ns) {
+        req.u.events.sev = io->sevbuf;
+        req.u.events.sev_n = 3 * ns;
+    }
     clock_best(io, &req.u.events.offset_us, &req.u.events.offset_err_us);
     int64_t t0 = cl_now_us();
     int rv = rpc(c, &req, &rep, timeout_ms);
     int64_t t3 = cl_now_us();
     io->last_sent_ms = now;
     if (rv == 0) {
-        atomic_fetch_add(&c->st_events_sent, (int64_t)(n + np));
+        atomic_fetch_add(&c->st_events_sent, (int64_t)(n + np + ns));
         io->dropped_reported = dropped;
         if (rep.type == PP_T_ack && rep.u.ack.t_us > 0 && t3 >= t0) {
             /* the daemon read its clock between our send and our receive */
@@ -856,7 +865,10 @@ int cl_io_start(profd_client_t *c)
 
     memset(io, 0, sizeof(*io));
     if ((io->evbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL ||
-        (io->pevbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL) {
+        (io->pevbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL ||
+        (io->sevbuf = malloc(3 * EV_BATCH * sizeof(int64_t))) == NULL) {
+        free(io->evbuf);
+        free(io->pevbuf);
         return PROFD_ENOMEM;
     }
     pthread_condattr_t ca;
@@ -913,6 +925,7 @@ fail:
     pthread_mutex_destroy(&io->mu);
     free(io->evbuf);
     free(io->pevbuf);
+    free(io->sevbuf);
     return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
 }
 
@@ -1042,6 +1055,7 @@ void cl_io_stop(profd_client_t *c)
     }
     free(io->evbuf);
     free(io->pevbuf);
+    free(io->sevbuf);
     pthread_cond_destroy(&io->cv);
     pthread_mutex_destroy(&io->mu);
     io->started = false;

@@ -20,6 +20,9 @@ enum cl_ev_kind {
     CL_EV_STEP_END = 2,
     CL_EV_PHASE_BEGIN = 3, /* `step` holds the phase's index in the client's name table */
     CL_EV_PHASE_END = 4,
+    /* a step's section total: kind CL_EV_SECTION + section, `step` the
+     * step, `t_us` the microseconds */
+    CL_EV_SECTION = 16,
 };
 
 typedef struct cl_event {

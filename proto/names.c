@@ -57,6 +57,13 @@ static bool ident_char(char ch)
            ch == '_' || ch == '-';
 }
 
+const char *pp_section_name(int section)
+{
+    static const char *const names[PP_SECTIONS] = {"data", "forward", "backward", "optimizer",
+                                                   "comm"};
+    return section >= 0 && section < PP_SECTIONS ? names[section] : NULL;
+}
+
 bool pp_ident_ok(const char *s)
 {
     size_t n = 0;

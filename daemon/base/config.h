@@ -97,6 +97,7 @@ typedef struct pd_config {
     char straggler_roles[16][64 + 1]; /* none = every role */
     size_t n_straggler_roles;
     double straggler_factor;
+    double straggler_score; /* the compute relative score under which a rank is slow */
     int64_t straggler_consecutive;
     int64_t straggler_steps;
     int64_t straggler_interval_ms;

@@ -91,6 +91,7 @@ static void entry_free(pd_hist_rank_t *r)
 {
     if (r) {
         free(r->step_us);
+        free(r->sec_us);
         for (int p = 0; p < PD_HIST_PHASES; p++) {
             free(r->phase_us[p]);
         }
@@ -216,6 +217,9 @@ static int64_t slot_for(pd_history_t *h, pd_hist_rank_t *r, int64_t step)
         for (int64_t s = from; s <= step; s++) {
             if (s >= 0) {
                 r->step_us[s % h->steps] = 0;
+                for (int k = 0; r->sec_us && k < PP_SECTIONS; k++) {
+                    r->sec_us[k * h->steps + s % h->steps] = 0;
+                }
                 for (int p = 0; p < r->nphases && s > step - h->phase_steps; p++) {
                     r->phase_us[p][s % h->phase_steps] = 0;
                 }
@@ -277,6 +281,42 @@ int64_t pd_history_median(const pd_history_t *h, const pd_hist_rank_t *r, int64_
         }
     }
     return pd_median_i64(v, k);
+}
+
+/* ---- sections ---- */
+
+int pd_history_sections(pd_history_t *h, pd_hist_rank_t *r, const int64_t *sev, size_t nsev)
+{
+    int n = 0;
+    if (nsev < 3) {
+        return 0;
+    }
+    if (r->sec_us == NULL &&
+        (r->sec_us = calloc((size_t)PP_SECTIONS * (size_t)h->steps, sizeof(uint32_t))) == NULL) {
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i + 3 <= nsev; i += 3) {
+        int64_t step = sev[i], sec = sev[i + 1], us = sev[i + 2];
+        if (sec < 0 || sec >= PP_SECTIONS || us < 0 || us >= U32_MAX_US) {
+            continue;
+        }
+        int64_t slot = slot_for(h, r, step);
+        if (slot >= 0) {
+            r->sec_us[sec * h->steps + slot] = (uint32_t)(us + 1);
+            n++;
+        }
+    }
+    return n;
+}
+
+int64_t pd_history_section_us(const pd_history_t *h, const pd_hist_rank_t *r, int sec, int64_t step)
+{
+    if (r->sec_us == NULL || sec < 0 || sec >= PP_SECTIONS || r->last == PP_NONE ||
+        step > r->last || step <= r->last - h->steps || step < 0) {
+        return -1;
+    }
+    uint32_t v = r->sec_us[sec * h->steps + step % h->steps];
+    return v ? (int64_t)v - 1 : -1;
 }
 
 /* ---- phases ---- */

@@ -51,6 +51,9 @@ typedef struct pd_hist_rank {
     char phases[PD_HIST_PHASES][PP_MAX_NAME + 1];
     int nphases;
     int64_t phases_dropped; /* phase names past PD_HIST_PHASES */
+    /* section times (PP_SECTIONS x steps, slot step % steps, us + 1; 0
+     * unknown), made when the rank first sends one */
+    uint32_t *sec_us;
 
     /* where it stands */
     int64_t cur_step; /* last step begun, PP_NONE */
@@ -100,6 +103,14 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
 int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, size_t nev,
                       const int64_t *pev, size_t npev, char *const *names, size_t nnames,
                       int64_t now_ms);
+
+/* Section totals of a local worker: (step, section, us) triples; malformed
+ * ones (a section out of range, a negative time) are skipped. Returns the
+ * number recorded, or PROFD_ENOMEM. */
+int pd_history_sections(pd_history_t *h, pd_hist_rank_t *r, const int64_t *sev, size_t nsev);
+/* Section `sec` of `step` (us), -1 when unknown or out of the ring. */
+int64_t pd_history_section_us(const pd_history_t *h, const pd_hist_rank_t *r, int sec,
+                              int64_t step);
 
 /* A step time or a phase time learnt from elsewhere (a node's summary). */
 void pd_history_put(pd_history_t *h, pd_hist_rank_t *r, int64_t step, int64_t us);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scores.h"
 #include "straggler.h"
 
 void pd_straggler_init(pd_straggler_t *s, const pd_straggler_cfg_t *cfg, bool armed)
@@ -142,6 +143,36 @@ static bool role_check(const pd_straggler_t *s, const pd_history_t *h, const can
     return true;
 }
 
+static bool watched(const pd_hist_rank_t *r, void *arg)
+{
+    return role_watched(arg, r);
+}
+
+/* The section rule (scores.h). */
+static bool sync_check(const pd_straggler_t *s, const pd_history_t *h, pd_straggler_hit_t *hit)
+{
+    const pd_straggler_cfg_t *c = &s->cfg;
+    pd_score_hit_t sh;
+    if (!pd_scores_straggler(h, PD_HIST_RECENT, c->score, c->consecutive, watched, (void *)c,
+                             &sh)) {
+        return false;
+    }
+    hit->slow = sh.slow;
+    hit->peer = sh.peer;
+    hit->slow_us = sh.slow_compute_us;
+    hit->peer_us = sh.peer_compute_us;
+    hit->p50_us = sh.peer_compute_us;
+    snprintf(hit->reason, sizeof(hit->reason),
+             "straggler trigger: rank %lld (%s) computes %.1f ms per step, relative score %.2f "
+             "(under %.2f) for %lld step(s), while the role's other ranks wait %.1f ms for it in "
+             "communication (it waits %.1f ms); healthy peer rank %lld (%.1f ms compute)",
+             (long long)sh.slow->rank, sh.slow->role, (double)sh.slow_compute_us / 1000.0, sh.rel,
+             c->score, (long long)c->consecutive, (double)sh.peer_comm_us / 1000.0,
+             (double)sh.slow_comm_us / 1000.0, (long long)sh.peer->rank,
+             (double)sh.peer_compute_us / 1000.0);
+    return true;
+}
+
 bool pd_straggler_check(const pd_straggler_t *s, const pd_history_t *h, int64_t now_ms,
                         pd_straggler_hit_t *hit)
 {
@@ -167,6 +198,11 @@ bool pd_straggler_check(const pd_straggler_t *s, const pd_history_t *h, int64_t 
         }
     }
     qsort(v, n, sizeof(*v), cmp_role); /* group by job and role */
+    /* synchronous stragglers first: their step times are their peers' */
+    if (c->score > 0 && (found = sync_check(s, h, hit))) {
+        free(v);
+        return true;
+    }
     for (size_t a = 0; a < n && !found;) {
         size_t b = a + 1;
         while (b < n && cmp_role(&v[a], &v[b]) == 0) {
@@ -211,6 +247,7 @@ void pd_straggler_info(const pd_straggler_t *s, pp_straggler_t *out)
     }
     out->roles_n = out->roles ? (size_t)c->nroles : 0;
     out->factor = c->factor;
+    out->score = c->score;
     out->consecutive = c->consecutive;
     out->steps = c->steps;
     out->interval_ms = c->interval_ms;

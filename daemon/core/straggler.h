@@ -31,6 +31,7 @@ typedef struct pd_straggler_cfg {
     char roles[PD_STRAGGLER_ROLES][PP_MAX_NAME + 1];
     int nroles; /* 0 = every role */
     double factor;
+    double score; /* compute relative score threshold (scores.h); 0 = off */
     int64_t consecutive;
     int64_t steps;
     int64_t interval_ms;

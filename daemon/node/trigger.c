@@ -17,6 +17,7 @@ void pd_trigger_settings(const pd_config_t *cfg, pd_straggler_cfg_t *out)
         out->nroles++;
     }
     out->factor = cfg->straggler_factor;
+    out->score = cfg->straggler_score;
     out->consecutive = cfg->straggler_consecutive;
     out->steps = cfg->straggler_steps;
     out->interval_ms = cfg->straggler_interval_ms;
@@ -111,6 +112,14 @@ int pd_trigger_request(pd_node_t *n, const pp_straggler_t *req, char *err, size_
             return PROFD_EINVAL;
         }
         c.factor = req->factor;
+    }
+    if (req->score != 0) {
+        if (!(req->score > 0.0 && req->score < 1.0)) {
+            snprintf(err, errlen, "score must be more than 0 and less than 1, found %g",
+                     req->score);
+            return PROFD_EINVAL;
+        }
+        c.score = req->score;
     }
     if (req->consecutive < 0 || req->steps < 0 || req->interval_ms < 0 || req->max_bytes < 0 ||
         req->consecutive > 10000 || req->steps > 10000) {

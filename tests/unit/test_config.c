@@ -170,6 +170,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "    job: run-42\n"
                                 "    roles: [actor, rollout]\n"
                                 "    factor: 1.5\n"
+                                "    score: 0.6\n"
                                 "    consecutive: 5\n"
                                 "    steps: 3\n"
                                 "    interval_ms: 0\n"
@@ -241,6 +242,7 @@ static void test_config_every_key(void **state)
     assert_string_equal(c.straggler_roles[0], "actor");
     assert_string_equal(c.straggler_roles[1], "rollout");
     assert_true(c.straggler_factor == 1.5);
+    assert_true(c.straggler_score == 0.6);
     assert_int_equal(c.straggler_consecutive, 5);
     assert_int_equal(c.straggler_steps, 3);
     assert_int_equal(c.straggler_interval_ms, 0);
@@ -263,8 +265,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(58));
-    assert_null(pd_config_key(59));
+    assert_non_null(pd_config_key(59));
+    assert_null(pd_config_key(60));
     yt_free(root);
 }
 

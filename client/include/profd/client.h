@@ -196,6 +196,37 @@ PROFD_API int profd_phase_end(profd_client_t *c, const char *phase);
 PROFD_API int profd_add_role(profd_client_t *c, const char *role, int64_t rank);
 PROFD_API int profd_phase_begin_role(profd_client_t *c, const char *role, const char *phase);
 
+/*
+ * Sections: where a step's time goes. A worker (or PROFD_AUTO and the
+ * framework integrations for it) marks the time its training thread spends
+ * loading data, in the forward pass, the backward pass, the optimizer, and
+ * waiting in collective communication; the daemon adds the step's compute
+ * (forward + backward + optimizer) and the rest (the step's time outside
+ * every section). Time is exclusive: a section begun inside another one
+ * (a collective's wait inside the backward pass) is taken out of the outer
+ * one, so the sections of a step add up to at most its time. The totals of
+ * a step travel with its end event.
+ *
+ * profd_section_begin / _end: the section's clock starts / stops now (at
+ * most 8 open sections nest; an end must name the innermost open one:
+ * PROFD_ESTATE otherwise, PROFD_EINVAL for a section out of range).
+ * profd_section_add: `us` microseconds measured by the caller (PROFD_EINVAL
+ * when negative), added to the section as it is, taken out of no other.
+ * Training-thread calls: no system call (the clock is the vDSO), lock or
+ * allocation.
+ */
+typedef enum profd_section {
+    PROFD_SECTION_DATA = 0,      /* the next batch: the DataLoader's __next__ */
+    PROFD_SECTION_FORWARD = 1,   /* the forward pass */
+    PROFD_SECTION_BACKWARD = 2,  /* the backward pass */
+    PROFD_SECTION_OPTIMIZER = 3, /* the optimizer's step */
+    PROFD_SECTION_COMM = 4,      /* waiting for collective communication */
+} profd_section_t;
+#define PROFD_SECTIONS 5
+PROFD_API int profd_section_begin(profd_client_t *c, int section);
+PROFD_API int profd_section_end(profd_client_t *c, int section);
+PROFD_API int profd_section_add(profd_client_t *c, int section, int64_t us);
+
 /* The windows running in this process at the current step, as the training
  * thread sees them: 0 when no profd window covers this step (a framework
  * may then run its own profiler without the two meeting on one thread).

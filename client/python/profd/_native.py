@@ -157,6 +157,9 @@ class Library:
         self.phase_end = proto(py, "profd_phase_end", ctypes.c_int, vp, _c_char_p)
         self.phase_begin_role = proto(py, "profd_phase_begin_role", ctypes.c_int, vp, _c_char_p, _c_char_p)
         self.windows_active = proto(py, "profd_windows_active", ctypes.c_int, vp)
+        self.section_begin = proto(py, "profd_section_begin", ctypes.c_int, vp, ctypes.c_int)
+        self.section_end = proto(py, "profd_section_end", ctypes.c_int, vp, ctypes.c_int)
+        self.section_add = proto(py, "profd_section_add", ctypes.c_int, vp, ctypes.c_int, _c_int64)
         # takes a lock shared with the background thread: through CDLL
         self.add_role = proto(c, "profd_add_role", ctypes.c_int, vp, _c_char_p, _c_int64)
 

@@ -144,6 +144,31 @@ class _RolePhaseScope(_PhaseScope):
         return self
 
 
+SECTIONS = ("data", "forward", "backward", "optimizer", "comm")
+_SECTION_INDEX = {n: i for i, n in enumerate(SECTIONS)}
+
+
+class _SectionScope:
+    """A section of the current step (profd_section_begin/end)."""
+
+    __slots__ = ("_c", "_i")
+
+    def __init__(self, client, i):
+        self._c, self._i = client, i
+
+    def __enter__(self):
+        h = self._c._h  # None once the client is closed
+        if h is not None:
+            self._c._lib.section_begin(h, self._i)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        h = self._c._h
+        if h is not None:
+            self._c._lib.section_end(h, self._i)
+        return False
+
+
 class _NullScope:
     __slots__ = ("step",)
 
@@ -520,6 +545,33 @@ class Client:
 
     def phase_begin(self, name, role=None):
         self.phase(name, role).__enter__()
+
+    # ---- sections: where a step's time goes (profd_section_* in client.h) ----
+
+    def section(self, name):
+        """Context manager: the time inside is `name`'s ("data", "forward",
+        "backward", "optimizer", "comm"), exclusive of sections nested in
+        it. An unknown name is ignored (logged once)."""
+        i = _SECTION_INDEX.get(name) if isinstance(name, str) else None
+        if i is None or self._h is None:
+            if i is None:
+                self._warn_once(("section", repr(name)), "ignoring section %r: one of %s", name, ", ".join(SECTIONS))
+            return _NULL
+        return _SectionScope(self, i)
+
+    def section_add(self, name, us):
+        """Add `us` microseconds measured by the caller to section `name` of
+        the current step. False (logged once) when not taken."""
+        i = _SECTION_INDEX.get(name) if isinstance(name, str) else None
+        h = self._h
+        if i is None or h is None:
+            if i is None:
+                self._warn_once(("section", repr(name)), "ignoring section %r: one of %s", name, ", ".join(SECTIONS))
+            return False
+        try:
+            return self._lib.section_add(h, i, int(us)) == 0
+        except (TypeError, ValueError, OverflowError):
+            return False
 
     def add_role(self, role, rank=None):
         """Declare another role this process hosts, with its rank in that

@@ -265,6 +265,12 @@ bool pp_ident_ok(const char *s);
 /* Host names: identifier characters plus '.', not starting with '.'. */
 bool pp_host_ok(const char *s);
 
+/* Step sections a worker marks (profd_section_t in client.h numbers them
+ * alike): data, forward, backward, optimizer, comm. Their names on the wire
+ * and in documents; NULL out of range. */
+#define PP_SECTIONS 5
+const char *pp_section_name(int section);
+
 /* "w3-step2", "w4-steps5-9", "w5-from5" (open end: last_step PP_NONE). */
 int pp_window_name(char *buf, size_t len, int64_t id, int64_t first_step, int64_t last_step);
 

@@ -35,6 +35,7 @@ import weakref
 
 from .. import _hooks
 from . import _common as C
+from . import sections
 
 _state = {"step": 0, "counted": None, "patched": False}
 
@@ -70,6 +71,7 @@ def _on_new(opt):
 
 def _on_step(opt, *args):
     try:
+        sections.opt_end()
         if C.owner() != "pytorch" or _state["step"] == 0 or not _counts(opt):
             return
         c = C.current()
@@ -92,7 +94,12 @@ def _wrap_step(cls):
 
     @functools.wraps(inner)
     def step(self, *args, **kwargs):
-        out = inner(self, *args, **kwargs)
+        sections.opt_begin()
+        try:
+            out = inner(self, *args, **kwargs)
+        except BaseException:
+            sections.opt_end()
+            raise
         _on_step(self)
         return out
 
@@ -118,6 +125,14 @@ def _patch(torch):
     register = getattr(module, "register_optimizer_step_post_hook", None)
     if register is not None:
         register(_on_step)  # torch >= 2.0: every optimizer, every step
+        pre = getattr(module, "register_optimizer_step_pre_hook", None)
+        if pre is not None:
+            pre(lambda opt, *args: sections.opt_begin())
+    if not C.off("PROFD_SECTIONS"):
+        try:
+            sections.patch(torch)
+        except Exception as e:  # the steps go on without their sections
+            C.say_once("sections", "PROFD_AUTO: sections off: %s: %s", type(e).__name__, e)
     orig_init = opt_cls.__init__
 
     @functools.wraps(orig_init)
