@@ -427,30 +427,30 @@ int profd_step_begin(profd_client_t *c, int64_t step)
 
 /* ---- sections ---- */
 
-static inline int64_t section_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* The step's section totals into the ring (before its end event), rounded
- * to microseconds; an open section's time so far counts in this step. */
+/* The step's section totals into the ring (before its end event): the
+ * timed ones in ticks (the background thread turns them into time), the
+ * added ones in nanoseconds; an open section's time so far counts in this
+ * step. */
 static void sections_flush(profd_client_t *c, int64_t step)
 {
     if (c->sec_depth > 0) {
-        int64_t now = section_ns();
-        c->sec_ns[c->sec_open[c->sec_depth - 1]] += now - c->sec_t0;
-        c->sec_used |= 1u << c->sec_open[c->sec_depth - 1];
+        uint64_t now = cl_clock_ticks(&c->clock);
+        int top = c->sec_open[c->sec_depth - 1];
+        c->sec_ticks[top] += now - c->sec_t0;
+        c->sec_used |= 1u << top;
         c->sec_t0 = now;
     }
     for (int i = 0; i < PROFD_SECTIONS; i++) {
         if (c->sec_used & (1u << i)) {
-            cl_ring_push(c->ring, CL_EV_SECTION + i, step, (c->sec_ns[i] + 500) / 1000);
+            cl_ring_push(c->ring, CL_EV_SECTION + i, step, c->sec_ticks[i]);
+            c->sec_ticks[i] = 0;
+        }
+        if (c->sec_added & (1u << i)) {
+            cl_ring_push(c->ring, CL_EV_SECTION_NS + i, step, c->sec_ns[i]);
             c->sec_ns[i] = 0;
         }
     }
-    c->sec_used = 0;
+    c->sec_used = c->sec_added = 0;
 }
 
 int profd_section_begin(profd_client_t *c, int section)
@@ -461,10 +461,10 @@ int profd_section_begin(profd_client_t *c, int section)
     if (c->sec_depth == CL_SECTION_DEPTH) {
         return PROFD_ESTATE;
     }
-    int64_t now = section_ns();
+    uint64_t now = cl_clock_ticks(&c->clock);
     if (c->sec_depth > 0) { /* the outer one pauses */
         int outer = c->sec_open[c->sec_depth - 1];
-        c->sec_ns[outer] += now - c->sec_t0;
+        c->sec_ticks[outer] += now - c->sec_t0;
         c->sec_used |= 1u << outer;
     }
     c->sec_open[c->sec_depth++] = section;
@@ -480,8 +480,8 @@ int profd_section_end(profd_client_t *c, int section)
     if (c->sec_depth == 0 || c->sec_open[c->sec_depth - 1] != section) {
         return PROFD_ESTATE;
     }
-    int64_t now = section_ns();
-    c->sec_ns[section] += now - c->sec_t0;
+    uint64_t now = cl_clock_ticks(&c->clock);
+    c->sec_ticks[section] += now - c->sec_t0;
     c->sec_used |= 1u << section;
     c->sec_depth--;
     c->sec_t0 = now; /* the outer one resumes */
@@ -490,11 +490,11 @@ int profd_section_end(profd_client_t *c, int section)
 
 int profd_section_add(profd_client_t *c, int section, int64_t us)
 {
-    if (c == NULL || section < 0 || section >= PROFD_SECTIONS || us < 0 || us > INT64_MAX / 2000) {
+    if (c == NULL || section < 0 || section >= PROFD_SECTIONS || us < 0 || us > PP_INT_MAX / 1000) {
         return PROFD_EINVAL;
     }
-    c->sec_ns[section] += us * 1000;
-    c->sec_used |= 1u << section;
+    c->sec_ns[section] += (uint64_t)us * 1000;
+    c->sec_added |= 1u << section;
     return 0;
 }
 
@@ -504,7 +504,7 @@ int profd_step_end(profd_client_t *c, int64_t step)
         return PROFD_EINVAL;
     }
     adopt_pending(c);
-    if (__builtin_expect((c->sec_used | (unsigned)c->sec_depth) != 0, 0)) {
+    if (__builtin_expect((c->sec_used | c->sec_added | (unsigned)c->sec_depth) != 0, 0)) {
         sections_flush(c, step);
     }
     push(c, CL_EV_STEP_END, step);

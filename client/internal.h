@@ -100,13 +100,14 @@ struct profd_client {
 
     int cur_phase; /* index of the running phase's name, -1 none */
 
-    /* sections (profd_section_*): this step's exclusive totals in ns, the
-     * open ones (innermost last) and when the innermost began or resumed */
-    int64_t sec_ns[PROFD_SECTIONS];
-    unsigned sec_used; /* bit per section with time this step */
+    /* sections (profd_section_*): this step's exclusive totals, timed (in
+     * ticks) and added (ns), the open ones (innermost last) and when the
+     * innermost began or resumed (ticks) */
+    uint64_t sec_ticks[PROFD_SECTIONS], sec_ns[PROFD_SECTIONS];
+    unsigned sec_used, sec_added; /* bit per section with time this step */
     int sec_open[CL_SECTION_DEPTH];
     int sec_depth;
-    int64_t sec_t0;
+    uint64_t sec_t0;
 
     /* ---- shared ---- */
     cl_ring_t *ring;

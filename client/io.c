@@ -479,7 +479,14 @@ static void flush_events(profd_client_t *c, int timeout_ms, bool force)
             if (evs[i].kind >= CL_EV_SECTION && evs[i].kind < CL_EV_SECTION + PROFD_SECTIONS) {
                 io->sevbuf[3 * ns] = evs[i].step;
                 io->sevbuf[3 * ns + 1] = evs[i].kind - CL_EV_SECTION;
-                io->sevbuf[3 * ns + 2] = evs[i].t_us;
+                io->sevbuf[3 * ns + 2] =
+                    (cl_clock_span_ns(&c->clock, (int64_t)evs[i].tick) + 500) / 1000;
+                ns++;
+            } else if (evs[i].kind >= CL_EV_SECTION_NS &&
+                       evs[i].kind < CL_EV_SECTION_NS + PROFD_SECTIONS) {
+                io->sevbuf[3 * ns] = evs[i].step;
+                io->sevbuf[3 * ns + 1] = evs[i].kind - CL_EV_SECTION_NS;
+                io->sevbuf[3 * ns + 2] = ((int64_t)evs[i].tick + 500) / 1000;
                 ns++;
             } else if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
                 io->pevbuf[3 * np] = evs[i].kind == CL_EV_PHASE_BEGIN ? 1 : 2;

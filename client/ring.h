@@ -21,8 +21,10 @@ enum cl_ev_kind {
     CL_EV_PHASE_BEGIN = 3, /* `step` holds the phase's index in the client's name table */
     CL_EV_PHASE_END = 4,
     /* a step's section total: kind CL_EV_SECTION + section, `step` the
-     * step, `t_us` the microseconds */
+     * step, `tick` the total in the event clock's ticks, or in
+     * nanoseconds with CL_EV_SECTION_NS added to the kind (added time) */
     CL_EV_SECTION = 16,
+    CL_EV_SECTION_NS = 32,
 };
 
 typedef struct cl_event {

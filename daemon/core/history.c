@@ -301,8 +301,10 @@ int pd_history_sections(pd_history_t *h, pd_hist_rank_t *r, const int64_t *sev, 
             continue;
         }
         int64_t slot = slot_for(h, r, step);
-        if (slot >= 0) {
-            r->sec_us[sec * h->steps + slot] = (uint32_t)(us + 1);
+        if (slot >= 0) { /* a section may come in parts (timed and added) */
+            uint32_t *v = &r->sec_us[sec * h->steps + slot];
+            int64_t sum = *v ? (int64_t)*v + us : us + 1;
+            *v = (uint32_t)(sum < U32_MAX_US ? sum : U32_MAX_US);
             n++;
         }
     }

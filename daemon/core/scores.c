@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /* Section scores and the synchronous straggler (see scores.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Section scores: where each rank's step time goes and how it compares, per
  * role and per section, as NVIDIA's straggler detector (nvidia-resiliency-ext,

@@ -115,6 +115,19 @@ static int fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *r
         o->offset_us = r->offset_us;
         o->offset_err_us = r->offset_err_us;
     }
+    if (r && r->sec_us) { /* data, forward, backward, optimizer, comm */
+        size_t n = PP_SECTIONS * (size_t)nsteps;
+        if ((o->section_us = i64s(n)) == NULL) {
+            return PROFD_ENOMEM;
+        }
+        o->section_us_n = n;
+        for (int s = 0; s < PP_SECTIONS; s++) {
+            for (int64_t i = 0; i < nsteps; i++) {
+                o->section_us[(size_t)s * (size_t)nsteps + (size_t)i] =
+                    pd_history_section_us(h, r, s, first + i);
+            }
+        }
+    }
     if (ra->nphases && r && r->nphases) {
         size_t n = ra->nphases * (size_t)nsteps;
         o->phase_us = i64s(n);
@@ -294,6 +307,16 @@ int pd_stepdoc_build(const pd_window_t *w, const pd_history_t *h, const char *cl
     if (d.job == NULL || d.name == NULL || d.window == NULL || d.steps == NULL || d.ranks == NULL ||
         (clock && d.clock == NULL)) {
         goto done;
+    }
+    d.sections = calloc(PP_SECTIONS, sizeof(char *));
+    if (d.sections == NULL) {
+        goto done;
+    }
+    for (int s = 0; s < PP_SECTIONS; s++) {
+        if ((d.sections[s] = dup(pp_section_name(s))) == NULL) {
+            goto done;
+        }
+        d.sections_n = (size_t)s + 1;
     }
     d.window[0] = wfirst;
     d.window[1] = wlast + 1;

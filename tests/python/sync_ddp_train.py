@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """A synchronous data-parallel training script with no profd in it: gloo
 (CPU), a small MLP under DistributedDataParallel fed by a DataLoader with a
 DistributedSampler, SGD. Started as torchrun would start it (RANK,

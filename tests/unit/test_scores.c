@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
 /*
  * Section scores and the synchronous straggler (daemon/core/scores.c), by
  * tables. The scores follow NVIDIA's straggler detector as written in

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 """Where a step's time goes, with no code change (PROFD_AUTO): the time the
 training thread spends in the DataLoader's next batch, the forward pass,
 the backward pass, the optimizer's step and waiting for collective
