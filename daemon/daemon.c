@@ -315,6 +315,14 @@ static int prepare_dirs(pd_daemon_t *d, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create save_path %s: %s", d->save_path, strerror(errno));
         return PROFD_EIO;
     }
+    struct stat st;
+    if (stat(d->save_path, &st) == 0 && (st.st_mode & 0002) && !d->cfg.writable_save_path) {
+        snprintf(err, errlen,
+                 "save_path %s is writable by others (mode %04o): another user could replace the "
+                 "daemon's journal there; chmod o-w it, or set security.writable_save_path: true",
+                 d->save_path, (unsigned)(st.st_mode & 07777));
+        return PROFD_EPATH;
+    }
     if (pd_mkdirs(d->spool, 0755) != 0) {
         snprintf(err, errlen, "cannot create spool %s: %s", d->spool, strerror(errno));
         return PROFD_EIO;

@@ -131,6 +131,7 @@ static const ckey_t keys[] = {
      "insecure-tcp-links", 0},
     {"security.shared_jobs", K_BOOL, 0, 1, "false", F(shared_jobs), 0, NULL, NULL, 0},
     {"security.job_certificates", K_BOOL, 0, 1, "false", F(job_certificates), 0, NULL, NULL, 0},
+    {"security.writable_save_path", K_BOOL, 0, 1, "false", F(writable_save_path), 0, NULL, NULL, 0},
     {"tls.cert_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_cert_file), 0, NULL, NULL, 0},
     {"tls.key_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_key_file), 0, NULL, NULL, 0},
     {"tls.ca_file", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(tls_ca_file), 0, NULL, NULL, 0},

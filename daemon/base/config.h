@@ -64,7 +64,8 @@ typedef struct pd_config {
     bool insecure_tcp_control; /* plain tcp:// control endpoints allowed, and trusted */
     bool insecure_tcp_links;   /* plain tcp:// coordinator.url / coordinator.listen allowed */
     bool shared_jobs;          /* ranks of one job may come from several uids */
-    bool job_certificates; /* tls+tcp:// workers: a certificate's CN is the job it may register */
+    bool job_certificates;   /* tls+tcp:// workers: a certificate's CN is the job it may register */
+    bool writable_save_path; /* a save_path others may write to is accepted */
     char tls_cert_file[PD_PATH_MAX]; /* for tls+tcp:// endpoints */
     char tls_key_file[PD_PATH_MAX];
     char tls_ca_file[PD_PATH_MAX]; /* peers must present a certificate signed by it */

@@ -325,3 +325,106 @@ bool pd_confine_prune_path(const char *root, const char *rel)
     close(rfd);
     return gone;
 }
+
+int pd_confine_own_file(const char *what, const char *path, int64_t max_bytes, int *out,
+                        struct stat *st, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return PROFD_ENOENT;
+        }
+        if (errno == ELOOP) {
+            return fail(PROFD_EPATH, err, errlen,
+                        "%s %s is a symlink (not followed): remove the link, the daemon writes "
+                        "the file itself",
+                        what, path);
+        }
+        return fail(PROFD_EIO, err, errlen, "cannot read the %s %s: %s", what, path,
+                    strerror(errno));
+    }
+    const char *bad = NULL;
+    char detail[160] = "";
+    if (fstat(fd, st) != 0) {
+        int rv =
+            fail(PROFD_EIO, err, errlen, "cannot stat the %s %s: %s", what, path, strerror(errno));
+        close(fd);
+        return rv;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        bad = "is not a regular file";
+        snprintf(detail, sizeof(detail), "remove it, the daemon writes the file itself");
+    } else if (st->st_uid != geteuid()) {
+        bad = "belongs to another user";
+        snprintf(detail, sizeof(detail),
+                 "uid %u, not the daemon's %u: check who wrote it, then chown it or move it away "
+                 "to start afresh",
+                 (unsigned)st->st_uid, (unsigned)geteuid());
+    } else if ((st->st_mode & 0022) != 0) {
+        bad = "is writable by group or others";
+        snprintf(detail, sizeof(detail), "mode %04o: check who wrote it, then chmod go-w it",
+                 (unsigned)(st->st_mode & 07777));
+    } else if (max_bytes > 0 && st->st_size > max_bytes) {
+        bad = "is too large";
+        snprintf(detail, sizeof(detail), "%lld bytes, over %lld: move it away to start afresh",
+                 (long long)st->st_size, (long long)max_bytes);
+    }
+    if (bad) {
+        close(fd);
+        errno = EPERM;
+        return fail(PROFD_EPATH, err, errlen, "%s %s %s (%s)", what, path, bad, detail);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) {
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    *out = fd;
+    return 0;
+}
+
+/* Has the text p[0..n) a ".." component? */
+static bool dotdot(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        while (i + k < n && p[i + k] != '/') {
+            k++;
+        }
+        if (k == 2 && p[i] == '.' && p[i + 1] == '.') {
+            return true;
+        }
+        i += k + 1;
+    }
+    return false;
+}
+
+bool pd_confine_under(const char *root, const char *path)
+{
+    if (root == NULL || path == NULL || root[0] != '/' || path[0] != '/') {
+        return false;
+    }
+    size_t n = strlen(root);
+    while (n > 1 && root[n - 1] == '/') {
+        n--;
+    }
+    if (n == 1) {
+        return !dotdot(path, strlen(path)); /* "/" */
+    }
+    return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/') &&
+           !dotdot(path + n, strlen(path + n));
+}
+
+/* One plain component: not empty, ".", ".." nor with a slash. */
+static bool component_ok(const char *c)
+{
+    return c[0] != '\0' && strchr(c, '/') == NULL && strcmp(c, ".") != 0 && strcmp(c, "..") != 0;
+}
+
+bool pd_confine_window_dir(const char *dir, size_t root_len, const char *job, const char *name)
+{
+    size_t len = strlen(dir), jl = strlen(job);
+    return dir[0] == '/' && root_len >= 1 && root_len < len && dir[root_len] == '/' &&
+           !dotdot(dir, root_len) && component_ok(job) && component_ok(name) &&
+           strncmp(dir + root_len + 1, job, jl) == 0 && dir[root_len + 1 + jl] == '/' &&
+           strcmp(dir + root_len + 2 + jl, name) == 0;
+}

@@ -60,4 +60,26 @@ int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mti
 int pd_confine_unlink(const char *root, const char *rel);
 bool pd_confine_prune_path(const char *root, const char *rel);
 
+/*
+ * The daemon's own persistent file at `path` (its journal, the
+ * coordinator's state), read back as untrusted input: opened with
+ * O_NOFOLLOW | O_NONBLOCK (a symlink or a fifo put there cannot hang or
+ * feed the daemon), and only a regular file owned by the daemon's uid,
+ * not writable by group or others, of at most max_bytes. 0 with *fd
+ * (blocking again) and *st; PROFD_ENOENT when there is none; else
+ * PROFD_EPATH (PROFD_EIO when it cannot be read) with a one-line reason
+ * in err naming `what`, the file and the fix.
+ */
+int pd_confine_own_file(const char *what, const char *path, int64_t max_bytes, int *fd,
+                        struct stat *st, char *err, size_t errlen);
+
+/* Does `path` lie in or below the folder `root` (both absolute; compared as
+ * text, so `path` may have no ".." component below `root`)? */
+bool pd_confine_under(const char *root, const char *path);
+
+/* Is `dir` a window folder as the daemon makes them, <root>/<job>/<name>
+ * with root = dir[0..root_len) absolute and without "..", job and name one
+ * plain component each? (A restored window's folder is checked with it.) */
+bool pd_confine_window_dir(const char *dir, size_t root_len, const char *job, const char *name);
+
 #endif

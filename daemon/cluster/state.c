@@ -662,6 +662,9 @@ static int load_window(pd_state_t *st0, pp_state_window_t *s, const char *file, 
         (size_t)s->root_len > strlen(s->dir)) {
         return bad(err, errlen, file, "a window is not valid");
     }
+    if (!pd_confine_window_dir(s->dir, (size_t)s->root_len, s->job, s->name)) {
+        return bad(err, errlen, file, "a window's folder is not <save_path>/<job>/<window>");
+    }
     pd_window_t *w = calloc(1, sizeof(*w));
     if (w == NULL) {
         return PROFD_ENOMEM;
@@ -709,11 +712,14 @@ int pd_state_load(pd_state_t *s0, char *err, size_t errlen)
     char path[PD_PATH_MAX + 64], e[256];
     pp_state_t st;
     snprintf(path, sizeof(path), "%s/%s", s0->n->save_path, STATE_FILE);
-    FILE *f = fopen(path, "r");
+    struct stat fst;
+    int fd, orv = pd_confine_own_file("coordinator state", path, STATE_MAX, &fd, &fst, err, errlen);
+    if (orv != 0) {
+        return orv == PROFD_ENOENT ? 0 : orv;
+    }
+    FILE *f = fdopen(fd, "r");
     if (f == NULL) {
-        if (errno == ENOENT) {
-            return 0;
-        }
+        close(fd);
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return PROFD_EIO;
     }

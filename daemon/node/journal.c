@@ -11,16 +11,18 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "confine.h"
 #include "finish.h"
 #include "jrec.h"
 #include "journal.h"
 
-#define FLUSH_DELAY_MS  100
-#define SNAPSHOT_MIN    (1 << 20) /* compact past this size ... */
-#define SNAPSHOT_FACTOR 4         /* ... and this many times the last snapshot */
-#define ALLOC_AHEAD     (1 << 20) /* room kept past the end of the file */
-#define KEEP_FINISHED   32        /* finished windows a snapshot keeps */
-#define LINE_MAX_BYTES  (256u << 20)
+#define FLUSH_DELAY_MS    100
+#define SNAPSHOT_MIN      (1 << 20) /* compact past this size ... */
+#define SNAPSHOT_FACTOR   4         /* ... and this many times the last snapshot */
+#define ALLOC_AHEAD       (1 << 20) /* room kept past the end of the file */
+#define KEEP_FINISHED     32        /* finished windows a snapshot keeps */
+#define LINE_MAX_BYTES    (256u << 20)
+#define JOURNAL_MAX_BYTES (1ll << 30) /* a larger file is refused, not read */
 
 typedef struct buf {
     char *p;
@@ -558,6 +560,13 @@ static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
         }
         return 0;
     case PP_JR_WINDOW: {
+        const pp_state_window_t *sw = &r->window;
+        if (sw->root_len < 1 || sw->dir == NULL || sw->job == NULL || sw->name == NULL ||
+            !pd_confine_window_dir(sw->dir, (size_t)sw->root_len, sw->job, sw->name)) {
+            snprintf(why, whylen, "window %lld: its folder is not <save_path>/<job>/<window>",
+                     (long long)sw->id);
+            return PROFD_ECONFIG;
+        }
         pd_window_t *w = pd_windows_get(n->win, r->window.id);
         if (w) {
             return pd_jrec_window_update(w, &r->window, why, whylen) == 0 ? 0 : PROFD_ECONFIG;
@@ -600,11 +609,15 @@ static int load(pd_journal_t *j, pd_journal_loaded_t *out, char *err, size_t err
     loader_t l = {.j = j};
     char why[256];
     int rv = 0;
-    FILE *f = fopen(j->path, "re");
+    struct stat st;
+    int fd;
+    if ((rv = pd_confine_own_file("journal", j->path, JOURNAL_MAX_BYTES, &fd, &st, err, errlen)) !=
+        0) {
+        return rv == PROFD_ENOENT ? 0 : rv;
+    }
+    FILE *f = fdopen(fd, "re");
     if (f == NULL) {
-        if (errno == ENOENT) {
-            return 0;
-        }
+        close(fd);
         snprintf(err, errlen, "cannot read the journal %s: %s", j->path, strerror(errno));
         return PROFD_EIO;
     }
@@ -704,10 +717,18 @@ int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t ins
     unlink(j->part); /* a snapshot a stop interrupted */
     int rv = load(j, loaded, err, errlen);
     if (rv == 0) {
-        j->fd = open(j->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        j->fd =
+            open(j->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
         if (j->fd < 0 || fstat(j->fd, &st) != 0) {
             snprintf(err, errlen, "cannot open the journal %s: %s", j->path, strerror(errno));
             rv = PROFD_EIO;
+        } else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0022)) {
+            /* put there since it was read: never appended to */
+            snprintf(err, errlen,
+                     "journal %s changed while the daemon read it (not a regular file of uid %u "
+                     "without group or other write): check who wrote it, then start again",
+                     j->path, (unsigned)geteuid());
+            rv = PROFD_EPATH;
         }
     }
     if (rv != 0) {
@@ -726,7 +747,7 @@ int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t ins
         put(&j->pending, "\n", 1);
     }
     if (loaded->torn) {
-        FILE *f = fopen(j->path, "re");
+        FILE *f = fdopen(dup(j->fd), "re");
         char *line = NULL;
         size_t cap = 0;
         off_t good = 0, at = 0;

@@ -55,8 +55,16 @@ static bool final_state(const pd_window_t *w)
  * coordinator does not)? */
 static bool owned(const pd_node_t *n, const pd_window_t *w)
 {
-    return w->pruned[0] == '\0' && w->root_len > 0 && w->dir[w->root_len] == '/' &&
-           !(w->mirror && !n->cfg->shared_save_path);
+    char root[PP_MAX_PATH];
+    if (w->pruned[0] != '\0' || w->root_len == 0 || w->root_len >= sizeof(root) ||
+        w->dir[w->root_len] != '/' || (w->mirror && !n->cfg->shared_save_path)) {
+        return false;
+    }
+    /* only the daemon's save_path tree: a folder elsewhere (a request's
+     * absolute save_path, a journal record naming one) is never removed */
+    memcpy(root, w->dir, w->root_len);
+    root[w->root_len] = '\0';
+    return pd_confine_under(n->save_path, root);
 }
 
 /* The uid a window's bytes are charged to with its job: its first member's

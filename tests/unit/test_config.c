@@ -154,6 +154,7 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  insecure_tcp_links: true\n"
                                 "  shared_jobs: true\n"
                                 "  job_certificates: true\n"
+                                "  writable_save_path: true\n"
                                 "tls:\n"
                                 "  cert_file: /etc/profd/node.pem\n"
                                 "  key_file: /etc/profd/node.key\n"
@@ -228,6 +229,7 @@ static void test_config_every_key(void **state)
     assert_true(c.insecure_tcp_links);
     assert_true(c.shared_jobs);
     assert_true(c.job_certificates);
+    assert_true(c.writable_save_path);
     assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
     assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
     assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
