@@ -267,8 +267,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(59));
-    assert_null(pd_config_key(60));
+    assert_non_null(pd_config_key(60));
+    assert_null(pd_config_key(61));
     yt_free(root);
 }
 
