@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,6 +68,14 @@ static void sb_chr(sbuf_t *b, char c)
 }
 
 /* ---- grammar primitives: INT, FLOAT, BOOL, NULL -------------------------------- */
+
+/* The bytes of the UTF-8 character at s (1 for a stray byte). */
+static size_t utf8_len(const char *s, size_t n)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return k <= n ? k : 1;
+}
 
 static bool isdig(char c)
 {
@@ -586,7 +595,27 @@ static int quoted(ip_t *p, val_t *out)
             p->i++;
             break;
         }
-        if (c == '\\' && p->i + 1 < p->n && (p->s[p->i + 1] == q || p->s[p->i + 1] == '\\')) {
+        if (c == '\\' && p->oc == NULL) {
+            /* Hydra (OverrideLexer.g4 QUOTED_VALUE, overrides_visitor.py
+             * _unescape_quoted_string): only backslashes before a quote
+             * escape: k of them and the quote are k/2 backslashes then,
+             * k odd, the quote itself; other backslashes are kept. */
+            size_t k = strspn(p->s + p->i, "\\");
+            if (p->i + k < p->n && p->s[p->i + k] == q) {
+                for (size_t j = 0; j < k / 2; j++) {
+                    sb_chr(&b, '\\');
+                }
+                p->i += k;
+                if (k % 2 == 1) {
+                    sb_chr(&b, q);
+                    p->i++;
+                }
+            } else {
+                sb_add(&b, p->s + p->i, k);
+                p->i += k;
+            }
+        } else if (c == '\\' && p->i + 1 < p->n &&
+                   (p->s[p->i + 1] == q || p->s[p->i + 1] == '\\')) {
             sb_chr(&b, p->s[p->i + 1]);
             p->i += 2;
         } else if (c == '$' && p->i + 1 < p->n && p->s[p->i + 1] == '{' && p->oc != NULL) {
@@ -636,6 +665,66 @@ static int keep_interp(ip_t *p, sbuf_t *b)
     return syn(p, "missing '}' of '${'");
 }
 
+/* Hydra's override lexer in VALUE_MODE (hydra 1.3.2
+ * hydra/grammar/OverrideLexer.g4): an unquoted value is made of letters,
+ * digits, `_`, UNQUOTED_CHAR [/-\\+.$%*@?|], ':', blanks, ESC and
+ * `${...}`; '=' '(' ')' '[' '{' and quotes are tokens of their own that
+ * the parser refuses there; anything else (`~`, `!`, `#`, a non-ASCII
+ * character...) matches no token. The messages are Hydra's
+ * (core/override_parser/overrides_parser.py:83-99). `len`: the text
+ * gathered so far. */
+static int hydra_char(ip_t *p, size_t len)
+{
+    unsigned char c = (unsigned char)p->s[p->i];
+    bool top = *p->depth == 1;
+    if (c < 0x80 && (isalnum(c) || strchr("_/-\\+.$%*@?|: \t", c) != NULL)) {
+        return 0;
+    }
+    if (c == '=' || c == '(' || c == ')' || c == '[' || c == '{') {
+        if (top) {
+            return syn(p, "mismatched input '%c' expecting <EOF>", c);
+        }
+        return syn(p, "no viable alternative at input '%.*s'", (int)(p->i + 1), p->s);
+    }
+    if (c == '\'' || c == '"') {
+        size_t e = p->i + 1, k = 0;
+        for (; e < p->n && (p->s[e] != (char)c || k % 2 == 1); e++) {
+            k = p->s[e] == '\\' ? k + 1 : 0;
+        }
+        if (e < p->n && len > 0) {
+            return syn(p, "extraneous input '%.*s' expecting %s", (int)(e + 1 - p->i), p->s + p->i,
+                       top ? "<EOF>" : "{',', ']', '}'}");
+        }
+        if (e < p->n) {
+            return 0; /* a quoted value: the caller's */
+        }
+    }
+    size_t col = p->origin ? (size_t)(p->s - p->origin) : 0;
+    for (size_t j = 0; j < p->i; j++) {
+        col += ((unsigned char)p->s[j] & 0xC0) != 0x80; /* characters, not bytes */
+    }
+    return syn(p, "LexerNoViableAltException: %s (column %zu: '%.*s')",
+               p->origin ? p->origin : p->s, col + 1, (int)utf8_len(p->s + p->i, p->n - p->i),
+               p->s + p->i);
+}
+
+/* The length of `NAME (` at s when a Hydra function call starts there
+ * (OverrideParser.g4 function: ID POPEN, POPEN = WS? '(' WS?); 0 if none. */
+static size_t hy_function_at(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) {
+        return 0;
+    }
+    while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-')) {
+        i++;
+    }
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) {
+        i++;
+    }
+    return i < n && s[i] == '(' ? i + 1 : 0;
+}
+
 /* A primitive: everything up to , ] } (unescaped). Typed when it is one
  * INT/FLOAT/BOOL/NULL token; the value itself when it is one interpolation. */
 static int primitive(ip_t *p, val_t *out)
@@ -678,12 +767,11 @@ static int primitive(ip_t *p, val_t *out)
             plain = false;
             continue;
         }
-        if (c == '[' || c == '{' || c == '\'' || c == '"') {
-            rc = syn(p, "unexpected '%c' at offset %zu", c, p->i);
+        if (p->oc == NULL && (rc = hydra_char(p, b.n)) != 0) {
             break;
         }
-        if (c == '(' && p->oc == NULL) {
-            rc = why(p, "functions such as choice() or range() are not supported");
+        if (c == '[' || c == '{' || c == '\'' || c == '"') {
+            rc = syn(p, "unexpected '%c' at offset %zu", c, p->i);
             break;
         }
         sb_chr(&b, c);
@@ -740,9 +828,17 @@ static int element(ip_t *p, val_t *out)
         if (rc != 0) {
             val_drop(out);
         }
+    } else if (p->oc == NULL && hy_function_at(p->s + p->i, p->n - p->i) > 0) {
+        rc = why(p, "functions such as choice() or range() are not supported");
     } else if (c == '\'' || c == '"') {
         rc = quoted(p, out);
+        size_t end = p->i;
         skip_ws(p);
+        if (rc == 0 && p->oc == NULL && *p->depth == 1 && p->i > end && p->i == p->n) {
+            /* QUOTED_VALUE is a primitive alone (OverrideParser.g4) */
+            val_drop(out);
+            return syn(p, "extraneous input '%.*s' expecting <EOF>", (int)(p->i - end), p->s + end);
+        }
         if (rc == 0 && p->i < p->n && !strchr(",]}", p->s[p->i])) {
             val_drop(out);
             rc = syn(p, "unexpected text after a quoted string");
