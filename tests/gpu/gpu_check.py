@@ -503,6 +503,51 @@ def print_summary(s):
         print("!! " + e)
 
 
+def cmd_dropin(out, window_dir, note):
+    """The drop-in window (dropin.sh): a complete capture on each of the two
+    ranks, steps 3 and 4, aten events (and CUDA kernels on a GPU) in each
+    trace, and exactly 2 Optimizer.step#SGD.step ranges in each."""
+    doc = {"result": "fail", "note": note, "captures": [], "errors": []}
+    try:
+        import torch
+
+        gpu = torch.cuda.is_available()
+        doc["torch"] = torch.__version__
+        with open(os.path.join(window_dir, "manifest.json")) as f:
+            m = json.load(f)
+        caps = m.get("captures", [])
+        if sorted(c.get("rank") for c in caps) != [0, 1]:
+            doc["errors"].append("captures of ranks %s, not [0, 1]" % sorted(c.get("rank") for c in caps))
+        for c in caps:
+            entry = {k: c.get(k) for k in ("rank", "status", "reason", "first_step", "last_step")}
+            traces = [f["path"] for f in c.get("files", []) if ".pt.trace.json" in f["path"]]
+            if c.get("status") != "complete" or (c.get("first_step"), c.get("last_step")) != (3, 4) or not traces:
+                doc["errors"].append("rank %s: %s steps %s..%s, %d trace(s) (%s)" % (
+                    c.get("rank"), c.get("status"), c.get("first_step"), c.get("last_step"), len(traces),
+                    c.get("reason")))
+            for t in traces:
+                ch = torch_trace_checks(os.path.join(window_dir, c["dir"], t))
+                events = load_trace(os.path.join(window_dir, c["dir"], t))
+                events = events["traceEvents"] if isinstance(events, dict) else events
+                ch["optimizer_steps"] = sum(1 for e in events if isinstance(e, dict) and e.get("ph") == "X"
+                                            and e.get("name") == "Optimizer.step#SGD.step")
+                entry["checks"] = ch
+                if ch["aten_ops"] == 0 or (gpu and ch["kernels"] == 0):
+                    doc["errors"].append("rank %s: %d aten ops, %d CUDA kernels" % (
+                        c.get("rank"), ch["aten_ops"], ch["kernels"]))
+                if ch["optimizer_steps"] != 2:
+                    doc["errors"].append("rank %s: %d Optimizer.step#SGD.step ranges, not 2 (a window boundary "
+                                         "inside the optimizer step's range)" % (c.get("rank"), ch["optimizer_steps"]))
+            doc["captures"].append(entry)
+    except Exception as e:
+        doc["errors"].append("%s: %s" % (type(e).__name__, e))
+    if not doc["errors"]:
+        doc["result"] = "pass"
+    write_json(out, doc)
+    print("dropin: %s %s" % (doc["result"], json.dumps(doc, sort_keys=True)[:3000]))
+    return 0 if doc["result"] == "pass" else 1
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -516,6 +561,8 @@ def main(argv):
         return cmd_cworker(args[0], args[1], int(args[2]), int(args[3]))
     if cmd == "report":
         return cmd_report(*args[:6])
+    if cmd == "dropin":
+        return cmd_dropin(*args[:3])
     print("unknown command %r" % cmd, file=sys.stderr)
     return 2
 

@@ -48,7 +48,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/python"
 install -m 755 "$build/daemon/profd" "$build/client/profctl" "$out/bin/"
 cp -L "$build/client/libprofd.so.0" "$out/lib/libprofd.so.0"
-(cd "$build/python" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' profd) | tar -C "$out/python" -xf -
+(cd "$build/python" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' profd profd-auto.pth) | tar -C "$out/python" -xf -
 cp "$src/tests/gpu/run.sh" "$src/tests/gpu/gpu_check.py" "$out/"
 strip --strip-unneeded "$out/bin/profd" "$out/bin/profctl" "$out/lib/libprofd.so.0" \
   "$out/python/profd/libprofd.so" 2>/dev/null || true

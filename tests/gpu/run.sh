@@ -16,6 +16,10 @@
 # libcudart):
 #   cuda_c        step 2: the runtime the dynamic loader finds, if any
 #   cuda_c_lib    step 4: settings {"library": the libcudart torch loaded}
+# and the drop-in (tests/gpu/dropin.sh): PROFD_AUTO=1, a plain DDP script
+# with no profd in it as 2 ranks, one torch window (steps 3:5) on every
+# rank, aten events in each rank's trace and exactly its two optimizer steps'
+# ranges (summary.json "dropin", dropin.json).
 # Then prints, per window, its state, each capture's status and reason, its
 # files and sizes, and checks inside them (CUDA kernel events and device
 # entries in the torch traces, segments and trace entries in the memory
@@ -255,6 +259,25 @@ PY
     "$work/train.json" "$work/cworker.json" "$out/summary.json"
   rc=$?
   [ -f "$out/summary.json" ] || fail_summary "the report failed (exit $rc)"
+
+  echo
+  echo "== drop-in: PROFD_AUTO=1, a plain DDP script (no profd in it), 2 ranks, window steps 3:5"
+  PYTHON=$PYTHON timeout -k 5 240 "$here/dropin.sh" "$profctl" "$pydir" "$work" "$out/dropin.json"
+  local drc=$?
+  "$PYTHON" - "$out/summary.json" "$out/dropin.json" "$drc" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[2]))
+except Exception as e:
+    d = {"result": "fail", "errors": ["dropin.sh left no result (exit %s): %s" % (sys.argv[3], e)]}
+s["dropin"] = d
+if d.get("result") != "pass":
+    s["result"] = "fail"
+    s.setdefault("errors", []).extend("dropin: " + e for e in d.get("errors", []))
+json.dump(s, open(sys.argv[1], "w"), indent=1)
+PY
+  [ "$rc" -eq 0 ] && [ "$drc" -ne 0 ] && rc=$drc
   if [ "$gpu" != 1 ]; then
     echo "(no GPU here: the checks above are the backends' failures without a device)"
   fi

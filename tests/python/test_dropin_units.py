@@ -17,6 +17,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -255,16 +256,39 @@ class TestAutoOptimizer(unittest.TestCase):
 
 
 # torch >= 2.0's optimizer step hooks, as torch/optim/optimizer.py has them
-# (pytorch/pytorch@002d2f0): Optimizer.__init__ wraps each class's step once
-# (profile_hook_step: global pre-hooks, the step, _optimizer_step_code,
-# global post-hooks); register_optimizer_step_post_hook adds a global one.
+# (pytorch/pytorch@002d2f0bb40cf08beb74bce80f52ce4f2eda46a0): Optimizer.__init__
+# calls _patch_step_function, which wraps each class's step once
+# (profile_hook_step) unless it is marked `hooked`; the wrapper opens the
+# record_function range "Optimizer.step#<class>.step" and inside it runs the
+# global then the object's pre-hooks, the step, _optimizer_step_code, and the
+# object's then the global post-hooks (register_optimizer_step_post_hook).
+# The stand-in's record_function logs each range's entry and exit.
 TORCH2 = {
-    "torch/__init__.py": "__version__ = '2.5.0+fake'\nfrom . import optim\n",
+    "torch/__init__.py": "__version__ = '2.5.0+fake'\nfrom . import autograd, optim\nEVENTS = []\n",
+    "torch/autograd/__init__.py": "from . import profiler\n",
+    "torch/autograd/profiler.py": """
+import torch
+
+class record_function:
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        torch.EVENTS.append(("enter", self.name))
+
+    def __exit__(self, *exc):
+        torch.EVENTS.append(("exit", self.name))
+""",
     "torch/optim/__init__.py": "from .optimizer import Optimizer\nfrom . import optimizer\n",
     "torch/optim/optimizer.py": """
 import functools
-_global_optimizer_pre_hooks = {}
-_global_optimizer_post_hooks = {}
+from collections import OrderedDict
+from itertools import chain
+
+import torch
+
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
 
 def register_optimizer_step_post_hook(hook):
     _global_optimizer_post_hooks[len(_global_optimizer_post_hooks)] = hook
@@ -272,6 +296,8 @@ def register_optimizer_step_post_hook(hook):
 class Optimizer:
     def __init__(self, params, defaults):
         self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
         self._patch_step_function()
 
     def _optimizer_step_code(self):
@@ -281,14 +307,17 @@ class Optimizer:
     def profile_hook_step(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            self = args[0]
-            for hook in _global_optimizer_pre_hooks.values():
-                hook(self, args, kwargs)
-            out = func(*args, **kwargs)
-            self._optimizer_step_code()
-            for hook in _global_optimizer_post_hooks.values():
-                hook(self, args, kwargs)
-            return out
+            self, *_ = args
+            profile_name = f"Optimizer.step#{self.__class__.__name__}.step"
+            with torch.autograd.profiler.record_function(profile_name):
+                for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+                    pre_hook(self, args, kwargs)
+                out = func(*args, **kwargs)
+                self._optimizer_step_code()
+                for post_hook in chain(self._optimizer_step_post_hooks.values(),
+                                       _global_optimizer_post_hooks.values()):
+                    post_hook(self, args, kwargs)
+                return out
         return wrapper
 
     def _patch_step_function(self):
@@ -306,22 +335,40 @@ site.addsitedir(sys.argv[1])
 import torch
 from profd.integrations import _common, pytorch
 
+class Client:   # stands for the process's profd client: logs the boundaries
+    enabled = True
+
+    def step_begin(self, n):
+        torch.EVENTS.append(("begin", n))
+
+    def step_end(self, n):
+        torch.EVENTS.append(("end", n))
+
+    def __getattr__(self, name):   # the rest of the client's calls (sections): not logged
+        return lambda *args, **kwargs: None
+
+_common._client = Client()
+
 class SGD(torch.optim.Optimizer):
     def step(self):
-        return None
+        torch.EVENTS.append(("update",))
 
 a = SGD([], {})
+b = SGD([], {})   # a second object: its class is wrapped once
 for _ in range(3):
     a.step()
-print(torch.__version__, pytorch._state["step"], getattr(SGD.step, "_profd", False))
+print(torch.__version__, pytorch._state["step"], getattr(SGD.step, "_profd", False), SGD.step.hooked)
+for e in torch.EVENTS:
+    print("/".join(map(str, e)))
 """
 
 
 class TestAutoTorch2(unittest.TestCase):
-    """torch >= 2.0: the global optimizer step post-hook is the boundary; no
-    optimizer class is wrapped."""
+    """torch >= 2.0 (its hook order, faithful): the step boundaries land
+    outside torch's "Optimizer.step#SGD.step" range, so a window's profiler
+    starts and stops between optimizer steps."""
 
-    def test_global_post_hook(self):
+    def test_boundaries_outside_the_step_range(self):
         root = tempfile.mkdtemp(prefix="profd-torch2-")
         for path, text in TORCH2.items():
             os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
@@ -331,8 +378,14 @@ class TestAutoTorch2(unittest.TestCase):
         env.update(PROFD_AUTO="1", PROFD_URL="ipc:///nonexistent/profd-test.sock")
         p = subprocess.run([sys.executable, "-s", "-c", TORCH2_PROBE, os.path.join(profdtest.BUILD, "python"),
                             root], env=env, capture_output=True, text=True, timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(p.stdout.split(), ["2.5.0+fake", "4", "False"])
+        lines = p.stdout.split()
+        self.assertEqual(lines[0:4], ["2.5.0+fake", "4", "True", "True"])
+        rng = "Optimizer.step#SGD.step"
+        one = ["enter/" + rng, "update", "exit/" + rng]
+        self.assertEqual(lines[4:], ["begin/1"] + one + ["end/1", "begin/2"] + one + ["end/2", "begin/3"] + one
+                         + ["end/3", "begin/4"])
 
 
 def fake_module(name, **attrs):

@@ -11,11 +11,17 @@ Loaded by the `profd-auto.pth` file when PROFD_AUTO is set; it waits for
   that import torch but never build an optimizer stay out), with the rank
   from torchrun's RANK / LOCAL_RANK / WORLD_SIZE and the rest from PROFD_*,
   and begins step 1 there;
-- after every step of the counted optimizer, ends step n and begins n+1.
-  On torch >= 2.0 the boundary is torch's global optimizer step post-hook
-  (torch.optim.optimizer.register_optimizer_step_post_hook, the boundary
-  Kineto's on-demand tracing counts); before 2.0, each optimizer class's
-  `step` is wrapped once, outside torch's own "Optimizer.step#..." range.
+- after every step of the counted optimizer, ends step n and begins n+1,
+  outside torch's own "Optimizer.step#<class>.step" record_function range:
+  torch wraps each optimizer class's `step` once, when its first object is
+  built (torch/optim/optimizer.py, pytorch/pytorch@002d2f0b:
+  _patch_step_function / profile_hook_step, whose range also holds the
+  global step pre- and post-hooks, so a boundary taken in
+  register_optimizer_step_post_hook would open and close the window inside
+  that range); profd wraps that hooked `step` once more, after torch, and
+  marks it `hooked` so torch never wraps it again. The window's profiler
+  so starts and stops between two optimizer steps, never inside one (the
+  same on torch 1.x, whose _hook_for_profile wraps `step` alike).
 
 The counted optimizer (PROFD_AUTO_OPTIMIZER): `first` (default) the first
 optimizer object that steps; a class name (`Adam`, `SGD`, a subclass) the
@@ -87,7 +93,8 @@ def _on_step(opt, *args):
 
 
 def _wrap_step(cls):
-    """Before torch 2.0: wrap cls.step once, outside torch's profile hook."""
+    """Wrap cls.step once, outside torch's profile hook (already applied by
+    Optimizer.__init__, which ran before)."""
     inner = cls.step
     if getattr(inner, "_profd", False):
         return
@@ -117,17 +124,6 @@ def _patch(torch):
     if _state["patched"]:
         return
     _state["patched"] = True
-    module = getattr(optim, "optimizer", None)
-    if module is None:
-        import importlib
-
-        module = importlib.import_module("torch.optim.optimizer")
-    register = getattr(module, "register_optimizer_step_post_hook", None)
-    if register is not None:
-        register(_on_step)  # torch >= 2.0: every optimizer, every step
-        pre = getattr(module, "register_optimizer_step_pre_hook", None)
-        if pre is not None:
-            pre(lambda opt, *args: sections.opt_begin())
     if not C.off("PROFD_SECTIONS"):
         try:
             sections.patch(torch)
@@ -139,8 +135,7 @@ def _patch(torch):
     def __init__(self, *args, **kwargs):
         orig_init(self, *args, **kwargs)
         try:
-            if register is None:
-                _wrap_step(type(self))
+            _wrap_step(type(self))
             _on_new(self)
         except Exception as e:  # never break the model's construction
             C.say_once("torch-init", "PROFD_AUTO: off after an error: %s: %s", type(e).__name__, e)
