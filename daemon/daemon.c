@@ -388,6 +388,8 @@ static void wire(pd_daemon_t *d)
     n->name = d->name;
     n->spool = d->spool;
     n->save_path = d->save_path;
+    d->budget.cap = d->cfg.request_memory;
+    n->budget = &d->budget;
     n->uid = (int64_t)getuid();
     n->gid = (int64_t)getgid();
     n->gen = 1;

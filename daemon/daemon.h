@@ -40,10 +40,11 @@ typedef struct pd_daemon {
     pd_loop_t loop;
     pd_registry_t reg;
     pd_windows_t win;
-    pd_history_t hist;    /* step times of every rank heard of */
-    pd_straggler_t strag; /* the straggler trigger */
-    pd_http_t *metrics;   /* listen.metrics, when set */
-    pd_node_t node;       /* what the endpoints share (points into the fields here) */
+    pd_history_t hist;      /* step times of every rank heard of */
+    pd_straggler_t strag;   /* the straggler trigger */
+    pd_http_t *metrics;     /* listen.metrics, when set */
+    pd_node_t node;         /* what the endpoints share (points into the fields here) */
+    pd_rep_budget_t budget; /* request memory of the worker and control sockets */
 
     pd_worker_t *worker;
     pd_control_t *control;

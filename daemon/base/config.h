@@ -30,19 +30,22 @@ typedef struct pd_config {
     char coordinator_listen[PD_PATH_MAX]; /* coordinator: accept node daemons here; "" = no */
 
     /* limits */
-    int64_t max_msg_bytes;        /* largest accepted message */
-    int64_t max_clients;          /* registered ranks */
-    int64_t max_clients_per_peer; /* registered ranks of one uid / certificate / connection */
-    int64_t max_windows;          /* windows not yet finished */
-    int64_t window_byte_budget;   /* bytes per window; 0 = unlimited */
-    int64_t min_free_bytes;       /* free-disk floor on save_path; 0 = none */
-    int64_t client_timeout_ms;    /* silence after which a rank is lost */
-    int64_t watch_hold_ms;        /* longest a plan long-poll is held */
-    int64_t align_margin_ms;      /* extra margin of on-demand windows */
-    int64_t control_rate;         /* control requests per second per connection; 0 = no limit */
-    int64_t worker_rate;          /* worker requests per second per connection; 0 = no limit */
-    int64_t max_capture_files;    /* files (and folders) in one capture */
-    char checksum[16];            /* "xxh64" or "none" */
+    int64_t max_msg_bytes;            /* largest accepted message */
+    int64_t max_clients;              /* registered ranks */
+    int64_t max_clients_per_peer;     /* registered ranks of one uid / certificate / connection */
+    int64_t max_connections;          /* per listener (metrics included) */
+    int64_t max_connections_per_peer; /* per listener, of one uid / address; 0 = none */
+    int64_t request_memory;           /* what the open connections may hold of requests; 0 = none */
+    int64_t max_windows;              /* windows not yet finished */
+    int64_t window_byte_budget;       /* bytes per window; 0 = unlimited */
+    int64_t min_free_bytes;           /* free-disk floor on save_path; 0 = none */
+    int64_t client_timeout_ms;        /* silence after which a rank is lost */
+    int64_t watch_hold_ms;            /* longest a plan long-poll is held */
+    int64_t align_margin_ms;          /* extra margin of on-demand windows */
+    int64_t control_rate;             /* control requests per second per connection; 0 = no limit */
+    int64_t worker_rate;              /* worker requests per second per connection; 0 = no limit */
+    int64_t max_capture_files;        /* files (and folders) in one capture */
+    char checksum[16];                /* "xxh64" or "none" */
 
     /* retention of the save_path tree (node/retention.c) */
     int64_t retention_max_age_hours; /* finished windows older are pruned; 0 = no limit */

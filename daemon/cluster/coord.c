@@ -567,6 +567,8 @@ int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
     pd_rep_opts_t ro = {
         .url = cfg->coordinator_listen,
         .max_msg = (size_t)cfg->max_msg_bytes + (size_t)cfg->chunk_bytes,
+        .max_conns = (int)cfg->max_connections,
+        .max_conns_per_peer = (int)cfg->max_connections_per_peer,
         .initial = 8,
         .max_contexts = (int)cfg->max_node_requests,
         .tls = &tls,

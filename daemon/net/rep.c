@@ -52,8 +52,29 @@ typedef struct buckets {
     size_t sweep_at; /* sweep the full ones when count reaches it */
 } buckets_t;
 
+/* Open connections, by pipe id, and how many each peer holds (below
+ * CONN_TAB chains each; nng's pipe callbacks, under the endpoint's mutex). */
+#define CONN_TAB 256
+
+typedef struct conn {
+    uint32_t pipe;
+    uint64_t peer;
+    struct conn *next;
+} conn_t;
+
+typedef struct peer_count {
+    uint64_t peer;
+    int n;
+    struct peer_count *next;
+} peer_count_t;
+
 struct pd_rep {
     pd_loop_t *loop;
+    pthread_mutex_t mu; /* the connection tables */
+    conn_t *conns[CONN_TAB];
+    peer_count_t *peers[CONN_TAB];
+    int nconns;
+    _Atomic int64_t refused;
     nng_socket sock;
     bool sock_open;
     pd_rep_opts_t o;
@@ -299,10 +320,133 @@ static void pipe_drop(pd_task_t *t)
     free(t);
 }
 
+/* Who a connection comes from: a uid over ipc://, an address over TCP (an
+ * IPv6 address hashed), else one key for all. */
+static uint64_t peer_key(nng_pipe p)
+{
+    uint64_t v;
+    nng_sockaddr sa;
+    if (nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &v) == 0) {
+        return (1ull << 62) | (v & 0xffffffffu);
+    }
+    if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa) == 0) {
+        if (sa.s_family == NNG_AF_INET) {
+            return (2ull << 62) | sa.s_in.sa_addr;
+        }
+        if (sa.s_family == NNG_AF_INET6) {
+            uint64_t h = 1469598103934665603ull;
+            for (size_t i = 0; i < sizeof(sa.s_in6.sa_addr); i++) {
+                h = (h ^ sa.s_in6.sa_addr[i]) * 1099511628211ull;
+            }
+            return (3ull << 62) | (h >> 2);
+        }
+    }
+    return 0;
+}
+
+static size_t slot_of(uint64_t k)
+{
+    return (size_t)((k * 11400714819323198485ull) >> 56) & (CONN_TAB - 1);
+}
+
+static int64_t reserve_of(const pd_rep_t *rep)
+{
+    return rep->o.max_msg ? (int64_t)(rep->o.max_msg + PD_REP_SLACK) : 0;
+}
+
+/* A connection arrives: admitted (counted), or closed at once. */
+static void conn_add(pd_rep_t *rep, nng_pipe p)
+{
+    uint64_t key = peer_key(p);
+    uint32_t id = (uint32_t)nng_pipe_id(p);
+    int64_t need = reserve_of(rep);
+    bool ok = false;
+    pthread_mutex_lock(&rep->mu);
+    peer_count_t *pc = rep->peers[slot_of(key)];
+    while (pc && pc->peer != key) {
+        pc = pc->next;
+    }
+    conn_t *c = NULL;
+    if ((rep->o.max_conns <= 0 || rep->nconns < rep->o.max_conns) &&
+        (rep->o.max_conns_per_peer <= 0 || pc == NULL || pc->n < rep->o.max_conns_per_peer) &&
+        (c = calloc(1, sizeof(*c))) != NULL && (pc || (pc = calloc(1, sizeof(*pc))) != NULL)) {
+        pd_rep_budget_t *b = rep->o.budget;
+        if (b == NULL || b->cap <= 0 || atomic_fetch_add(&b->used, need) + need <= b->cap) {
+            ok = true;
+        } else {
+            atomic_fetch_sub(&b->used, need);
+        }
+    }
+    if (ok) {
+        if (pc->n == 0) {
+            pc->peer = key;
+            pc->next = rep->peers[slot_of(key)];
+            rep->peers[slot_of(key)] = pc;
+        }
+        pc->n++;
+        c->pipe = id;
+        c->peer = key;
+        c->next = rep->conns[slot_of(id)];
+        rep->conns[slot_of(id)] = c;
+        rep->nconns++;
+    } else {
+        free(c);
+        if (pc && pc->n == 0) {
+            free(pc);
+        }
+    }
+    pthread_mutex_unlock(&rep->mu);
+    if (!ok) {
+        atomic_fetch_add(&rep->refused, 1);
+        nng_pipe_close(p);
+    }
+}
+
+/* One counted connection gone (the tables' mutex held): false when the pipe
+ * was never admitted. */
+static bool conn_drop_locked(pd_rep_t *rep, uint32_t id)
+{
+    conn_t **pp = &rep->conns[slot_of(id)];
+    while (*pp && (*pp)->pipe != id) {
+        pp = &(*pp)->next;
+    }
+    conn_t *c = *pp;
+    if (c == NULL) {
+        return false;
+    }
+    *pp = c->next;
+    for (peer_count_t **qq = &rep->peers[slot_of(c->peer)]; *qq; qq = &(*qq)->next) {
+        if ((*qq)->peer == c->peer) {
+            if (--(*qq)->n == 0) {
+                peer_count_t *q = *qq;
+                *qq = q->next;
+                free(q);
+            }
+            break;
+        }
+    }
+    if (rep->o.budget) {
+        atomic_fetch_sub(&rep->o.budget->used, reserve_of(rep));
+    }
+    rep->nconns--;
+    free(c);
+    return true;
+}
+
 static void pipe_cb(nng_pipe p, nng_pipe_ev ev, void *arg)
 {
     pd_rep_t *rep = arg;
     if (atomic_load(&rep->closing)) {
+        return; /* rep_free releases what is left */
+    }
+    if (ev == NNG_PIPE_EV_ADD_PRE) {
+        conn_add(rep, p);
+        return;
+    }
+    pthread_mutex_lock(&rep->mu);
+    bool was = conn_drop_locked(rep, (uint32_t)nng_pipe_id(p));
+    pthread_mutex_unlock(&rep->mu);
+    if (!was || rep->o.pipe_gone == NULL) {
         return;
     }
     pipe_ev_t *e = calloc(1, sizeof(*e));
@@ -328,6 +472,7 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
         return PROFD_ENOMEM;
     }
     rep->loop = loop;
+    pthread_mutex_init(&rep->mu, NULL);
     rep->o = *opts;
     rep->o.url = NULL;
     if (rep->o.initial < 1) {
@@ -347,20 +492,17 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
     }
     if ((rv = nng_rep0_open(&rep->sock)) != 0) {
         snprintf(err, errlen, "cannot open a socket: %s", nng_strerror(rv));
+        pthread_mutex_destroy(&rep->mu);
         free(rep);
         return PROFD_ENOMEM;
     }
     rep->sock_open = true;
-    /* nng drops the connection of a message over this bound before the
-     * daemon sees it; below it the dispatcher answers ETOOBIG */
-    size_t bound = opts->max_msg ? 4 * opts->max_msg : 0;
-    if (bound && bound < PD_REP_RECV_BOUND) {
-        bound = PD_REP_RECV_BOUND;
-    }
-    nng_socket_set_size(rep->sock, NNG_OPT_RECVMAXSZ, bound);
-    if (opts->pipe_gone) {
-        nng_pipe_notify(rep->sock, NNG_PIPE_EV_REM_POST, pipe_cb, rep);
-    }
+    /* nng drops the connection of a message over this bound as its length
+     * arrives, before reading it; below it the dispatcher answers ETOOBIG */
+    nng_socket_set_size(rep->sock, NNG_OPT_RECVMAXSZ,
+                        opts->max_msg ? opts->max_msg + PD_REP_SLACK : 0);
+    nng_pipe_notify(rep->sock, NNG_PIPE_EV_ADD_PRE, pipe_cb, rep);
+    nng_pipe_notify(rep->sock, NNG_PIPE_EV_REM_POST, pipe_cb, rep);
     if ((rv = nng_listener_create(&l, rep->sock, opts->url)) != 0) {
         snprintf(err, errlen, "invalid address %s: %s", opts->url, nng_strerror(rv));
         pd_rep_close(rep);
@@ -524,6 +666,12 @@ static void rep_free(pd_rep_t *rep)
     }
     pt_tls_config_free(rep->tls);
     buckets_free(&rep->buckets);
+    for (size_t i = 0; i < CONN_TAB; i++) { /* the budget is shared: given back */
+        while (rep->conns[i]) {
+            conn_drop_locked(rep, rep->conns[i]->pipe);
+        }
+    }
+    pthread_mutex_destroy(&rep->mu);
     free(rep);
 }
 
@@ -626,4 +774,8 @@ void pd_rep_stats(const pd_rep_t *rep, pd_rep_stats_t *out)
     out->contexts = rep->ncontexts;
     out->parked = rep->nparked;
     out->limited = rep->limited;
+    pthread_mutex_lock((pthread_mutex_t *)&rep->mu);
+    out->conns = rep->nconns;
+    pthread_mutex_unlock((pthread_mutex_t *)&rep->mu);
+    out->refused = atomic_load(&rep->refused);
 }

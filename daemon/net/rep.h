@@ -56,19 +56,32 @@ typedef void (*pd_rep_pipe_gone)(uint32_t pipe, void *arg);
  * (again after its allowance has refilled). */
 typedef void (*pd_rep_limited)(const pd_peer_t *peer, void *arg);
 
-/* Requests are received whole up to this size (or 4 x max_msg when that is
- * larger), so that one over max_msg gets its ETOOBIG reply: 4 x the largest
- * limits.max_msg_bytes. Beyond it nng drops the connection before the
- * daemon sees the request (the sender gets no reply). Memory: a request is
- * held only as far as its bytes have arrived. */
-#define PD_REP_RECV_BOUND ((size_t)256 << 20)
+/* Requests are received whole up to max_msg plus this, so that one a little
+ * over max_msg gets its ETOOBIG reply. Beyond it nng drops the connection
+ * as soon as the message's length header arrives, before its body is read:
+ * a connection never holds more than max_msg + PD_REP_SLACK of a request. */
+#define PD_REP_SLACK ((size_t)64 << 10)
+
+/* The memory the requests of several endpoints may hold together: each open
+ * connection reserves what one request of its endpoint can take (max_msg +
+ * PD_REP_SLACK) for as long as it is open; a connection past the budget is
+ * closed as it arrives. Shared across threads (nng's pipe callbacks). */
+typedef struct pd_rep_budget {
+    _Atomic int64_t used;
+    int64_t cap; /* bytes; 0 = none */
+} pd_rep_budget_t;
 
 typedef struct pd_rep_opts {
     const char *url;
-    size_t max_msg;  /* larger requests still arrive (to get an error reply) up to
-                        PD_REP_RECV_BOUND; beyond that nng drops the connection */
-    int socket_mode; /* ipc socket permissions, 0 = library default */
-    bool chgrp;      /* give ipc sockets to socket_gid (else the daemon's group) */
+    size_t max_msg; /* larger requests still arrive (to get an error reply) up to
+                       max_msg + PD_REP_SLACK; beyond that nng drops the connection */
+    /* connections at once, in all and from one peer (a uid over ipc://, an
+     * address over TCP): one past them is closed as it arrives; 0 none */
+    int max_conns;
+    int max_conns_per_peer;
+    pd_rep_budget_t *budget; /* shared request memory; NULL none */
+    int socket_mode;         /* ipc socket permissions, 0 = library default */
+    bool chgrp;              /* give ipc sockets to socket_gid (else the daemon's group) */
     int64_t socket_gid;
     int initial;               /* contexts created at start */
     int max_contexts;          /* bound on parked + receiving contexts */
@@ -117,6 +130,8 @@ typedef struct pd_rep_stats {
     int64_t contexts;
     int64_t parked;
     int64_t limited; /* refused by the rate limit */
+    int64_t conns;   /* connections open */
+    int64_t refused; /* connections closed as they arrived (the limits above) */
 } pd_rep_stats_t;
 void pd_rep_stats(const pd_rep_t *rep, pd_rep_stats_t *out);
 

@@ -100,6 +100,9 @@ void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, 
     memset(out, 0, sizeof(*out));
     out->url = url;
     out->max_msg = (size_t)cfg->max_msg_bytes;
+    out->max_conns = (int)cfg->max_connections;
+    out->max_conns_per_peer = (int)cfg->max_connections_per_peer;
+    out->budget = n->budget;
     out->socket_mode = (int)cfg->socket_mode;
     out->chgrp = n->chgrp;
     out->socket_gid = n->socket_gid;

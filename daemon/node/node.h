@@ -96,6 +96,7 @@ typedef struct pd_node {
     bool stopping;
     struct pd_retention *retention; /* node/retention.c: prunes the tree; NULL none */
     struct pd_hook *hook;           /* node/hook.c: the after-window hook; NULL none */
+    pd_rep_budget_t *budget;        /* the request memory of the worker and control sockets */
     pd_node_hooks_t hooks;
 } pd_node_t;
 

@@ -97,7 +97,7 @@ reply --data '{"v":2,"type":"status"}' | grep -q '"name":"EVERSION"' || fail "ve
 reply --data '{"v":1,"type":"reboot"}' | grep -q '"name":"ETYPE"' || fail "unknown type"
 reply --data '{"v":1,"type":"start","steps":[1],"selectors":[{"ranks":"x"}]}' |
   grep -q "selectors\[0\].ranks': expected array" || fail "schema"
-head -c 2000000 /dev/zero | tr '\0' ' ' >"$tmp/big.json"
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$tmp/big.json"
 reply --file "$tmp/big.json" | grep -q '"name":"ETOOBIG"' || fail "oversized"
 wk=ipc://$PROFD_RUN_DIR/worker.sock
 nngcat --req --dial "$wk" --recv-timeout 5 --format ascii --data '{"v":1,"type":"bye","client":999}' |

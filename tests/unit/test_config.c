@@ -126,6 +126,9 @@ static const char every_key[] = "run_dir: /srv/profd\n"
                                 "  max_msg_bytes: 64MiB\n"
                                 "  max_clients: 65536\n"
                                 "  max_clients_per_peer: 0\n"
+                                "  max_connections: 9\n"
+                                "  max_connections_per_peer: 3\n"
+                                "  request_memory: 2MiB\n"
                                 "  max_windows: 1\n"
                                 "  window_byte_budget: 1 GiB\n"
                                 "  min_free_bytes: 10GB\n"
@@ -202,6 +205,9 @@ static void test_config_every_key(void **state)
     assert_int_equal(c.max_msg_bytes, 64 * 1024 * 1024);
     assert_int_equal(c.max_clients, 65536);
     assert_int_equal(c.max_clients_per_peer, 0);
+    assert_int_equal(c.max_connections, 9);
+    assert_int_equal(c.max_connections_per_peer, 3);
+    assert_int_equal(c.request_memory, 2 * 1024 * 1024);
     assert_int_equal(c.max_windows, 1);
     assert_int_equal(c.window_byte_budget, 1024LL * 1024 * 1024);
     assert_int_equal(c.min_free_bytes, 10000000000LL);
@@ -267,8 +273,8 @@ static void test_config_every_key(void **state)
         }
         assert_non_null(yt_map_get(n, seg));
     }
-    assert_non_null(pd_config_key(60));
-    assert_null(pd_config_key(61));
+    assert_non_null(pd_config_key(63));
+    assert_null(pd_config_key(64));
     yt_free(root);
 }
 
