@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "profd/client.h"
 #include "hook.h"
+#include "report.h"
 #include "retention.h"
 #include "trigger.h"
 
@@ -199,13 +200,15 @@ static void on_tick(uv_timer_t *h)
     pd_coord_tick(d->coord, pd_now_ms());
     pd_trigger_tick(&d->node, pd_now_ms());
     pd_finish_retry(&d->node, pd_now_ms());
+    pd_report_tick(&d->node, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
     tick_update(d);
 }
 
 static void tick_update(pd_daemon_t *d)
 {
-    bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0 || d->node.manifests_waiting) &&
+    bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0 || d->node.manifests_waiting ||
+                 d->wrec.n > 0) &&
                 !d->node.stopping;
     if (want && !d->tick_running) {
         d->last_tick_ms = pd_now_ms();
@@ -383,6 +386,7 @@ static void wire(pd_daemon_t *d)
     n->reg = &d->reg;
     n->win = &d->win;
     n->hist = &d->hist;
+    n->wrec = &d->wrec;
     n->strag = &d->strag;
     n->instance = d->instance;
     n->name = d->name;
@@ -468,6 +472,7 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     pd_windows_init(&d->win, &d->log, (size_t)cfg->max_windows);
     pd_history_init(&d->hist, cfg->history_steps, cfg->history_phase_steps,
                     (size_t)cfg->max_clients);
+    pd_wrecords_init(&d->wrec);
     pd_straggler_cfg_t sc;
     pd_trigger_settings(cfg, &sc);
     pd_straggler_init(&d->strag, &sc, cfg->straggler_enable);
@@ -549,6 +554,7 @@ fail_early:
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     pd_history_fini(&d->hist);
+    pd_wrecords_fini(&d->wrec);
     return rv;
 }
 
@@ -580,6 +586,7 @@ int pd_daemon_fini(pd_daemon_t *d)
     pd_windows_fini(&d->win);
     pd_registry_fini(&d->reg);
     pd_history_fini(&d->hist);
+    pd_wrecords_fini(&d->wrec);
     pd_watchdog_cancel(d->watchdog);
     d->watchdog = NULL;
     return rv;

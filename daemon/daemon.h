@@ -41,6 +41,7 @@ typedef struct pd_daemon {
     pd_registry_t reg;
     pd_windows_t win;
     pd_history_t hist;      /* step times of every rank heard of */
+    pd_wrecords_t wrec;     /* the running windows' records of step times */
     pd_straggler_t strag;   /* the straggler trigger */
     pd_http_t *metrics;     /* listen.metrics, when set */
     pd_node_t node;         /* what the endpoints share (points into the fields here) */

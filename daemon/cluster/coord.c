@@ -422,6 +422,7 @@ static void apply_times(pd_node_t *n, const peer_node_t *p, const pp_node_summar
         h->offset_us = s->offset_us + t->offset_us;
         h->offset_err_us = s->offset_err_us + t->offset_err_us;
     }
+    pd_node_hist_fed(n, h);
 }
 
 static void on_summary(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)

@@ -321,6 +321,21 @@ int64_t pd_history_section_us(const pd_history_t *h, const pd_hist_rank_t *r, in
     return v ? (int64_t)v - 1 : -1;
 }
 
+void pd_history_set_section(pd_history_t *h, pd_hist_rank_t *r, int64_t step, int sec, int64_t us)
+{
+    if (sec < 0 || sec >= PP_SECTIONS || us < 0 || us >= U32_MAX_US) {
+        return;
+    }
+    if (r->sec_us == NULL &&
+        (r->sec_us = calloc((size_t)PP_SECTIONS * (size_t)h->steps, sizeof(uint32_t))) == NULL) {
+        return;
+    }
+    int64_t slot = slot_for(h, r, step);
+    if (slot >= 0) {
+        r->sec_us[sec * h->steps + slot] = (uint32_t)(us + 1);
+    }
+}
+
 /* ---- phases ---- */
 
 /* A phase name: an identifier, or role.phase (a phase of another role of a
@@ -380,6 +395,16 @@ void pd_history_put_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, cons
                           int64_t us)
 {
     phase_add(h, r, phase_index(h, r, phase), step, us);
+}
+
+void pd_history_set_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, const char *phase,
+                          int64_t us)
+{
+    int p = phase_index(h, r, phase);
+    if (p < 0 || us < 0 || slot_for(h, r, step) < 0 || step <= r->last - h->phase_steps) {
+        return;
+    }
+    r->phase_us[p][step % h->phase_steps] = clamp_us(us);
 }
 
 int64_t pd_history_phase_us(const pd_history_t *h, const pd_hist_rank_t *r, int p, int64_t step)

@@ -112,9 +112,16 @@ int pd_history_sections(pd_history_t *h, pd_hist_rank_t *r, const int64_t *sev, 
 int64_t pd_history_section_us(const pd_history_t *h, const pd_hist_rank_t *r, int sec,
                               int64_t step);
 
+/* Section `sec` of `step` set to `us` (a copy of another history's). */
+void pd_history_set_section(pd_history_t *h, pd_hist_rank_t *r, int64_t step, int sec, int64_t us);
+
 /* A step time or a phase time learnt from elsewhere (a node's summary). */
 void pd_history_put(pd_history_t *h, pd_hist_rank_t *r, int64_t step, int64_t us);
 void pd_history_put_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, const char *phase,
+                          int64_t us);
+/* Phase time of `step` set to `us` (not added to: a copy of another
+ * history's). */
+void pd_history_set_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, const char *phase,
                           int64_t us);
 /* Where it stands, from elsewhere: its current step began `age_ms` ago. */
 void pd_history_where(pd_hist_rank_t *r, int64_t step, bool in_step, int64_t age_ms,

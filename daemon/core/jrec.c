@@ -34,6 +34,8 @@ void pd_jrec_window(const pd_window_t *w, pp_state_window_t *s)
     s->hook = w->hook[0] ? (char *)w->hook : NULL;
     s->hook_exit = w->hook_exited ? w->hook_exit : PP_NONE;
     s->hook_output = w->hook_output[0] ? (char *)w->hook_output : NULL;
+    s->record = w->record[0] ? (char *)w->record : NULL;
+    s->record_bytes = w->record_bytes;
 }
 
 int pd_jrec_member(const pd_window_t *w, size_t i, pp_state_member_t *sm)
@@ -144,7 +146,8 @@ static bool window_ok(const pp_state_window_t *s)
 {
     return s->id > 0 && s->state != PP_WS_NONE && pp_ident_ok(s->job) &&
            strlen(s->name) <= PP_MAX_NAME && strlen(s->dir) < sizeof(((pd_window_t *)0)->dir) &&
-           s->root_len >= 1 && (size_t)s->root_len <= strlen(s->dir) && s->incoming_n == 0;
+           s->root_len >= 1 && (size_t)s->root_len <= strlen(s->dir) && s->incoming_n == 0 &&
+           (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record));
 }
 
 /* The window-level fields of s into w (strings moved). */
@@ -183,6 +186,8 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     w->hook_exited = s->hook_exit != PP_NONE;
     w->hook_exit = w->hook_exited ? s->hook_exit : 0;
     snprintf(w->hook_output, sizeof(w->hook_output), "%s", s->hook_output ? s->hook_output : "");
+    snprintf(w->record, sizeof(w->record), "%s", s->record ? s->record : "");
+    w->record_bytes = s->record_bytes > 0 ? s->record_bytes : 0;
 }
 
 pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen)

@@ -128,6 +128,10 @@ typedef struct pd_window {
     bool hook_running, hook_exited;
     int64_t hook_exit;
     char hook_output[PD_HOOK_TAIL + 1];
+    /* its record (node/report.c): steps.json as written at its end, "xxh64:<hex>" of
+     * its bytes and their count; "" none (a window from before records) */
+    char record[32];
+    int64_t record_bytes;
     bool jdirty; /* the window's own fields changed since the journal wrote them */
     struct pd_window *next;
 } pd_window_t;

@@ -302,8 +302,8 @@ static void on_report(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
     }
     waiting_t *wt = wait_on(c, req);
     if (wt) {
-        int rv =
-            pd_report_write(n, w, &man, w->state == PP_WS_DONE, report_over, wt, err, sizeof(err));
+        int rv = pd_report_write(n, w, &man, w->state == PP_WS_DONE, false, report_over, wt, err,
+                                 sizeof(err));
         if (rv != 0) {
             req = wait_over(wt);
             pd_req_reply_error(req, rv, "%s", err);

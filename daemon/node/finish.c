@@ -335,7 +335,7 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     w->state = PP_WS_GATHERING;
     /* the report goes with it: the window is done when both are written */
     w->pending += 2; /* before: the report may be done at once when the pool is gone */
-    if (pd_report_write(n, w, &man, true, report_done, NULL, err, sizeof(err)) != 0) {
+    if (pd_report_write(n, w, &man, true, true, report_done, NULL, err, sizeof(err)) != 0) {
         w->pending--;
         PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
     }

@@ -56,6 +56,14 @@ void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left)
     }
 }
 
+void pd_node_hist_fed(pd_node_t *n, const pd_hist_rank_t *h)
+{
+    if (n->wrec != NULL) {
+        pd_wrecords_sync(n->wrec, n->win, n->hist, n->gen);
+        pd_wrecords_feed(n->wrec, n->hist, h);
+    }
+}
+
 static void ack_msg(const pd_node_t *n, pp_msg_t *m)
 {
     pp_msg_init(m, PP_T_ack);

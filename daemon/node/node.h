@@ -23,6 +23,7 @@
 #include "registry.h"
 #include "straggler.h"
 #include "windows.h"
+#include "wrecord.h"
 
 /* Up the layers: what a node module tells the daemon. Every hook is
  * optional. */
@@ -78,6 +79,7 @@ typedef struct pd_node {
     pd_windows_t *win;
     pd_history_t *hist;    /* step times of every rank heard of */
     pd_straggler_t *strag; /* the straggler trigger */
+    pd_wrecords_t *wrec;   /* the running windows' records of step times; NULL none */
 
     const char *instance; /* random id of this daemon run */
     const char *name;     /* this node's name */
@@ -125,6 +127,8 @@ void pd_node_job_check(pd_node_t *n, const char *job);
 pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms);
 /* The entry of rank k, if it has one (nothing made, nothing updated). */
 pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k);
+/* Entry h of the history took new times: into the running windows' records. */
+void pd_node_hist_fed(pd_node_t *n, const pd_hist_rank_t *h);
 /* Rank k is gone: lost, or left (it said goodbye, its job may be over);
  * its history stays, marked, for the reports. */
 void pd_node_hist_gone(pd_node_t *n, const pd_rank_t *k, bool left);

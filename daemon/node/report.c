@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* A window's report (see report.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <xxhash.h>
+
+#include "clock.h"
 #include "gather.h"
+#include "manifest.h"
 #include "profd/client.h"
 #include "report.h"
 #include "reporthtml.h"
@@ -101,28 +110,163 @@ static int links_of(const pd_window_t *w, const pp_manifest_t *man, pd_job_t *j)
     return 0;
 }
 
+/* <window>/steps.json, whole (at most `max` bytes): 0, or PROFD_ENOENT /
+ * PROFD_EIO / PROFD_ELIMIT / PROFD_ENOMEM. */
+static int read_steps(const pd_window_t *w, int64_t max, char **out, size_t *len)
+{
+    char path[PD_PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof(path), "%s/steps.json", w->dir) >= sizeof(path)) {
+        return PROFD_ENOENT;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return errno == ENOENT ? PROFD_ENOENT : PROFD_EIO;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return PROFD_EIO;
+    }
+    if (st.st_size > max) {
+        close(fd);
+        return PROFD_ELIMIT;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (buf != NULL && got < (size_t)st.st_size) {
+        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+        if (k <= 0) {
+            break;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    if (buf == NULL) {
+        return PROFD_ENOMEM;
+    }
+    if (got != (size_t)st.st_size) {
+        free(buf);
+        return PROFD_EIO;
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return 0;
+}
+
+static void record_sum(const char *json, size_t len, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "xxh64:%016" PRIx64, (uint64_t)XXH64(json, len, 0));
+}
+
+/* Step and phase times a document holds. */
+static int64_t known_times(const pp_steps_doc_t *d)
+{
+    int64_t k = 0;
+    for (size_t i = 0; i < d->ranks_n; i++) {
+        for (size_t s = 0; s < d->ranks[i].step_us_n; s++) {
+            k += d->ranks[i].step_us[s] > 0;
+        }
+        for (size_t s = 0; s < d->ranks[i].phase_us_n; s++) {
+            k += d->ranks[i].phase_us[s] > 0;
+        }
+    }
+    return k;
+}
+
+/* The window's record, steps.json as written at its end, read back and
+ * checked against what the window keeps of it. */
+static int record_load(const pd_window_t *w, pp_steps_doc_t *doc, char *err, size_t errlen)
+{
+    char *json = NULL, sum[32], derr[128];
+    size_t len = 0;
+    int rv = read_steps(w, w->record_bytes, &json, &len);
+    if (rv == PROFD_ENOMEM) {
+        snprintf(err, errlen, "out of memory reading the window's record");
+        return rv;
+    }
+    if (rv == 0) {
+        record_sum(json, len, sum, sizeof(sum));
+    }
+    if (rv != 0 || (int64_t)len != w->record_bytes || strcmp(sum, w->record) != 0) {
+        free(json);
+        snprintf(err, errlen,
+                 "%s/steps.json, the window's record of step times, is %s: the report is not "
+                 "written from anything else",
+                 w->name, rv == PROFD_ENOENT ? "gone" : "not what the window's end wrote");
+        return PROFD_ESTATE;
+    }
+    rv = pp_record_decode(&pp_desc_steps_doc, json, len, doc, derr, sizeof(derr));
+    free(json);
+    if (rv != 0) {
+        snprintf(err, errlen, "%s/steps.json, the window's record, does not decode: %s", w->name,
+                 derr);
+        return PROFD_ESTATE;
+    }
+    return 0;
+}
+
 int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
-                    pd_report_done_fn done, void *arg, char *err, size_t errlen)
+                    bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
     pp_steps_doc_t doc;
     char *json = NULL, *html = NULL;
     size_t jlen = 0, hlen = 0;
     rctx_t *c = NULL;
     pd_job_t *jobs[3] = {NULL, NULL, NULL};
-    if (pd_stepdoc_build(w, n->hist, n->name, &doc) != 0) {
-        snprintf(err, errlen, "out of memory building the report");
-        return PROFD_ENOMEM;
+    int rv = 0;
+    pd_wrecord_t *rec = NULL;
+    if (n->wrec != NULL) {
+        pd_wrecords_sync(n->wrec, n->win, n->hist, n->gen);
+        rec = pd_wrecords_get(n->wrec, w->id);
     }
-    int rv = pp_record_encode(&pp_desc_steps_doc, &doc, true, &json, &jlen);
+    /* the record kept, read back: steps.json stays as it is (a record still
+     * open, the window running or waiting for the steps after it, is
+     * written out like at the window's end) */
+    bool again = !final && rec == NULL && w->record[0] != '\0';
+    if (again) {
+        if ((rv = record_load(w, &doc, err, errlen)) != 0) {
+            return rv;
+        }
+    } else {
+        if (pd_stepdoc_build(w, rec ? &rec->h : n->hist, n->name, &doc) != 0) {
+            snprintf(err, errlen, "out of memory building the report");
+            return PROFD_ENOMEM;
+        }
+        rv = pp_record_encode(&pp_desc_steps_doc, &doc, true, &json, &jlen);
+    }
+    if (rv == 0 && !again && !final && rec == NULL) {
+        /* a window without a record (from before records were kept): built
+         * from the live history, which never replaces a fuller steps.json */
+        char *old = NULL, derr[128];
+        size_t olen = 0;
+        pp_steps_doc_t prev;
+        if (read_steps(w, (int64_t)1 << 28, &old, &olen) == 0 &&
+            pp_record_decode(&pp_desc_steps_doc, old, olen, &prev, derr, sizeof(derr)) == 0) {
+            int64_t had = known_times(&prev), has = known_times(&doc);
+            pp_record_free(&pp_desc_steps_doc, &prev);
+            if (has < had) {
+                free(old);
+                free(json);
+                pp_record_free(&pp_desc_steps_doc, &doc);
+                snprintf(err, errlen,
+                         "the step-time history now holds %lld of the %lld step and phase "
+                         "times in %s/steps.json: the report is kept as it is",
+                         (long long)has, (long long)had, w->name);
+                return PROFD_ESTATE;
+            }
+        }
+        free(old);
+    }
     if (rv == 0) {
         rv = pd_report_html(&doc, man, PROFD_VERSION_STRING, &html, &hlen);
     }
     if (rv == 0 && (c = calloc(1, sizeof(*c))) != NULL) {
-        jobs[0] = job_new(c, w, PD_JOB_WRITE, "steps.json");
+        jobs[0] = again ? NULL : job_new(c, w, PD_JOB_WRITE, "steps.json");
         jobs[1] = job_new(c, w, PD_JOB_WRITE, "report.html");
         jobs[2] = links ? job_new(c, w, PD_JOB_LINK, PD_REPORT_TB_DIR) : NULL;
     }
-    if (rv != 0 || c == NULL || jobs[0] == NULL || jobs[1] == NULL ||
+    if (rv != 0 || c == NULL || (!again && jobs[0] == NULL) || jobs[1] == NULL ||
         (links && (jobs[2] == NULL || links_of(w, man, jobs[2]) != 0))) {
         pp_record_free(&pp_desc_steps_doc, &doc);
         free(json);
@@ -134,6 +278,25 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         snprintf(err, errlen, "out of memory building the report");
         return PROFD_ENOMEM;
     }
+    if (final || rec != NULL) { /* the record: what steps.json holds, kept with the window */
+        pd_window_t *mw = pd_windows_get(n->win, w->id);
+        if (mw != NULL) {
+            record_sum(json, jlen, mw->record, sizeof(mw->record));
+            mw->record_bytes = (int64_t)jlen;
+            pd_windows_touch(n->win, mw, NULL);
+        }
+    }
+    if (final && rec != NULL) { /* (`profctl report` leaves an open record open) */
+        if (rec->closing || pd_wrecord_complete(rec)) {
+            pd_wrecords_drop(n->wrec, w->id);
+        } else { /* the steps after the window are still to come */
+            rec->closing = true;
+            rec->close_by_ms = pd_now_ms() + PD_REPORT_RECORD_WAIT_MS;
+            if (rec->hi == INT64_MAX) {
+                rec->hi = pd_stepdoc_window_last(w) + PD_STEPDOC_CONTEXT;
+            }
+        }
+    }
     c->res.ranks = (int64_t)doc.ranks_n;
     c->res.steps = doc.steps_n == 2 ? doc.steps[1] - doc.steps[0] + 1 : 0;
     pp_record_free(&pp_desc_steps_doc, &doc);
@@ -141,8 +304,10 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     c->window = w->id;
     c->done = done;
     c->arg = arg;
-    jobs[0]->data = json;
-    jobs[0]->len = jlen;
+    if (jobs[0] != NULL) {
+        jobs[0]->data = json;
+        jobs[0]->len = jlen;
+    }
     jobs[1]->data = html;
     jobs[1]->len = hlen;
     if (jobs[2] && jobs[2]->nlinks == 0) {
@@ -167,4 +332,47 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     }
     release(c);
     return 0;
+}
+
+static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
+{
+    (void)n;
+    (void)window;
+    (void)r;
+    (void)arg;
+}
+
+void pd_report_tick(pd_node_t *n, int64_t now_ms)
+{
+    if (n->wrec == NULL) {
+        return;
+    }
+    for (pd_wrecord_t *rec = n->wrec->head; rec; rec = rec->next) {
+        if (!rec->closing) {
+            continue;
+        }
+        pd_window_t *w = pd_windows_get(n->win, rec->window);
+        if (w == NULL || w->state != PP_WS_DONE) {
+            if (w == NULL || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED) {
+                pd_wrecords_drop(n->wrec, rec->window);
+                return; /* the list changed: the others at the next tick */
+            }
+            continue;
+        }
+        if (w->pending > 0 || (!pd_wrecord_complete(rec) && now_ms < rec->close_by_ms)) {
+            continue;
+        }
+        pp_manifest_t man;
+        char err[256];
+        int64_t id = rec->window;
+        if (pd_manifest_build(w, &man) != 0) {
+            continue;
+        }
+        if (pd_report_write(n, w, &man, false, true, again_done, NULL, err, sizeof(err)) != 0) {
+            PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
+            pd_wrecords_drop(n->wrec, id);
+        }
+        pd_manifest_free(&man);
+        return; /* the record is gone: the others at the next tick */
+    }
 }

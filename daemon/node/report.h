@@ -18,6 +18,8 @@
 #include "node.h"
 
 #define PD_REPORT_TB_DIR "tensorboard"
+/* How long a window's record waits, after its end, for the steps after it */
+#define PD_REPORT_RECORD_WAIT_MS 30000
 
 typedef struct pd_report_result {
     int rv; /* 0, or the first error of the writes */
@@ -31,9 +33,23 @@ typedef void (*pd_report_done_fn)(pd_node_t *n, int64_t window, const pd_report_
                                   void *arg);
 
 /* Write w's report (with the TensorBoard folder when `links`); done() runs
- * once everything is written or failed. 0, or PROFD_ENOMEM /
- * PROFD_EINTERNAL with the reason in err (done() is then not called). */
+ * once everything is written or failed.
+ *  - final (the window's end): steps.json from the window's record of step
+ *    times (wrecord.h; the live history where it has none), kept with the
+ *    window as its record (w->record: the checksum of those bytes, journaled);
+ *  - again (`profctl report`): report.html from that record, read back and
+ *    checked, steps.json left as it is; PROFD_ESTATE when it is gone or was
+ *    changed. A window without a record is built from the live history,
+ *    and refused (PROFD_ESTATE) when that holds fewer times than the
+ *    steps.json already there.
+ * 0, or PROFD_ENOMEM / PROFD_EINTERNAL / PROFD_ESTATE with the reason in
+ * err (done() is then not called). */
 int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
-                    pd_report_done_fn done, void *arg, char *err, size_t errlen);
+                    bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen);
+
+/* Records whose window has ended and whose steps after it are in (or
+ * waited for long enough): the report written once more, the record kept
+ * as it is from then on. The periodic tick. */
+void pd_report_tick(pd_node_t *n, int64_t now_ms);
 
 #endif

@@ -178,6 +178,7 @@ static void on_events(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
         }
         pd_history_events(n->hist, h, e->ev, e->ev_n, e->pev, e->pev_n, e->names, e->names_n, now);
         pd_history_sections(n->hist, h, e->sev, e->sev_n);
+        pd_node_hist_fed(n, h);
     }
     if (e->dropped > 0) { /* saturating, within what the wire carries: a peer may say anything */
         k->dropped = k->dropped > PP_INT_MAX - e->dropped ? PP_INT_MAX : k->dropped + e->dropped;

@@ -16,6 +16,7 @@
 #include "reporthtml.h"
 #include "stepdoc.h"
 #include "straggler.h"
+#include "wrecord.h"
 
 static pd_hist_id_t id_of(const char *role, int64_t rank)
 {
@@ -673,6 +674,91 @@ static void test_stepdoc_matches_members_by_identity(void **state)
     pd_history_fini(&h);
 }
 
+/* A window's record keeps every rank's times over the window's steps and 8
+ * either side, fed as the live history takes them, after the live ring
+ * (16 steps here) has dropped them: a rank 40 steps ahead of the window,
+ * one that reaches it only later, and phase times set, not added, however
+ * often the same step is fed. steps.json built from the record holds both
+ * ranks; complete once both reached step 20 + 8. */
+static void test_wrecord_keeps_what_the_live_history_drops(void **state)
+{
+    (void)state;
+    pd_history_t live;
+    pd_history_init(&live, 16, 16, 8);
+    pd_windows_t ws;
+    pd_windows_init(&ws, NULL, 0);
+    pd_window_t *w = calloc(1, sizeof(*w));
+    assert_non_null(w);
+    w->id = 7;
+    snprintf(w->job, sizeof(w->job), "run");
+    pp_record_init(&pp_desc_window_spec, &w->spec);
+    w->first = 20;
+    w->last = 20;
+    w->state = PP_WS_PENDING;
+    ws.head = ws.tail = w;
+    ws.count = 1;
+
+    pd_hist_id_t fast_id = id_of("actor", 0), slow_id = id_of("actor", 1), other = fast_id;
+    other.job = "other";
+    pd_hist_rank_t *fast = pd_history_get(&live, &fast_id, 0);
+    pd_hist_rank_t *slow = pd_history_get(&live, &slow_id, 0);
+    pd_hist_rank_t *oth = pd_history_get(&live, &other, 0);
+    for (int64_t st = 1; st <= 25; st++) { /* fast: steps 1..25 before the window is seen */
+        pd_history_put(&live, fast, st, 1000 * st);
+        pd_history_put_phase(&live, fast, st, "update", 100 * st);
+    }
+    pd_history_put(&live, oth, 20, 5);
+    pd_wrecords_t rs;
+    pd_wrecords_init(&rs);
+    pd_wrecords_sync(&rs, &ws, &live, 1);
+    pd_wrecord_t *rec = pd_wrecords_get(&rs, 7);
+    assert_non_null(rec);
+    assert_int_equal(rec->lo, 12);
+    assert_int_equal(rec->hi, 28);
+    assert_int_equal(rs.n, 1);
+    pd_wrecords_sync(&rs, &ws, &live, 1); /* the same generation: nothing */
+    assert_int_equal(rs.n, 1);
+    for (int64_t st = 26; st <= 70; st++) { /* fast runs on: 40 steps past the window */
+        pd_history_put(&live, fast, st, 1000 * st);
+        pd_history_put_phase(&live, fast, st, "update", 100 * st);
+        int64_t sev[3] = {st, 0, 10 * st};
+        assert_int_equal(pd_history_sections(&live, fast, sev, 3), 1);
+        pd_wrecords_feed(&rs, &live, fast);
+        pd_wrecords_feed(&rs, &live, fast); /* fed twice: phases not doubled */
+    }
+    assert_int_equal(pd_history_step_us(&live, fast, 20), -1); /* the live ring dropped it */
+    assert_false(pd_wrecord_complete(rec));                    /* slow has not reached 28 */
+    for (int64_t st = 1; st <= 30; st++) { /* slow: 3x, reaches the window now */
+        pd_history_put(&live, slow, st, 3000 * st);
+        pd_wrecords_feed(&rs, &live, slow);
+    }
+    assert_true(pd_wrecord_complete(rec));
+
+    pp_steps_doc_t d;
+    assert_int_equal(pd_stepdoc_build(w, &rec->h, NULL, &d), 0);
+    assert_int_equal(d.ranks_n, 2); /* job "other" is not in it */
+    assert_int_equal(d.steps[0], 12);
+    assert_int_equal(d.steps[1], 28);
+    for (int64_t st = 12; st <= 28; st++) {
+        assert_int_equal(d.ranks[0].step_us[st - 12], 1000 * st);
+        assert_int_equal(d.ranks[0].phase_us[st - 12], 100 * st);
+        assert_int_equal(d.ranks[1].step_us[st - 12], 3000 * st);
+        if (st > 25) { /* sections of the steps fed after the record began */
+            assert_int_equal(pd_history_section_us(&rec->h, rec->h.v[0], 0, st), 10 * st);
+        }
+    }
+    assert_true(d.ranks[0].median_ms == 20.0 && d.ranks[1].median_ms == 60.0); /* step 20 */
+    pp_record_free(&pp_desc_steps_doc, &d);
+
+    w->state = PP_WS_CANCELLED; /* a cancelled window's record goes */
+    pd_wrecords_sync(&rs, &ws, &live, 2);
+    assert_null(pd_wrecords_get(&rs, 7));
+    assert_int_equal(rs.n, 0);
+    pd_wrecords_fini(&rs);
+    pd_windows_fini(&ws);
+    pd_history_fini(&live);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -685,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_straggler_rate_limit_budget_and_roles),
         cmocka_unit_test(test_stepdoc_and_report),
         cmocka_unit_test(test_stepdoc_matches_members_by_identity),
+        cmocka_unit_test(test_wrecord_keeps_what_the_live_history_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
