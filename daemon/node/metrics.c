@@ -131,7 +131,7 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
 
     /* windows and captures */
     family(&b, "profd_windows", "gauge", "Windows the daemon holds, by state.");
-    for (int s = PP_WS_PENDING; s <= PP_WS_CANCELLED; s++) {
+    for (int s = PP_WS_PENDING; s <= PP_WS_FAILED; s++) {
         int64_t c = 0;
         for (pd_window_t *w = n->win->head; w; w = w->next) {
             c += (int)w->state == s;

@@ -65,9 +65,10 @@ void pd_trigger_tick(pd_node_t *n, int64_t now_ms)
     if (s == NULL || n->win->follower || n->hist == NULL) {
         return;
     }
-    if (s->live) { /* its window is over when it is done, cancelled or forgotten */
+    if (s->live) { /* its window is over when it is done, cancelled, failed or forgotten */
         pd_window_t *w = pd_windows_get(n->win, s->last_window);
-        if (w == NULL || w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED) {
+        if (w == NULL || w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED ||
+            w->state == PP_WS_FAILED) {
             pd_straggler_window_done(s, s->last_window, w ? w->bytes : 0);
         }
     }

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/*
+ * The straggler trigger's window and the node's metrics: a window the
+ * trigger opened that fails (its manifest can never be written) lets the
+ * trigger fire again, as a done or cancelled one does; and the metrics
+ * export every window state, failed included.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "metrics.h"
+#include "node.h"
+#include "trigger.h"
+
+typedef struct fixture {
+    pd_node_t n;
+    pd_windows_t ws;
+    pd_history_t h;
+    pd_straggler_t s;
+    pd_registry_t reg;
+} fixture_t;
+
+static void fixture_init(fixture_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    pd_windows_init(&f->ws, NULL, 0);
+    pd_history_init(&f->h, 16, 16, 8);
+    pd_registry_init(&f->reg, 8);
+    pd_straggler_cfg_t c;
+    memset(&c, 0, sizeof(c));
+    c.factor = 2;
+    c.consecutive = 3;
+    c.steps = 2;
+    pd_straggler_init(&f->s, &c, true);
+    f->n.win = &f->ws;
+    f->n.hist = &f->h;
+    f->n.strag = &f->s;
+    f->n.reg = &f->reg;
+    f->n.name = "node1";
+}
+
+static void fixture_fini(fixture_t *f)
+{
+    pd_windows_fini(&f->ws);
+    pd_history_fini(&f->h);
+    pd_registry_fini(&f->reg);
+}
+
+static pd_window_t *window_add(fixture_t *f, int64_t id, pp_window_state_t state)
+{
+    pd_window_t *w = calloc(1, sizeof(*w));
+    assert_non_null(w);
+    w->id = id;
+    snprintf(w->job, sizeof(w->job), "run");
+    snprintf(w->name, sizeof(w->name), "w%lld", (long long)id);
+    pp_record_init(&pp_desc_window_spec, &w->spec);
+    w->state = state;
+    if (f->ws.tail) {
+        f->ws.tail->next = w;
+    } else {
+        f->ws.head = w;
+    }
+    f->ws.tail = w;
+    f->ws.count++;
+    return w;
+}
+
+static void fired(fixture_t *f, int64_t window)
+{
+    pd_straggler_hit_t hit;
+    memset(&hit, 0, sizeof(hit));
+    snprintf(hit.reason, sizeof(hit.reason), "test");
+    pd_straggler_fired(&f->s, &hit, window, 1000);
+}
+
+typedef struct over_case {
+    pp_window_state_t state;
+    bool over;
+} over_case_t;
+
+static void test_trigger_window_over_by_state(void **state)
+{
+    (void)state;
+    static const over_case_t cases[] = {
+        {PP_WS_PENDING, false}, {PP_WS_ACTIVE, false},   {PP_WS_GATHERING, false},
+        {PP_WS_DONE, true},     {PP_WS_CANCELLED, true}, {PP_WS_FAILED, true},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        fixture_t f;
+        fixture_init(&f);
+        pd_window_t *w = window_add(&f, 5, PP_WS_ACTIVE);
+        fired(&f, 5);
+        assert_true(f.s.live);
+        pd_trigger_tick(&f.n, 2000);
+        assert_true(f.s.live); /* active: still its window */
+        w->state = cases[i].state;
+        pd_trigger_tick(&f.n, 3000);
+        if (f.s.live != !cases[i].over) {
+            fail_msg("window state %s: live %d", pp_enum_name(&pp_enum_window_state, (int)w->state),
+                     f.s.live);
+        }
+        fixture_fini(&f);
+    }
+}
+
+static void test_metrics_windows_every_state(void **state)
+{
+    (void)state;
+    fixture_t f;
+    fixture_init(&f);
+    window_add(&f, 1, PP_WS_DONE);
+    window_add(&f, 2, PP_WS_FAILED);
+    window_add(&f, 3, PP_WS_FAILED);
+    window_add(&f, 4, PP_WS_CANCELLED);
+    window_add(&f, 5, PP_WS_ACTIVE);
+    char *body = NULL;
+    size_t len = 0;
+    assert_int_equal(pd_metrics_text(&f.n, &body, &len), 0);
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"pending\"} 0\n"));
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"active\"} 1\n"));
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"gathering\"} 0\n"));
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"done\"} 1\n"));
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"cancelled\"} 1\n"));
+    assert_non_null(strstr(body, "\nprofd_windows{state=\"failed\"} 2\n"));
+    free(body);
+    fixture_fini(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trigger_window_over_by_state),
+        cmocka_unit_test(test_metrics_windows_every_state),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
