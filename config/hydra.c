@@ -157,7 +157,7 @@ int hy_override_parse(const char *text, hy_override_t *o, char *err, size_t errl
         return ov_fail(err, errlen, text, "malformed key '%.*s'", (int)klen, s);
     }
     if (eq != NULL) {
-        char why[200] = "";
+        char why[512] = "";
         o->value = eq + 1;
         int rc = oc_parse_value(text, eq + 1, &o->val, why, sizeof(why));
         if (rc != 0) {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hydra_func.h"
 #include "profd/errors.h"
 
 /* ---- a growable string ----------------------------------------------------- */
@@ -218,7 +219,7 @@ static void py_float(sbuf_t *b, double v)
         }
     }
     mant[k] = '\0';
-    if (v < 0) {
+    if (signbit(v)) {
         sb_chr(b, '-');
     }
     if (exp10 >= -5 + 1 && exp10 < 16) { /* fixed notation, like repr() */
@@ -248,6 +249,14 @@ static void py_float(sbuf_t *b, double v)
         snprintf(buf, sizeof(buf), "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
         sb_str(b, buf);
     }
+}
+
+void oc_float_repr(double v, char *buf, size_t len)
+{
+    sbuf_t b = {0};
+    py_float(&b, v);
+    snprintf(buf, len, "%s", b.p && !b.oom ? b.p : "nan");
+    free(b.p);
 }
 
 static void py_str(sbuf_t *b, const yt_node_t *v, bool repr)
@@ -345,7 +354,8 @@ typedef struct ip {
     int *depth; /* shared with the resolver in eval mode */
     int own_depth;
     bool syntax;   /* `why` is a syntax error of this text */
-    char why[200]; /* the reason, when the error is about this text */
+    char why[512]; /* the reason, when the error is about this text */
+    int in_call;   /* keep mode: inside a function's arguments */
 } ip_t;
 
 static int why(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -448,6 +458,14 @@ static void skip_ws(ip_t *p)
 
 static int interp(ip_t *p, val_t *out);
 static int element(ip_t *p, val_t *out);
+
+static void set_origin_tree(yt_node_t *n, const char *origin)
+{
+    n->origin = origin;
+    for (size_t i = 0; i < n->n; i++) {
+        set_origin_tree(n->type == YT_SEQ ? n->items[i] : n->pairs[i].value, origin);
+    }
+}
 
 /* A value in a container: computed nodes move in, tree nodes are copied. */
 static int adopt(ip_t *p, val_t *v, yt_node_t **out)
@@ -639,7 +657,7 @@ static int quoted(ip_t *p, val_t *out)
         if (out->node == NULL) {
             rc = mk_failed(p);
         } else {
-            out->node->flags |= YT_F_QUOTED;
+            out->node->flags |= YT_F_QUOTED | (p->oc == NULL ? YT_F_QSTR : 0);
         }
     }
     free(b.p);
@@ -737,7 +755,7 @@ static int primitive(ip_t *p, val_t *out)
 
     while (p->i < p->n && rc == 0) {
         char c = p->s[p->i];
-        if (c == ',' || c == ']' || c == '}') {
+        if (c == ',' || c == ']' || c == '}' || (c == ')' && p->in_call > 0)) {
             break;
         }
         if (c == '$' && p->i + 1 < p->n && p->s[p->i + 1] == '{') {
@@ -806,6 +824,102 @@ static int primitive(ip_t *p, val_t *out)
     return rc;
 }
 
+/* NAME(ARG, name=ARG...) in an override value (OverrideParser.g4 function),
+ * evaluated by hydra_func.c; a sweep is refused as Hydra refuses it
+ * without --multirun (config_loader_impl.py:64-83). */
+static int hydra_call(ip_t *p, val_t *out)
+{
+    size_t start = p->i,
+           nlen = strspn(p->s + p->i, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                                      "VWXYZ0123456789_-");
+    char name[64], names_buf[HY_FN_MAX_ARGS][64], call[200];
+    yt_node_t *args[HY_FN_MAX_ARGS];
+    const char *names[HY_FN_MAX_ARGS];
+    size_t n = 0;
+    int rc = 0;
+    snprintf(name, sizeof(name), "%.*s", (int)nlen, p->s + p->i);
+    p->i += hy_function_at(p->s + p->i, p->n - p->i);
+    skip_ws(p);
+    bool kw = false;
+    while (rc == 0 && p->i < p->n && p->s[p->i] != ')') {
+        if (n > 0) {
+            if (p->s[p->i] != ',') {
+                rc = syn(p, "expected ',' or ')' at offset %zu", p->i);
+                break;
+            }
+            p->i++;
+            skip_ws(p);
+        }
+        if (n >= HY_FN_MAX_ARGS) {
+            rc = why(p, "too many arguments");
+            break;
+        }
+        /* argName: ID EQUAL (EQUAL is WS? '=' WS? in VALUE_MODE) */
+        size_t k =
+            strspn(p->s + p->i, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
+        size_t e = p->i + k;
+        while (e < p->n && (p->s[e] == ' ' || p->s[e] == '\t')) {
+            e++;
+        }
+        names[n] = NULL;
+        if (k > 0 && k < sizeof(names_buf[0]) && !isdigit((unsigned char)p->s[p->i]) && e < p->n &&
+            p->s[e] == '=') {
+            snprintf(names_buf[n], sizeof(names_buf[n]), "%.*s", (int)k, p->s + p->i);
+            names[n] = names_buf[n];
+            p->i = e + 1;
+            kw = true;
+        } else if (kw) { /* overrides_visitor.py:225-226 */
+            rc = why(p, "positional argument follows keyword argument");
+            break;
+        }
+        val_t v = {0};
+        p->in_call++;
+        rc = element(p, &v);
+        p->in_call--;
+        if (rc == 0 && (rc = adopt(p, &v, &args[n])) != 0) {
+            val_drop(&v);
+        }
+        if (rc == 0) {
+            n++;
+        }
+        skip_ws(p);
+    }
+    if (rc == 0 && p->i >= p->n) {
+        rc = syn(p, "missing ')'");
+    }
+    hy_fn_result_t kind = HY_FN_VALUE;
+    if (rc == 0) {
+        p->i++;
+        snprintf(call, sizeof(call), "%.*s", (int)(p->i - start), p->s + start);
+        char msg[sizeof(p->why)] = "";
+        rc = hy_fn_call(name, call, args, names, n, &kind, &out->node, msg, sizeof(msg));
+        if (rc == PROFD_ECONFIG) {
+            why(p, "%s", msg);
+        } else if (rc != 0) {
+            rc = oom(p);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        yt_free(args[i]);
+    }
+    if (rc == 0 && kind == HY_FN_SIMPLE_SWEEP) {
+        return why(p,
+                   "Ambiguous value for argument '%s': 1. To use it as a list, use "
+                   "key=[value1,value2] 2. To use it as string, quote the value: "
+                   "key=\\'value1,value2\\' 3. To sweep over it, add --multirun to your "
+                   "command line",
+                   p->origin ? p->origin : p->s);
+    }
+    if (rc == 0 && kind == HY_FN_SWEEP) {
+        return why(p, "Sweep parameters '%s' requires --multirun", p->origin ? p->origin : p->s);
+    }
+    if (rc == 0) {
+        out->owned = true;
+        set_origin_tree(out->node, p->origin);
+    }
+    return rc;
+}
+
 static int element(ip_t *p, val_t *out)
 {
     int rc;
@@ -829,7 +943,7 @@ static int element(ip_t *p, val_t *out)
             val_drop(out);
         }
     } else if (p->oc == NULL && hy_function_at(p->s + p->i, p->n - p->i) > 0) {
-        rc = why(p, "functions such as choice() or range() are not supported");
+        rc = hydra_call(p, out);
     } else if (c == '\'' || c == '"') {
         rc = quoted(p, out);
         size_t end = p->i;
@@ -839,7 +953,7 @@ static int element(ip_t *p, val_t *out)
             val_drop(out);
             return syn(p, "extraneous input '%.*s' expecting <EOF>", (int)(p->i - end), p->s + end);
         }
-        if (rc == 0 && p->i < p->n && !strchr(",]}", p->s[p->i])) {
+        if (rc == 0 && p->i < p->n && !strchr(p->in_call > 0 ? ",]})" : ",]}", p->s[p->i])) {
             val_drop(out);
             rc = syn(p, "unexpected text after a quoted string");
         }
@@ -1371,14 +1485,6 @@ void oc_forget(yt_node_t *n)
 
 /* ---- public: override values ---------------------------------------------------- */
 
-static void set_origin(yt_node_t *n, const char *origin)
-{
-    n->origin = origin;
-    for (size_t i = 0; i < n->n; i++) {
-        set_origin(n->type == YT_SEQ ? n->items[i] : n->pairs[i].value, origin);
-    }
-}
-
 int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *reason,
                    size_t reasonlen)
 {
@@ -1395,10 +1501,14 @@ int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *
     if (rc == 0) {
         skip_ws(&p);
         if (p.i < p.n) {
-            rc =
-                p.s[p.i] == ','
-                    ? why(&p, "sweeps (a,b) are not supported; quote the value or use a list [a,b]")
-                    : syn(&p, "unexpected '%c' at offset %zu", p.s[p.i], p.i);
+            rc = p.s[p.i] == ','
+                     ? why(&p, /* config_loader_impl.py:64-78, from the shell */
+                           "Ambiguous value for argument '%s': 1. To use it as a list, use "
+                           "key=[value1,value2] 2. To use it as string, quote the value: "
+                           "key=\\'value1,value2\\' 3. To sweep over it, add --multirun to "
+                           "your command line",
+                           origin)
+                     : syn(&p, "unexpected '%c' at offset %zu", p.s[p.i], p.i);
             val_drop(&v);
         }
     }
@@ -1406,7 +1516,7 @@ int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *
         snprintf(reason, reasonlen, "%s", p.why);
         return p.why[0] ? PROFD_ECONFIG : PROFD_ENOMEM;
     }
-    set_origin(v.node, origin);
+    set_origin_tree(v.node, origin);
     *out = v.node;
     return 0;
 }

@@ -54,6 +54,9 @@ typedef struct oc {
 int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *reason,
                    size_t reasonlen);
 
+/* Python's repr() of a float: "1.5", "1e-05", "inf". */
+void oc_float_repr(double v, char *buf, size_t len);
+
 /* Start resolving a tree (not owned). Messages go to err. */
 void oc_init(oc_t *oc, const char *file, yt_node_t *root, char *err, size_t errlen);
 

@@ -197,7 +197,7 @@ yt_node_t *yt_copy(const yt_node_t *n)
     if (c == NULL) {
         return NULL;
     }
-    c->flags = n->flags & (YT_F_QUOTED | YT_F_FINAL);
+    c->flags = n->flags & (YT_F_QUOTED | YT_F_FINAL | YT_F_QSTR);
     c->origin = n->origin;
     c->src = n->src;
     c->v = n->v;

@@ -44,6 +44,7 @@ typedef enum yt_type {
 #define YT_F_REF    4u  /* `ref` holds the resolved value of this string */
 #define YT_F_REFOWN 8u  /* ... and the tree owns it */
 #define YT_F_BUSY   16u /* being resolved (cycle detection) */
+#define YT_F_QSTR   32u /* an override value written in quotes (Hydra's QuotedString) */
 
 typedef struct yt_node yt_node_t;
 

@@ -400,13 +400,15 @@ static void test_omegaconf_override_errors(void **state)
                           "profctl apply composes them");
     expect_override_error(cfg, "a=[1,", "override 'a=[1,': missing ']'");
     expect_override_error(cfg, "a='x", "override 'a='x': missing closing '");
+    /* sweeps without --multirun: config_loader_impl.py:64-83 */
     expect_override_error(
         cfg, "a=1,2",
-        "override 'a=1,2': sweeps (a,b) are not supported; quote the value or use "
-        "a list [a,b]");
+        "override 'a=1,2': Ambiguous value for argument 'a=1,2': 1. To use it as a list, use "
+        "key=[value1,value2] 2. To use it as string, quote the value: key=\\'value1,value2\\' "
+        "3. To sweep over it, add --multirun to your command line");
     expect_override_error(cfg, "a=choice(1,2)",
-                          "override 'a=choice(1,2)': functions such as choice() or range() are not "
-                          "supported");
+                          "override 'a=choice(1,2)': Sweep parameters 'a=choice(1,2)' requires "
+                          "--multirun");
     expect_override_error(cfg, "a..b=1", "override 'a..b=1': malformed key 'a..b'");
     expect_override_error(cfg, "a=x]", "override 'a=x]': unexpected ']' at offset 1");
     expect_override_error(cfg, "a={x 1}", "override 'a={x 1}': expected 'key: value' in '{...}'");
