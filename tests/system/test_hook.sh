@@ -105,6 +105,41 @@ for _ in $(seq 50); do pgrep -f 'sleep 60.4321' >/dev/null || break; sleep 0.1; 
 pgrep -f 'sleep 60.4321' >/dev/null && fail "the hook's sleep survived: $(pgrep -af 'sleep 60.4321')"
 echo "ok: a hook past its timeout killed"
 
+# ---- 3b. retention spares a window whose hook runs ---------------------------------
+# Guards: retention pruning a window while its after-window hook runs (the
+# upload would read a folder being removed). Window A's hook waits for a
+# file; A and B (its hook done) are made two days old; C's end starts a
+# retention pass (max_age_hours 24): B is pruned, A is kept while its hook
+# runs. Waited for by state: B pruned is the pass having run.
+hook_yaml "$tmp/held.yaml" "'while [ ! -e $tmp/release-\$PROFD_WINDOW_ID ]; do sleep 0.05; done; echo released'" 120000
+printf 'retention:\n  max_age_hours: 24\n  max_bytes: 0\n  max_fraction: 0\n' >>"$tmp/held.yaml"
+restart_profd "$tmp/held.yaml"
+take_held() { # one window of one step, waited for; its hook may still run
+  local s id
+  s=$(($(step) + 40))
+  id=$(ctl start --job up --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
+  ctl wait "$id" --timeout 60 >/dev/null || fail "window $id: $(ctl --json windows "$id")"
+  echo "$id"
+}
+hook_is() { [ "$(win "$1" hook)" = "$2" ]; }
+wa=$(take_held)
+wait_until "window $wa's hook to run" 60 hook_is "$wa" running
+wb=$(take_held)
+touch "$tmp/release-$wb"
+wait_until "window $wb's hook to end" 60 hook_is "$wb" "exit 0"
+da=$(win "$wa" path)
+find "$da" "$(win "$wb" path)" -exec touch -h -d '2 days ago' {} +
+touch "$tmp/release-$((wb + 1))" "$tmp/release-$((wb + 2))"
+wc=$(take_held)
+pruned() { [ "$(win "$1" pruned)" != None ]; }
+wait_until "window $wb (two days old) to be pruned" 60 pruned "$wb"
+[ "$(win "$wa" pruned)" = None ] && [ -d "$da" ] && hook_is "$wa" running ||
+  fail "window $wa pruned while its hook ran: $(ctl --json windows "$wa")"
+[ "$(win "$wc" pruned)" = None ] || fail "window $wc (new) pruned: $(ctl --json windows "$wc")"
+touch "$tmp/release-$wa"
+wait_until "window $wa's hook to end once released" 60 hook_is "$wa" "exit 0"
+echo "ok: retention spares a window while its hook runs"
+
 # ---- 4. bad settings ----------------------------------------------------------------
 bad() { # YAML EXPECTED
   printf '%b' "$1" >"$tmp/bad.yaml"

@@ -5,7 +5,9 @@
 # step time from step 40; the daemon, its trigger enabled in its config file
 # (triggers.straggler.*), opens exactly one window, on rank 2 and one healthy
 # actor, whose manifest says why; the rate limit keeps it at one. Then
-# profctl watch disarms and re-arms it on demand.
+# profctl watch disarms and re-arms it on demand, with a 1 s interval: once
+# its window is done the next one opens (guards: the trigger never seeing
+# its window as over, which kept it at one window for good).
 # Usage: test_straggler.sh BUILD_DIR
 lib_name=straggler
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +28,8 @@ triggers:
 YAML
 "$profd" --config "$tmp/profd.yaml" --log-level info 2>"$tmp/profd.log" &
 pids+=($!)
-for _ in $(seq 100); do profctl status >/dev/null 2>&1 && break; sleep 0.05; done
+up() { profctl status >/dev/null 2>&1; }
+wait_until "profd to answer status" 30 up
 profctl top --once >"$tmp/top0.txt" || fail "top"
 grep -q "^straggler trigger: armed: a rank over 2.00x its role's median for 3 step(s) (roles actor)" \
   "$tmp/top0.txt" || fail "trigger not armed from the config: $(cat "$tmp/top0.txt")"
@@ -35,7 +38,8 @@ grep -q "^straggler trigger: armed: a rank over 2.00x its role's median for 3 st
   --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 windows() { profctl --json windows | json 'len(d["windows"])'; }
-for _ in $(seq 300); do [ "$(windows)" -ge 1 ] && break; sleep 0.1; done
+windows_at_least() { [ "$(windows)" -ge "$1" ]; }
+wait_until "the trigger's first window" 120 windows_at_least 1
 [ "$(windows)" = 1 ] || fail "no window opened for the straggler ($(windows) window(s))"
 id=$(profctl --json windows | json 'd["windows"][0]["id"]')
 profctl wait "$id" --timeout 60 >"$tmp/wait.txt" || fail "wait: $(cat "$tmp/wait.txt")"
@@ -62,21 +66,38 @@ grep -q "trigger: window $id opened: straggler trigger: rank 2 (actor)" "$tmp/pr
 # the report says it too
 grep -q 'id="source">straggler trigger: rank 2 (actor)' "$(dirname "$man")/report.html" ||
   fail "report.html does not say why the window was opened"
-# the straggler stays slow: the rate limit holds it at one window
-sleep 3
+# the straggler stays slow: the rate limit holds it at one window for 60
+# more steps (3 s at 20 steps/s; counted in steps, as a loaded machine runs)
+front() { profctl --json status | json 'max(r["step"] for r in d["ranks"])'; }
+later=$(($(front) + 60))
+past() { [ "$(front)" -ge "$later" ]; }
+wait_until "60 more steps of the slow rank (to step $later)" 120 past
 [ "$(windows)" = 1 ] || fail "the rate limit let $(windows) windows through"
 
 # on demand: off, then armed again with a short interval: a second window
 profctl watch --off >"$tmp/off.txt" || fail "watch --off"
 grep -q "^straggler trigger: off; 1 window(s) opened, the last $id" "$tmp/off.txt" ||
   fail "watch --off: $(cat "$tmp/off.txt")"
-profctl watch --roles actor --factor 2 --consecutive 3 --steps 1 --interval 60 --tool sim \
+profctl watch --roles actor --factor 2 --consecutive 3 --steps 1 --interval 1 --tool sim \
   >"$tmp/on.txt" || fail "watch"
-grep -q "^straggler trigger: armed: a rank over 2.00x its role's median for 3 step(s) (roles actor) gets a window of 1 step(s) (tool sim) with a healthy peer; at most one every 60 s; 0 window(s) opened" \
+grep -q "^straggler trigger: armed: a rank over 2.00x its role's median for 3 step(s) (roles actor) gets a window of 1 step(s) (tool sim) with a healthy peer; at most one every 1 s; 0 window(s) opened" \
   "$tmp/on.txt" || fail "watch: $(cat "$tmp/on.txt")"
-for _ in $(seq 100); do [ "$(windows)" -ge 2 ] && break; sleep 0.1; done
-[ "$(windows)" = 2 ] || fail "the re-armed trigger opened $(windows) window(s)"
+wait_until "the re-armed trigger's window" 60 windows_at_least 2
 [ "$(profctl --json windows | json 'd["windows"][1]["selected"]')" = 2 ] || fail "second window"
+id2=$(profctl --json windows | json 'd["windows"][1]["id"]')
+profctl wait "$id2" --timeout 60 >"$tmp/wait2.txt" || fail "wait $id2: $(cat "$tmp/wait2.txt")"
+# its window over, the trigger opens the next one (the straggler is still slow)
+wait_until "a window after window $id2 was done" 60 windows_at_least 3
+profctl watch --off >/dev/null || fail "watch --off"
+profctl --json windows >"$tmp/windows.json"
+/usr/bin/python3 - "$tmp/windows.json" <<'PY' || fail "the trigger's windows: $(cat "$tmp/windows.json")"
+import json, sys
+w = json.load(open(sys.argv[1]))["windows"]
+# one at a time: each begins after the one before it ended
+for a, b in zip(w[1:], w[2:]):
+    assert b["first_step"] > a["last_step"], (a, b)
+    assert b["selected"] == 2, b
+PY
 set +e
 profctl watch --factor 0.5 >/dev/null 2>"$tmp/e1"; [ $? = 2 ] || fail "watch --factor 0.5"
 grep -q "expected a number over 1" "$tmp/e1" || fail "watch --factor message"
