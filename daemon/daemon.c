@@ -516,7 +516,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         (cfg->coordinator_url[0] && (rv = pd_link_init(&d->link, &d->node, err, errlen)) != 0) ||
         (cfg->metrics_url[0] &&
          (rv = pd_http_open(&d->metrics, &d->loop, cfg->metrics_url, "/metrics",
-                            PD_METRICS_CONTENT_TYPE, metrics_body, &d->node, err, errlen)) != 0)) {
+                            PD_METRICS_CONTENT_TYPE,
+                            &(pd_http_limits_t){(int)cfg->max_connections,
+                                                (int)cfg->max_connections_per_peer, 10000},
+                            metrics_body, &d->node, err, errlen)) != 0)) {
         goto fail;
     }
     if (jl.found) {

@@ -10,7 +10,11 @@
                              prints how many connections the daemon cut
   rawsp.py idle URL N SECS   N connections that complete the handshake and
                              then send nothing for SECS seconds; prints how
-                             many the daemon closed meanwhile
+                             many it opened and how many the daemon closed
+                             meanwhile
+  rawsp.py tcpidle HOST:PORT N SECS
+                             the same with bare TCP connections that send
+                             nothing at all (an HTTP port)
 
 URL: ipc://PATH or tcp://HOST:PORT. SP over ipc: the 8-byte header
 00 'S' 'P' 00 <protocol, 16 bits> 00 00 each way, then frames of a type byte
@@ -70,11 +74,15 @@ def big(url, size, n):
     print(cut[0])
 
 
-def idle(url, n, secs):
+def idle(url, n, secs, bare=False):
     socks = []
     for _ in range(n):
         try:
-            s, _ = connect(url)
+            if bare:
+                host, port = url.rsplit(":", 1)
+                s = socket.create_connection((host, int(port)), timeout=5)
+            else:
+                s, _ = connect(url)
             s.setblocking(False)
             socks.append(s)
         except OSError:
@@ -102,5 +110,7 @@ if __name__ == "__main__":
         big(a[1], int(a[2]), int(a[3]))
     elif len(a) == 4 and a[0] == "idle":
         idle(a[1], int(a[2]), float(a[3]))
+    elif len(a) == 4 and a[0] == "tcpidle":
+        idle(a[1], int(a[2]), float(a[3]), bare=True)
     else:
         raise SystemExit(__doc__)
