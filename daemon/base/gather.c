@@ -20,6 +20,7 @@
 #include "gather.h"
 #include "hasher.h"
 #include "text.h"
+#include "tracediff.h"
 #include "tracemerge.h"
 
 #define MAX_DEPTH         16
@@ -1340,6 +1341,8 @@ static void job_work(uv_work_t *w)
         pd_link_run(j);
     } else if (j->kind == PD_JOB_MERGE) {
         pd_merge_run(j);
+    } else if (j->kind == PD_JOB_DIFF) {
+        pd_diff_run(j);
     } else {
         pd_write_run(j);
     }
@@ -1379,5 +1382,6 @@ void pd_job_free(pd_job_t *j)
     }
     free(j->links);
     pd_merge_free(j->merge);
+    pd_diff_free(j->diff);
     free(j);
 }

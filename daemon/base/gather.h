@@ -54,6 +54,7 @@ typedef enum pd_job_kind {
     PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
     PD_JOB_LINK,   /* link root/<links[i]> as root/dst/<its name> (TensorBoard's run folder) */
     PD_JOB_MERGE,  /* merge the traces merge->inputs into root/dst (tracemerge.h) */
+    PD_JOB_DIFF,   /* compare two ranks' traces into diff->out (tracediff.h) */
 } pd_job_kind_t;
 
 /* Below the spool: copies waiting for removal (job names never start with a dot). */
@@ -114,6 +115,7 @@ typedef struct pd_job {
     char **links; /* PD_JOB_LINK: files relative to root, owned */
     size_t nlinks;
     struct pd_merge *merge; /* PD_JOB_MERGE: inputs in, counts out; owned */
+    struct pd_diff *diff;   /* PD_JOB_DIFF: files in, the diff out; owned */
     /* out */
     int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
     int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
@@ -157,6 +159,8 @@ void pd_remove_run(pd_job_t *j);
 void pd_link_run(pd_job_t *j);
 /* The merged trace, written as <dst>.part and renamed when complete. */
 void pd_merge_run(pd_job_t *j);
+/* The trace diff of diff->files into diff->out (tracediff.c). */
+void pd_diff_run(pd_job_t *j);
 
 /* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept.
  * For the daemon's own folders (run_dir, save_path, spool) only. */

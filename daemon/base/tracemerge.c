@@ -650,6 +650,100 @@ int64_t pd_trace_merge_one(pd_trace_read_fn rdfn, void *rarg, int (*rewind)(void
     return count;
 }
 
+/* ---- complete events, for the trace diff ---- */
+
+typedef struct xmembers {
+    span_t name, cat, pid, tid, ph, ts, dur;
+} xmembers_t;
+
+static bool collect_x(void *arg, span_t key, span_t val)
+{
+    xmembers_t *m = arg;
+    span_t *to = is(key, "name")  ? &m->name
+                 : is(key, "cat") ? &m->cat
+                 : is(key, "pid") ? &m->pid
+                 : is(key, "tid") ? &m->tid
+                 : is(key, "ph")  ? &m->ph
+                 : is(key, "ts")  ? &m->ts
+                 : is(key, "dur") ? &m->dur
+                                  : NULL;
+    if (to) {
+        *to = val;
+    }
+    return true;
+}
+
+/* A JSON number's value (strtod on a bounded copy); false when not one. */
+static bool num_of(span_t s, double *out)
+{
+    char buf[64], *end;
+    if (s.p == NULL || s.n == 0 || s.n >= sizeof(buf)) {
+        return false;
+    }
+    memcpy(buf, s.p, s.n);
+    buf[s.n] = '\0';
+    *out = strtod(buf, &end);
+    return end == buf + s.n;
+}
+
+static void unquote(span_t s, const char **p, size_t *n)
+{
+    if (s.p && s.n >= 2 && s.p[0] == '"' && s.p[s.n - 1] == '"') {
+        *p = s.p + 1;
+        *n = s.n - 2;
+    } else {
+        *p = s.p;
+        *n = s.p ? s.n : 0;
+    }
+}
+
+int64_t pd_trace_each_x(pd_trace_read_fn rdfn, void *rarg, pd_trace_x_fn fn, void *arg, char *why,
+                        size_t whylen)
+{
+    rd_t r = {rdfn, rarg, NULL, 0, 0, false, false};
+    char *ebuf = malloc(PD_TRACE_MAX_EVENT + 1);
+    int64_t count = 0;
+    size_t len;
+    bool at_first = true;
+    int k;
+    r.buf = malloc(RD_BUF);
+    if (ebuf == NULL || r.buf == NULL) {
+        snprintf(why, whylen, "out of memory");
+        free(ebuf);
+        free(r.buf);
+        return -1;
+    }
+    if (!to_events(&r)) {
+        snprintf(why, whylen, "not a Chrome trace (no traceEvents array)");
+        free(ebuf);
+        free(r.buf);
+        return -1;
+    }
+    while ((k = next_event(&r, ebuf, &len, &at_first)) != 0) {
+        xmembers_t m;
+        pd_trace_x_t x;
+        memset(&m, 0, sizeof(m));
+        if (k != 1 || len == (size_t)-1 || !each_member(ebuf, len, collect_x, &m) ||
+            !is(m.ph, "\"X\"") || !num_of(m.ts, &x.ts) || !num_of(m.dur, &x.dur) ||
+            m.name.p == NULL) {
+            continue;
+        }
+        unquote(m.name, &x.name, &x.name_n);
+        unquote(m.cat, &x.cat, &x.cat_n);
+        unquote(m.pid, &x.pid, &x.pid_n);
+        unquote(m.tid, &x.tid, &x.tid_n);
+        fn(arg, &x);
+        count++;
+    }
+    free(ebuf);
+    free(r.buf);
+    if (r.err) {
+        snprintf(why, whylen, "read error");
+        return -1;
+    }
+    return count;
+}
+
 /* ---- from memory ---- */
 
 typedef struct mem {

@@ -78,6 +78,22 @@ int64_t pd_trace_merge_one(pd_trace_read_fn rd, void *rarg, int (*rewind)(void *
                            pd_trace_write_fn wr, void *warg, const pd_merge_input_t *in,
                            size_t index, bool *first, bool *aligned, char *why, size_t whylen);
 
+/* One complete event ("ph": "X") of a trace, as pd_trace_each_x finds it:
+ * spans of its raw JSON text (name and cat with their quotes stripped,
+ * escapes left as they are; NULL when absent), ts and dur in microseconds. */
+typedef struct pd_trace_x {
+    const char *name, *cat, *pid, *tid;
+    size_t name_n, cat_n, pid_n, tid_n;
+    double ts, dur;
+} pd_trace_x_t;
+typedef void (*pd_trace_x_fn)(void *arg, const pd_trace_x_t *x);
+
+/* Each complete event of one trace (the same scanner, streaming, bounded
+ * memory) to fn, in the file's order. Returns how many, or -1 when the
+ * input is not a trace or cannot be read (a reason in `why`). */
+int64_t pd_trace_each_x(pd_trace_read_fn rd, void *rarg, pd_trace_x_fn fn, void *arg, char *why,
+                        size_t whylen);
+
 /* The same over a buffer in memory (the fuzzer's entry): events written to
  * `wr`. */
 int64_t pd_trace_merge_mem(const char *buf, size_t len, pd_trace_write_fn wr, void *warg, char *why,

@@ -459,6 +459,12 @@ static void captures(sb_t *b, const pp_manifest_t *m)
 int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                    char **out, size_t *len)
 {
+    return pd_report_html_with(doc, man, version, NULL, out, len);
+}
+
+int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
+                        const char *extra, char **out, size_t *len)
+{
     sb_t b = {0};
     sb_str(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -478,6 +484,9 @@ int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const ch
     phases(&b, doc);
     sb_str(&b, "<h2>Slowest ranks against their role's median</h2>\n");
     slowest(&b, doc);
+    if (extra) {
+        sb_str(&b, extra);
+    }
     sb_str(&b, "<h2>Captures</h2>\n");
     captures(&b, man);
     sb_str(&b, "<p class=\"muted\">Step times are each rank's time from step begin to step end "

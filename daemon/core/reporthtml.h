@@ -24,4 +24,9 @@
 int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                    char **out, size_t *len);
 
+/* The same with `extra` (an HTML fragment: reportwhy.h's) before the
+ * captures; NULL none. */
+int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
+                        const char *extra, char **out, size_t *len);
+
 #endif

@@ -18,6 +18,9 @@
 #include "profd/client.h"
 #include "report.h"
 #include "reporthtml.h"
+#include "reportwhy.h"
+#include "scores.h"
+#include "tracediff.h"
 #include "stepdoc.h"
 
 typedef struct rctx {
@@ -27,6 +30,12 @@ typedef struct rctx {
     pd_report_result_t res;
     pd_report_done_fn done;
     void *arg;
+    /* held while the trace diff runs: report.html is written after it */
+    bool held;
+    pp_steps_doc_t doc;
+    pp_manifest_t man;
+    char root[PD_PATH_MAX];
+    char dst[2 * PP_MAX_NAME + 64]; /* <job>/<window> */
 } rctx_t;
 
 static void release(rctx_t *c)
@@ -37,6 +46,10 @@ static void release(rctx_t *c)
                    c->res.reason);
         }
         c->done(c->n, c->window, &c->res, c->arg);
+        if (c->held) {
+            pp_record_free(&pp_desc_steps_doc, &c->doc);
+            pp_record_free(&pp_desc_manifest, &c->man);
+        }
         free(c);
     }
 }
@@ -206,6 +219,171 @@ static int record_load(const pd_window_t *w, pp_steps_doc_t *doc, char *err, siz
     return 0;
 }
 
+/* report.html's text: the page with the why of `diff` (NULL none). */
+static int html_of(const pp_steps_doc_t *doc, const pp_manifest_t *man, const pp_trace_diff_t *diff,
+                   char **html, size_t *hlen)
+{
+    char *why = NULL;
+    size_t wlen = 0;
+    int rv = pd_report_why(doc, man, diff, &why, &wlen);
+    if (rv == 0) {
+        rv = pd_report_html_with(doc, man, PROFD_VERSION_STRING, why, html, hlen);
+    }
+    free(why);
+    return rv;
+}
+
+static bool diff_trace(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return base[0] != '.' && strncmp(base, "profd-markers", 13) != 0 &&
+           (is_tb_trace(path) || strcmp(base, "trace_view.json") == 0);
+}
+
+/* The trace diff of a window of two ranks of one role (the straggler
+ * trigger's: the straggler and its healthy peer; the slow one is the one
+ * with the larger compute, else step time, over the window), with traces
+ * on both sides. NULL when the window is not such, or on ENOMEM. */
+static pd_diff_t *diff_plan(const pp_steps_doc_t *doc, const pp_manifest_t *man,
+                            const pd_window_t *w)
+{
+    const pp_steps_rank_t *m[2];
+    size_t nm = 0;
+    for (size_t i = 0; i < doc->ranks_n; i++) {
+        if (doc->ranks[i].member) {
+            if (nm == 2) {
+                return NULL;
+            }
+            m[nm++] = &doc->ranks[i];
+        }
+    }
+    if (nm != 2 || strcmp(m[0]->role, m[1]->role) != 0) {
+        return NULL;
+    }
+    int64_t a = pd_report_section_us(doc, m[0], PD_SEC_COMPUTE);
+    int64_t b = pd_report_section_us(doc, m[1], PD_SEC_COMPUTE);
+    bool swap = a >= 0 && b >= 0 ? b > a : m[1]->median_ms > m[0]->median_ms;
+    const pp_steps_rank_t *rk[2] = {swap ? m[1] : m[0], swap ? m[0] : m[1]};
+    pd_diff_t *d = calloc(1, sizeof(*d));
+    if (d == NULL) {
+        return NULL;
+    }
+    pp_record_init(&pp_desc_trace_diff, &d->out);
+    d->out.version = 1;
+    d->out.role = strdup(rk[0]->role);
+    d->out.slow_rank = rk[0]->rank;
+    d->out.peer_rank = rk[1]->rank;
+    size_t skip = strlen(w->job) + strlen(w->name) + 2;
+    for (int s = 0; s < 2; s++) {
+        size_t n = 0;
+        for (size_t i = 0; i < man->captures_n; i++) {
+            const pp_capture_t *k = &man->captures[i];
+            for (size_t f = 0; k->dir && k->rank == rk[s]->rank && f < k->files_n; f++) {
+                n += diff_trace(k->files[f].path);
+            }
+        }
+        char **shown = calloc(n ? n : 1, sizeof(char *));
+        d->files[s] = calloc(n ? n : 1, sizeof(char *));
+        *(s ? &d->out.peer_files : &d->out.slow_files) = shown;
+        if (d->files[s] == NULL || shown == NULL) {
+            pd_diff_free(d);
+            return NULL;
+        }
+        for (size_t i = 0; i < man->captures_n; i++) {
+            const pp_capture_t *k = &man->captures[i];
+            for (size_t f = 0; k->dir && k->rank == rk[s]->rank && f < k->files_n; f++) {
+                char buf[PD_PATH_MAX];
+                size_t at = d->nfiles[s];
+                if (!diff_trace(k->files[f].path) ||
+                    (size_t)snprintf(buf, sizeof(buf), "%s/%s/%s/%s", w->job, w->name, k->dir,
+                                     k->files[f].path) >= sizeof(buf) ||
+                    (d->files[s][at] = strdup(buf)) == NULL) {
+                    continue;
+                }
+                if ((shown[at] = strdup(buf + skip)) == NULL) {
+                    free(d->files[s][at]);
+                    continue;
+                }
+                d->nfiles[s]++;
+                *(s ? &d->out.peer_files_n : &d->out.slow_files_n) = d->nfiles[s];
+            }
+        }
+    }
+    if (d->out.role == NULL || d->nfiles[0] == 0 || d->nfiles[1] == 0) {
+        pd_diff_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static pd_job_t *held_job(rctx_t *c, pd_job_kind_t kind, const char *name)
+{
+    pd_job_t *j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        return NULL;
+    }
+    j->kind = kind;
+    snprintf(j->root, sizeof(j->root), "%s", c->root);
+    snprintf(j->dst, sizeof(j->dst), "%s/%s", c->dst, name);
+    j->done = job_done;
+    j->arg = c;
+    j->window = c->window;
+    return j;
+}
+
+static void submit(rctx_t *c, pd_job_t *j)
+{
+    c->left++;
+    if (pd_job_submit(&c->n->loop->uv, j) != 0) { /* the pool is gone (stopping) */
+        if (j->kind == PD_JOB_LINK) {
+            pd_link_run(j);
+        } else if (j->kind == PD_JOB_DIFF) {
+            pd_diff_run(j);
+        } else {
+            pd_write_run(j);
+        }
+        j->done(j);
+    }
+}
+
+/* The diff is over (or failed): report.html with it, and tracediff.json. */
+static void diff_done(pd_job_t *j)
+{
+    rctx_t *c = j->arg;
+    const pp_trace_diff_t *diff = j->rv == 0 ? &j->diff->out : NULL;
+    char *html = NULL, *dj = NULL;
+    size_t hlen = 0, dlen = 0;
+    if (j->rv != 0) {
+        PD_LOG(c->n->log, PD_LOG_WARN, "report", "window %lld: trace diff: %s",
+               (long long)c->window, j->reason);
+    }
+    pd_job_t *hj = held_job(c, PD_JOB_WRITE, "report.html");
+    pd_job_t *dj_ = diff ? held_job(c, PD_JOB_WRITE, "tracediff.json") : NULL;
+    if (hj == NULL || (diff && dj_ == NULL) || html_of(&c->doc, &c->man, diff, &html, &hlen) != 0 ||
+        (diff && pp_record_encode(&pp_desc_trace_diff, diff, true, &dj, &dlen) != 0)) {
+        pd_job_free(hj);
+        pd_job_free(dj_);
+        free(html);
+        free(dj);
+        if (c->res.rv == 0) {
+            c->res.rv = PROFD_ENOMEM;
+            snprintf(c->res.reason, sizeof(c->res.reason), "out of memory writing report.html");
+        }
+    } else {
+        hj->data = html;
+        hj->len = hlen;
+        submit(c, hj);
+        if (dj_) {
+            dj_->data = dj;
+            dj_->len = dlen;
+            submit(c, dj_);
+        }
+    }
+    pd_job_free(j);
+    release(c);
+}
+
 int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
                     bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
@@ -258,16 +436,33 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         }
         free(old);
     }
-    if (rv == 0) {
-        rv = pd_report_html(&doc, man, PROFD_VERSION_STRING, &html, &hlen);
+    pd_diff_t *diff = rv == 0 ? diff_plan(&doc, man, w) : NULL;
+    pd_job_t *dj = NULL;
+    if (rv == 0 && diff == NULL) { /* else report.html after the diff */
+        rv = html_of(&doc, man, NULL, &html, &hlen);
     }
     if (rv == 0 && (c = calloc(1, sizeof(*c))) != NULL) {
         jobs[0] = again ? NULL : job_new(c, w, PD_JOB_WRITE, "steps.json");
-        jobs[1] = job_new(c, w, PD_JOB_WRITE, "report.html");
+        jobs[1] = diff ? NULL : job_new(c, w, PD_JOB_WRITE, "report.html");
         jobs[2] = links ? job_new(c, w, PD_JOB_LINK, PD_REPORT_TB_DIR) : NULL;
+        if (diff && (dj = calloc(1, sizeof(*dj))) != NULL) {
+            dj->kind = PD_JOB_DIFF;
+            snprintf(dj->root, sizeof(dj->root), "%.*s", (int)w->root_len, w->dir);
+            dj->diff = diff;
+            dj->done = diff_done;
+            dj->arg = c;
+            dj->window = w->id;
+            diff = NULL;
+        }
     }
-    if (rv != 0 || c == NULL || (!again && jobs[0] == NULL) || jobs[1] == NULL ||
-        (links && (jobs[2] == NULL || links_of(w, man, jobs[2]) != 0))) {
+    if (rv != 0 || c == NULL || (!again && jobs[0] == NULL) || (dj == NULL && jobs[1] == NULL) ||
+        (links && (jobs[2] == NULL || links_of(w, man, jobs[2]) != 0)) ||
+        (dj && pp_record_copy(&pp_desc_manifest, &c->man, man) != 0)) {
+        pd_diff_free(diff);
+        pd_job_free(dj);
+        if (c && dj) {
+            pp_record_free(&pp_desc_manifest, &c->man);
+        }
         pp_record_free(&pp_desc_steps_doc, &doc);
         free(json);
         free(html);
@@ -299,7 +494,14 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     }
     c->res.ranks = (int64_t)doc.ranks_n;
     c->res.steps = doc.steps_n == 2 ? doc.steps[1] - doc.steps[0] + 1 : 0;
-    pp_record_free(&pp_desc_steps_doc, &doc);
+    if (dj) { /* kept for report.html, drawn once the diff is over */
+        c->held = true;
+        c->doc = doc;
+        snprintf(c->root, sizeof(c->root), "%.*s", (int)w->root_len, w->dir);
+        snprintf(c->dst, sizeof(c->dst), "%s/%s", w->job, w->name);
+    } else {
+        pp_record_free(&pp_desc_steps_doc, &doc);
+    }
     c->n = n;
     c->window = w->id;
     c->done = done;
@@ -308,8 +510,10 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         jobs[0]->data = json;
         jobs[0]->len = jlen;
     }
-    jobs[1]->data = html;
-    jobs[1]->len = hlen;
+    if (jobs[1] != NULL) {
+        jobs[1]->data = html;
+        jobs[1]->len = hlen;
+    }
     if (jobs[2] && jobs[2]->nlinks == 0) {
         pd_job_free(jobs[2]); /* no TensorBoard trace in this window */
         jobs[2] = NULL;
@@ -329,6 +533,9 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
             }
             job_done(jobs[i]);
         }
+    }
+    if (dj) {
+        submit(c, dj);
     }
     release(c);
     return 0;
