@@ -202,13 +202,16 @@ void pd_scores_free(pd_score_role_t *roles, size_t nroles)
 }
 
 /* The median of the role's ranks but `skip` for section k (-1 none known). */
+#define PD_SEC_STEP PD_SECS /* others_median's: the step time */
+
 static int64_t others_median(const pd_score_role_t *ro, size_t skip, int k)
 {
     int64_t v[256];
     size_t n = 0;
     for (size_t i = 0; i < ro->n && n < 256; i++) {
-        if (i != skip && ro->ranks[i].med_us[k] >= 0) {
-            v[n++] = ro->ranks[i].med_us[k];
+        int64_t x = k == PD_SEC_STEP ? ro->ranks[i].step_us : ro->ranks[i].med_us[k];
+        if (i != skip && x >= 0) {
+            v[n++] = x;
         }
     }
     return n ? lower_median(v, n) : -1;
@@ -235,8 +238,10 @@ static size_t role_straggler(const pd_score_role_t *ro, double threshold, bool *
     if (oc < 0 || w->med_us[PD_SEC_COMPUTE] <= oc) {
         return ro->n;
     }
-    /* they wait for it: their wait exceeds its own by half its excess */
-    if (*comm_known && 2 * (ow - w->med_us[PD_SEC_COMM]) < w->med_us[PD_SEC_COMPUTE] - oc) {
+    /* they wait for it: their wait exceeds its own by half its excess,
+     * which is no rounding error: at least 1 % of their step time */
+    int64_t excess = w->med_us[PD_SEC_COMPUTE] - oc, ostep = others_median(ro, worst, PD_SEC_STEP);
+    if (!*comm_known || 2 * (ow - w->med_us[PD_SEC_COMM]) < excess || 100 * excess < ostep) {
         return ro->n;
     }
     return worst;

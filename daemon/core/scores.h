@@ -22,9 +22,11 @@
  * the slowest one in the gradient all-reduce, so step times are equal; the
  * straggler is the rank whose compute is slow while its peers wait for it.
  * pd_scores_straggler names it when, for `consecutive` steps in a row, its
- * compute relative score is below `threshold` and the role's other ranks
- * wait (comm) longer than it by at least half its compute's excess over
- * theirs. Pure: fed by the history. Loop thread only.
+ * compute relative score is the role's lowest and below `threshold`, and
+ * the role's other ranks wait (comm, which must have been measured) longer
+ * than it by at least half its compute's excess over theirs (their
+ * median), that excess being at least 1 % of their step time. Pure: fed by
+ * the history. Loop thread only.
  */
 #ifndef PD_SCORES_H
 #define PD_SCORES_H

@@ -195,6 +195,8 @@ static const sync_case_t sync_cases[] = {
     {"two intervals of three", 5, 70, 45, 5, 0.75, 3, false, 0},
     {"two intervals of two", 5, 70, 45, 5, 0.75, 2, true, 0.5},
     {"healthy", 0, 0, 0, 0, 0.75, 1, false, 0},
+    /* no wait measured at all (comm 0 everywhere): not synchronous evidence */
+    {"no comm measured", 1, 70, 0, 0, 0.75, 3, false, 0},
 };
 
 static void test_scores_sync_straggler(void **state)
@@ -263,6 +265,34 @@ static void test_scores_sync_filter(void **state)
     pd_history_fini(&h);
 }
 
+/* an excess under 1 % of the others' step time is no straggler */
+static void test_scores_sync_floor(void **state)
+{
+    (void)state;
+    for (int64_t extra = 900; extra <= 1000; extra += 100) {
+        pd_history_t h;
+        pd_history_init(&h, 64, 8, 16);
+        for (int r = 0; r < NR; r++) {
+            steps_in_t in;
+            for (int i = 0; i < 10; i++) {
+                in.step[i] = 100000;
+                in.bwd[i] = 10000;
+                in.fwd[i] = 30000 + (r == 3 ? extra : 0);
+                in.comm[i] = r == 3 ? 100 : 100 + extra;
+            }
+            feed(&h, r, &in, 10);
+        }
+        pd_score_hit_t hit;
+        bool found = pd_scores_straggler(&h, 8, 0.999, 3, NULL, NULL, &hit);
+        assert_int_equal(found, extra == 1000);
+        if (found) {
+            assert_int_equal(hit.slow->rank, 3);
+            near(hit.rel, 40000.0 / 41000.0);
+        }
+        pd_history_fini(&h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_scores_unknown),
         cmocka_unit_test(test_scores_sync_straggler),
         cmocka_unit_test(test_scores_sync_filter),
+        cmocka_unit_test(test_scores_sync_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

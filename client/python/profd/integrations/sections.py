@@ -142,6 +142,8 @@ def _ddp_init(init):
 
 def opt_begin():
     """The optimizer's step begins (pytorch.py calls it)."""
+    if not _state["patched"]:
+        return  # sections off (PROFD_SECTIONS=0)
     if _state["depth"] == 0:
         _state["opt_t0"] = _now()
         _state["opt_n0"] = _nested[0]
