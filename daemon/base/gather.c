@@ -1363,6 +1363,11 @@ int pd_job_submit(uv_loop_t *loop, pd_job_t *j)
     return uv_queue_work(loop, &j->work, job_work, job_after) == 0 ? 0 : PROFD_EINTERNAL;
 }
 
+void pd_diff_run(pd_job_t *j)
+{
+    j->rv = pd_diff_run_files(j->root, j->diff, j->reason, sizeof(j->reason));
+}
+
 void pd_job_free(pd_job_t *j)
 {
     if (j == NULL) {

@@ -159,7 +159,7 @@ void pd_remove_run(pd_job_t *j);
 void pd_link_run(pd_job_t *j);
 /* The merged trace, written as <dst>.part and renamed when complete. */
 void pd_merge_run(pd_job_t *j);
-/* The trace diff of diff->files into diff->out (tracediff.c). */
+/* The trace diff of diff->files into diff->out (tracediff.h). */
 void pd_diff_run(pd_job_t *j);
 
 /* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept.

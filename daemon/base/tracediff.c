@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "confine.h"
-#include "gather.h"
 #include "tracediff.h"
 #include "tracemerge.h"
 
@@ -341,23 +340,19 @@ static void diff_warn(pd_diff_t *d, const char *path, const char *why)
     }
 }
 
-void pd_diff_run(pd_job_t *j)
+int pd_diff_run_files(const char *root_path, pd_diff_t *d, char *reason, size_t reasonlen)
 {
-    pd_diff_t *d = j->diff;
     char why[400];
     int root, rv;
-    j->rv = 0;
-    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        snprintf(j->reason, sizeof(j->reason), "%s", why);
-        j->rv = rv;
-        return;
+    if ((rv = pd_confine_root(root_path, &root, why, sizeof(why))) != 0) {
+        snprintf(reason, reasonlen, "%s", why);
+        return rv;
     }
     pd_diff_acc_t *a = pd_diff_open();
     if (a == NULL) {
         close(root);
-        j->rv = PROFD_ENOMEM;
-        snprintf(j->reason, sizeof(j->reason), "out of memory");
-        return;
+        snprintf(reason, reasonlen, "out of memory");
+        return PROFD_ENOMEM;
     }
     for (int s = 0; s < 2; s++) {
         for (size_t i = 0; i < d->nfiles[s]; i++) {
@@ -382,7 +377,8 @@ void pd_diff_run(pd_job_t *j)
     }
     close(root);
     if (pd_diff_finish(a, &d->out) != 0) {
-        j->rv = PROFD_ENOMEM;
-        snprintf(j->reason, sizeof(j->reason), "out of memory");
+        snprintf(reason, reasonlen, "out of memory");
+        return PROFD_ENOMEM;
     }
+    return 0;
 }

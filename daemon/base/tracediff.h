@@ -53,4 +53,8 @@ typedef struct pd_diff {
 
 void pd_diff_free(pd_diff_t *d);
 
+/* The job's work (gather.h PD_JOB_DIFF): d's files, relative to the save
+ * tree at root_path, into d->out. 0, or an error with the reason. */
+int pd_diff_run_files(const char *root_path, pd_diff_t *d, char *reason, size_t reasonlen);
+
 #endif
