@@ -127,6 +127,11 @@ wait_until "window $wa's hook to run" 60 hook_is "$wa" running
 wb=$(take_held)
 touch "$tmp/release-$wb"
 wait_until "window $wb's hook to end" 60 hook_is "$wb" "exit 0"
+# each window's report is written once more when every rank is 8 steps past
+# it (its record complete): backdated after that, not before
+behind=$(($(win "$wb" last_step) + 20))
+all_past() { [ "$(ctl --json status | json 'min(r["step"] for r in d["ranks"])')" -ge "$behind" ]; }
+wait_until "every rank at step $behind (window $wb's record complete)" 60 all_past
 da=$(win "$wa" path)
 find "$da" "$(win "$wb" path)" -exec touch -h -d '2 days ago' {} +
 touch "$tmp/release-$((wb + 1))" "$tmp/release-$((wb + 2))"
