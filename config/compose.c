@@ -448,6 +448,7 @@ void hy_config_free(hy_config_t *c)
     }
     free(c->warnings);
     free(c->primary);
+    yt_free(c->hydra.node);
     ar_free(c->sources);
     memset(c, 0, sizeof(*c));
 }

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "omegaconf.h"
 #include "yamltree.h"
@@ -55,6 +56,19 @@ extern const hy_loader_t hy_loader_fs;
  */
 typedef int (*hy_syspath_fn)(void *ctx, const char *python, const char *const **dirs, size_t *n);
 
+/* What Hydra knows of the job when it runs it: the `hydra` node the task
+ * sees through ${hydra:...} and the time ${now:...} formats. */
+typedef struct hy_runtime {
+    const char *job_name; /* hydra.job.name: the script's or module's name; NULL: ??? */
+    const char *cwd;      /* hydra.runtime.cwd (absolute) */
+    int64_t now;          /* seconds since the epoch, as datetime.now() */
+} hy_runtime_t;
+
+typedef struct hy_hydra {
+    yt_node_t *node; /* HydraConfig (resolved), NULL when no runtime was given */
+    int64_t now;
+} hy_hydra_t;
+
 typedef struct hy_compose_args {
     const hy_loader_t *loader;
     const char *const *search; /* config folders in order: the primary's first */
@@ -72,6 +86,9 @@ typedef struct hy_compose_args {
     hy_syspath_fn syspath;
     void *syspath_ctx;
     const char *python;
+    /* Hydra's resolvers `now` and `hydra` (hydra/core/utils.py:210-222);
+     * NULL: refused as unsupported. */
+    const hy_runtime_t *runtime;
 } hy_compose_args_t;
 
 /* A composed configuration. Its nodes point at sources the result owns. */
@@ -81,7 +98,8 @@ typedef struct hy_config {
     size_t n_configs; /* files read: more than one when a defaults list composed it */
     char **warnings;  /* one line each */
     size_t n_warnings;
-    void *sources; /* private */
+    void *sources;    /* private */
+    hy_hydra_t hydra; /* for hy_hydra_resolvers */
 } hy_config_t;
 
 /*
@@ -95,5 +113,13 @@ typedef struct hy_config {
  */
 int hy_compose(const hy_compose_args_t *a, hy_config_t *out, char *err, size_t errlen);
 void hy_config_free(hy_config_t *c);
+
+/*
+ * Hydra's resolvers (an oc_resolver_fn; ctx: a hy_hydra_t): ${now:PATTERN}
+ * (strftime of `now`, local time) and ${hydra:PATH} (OmegaConf.select on
+ * HydraConfig: null when absent or ???). PROFD_ENOENT for other names.
+ */
+int hy_hydra_resolvers(void *ctx, const char *name, yt_node_t *const *args, size_t nargs,
+                       yt_node_t **out, bool *owned, char *why, size_t whylen);
 
 #endif

@@ -113,6 +113,8 @@ typedef struct hc {
     size_t nappends;
     hy_override_t *values; /* value overrides, in order */
     size_t nvalues;
+    hy_override_t *hvalues; /* hydra.* value overrides, for HydraConfig */
+    size_t nhvalues;
     const char *warn[32];
     size_t nwarn;
     yt_node_t *root; /* the composed config */
@@ -167,5 +169,10 @@ int hc_overrides_used(hc_t *hc);
 int hc_merge_config(hc_t *hc, const char *path, const char *pkg, const char *chain);
 int hc_apply_values(hc_t *hc);
 int hc_result(hc_t *hc, hy_config_t *out);
+
+/* ---- hydra_rt.c: HydraConfig as the job sees it ---- */
+/* Complete root's `hydra` node (Hydra's defaults, hydra.* overrides, the
+ * runtime values), resolve it and move it to *out. */
+int hc_hydra_config(hc_t *hc, hy_hydra_t *out);
 
 #endif

@@ -395,6 +395,10 @@ static int classify(hc_t *hc, hy_override_t *all, size_t n)
     for (size_t i = 0; i < n; i++) {
         hy_override_t *o = &all[i];
         if (hy_override_is_hydra(o)) {
+            if (strchr(o->key, '/') == NULL && !o->has_package) { /* not hydra/launcher=x */
+                hc->hvalues[hc->nhvalues++] = *o;
+                memset(o, 0, sizeof(*o));
+            }
             continue;
         }
         bool dict = o->val != NULL && o->val->type == YT_MAP;
@@ -540,7 +544,8 @@ int hc_setup(hc_t *hc)
     hc->config_name = a->config_name;
     hy_override_t *all = calloc(n + 1, sizeof(*all));
     hc->values = calloc(n + 1, sizeof(*hc->values));
-    if (all == NULL || hc->values == NULL) {
+    hc->hvalues = calloc(n + 1, sizeof(*hc->hvalues));
+    if (all == NULL || hc->values == NULL || hc->hvalues == NULL) {
         free(all);
         return hc_nomem(hc);
     }
@@ -571,6 +576,10 @@ void hc_teardown(hc_t *hc, bool failed)
         hy_override_fini(&hc->values[i]);
     }
     free(hc->values);
+    for (size_t i = 0; i < hc->nhvalues; i++) {
+        hy_override_fini(&hc->hvalues[i]);
+    }
+    free(hc->hvalues);
     yt_free(hc->root);
     ar_free(hc->ar);
     if (failed) {
@@ -653,11 +662,16 @@ int hc_result(hc_t *hc, hy_config_t *out)
 {
     cfgfile_t *primary;
     hy_config_t r = {0};
+    int rc = hc->a->runtime ? hc_hydra_config(hc, &r.hydra) : 0;
+    if (rc != 0) {
+        return rc;
+    }
     yt_map_del(hc->root, "hydra");
     if (hc_repo_load(hc, hc->config_name, &primary) != 0 || primary == NULL ||
         (r.primary = strdup(primary->name)) == NULL ||
         (hc->nwarn && (r.warnings = calloc(hc->nwarn, sizeof(char *))) == NULL)) {
         free(r.primary);
+        yt_free(r.hydra.node);
         return hc_nomem(hc);
     }
     for (size_t i = 0; i < hc->nwarn; i++) {

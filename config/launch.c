@@ -546,6 +546,16 @@ static int hydra_app(scan_t *s, const char *module, const char *script)
     }
     s->l->config_name = cname;
     s->l->kind = PD_LAUNCH_HYDRA;
+    /* detect_task_name (hydra/_internal/utils.py:102-115): the script's
+     * stem, or the module's last part (under -m, the module's file) */
+    const char *prog = module ? module : script;
+    const char *stem = strrchr(prog, module ? '.' : '/');
+    stem = stem ? stem + 1 : prog;
+    size_t slen = strlen(stem);
+    if (module == NULL && slen > 3 && strcmp(stem + slen - 3, ".py") == 0) {
+        slen -= 3;
+    }
+    s->l->runtime.job_name = ar_printf(s->ar, "%.*s", (int)slen, stem);
     return main ? 0 : nomem(s);
 }
 
@@ -879,7 +889,8 @@ int pd_launch_config(const pd_launch_t *l, const hy_loader_t *loader, oc_env_fn 
                                .n_pypath = l->n_pypath,
                                .syspath = l->syspath,
                                .syspath_ctx = l->syspath_ctx,
-                               .python = l->python ? l->python : "python3"};
+                               .python = l->python ? l->python : "python3",
+                               .runtime = l->runtime.now != 0 ? &l->runtime : NULL};
         return hy_compose(&a, out, err, errlen);
     }
     if ((c.primary = strdup(l->kind == PD_LAUNCH_FSDP2 ? l->yaml : l->what)) == NULL) {

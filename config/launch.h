@@ -62,6 +62,10 @@ typedef struct pd_launch {
     /* The interpreter the line runs (`python3`, `/venv/bin/python`, or the
      * launcher whose `#!` names it: `torchrun`); NULL: no Python program. */
     const char *python;
+    /* Hydra's runtime: job_name set here (hydra/_internal/utils.py:
+     * detect_task_name), cwd and now by the caller; now 0: ${now:} and
+     * ${hydra:} refused. */
+    hy_runtime_t runtime;
     const char *const *pypath; /* the args' (not owned), for pkg:// entries */
     size_t n_pypath;
     hy_syspath_fn syspath;

@@ -1172,6 +1172,42 @@ static int oc_env_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
     return rc;
 }
 
+/* ${oc.decode:STR}: STR read as one element of the grammar, interpolations
+ * resolved; null stays null (OmegaConf 2.3 resolvers/oc/__init__.py:41-58). */
+static int oc_decode_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
+{
+    if (nargs != 1) {
+        return why(p, "oc.decode takes one argument");
+    }
+    const yt_node_t *a = args[0].node;
+    if (a->type == YT_NULL) {
+        return null_value(p, out);
+    }
+    if (a->type != YT_STR) {
+        return why(p,
+                   "TypeError: `oc.decode` can only take strings or None as input, but `%s` is "
+                   "of type %s",
+                   a->text ? a->text : "",
+                   a->type == YT_INT     ? "int"
+                   : a->type == YT_FLOAT ? "float"
+                   : a->type == YT_BOOL  ? "bool"
+                   : a->type == YT_SEQ   ? "ListConfig"
+                                         : "DictConfig");
+    }
+    ip_t d = {.oc = p->oc, .node = p->node, .s = a->text, .n = strlen(a->text), .depth = p->depth};
+    int rc = element(&d, out);
+    skip_ws(&d);
+    if (rc == 0 && d.i < d.n) {
+        val_drop(out);
+        rc = syn(&d, "oc.decode: unexpected '%c' at offset %zu of '%s'", d.s[d.i], d.i, d.s);
+    }
+    if (rc != 0 && d.why[0] != '\0') {
+        p->syntax = d.syntax;
+        snprintf(p->why, sizeof(p->why), "%s", d.why);
+    }
+    return rc;
+}
+
 static int call_resolver(ip_t *p, const char *name, val_t *args, size_t nargs, val_t *out)
 {
     if (strcmp(name, "oc.select") == 0) {
@@ -1179,6 +1215,36 @@ static int call_resolver(ip_t *p, const char *name, val_t *args, size_t nargs, v
     }
     if (strcmp(name, "oc.env") == 0) {
         return oc_env_call(p, args, nargs, out);
+    }
+    if (strcmp(name, "oc.decode") == 0) {
+        return oc_decode_call(p, args, nargs, out);
+    }
+    if (p->oc->resolvers != NULL) {
+        yt_node_t *a[8];
+        char msg[sizeof(p->why)] = "";
+        for (size_t i = 0; i < nargs && i < 8; i++) {
+            a[i] = args[i].node;
+        }
+        int rc = p->oc->resolvers(p->oc->resolvers_ctx, name, a, nargs, &out->node, &out->owned,
+                                  msg, sizeof(msg));
+        if (rc == PROFD_ECONFIG) {
+            return why(p, "%s", msg);
+        }
+        if (rc == PROFD_ENOMEM) {
+            return oom(p);
+        }
+        if (rc == 0 && !out->owned) {
+            return resolve_raw(p, out->node, out); /* a node of the resolver's tree */
+        }
+        if (rc == 0) {
+            if (out->owned) {
+                set_origin_tree(out->node, p->node->origin);
+                out->node->line = p->node->line;
+                out->node->col = p->node->col;
+                out->node->flags |= YT_F_FINAL;
+            }
+            return 0;
+        }
     }
     return why(p, "unsupported resolver '%s'", name);
 }

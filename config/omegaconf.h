@@ -35,7 +35,19 @@
 /* The value of an environment variable, NULL when it is not set. */
 typedef const char *(*oc_env_fn)(void *ctx, const char *name);
 
-typedef struct oc {
+typedef struct oc oc_t;
+
+/*
+ * Resolvers registered by the application (Hydra's `now`, `hydra`): called
+ * with the resolved arguments for a resolver OmegaConf itself does not
+ * have. *out: the value, *owned when the caller must free it. Returns 0,
+ * PROFD_ECONFIG (the reason in why), PROFD_ENOMEM, or PROFD_ENOENT for a
+ * name it does not know.
+ */
+typedef int (*oc_resolver_fn)(void *ctx, const char *name, yt_node_t *const *args, size_t nargs,
+                              yt_node_t **out, bool *owned, char *why, size_t whylen);
+
+struct oc {
     const char *file;
     yt_node_t *root;
     char *err;
@@ -45,7 +57,9 @@ typedef struct oc {
     oc_env_fn env; /* NULL: oc.env is refused */
     void *env_ctx;
     const yt_source_t *err_src; /* the file the last error is about, if known */
-} oc_t;
+    oc_resolver_fn resolvers;   /* NULL: only OmegaConf's own */
+    void *resolvers_ctx;
+};
 
 /* Parse the value of an override ("[1, 'a']", "True", "${x}", "") by the
  * Hydra grammar; interpolations stay text, resolved later like any string.

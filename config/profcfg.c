@@ -818,6 +818,8 @@ int pd_profcfg_read(const char *file, yt_node_t *root, const pd_profcfg_opts_t *
         pc.composed = opts->composed;
         pc.oc.env = opts->env;
         pc.oc.env_ctx = opts->env_ctx;
+        pc.oc.resolvers = opts->resolvers;
+        pc.oc.resolvers_ctx = opts->resolvers_ctx;
     }
     return finish(&pc, detect(&pc, root), out);
 }

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "omegaconf.h"
 #include "profd/proto.h"
 #include "yamltree.h"
 
@@ -49,6 +50,8 @@ typedef struct pd_profcfg_opts {
     bool composed;
     pd_env_fn env; /* NULL: oc.env is refused (the daemon) */
     void *env_ctx;
+    oc_resolver_fn resolvers; /* Hydra's now / hydra (hy_hydra_resolvers); NULL: refused */
+    void *resolvers_ctx;
 } pd_profcfg_opts_t;
 
 /* "Megatron-LM", "MindSpeed-LLM (Megatron-core)", ...; NULL for AUTO. */

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "compose.h"
 #include "launch.h"
@@ -122,9 +124,16 @@ static int read_config(const apply_opts_t *o, int argc, char **argv, pd_profcfg_
         ctl_syspath_free(&sp);
         return ctl_die(1, "%s", err);
     }
+    char cwd[4096];
+    l.runtime.cwd = getcwd(cwd, sizeof(cwd));
+    l.runtime.now = (int64_t)time(NULL);
     rc = pd_launch_config(&l, &hy_loader_fs, env_get, NULL, &h, err, sizeof(err));
     if (rc == 0) {
-        pd_profcfg_opts_t po = {.framework = l.framework, .env = env_get, .composed = true};
+        pd_profcfg_opts_t po = {.framework = l.framework,
+                                .env = env_get,
+                                .composed = true,
+                                .resolvers = hy_hydra_resolvers,
+                                .resolvers_ctx = &h.hydra};
         rc = pd_profcfg_read(h.primary, h.root, &po, cfg, err, sizeof(err));
         for (size_t i = 0; rc == 0 && i < h.n_warnings; i++) {
             fprintf(stderr, "profctl: warning: %s\n", h.warnings[i]);

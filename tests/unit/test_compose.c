@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -499,6 +500,92 @@ static void test_compose_search_path_pkg(void **state)
     hy_config_free(&f.c);
 }
 
+/*
+ * Hydra's resolvers (hydra 1.3.2 hydra/core/utils.py:210-222): ${now:FMT}
+ * is datetime.now().strftime(FMT), once per run; ${hydra:PATH} is
+ * OmegaConf.select(HydraConfig.get(), PATH), null when absent or ???.
+ * HydraConfig: Hydra's defaults (hydra/conf/__init__.py HydraConf,
+ * hydra/conf/hydra/output/default.yaml run.dir), the config's own `hydra:`
+ * and the hydra.* overrides, then what config_loader_impl.py:275-308 sets
+ * (overrides.task, runtime.choices, version, cwd, job.name unless the
+ * config names it, override_dirname from get_overrides_dirname at
+ * core/utils.py:181-195, config_name) and core/utils.py:118-127
+ * (runtime.output_dir = abspath(run.dir)). Hydra values may name task
+ * keys. And OmegaConf 2.3's oc.decode (resolvers/oc/__init__.py:41-58).
+ */
+static void test_compose_hydra_resolvers(void **state)
+{
+    static const tl_file_t files[] = {
+        {"conf/p.yaml", "defaults:\n  - db: a\n  - _self_\n"
+                        "trainer: {exp: e1}\n"
+                        "hydra:\n  run:\n    dir: runs/${trainer.exp}/${hydra.job.name}\n"
+                        "  job:\n    config:\n      override_dirname:\n"
+                        "        exclude_keys: [trainer.exp]\n"
+                        "name: ${hydra:job.name}\ncwd: ${hydra:runtime.cwd}\n"
+                        "out: ${hydra:runtime.output_dir}\nod: ${hydra:job.override_dirname}\n"
+                        "cn: ${hydra:job.config_name}\nnum: ${hydra:job.num}\n"
+                        "nope: ${hydra:no.such}\nver: ${hydra:runtime.version}\n"
+                        "db_choice: ${hydra:runtime.choices.db}\n"
+                        "day: ${now:%Y-%m-%d %H:%M}\n"
+                        "dec: ${oc.decode:'[1, ${trainer.exp}]'}\ndec_null: ${oc.decode:null}\n"},
+        {"conf/db/a.yaml", "port: 1\n"},
+        {"conf/db/b.yaml", "port: 2\n"},
+        {NULL, NULL}};
+    static const char *const search[] = {"conf"};
+    static const char *const ov[] = {"trainer.exp=e2", "+x=1", "db=b", "hydra.job.chdir=false"};
+    hy_runtime_t rt = {.job_name = "main_ppo", .cwd = "/work/job", .now = 1795772842};
+    hy_loader_t l = tl_loader(files);
+    hy_compose_args_t a = {.loader = &l,
+                           .search = search,
+                           .n_search = 1,
+                           .config_name = "p",
+                           .overrides = (char *const *)ov,
+                           .n_overrides = 4,
+                           .runtime = &rt};
+    fx_t f;
+    memset(&f, 0, sizeof(f));
+    int rc = hy_compose(&a, &f.c, f.err, sizeof(f.err));
+    if (rc != 0) {
+        print_error("%s\n", f.err);
+    }
+    assert_int_equal(rc, 0);
+    assert_null(yt_map_get(f.c.root, "hydra")); /* not the task's */
+    oc_init(&f.oc, f.c.primary, f.c.root, f.err, sizeof(f.err));
+    f.oc.resolvers = hy_hydra_resolvers;
+    f.oc.resolvers_ctx = &f.c.hydra;
+    assert_string_equal(get_s(&f, "name"), "main_ppo");
+    assert_string_equal(get_s(&f, "cwd"), "/work/job");
+    assert_string_equal(get_s(&f, "out"), "/work/job/runs/e2/main_ppo");
+    assert_string_equal(get_s(&f, "od"), "+x=1,db=b"); /* sorted, trainer.exp excluded */
+    assert_string_equal(get_s(&f, "cn"), "p");
+    assert_int_equal(get(&f, "num")->type, YT_NULL);
+    assert_int_equal(get(&f, "nope")->type, YT_NULL);
+    assert_string_equal(get_s(&f, "ver"), "1.3.2");
+    assert_string_equal(get_s(&f, "db_choice"), "b");
+    char day[64];
+    struct tm tm;
+    time_t t = 1795772842;
+    localtime_r(&t, &tm);
+    strftime(day, sizeof(day), "%Y-%m-%d %H:%M", &tm);
+    assert_string_equal(get_s(&f, "day"), day);
+    yt_node_t *dec = get(&f, "dec");
+    assert_int_equal(dec->type, YT_SEQ);
+    assert_int_equal(dec->items[0]->v.i, 1);
+    assert_string_equal(dec->items[1]->text, "e2");
+    assert_int_equal(get(&f, "dec_null")->type, YT_NULL);
+    hy_config_free(&f.c);
+
+    /* without a runtime (the daemon's YAML form), now and hydra are refused */
+    a.runtime = NULL;
+    assert_int_equal(hy_compose(&a, &f.c, f.err, sizeof(f.err)), 0);
+    oc_init(&f.oc, f.c.primary, f.c.root, f.err, sizeof(f.err));
+    yt_node_t *raw, *v;
+    assert_int_equal(oc_lookup(&f.oc, NULL, "name", &raw), 0);
+    assert_int_equal(oc_resolve(&f.oc, raw, &v), PROFD_ECONFIG);
+    assert_non_null(strstr(f.err, "unsupported resolver 'hydra'"));
+    hy_config_free(&f.c);
+}
+
 /* Nodes remember the file they came from and the defaults that brought it
  * in: messages name both. */
 static void test_compose_sources(void **state)
@@ -552,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_compose_search_path),
         cmocka_unit_test(test_compose_search_path_command_line),
         cmocka_unit_test(test_compose_search_path_pkg),
+        cmocka_unit_test(test_compose_hydra_resolvers),
         cmocka_unit_test(test_compose_sources),
         cmocka_unit_test(test_compose_option_list),
     };
