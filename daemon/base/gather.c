@@ -1168,6 +1168,8 @@ typedef struct mout {
     char *buf;
     size_t len;
     int64_t bytes;
+    int64_t max; /* 0 = no bound */
+    bool over;   /* a write would have passed max */
 } mout_t;
 
 static int mout_flush(mout_t *o)
@@ -1190,6 +1192,11 @@ static int mout_flush(mout_t *o)
 static int mout_write(void *arg, const char *p, size_t n)
 {
     mout_t *o = arg;
+    if (o->max > 0 && o->bytes + (int64_t)o->len + (int64_t)n > o->max) {
+        o->over = true;
+        errno = EFBIG;
+        return -1;
+    }
     if (o->len + n > (1u << 20) && mout_flush(o) != 0) {
         return -1;
     }
@@ -1212,15 +1219,29 @@ static int mout_write(void *arg, const char *p, size_t n)
     return 0;
 }
 
+/* An input, decompressed up to `limit` bytes (0 = no bound). */
+typedef struct min {
+    gzFile gz;
+    int64_t got, limit;
+    bool over;
+} min_t;
+
 static long gz_read(void *arg, char *buf, size_t len)
 {
-    int n = gzread((gzFile)arg, buf, (unsigned)len);
+    min_t *r = arg;
+    int n = gzread(r->gz, buf, (unsigned)len);
+    if (n > 0 && r->limit > 0 && (r->got += n) > r->limit) {
+        r->over = true;
+        return -1;
+    }
     return n;
 }
 
 static int gz_rewind(void *arg)
 {
-    return gzrewind((gzFile)arg);
+    min_t *r = arg;
+    r->got = 0;
+    return gzrewind(r->gz);
 }
 
 static void merge_warn(pd_merge_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1241,7 +1262,7 @@ void pd_merge_run(pd_job_t *j)
     char why[400], part[NAME_MAX + 1];
     const char *base;
     int root, dir, rv;
-    mout_t o = {-1, NULL, 0, 0};
+    mout_t o = {-1, NULL, 0, 0, m->max_bytes, false};
     bool first = true;
     j->rv = 0;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
@@ -1278,12 +1299,26 @@ void pd_merge_run(pd_job_t *j)
             continue;
         }
         gzbuffer(gz, 1u << 17);
-        int64_t n = pd_trace_merge_one(gz_read, gz, gz_rewind, mout_write, &o, in, i, &first,
+        /* a file smaller than 4 KiB may still expand to max_ratio x 4 KiB */
+        int64_t disk = st.st_size > 4096 ? (int64_t)st.st_size : 4096;
+        min_t r = {gz, 0, m->max_ratio > 0 ? m->max_ratio * disk : 0, false};
+        int64_t n = pd_trace_merge_one(gz_read, &r, gz_rewind, mout_write, &o, in, i, &first,
                                        &aligned, why, sizeof(why));
         gzclose(gz);
+        if (n == -2 && o.over) {
+            job_fail(j, PROFD_ELIMIT,
+                     "the merged timeline would pass %lld bytes (the window's byte budget, or the "
+                     "free space above limits.min_free_bytes): not written",
+                     (long long)o.max);
+            goto out;
+        }
         if (n == -2) {
             job_fail(j, PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
             goto out;
+        }
+        if (n < 0 && r.over) {
+            snprintf(why, sizeof(why), "decompresses to more than %lld times its %lld bytes",
+                     (long long)m->max_ratio, (long long)st.st_size);
         }
         if (n < 0) {
             m->skipped++;
@@ -1310,7 +1345,8 @@ void pd_merge_run(pd_job_t *j)
                      (long long)m->unaligned, (long long)m->skipped, (long long)m->err_us);
     if (mout_write(&o, tail, (size_t)k) != 0 || mout_flush(&o) != 0 || fsync(o.fd) != 0 ||
         renameat(dir, part, dir, base) != 0) {
-        job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
+        job_fail(j, o.over ? PROFD_ELIMIT : PROFD_EIO, "cannot write %s: %s", j->dst,
+                 o.over ? "over the window's byte budget" : strerror(errno));
         goto out;
     }
     m->bytes = o.bytes;

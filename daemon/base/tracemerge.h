@@ -51,6 +51,10 @@ typedef struct pd_merge {
     char job[PP_MAX_NAME + 1];
     char window[PP_MAX_NAME + 1];
     char clock[PP_MAX_NAME + 1]; /* the reference clock's node */
+    /* bounds: the merged file at most max_bytes (the window's byte budget,
+     * the free space above the floor); an input that decompresses to more
+     * than max_ratio times its size on disk is skipped; 0 = no bound */
+    int64_t max_bytes, max_ratio;
     /* out */
     int64_t files, events, bytes, unaligned, skipped, err_us;
     char warnings[4][256];

@@ -4,9 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "gather.h"
 #include "merge.h"
+#include "retention.h"
+
+/* An input may decompress to this many times its size on disk at most:
+ * trace JSON compresses about 10 to 30 times, a zip bomb 1000 times. */
+#define PD_MERGE_MAX_RATIO 100
 
 typedef struct mctx {
     pd_node_t *n;
@@ -50,9 +56,35 @@ static void job_done(pd_job_t *j)
     pd_job_free(j);
 }
 
+/* What the merge may write: the window's byte budget and the free space
+ * above the floor, the smaller; an input decompressing to more than
+ * PD_MERGE_MAX_RATIO times its size is skipped. 0, or PROFD_ELIMIT below
+ * the floor already. */
+static int merge_bounds(pd_node_t *n, const pd_window_t *w, pd_merge_t *m, char *err, size_t errlen)
+{
+    char root[PP_MAX_PATH];
+    struct statvfs sv;
+    int64_t cap = n->cfg->window_byte_budget;
+    snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+    int rv = pd_retention_floor(n, root, err, errlen);
+    if (rv != 0) {
+        return rv;
+    }
+    if (n->cfg->min_free_bytes > 0 && statvfs(root, &sv) == 0) {
+        int64_t room = (int64_t)sv.f_bavail * (int64_t)sv.f_frsize - n->cfg->min_free_bytes;
+        if (cap == 0 || room < cap) {
+            cap = room > 1 ? room : 1;
+        }
+    }
+    m->max_bytes = cap;
+    m->max_ratio = PD_MERGE_MAX_RATIO;
+    return 0;
+}
+
 int pd_merge_window(pd_node_t *n, const pd_window_t *w, pd_merge_done_fn done, void *arg, char *err,
                     size_t errlen)
 {
+    int rv;
     if (w->state != PP_WS_DONE) {
         snprintf(err, errlen, "window %lld is %s: merge it once it is done", (long long)w->id,
                  pp_enum_name(&pp_enum_window_state, w->state));
@@ -100,7 +132,15 @@ int pd_merge_window(pd_node_t *n, const pd_window_t *w, pd_merge_done_fn done, v
             }
         }
     }
-    qsort(m->inputs, m->ninputs, sizeof(*m->inputs), cmp_input);
+    if (m->ninputs > 1) { /* inputs is NULL without any (qsort's argument may not be) */
+        qsort(m->inputs, m->ninputs, sizeof(*m->inputs), cmp_input);
+    }
+    if ((rv = merge_bounds(n, w, m, err, errlen)) != 0) {
+        pd_merge_free(m);
+        free(j);
+        free(ctx);
+        return rv;
+    }
     snprintf(m->job, sizeof(m->job), "%s", w->job);
     snprintf(m->window, sizeof(m->window), "%s", w->name);
     snprintf(m->clock, sizeof(m->clock), "%s", n->name);
