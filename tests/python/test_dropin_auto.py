@@ -69,7 +69,31 @@ class TestPthHook(unittest.TestCase):
         self.assertEqual(self.modules(PROFD_AUTO="0"), "[]")
 
     def test_set_imports_profd_but_not_torch(self):
-        self.assertEqual(self.modules(PROFD_AUTO="1"), "['profd', 'profd.integrations.pytorch']")
+        self.assertEqual(self.modules(PROFD_AUTO="1"), "['profd']")
+
+    def loaded(self, code, **extra):
+        env = clean_env(os.environ, PYTHONUSERBASE=self.root, **extra)
+        out = subprocess.run([sys.executable, "-c", "import sys\n" + code + "\nprint(' '.join(sorted(sys.modules)))"],
+                             env=env, capture_output=True, text=True, check=True)
+        self.assertEqual(out.stderr, "")
+        return set(out.stdout.split())
+
+    def test_start_up_loads_only_the_light_hook(self):
+        """At start-up PROFD_AUTO=1 adds three small modules, nothing of the
+        standard library (no logging, ctypes, threading, importlib.util):
+        the integrations load at `import torch`."""
+        self.assertEqual(self.loaded("pass", PROFD_AUTO="1") - self.loaded("pass"),
+                         {"profd", "profd._autoload", "profd._version"})
+        for var in ("PROFD_VERL", "PROFD_MINDSPEED", "PROFD_MEGATRON"):
+            self.assertEqual(self.loaded("pass", **{var: "1"}) - self.loaded("pass"),
+                             {"profd", "profd._autoload", "profd._version"}, var)
+
+    def test_the_integrations_load_at_import_torch(self):
+        got = self.loaded("import torch\nassert hasattr(torch.optim.Optimizer.__init__, '__wrapped__')",
+                          PROFD_AUTO="1", PROFD_URL="ipc:///nonexistent/profd-test.sock")
+        self.assertLessEqual({"profd.integrations.pytorch", "profd._hooks", "profd.integrations.mindspeed",
+                              "profd.integrations.verl", "profd.integrations.megatron"}, got)
+        self.assertNotIn("profd.client", got)  # the client opens at the first optimizer
 
 
 class TestAutoTorchrun(unittest.TestCase):

@@ -18,12 +18,37 @@ imported when a capture needs them.
     c.close()
 """
 
-from ._native import load_error, speedups_error
 from ._version import __version__
-from .backends import Backend, BackendError
-from .capture import Capture, Schedule
-from .client import Client, Stats
-from .settings import SettingsError
+
+# The rest loads at first use (PEP 562): `import profd` stays cheap, which
+# the drop-in's .pth relies on (it imports profd._autoload at every
+# interpreter start when PROFD_AUTO is set).
+_LAZY = {
+    "load_error": "._native",
+    "speedups_error": "._native",
+    "Backend": ".backends",
+    "BackendError": ".backends",
+    "Capture": ".capture",
+    "Schedule": ".capture",
+    "Client": ".client",
+    "Stats": ".client",
+    "SettingsError": ".settings",
+}
+
+
+def __getattr__(name):
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError("module 'profd' has no attribute %r" % name)
+    import importlib
+
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def speedups():
@@ -31,6 +56,8 @@ def speedups():
     False when they take the ctypes path: speedups_error() then says why
     (not built for this Python, PROFD_NO_SPEEDUPS=1). Either path behaves
     the same; the C one costs less per step."""
+    from ._native import speedups_error
+
     return speedups_error() is None
 
 
