@@ -15,6 +15,8 @@
   are not the ones the integration follows gets one log line and no patch.
 """
 
+import contextlib
+import functools
 import json
 import os
 import shutil
@@ -386,6 +388,103 @@ class TestAutoTorch2(unittest.TestCase):
         one = ["enter/" + rng, "update", "exit/" + rng]
         self.assertEqual(lines[4:], ["begin/1"] + one + ["end/1", "begin/2"] + one + ["end/2", "begin/3"] + one
                          + ["end/3", "begin/4"])
+
+
+class TestVerl07Profiler(unittest.TestCase):
+    """verl <= 0.7: DistProfiler as verl-project/verl v0.7.0
+    (f9c855f7cf04d603c9546bc01776c74806a879c1) verl/utils/profiler/profile.py
+    has it -- __init__(rank, config, tool_config) keeps _impl / _tool /
+    _this_rank, start(**kwargs) and stop() call the tool's backend, the
+    classmethod annotate(message, color, domain, category, **kwargs) runs the
+    backend's annotate; no step(), no check_enable() / check_this_rank().
+    Stages then become profd phases, and on a step a profd window covers
+    verl's backend is not started or stopped."""
+
+    def setUp(self):
+        self.log = []
+        log = self.log
+
+        class Impl:  # verl's backend for the tool (Profiler for torch)
+            def start(self, **kwargs):
+                log.append(("impl.start", kwargs.get("profile_step")))
+
+            def stop(self):
+                log.append(("impl.stop",))
+
+        class DistProfiler:
+            def __init__(self, rank, config=None, tool_config=None, **kwargs):
+                self._impl = Impl()
+                self._tool = getattr(config, "tool", None)
+                self._this_rank = True
+
+            def start(self, **kwargs):
+                return getattr(self._impl, "start", lambda **_: None)(**kwargs)
+
+            def stop(self):
+                return getattr(self._impl, "stop", lambda: None)()
+
+            @classmethod
+            def annotate(cls, message=None, color=None, domain=None, category=None, **kwargs_outer):
+                def decorator(func):
+                    @functools.wraps(func)
+                    def wrapper(self_instance, *args, **kwargs_inner):
+                        return func(self_instance, *args, **kwargs_inner)
+
+                    return wrapper
+
+                return decorator
+
+        class Client:  # the process's profd client
+            enabled = True
+            busy = False
+
+            @contextlib.contextmanager
+            def phase(self, name, role=None):
+                log.append(("phase", role, name))
+                yield
+
+            def substep(self):
+                log.append(("substep",))
+
+        self.DistProfiler = DistProfiler
+        self.client = Client()
+        self.saved = (_common._client, _common._owner)
+        _common._client = self.client
+        verl._proc.depth = 0
+
+    def tearDown(self):
+        _common._client, _common._owner = self.saved
+
+    def test_phases_and_own_profiler_off_in_a_window(self):
+        m = fake_module("verl.utils.profiler.profile", DistProfiler=self.DistProfiler)
+        with self.assertNoLogs("profd", "WARNING"):
+            verl._patch_profile(m)
+        DistProfiler = self.DistProfiler
+
+        class Worker:  # as verl 0.7's fsdp_workers.ActorRolloutRefWorker annotates its stages
+            def __init__(self):
+                self.profiler = DistProfiler(rank=0, config=types.SimpleNamespace(tool="torch"))
+
+            @DistProfiler.annotate(color="red", role="actor_update")
+            def update_actor(self, data):
+                self.profiler  # noqa: B018
+                return data + 1
+
+            @DistProfiler.annotate(color="red", role="rollout_generate")
+            def generate_sequences(self, data):
+                return data
+
+        w = Worker()
+        self.assertEqual(w.update_actor(1), 2)
+        self.assertEqual(w.generate_sequences(5), 5)
+        w.profiler.start(role="e2e", profile_step=1)
+        w.profiler.stop()
+        self.client.busy = True  # a profd window covers this step
+        w.profiler.start(role="e2e", profile_step=2)
+        w.profiler.stop()
+        self.assertEqual(self.log, [("phase", "actor", "actor_update"), ("phase", "rollout", "rollout_generate"),
+                                    ("impl.start", 1), ("impl.stop",)])
+        self.assertFalse(hasattr(DistProfiler, "step"))
 
 
 def fake_module(name, **attrs):

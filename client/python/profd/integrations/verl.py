@@ -195,18 +195,26 @@ def _in_phase(role, phase, fn, *args, **kwargs):
 
 
 def _patch_profile(module):
+    """DistProfiler: start(**kwargs), stop() and annotate() in every verl
+    this follows; step() (one update mini-batch) and check_enable() /
+    check_this_rank() only after v0.7.0 (verl-project/verl cd1926ce, "verl
+    profiler system support Agent Loop"): without them there is no sub-step,
+    and on a step a profd window covers verl's own start() / stop() are left
+    out whether or not verl selected the rank (its backend would have been a
+    no-op where it did not)."""
     cls = getattr(module, "DistProfiler", None)
-    if not _check(module, cls, {"start": ("self",), "stop": ("self",), "step": ("self",),
-                                "check_enable": ("self",), "check_this_rank": ("self",),
-                                "check_this_step": ("self",)}) or not hasattr(cls, "annotate"):
+    if not _check(module, cls, {"start": ("self",), "stop": ("self",)}) or not hasattr(cls, "annotate"):
         if cls is not None and not hasattr(cls, "annotate"):
             _refuse(module.__name__, "DistProfiler.annotate")
         return
+    has_step = callable(getattr(cls, "step", None))
+    has_checks = callable(getattr(cls, "check_enable", None)) and callable(getattr(cls, "check_this_rank", None))
     if hasattr(sys.modules.get("verl.workers.engine_workers"), "ActorRolloutRefWorker"):
         C.say_once("verl-late", "verl's workers were imported before profd's verl integration: their "
                    "stages are not profd phases (load it with VERL_USE_EXTERNAL_MODULES)")
     orig_annotate = cls.annotate
-    orig_init, orig_start, orig_stop, orig_step = cls.__init__, cls.start, cls.stop, cls.step
+    orig_init, orig_start, orig_stop = cls.__init__, cls.start, cls.stop
+    orig_step = cls.step if has_step else None
 
     def annotate(klass, message=None, color=None, domain=None, category=None, **kwargs_outer):
         verl_decorator = orig_annotate.__func__(klass, message, color, domain, category, **kwargs_outer)
@@ -229,7 +237,7 @@ def _patch_profile(module):
     @functools.wraps(orig_init)
     def __init__(self, *args, **kwargs):
         orig_init(self, *args, **kwargs)
-        enabled(getattr(getattr(self, "config", None), "tool", None))
+        enabled(getattr(getattr(self, "config", None), "tool", None) or getattr(self, "_tool", None))
 
     def _covered(self):
         """A profd window covers this step in this process."""
@@ -238,7 +246,7 @@ def _patch_profile(module):
 
     @functools.wraps(orig_start)
     def start(self, **kwargs):
-        if _covered(self) and self.check_enable() and self.check_this_rank():
+        if _covered(self) and (not has_checks or (self.check_enable() and self.check_this_rank())):
             self._profd_skipped = True
             C.say_once("verl-own", "profd: verl's own profiler (%s) stays off on the steps a profd window "
                        "covers in this process", getattr(self, "_tool", None) or "?")
@@ -263,7 +271,9 @@ def _patch_profile(module):
         return orig_step(self)
 
     cls.annotate = classmethod(annotate)
-    cls.__init__, cls.start, cls.stop, cls.step = __init__, start, stop, step
+    cls.__init__, cls.start, cls.stop = __init__, start, stop
+    if has_step:
+        cls.step = step
 
 
 def _profiler_tool(worker):
