@@ -674,7 +674,7 @@ static int megatron_flags(scan_t *s, bool *mindspeed)
         if (f->name == NULL) {
             continue;
         }
-        yt_node_t *v;
+        yt_node_t *v = NULL;
         if ((rc = flag_value(s, f, arg, &v)) != 0) {
             break;
         }

@@ -189,6 +189,7 @@ static const start_opt_t options[] = {
     {"schedule", 1, T_FN, NULL, opt_schedule},
     {"job", 1, T_SPEC, "job", NULL},
     {"save-path", 1, T_SPEC, "save_path", NULL},
+    {"queue", 0, T_SPEC, "queue", NULL},
     {"help", 0, T_FN, NULL, opt_help},
 };
 #define NOPTS (sizeof(options) / sizeof(options[0]))
@@ -333,12 +334,17 @@ const ctl_command_t ctl_cmd_start = {
     "  --phases generate,...      phases (implies --discrete)\n"
     "  --discrete | --e2e         one capture per phase | per process (default)\n"
     "  --continuous               one window per run of consecutive --steps\n"
-    "  --tool T                   torch|npu|nsys|torch_memory|cuda|exec|sim (default torch)\n"
+    "  --tool T                   torch|npu|nsys|torch_memory|cuda|precision_debugger|exec|sim\n"
+    "                             (default torch)\n"
     "  --level L --contents a,b   tool settings (npu/torch)\n"
     "  --settings JSON            tool settings as a JSON object\n"
     "  --schedule wait=1,warmup=1,active=3,repeat=1,skip_first=0\n"
-    "                             sub-step schedule inside a phase (torch.profiler's)\n"
-    "  --job J                    the job (default: the one every rank shares)\n"
+    "                             sub-step schedule inside a phase (torch.profiler's;\n"
+    "                             discrete windows only)\n"
+    "  --job J                    the job (default: the one job running; required when\n"
+    "                             several are)\n"
+    "  --queue                    overlapping a window on the same ranks: begin after it\n"
+    "                             (default: refused)\n"
     "  --save-path P              where the window's folder goes (relative: below the\n"
     "                             daemon's save_path)\n"
     "  --help                     this help\n"};

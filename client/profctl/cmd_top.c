@@ -85,12 +85,13 @@ static void snapshot(const pp_top_reply_t *t)
         const pp_rank_stat_t *r = &t->ranks[i];
         char ms[24];
         if (i == 0) {
-            printf("\n%-12s %6s %-16s %-12s %8s %9s %6s %s\n", "ROLE", "RANK", "HOST", "NODE",
-                   "STEP", "STEP_MS", "RATIO", "STALLED");
+            printf("\n%-10s %-12s %6s %-16s %-12s %8s %9s %6s %s\n", "JOB", "ROLE", "RANK", "HOST",
+                   "NODE", "STEP", "STEP_MS", "RATIO", "STALLED");
         }
         fmt_ms(ms, sizeof(ms), r->step_ms);
-        printf("%-12s %6lld %-16s %-12s %8lld %9s %6.2f %s\n", r->role, (long long)r->rank, r->host,
-               ctl_or_dash(r->node), (long long)(r->step == PP_NONE ? -1 : r->step), ms, r->ratio,
+        printf("%-10s %-12s %6lld %-16s %-12s %8lld %9s %6.2f %s\n", ctl_or_dash(r->job), r->role,
+               (long long)r->rank, r->host, ctl_or_dash(r->node),
+               (long long)(r->step == PP_NONE ? -1 : r->step), ms, r->ratio,
                r->stalled ? "yes" : "no");
     }
     ctl_print_trigger(&t->trigger);
@@ -149,7 +150,9 @@ static int run_top(ctl_t *c, int argc, char **argv)
         if (ctl_call(c, &req, &rep) != 0) {
             return 1;
         }
-        if (c->json) {
+        if (c->json && !once) {
+            ctl_print_json_line(&rep); /* a stream: one document per line */
+        } else if (c->json) {
             ctl_print_json(&rep);
         } else {
             if (tty && !once) {
@@ -180,7 +183,8 @@ const ctl_command_t ctl_cmd_top = {
     "of the ranks' recent step times (each rank's median of its last 8 steps), the\n"
     "stalled ranks (in a step for over 4 times the role's median, at least 2 s, or lost)\n"
     "and the N slowest ranks with their time against the role's median; then the\n"
-    "straggler trigger. Refreshed in place on a terminal until Ctrl-C.\n"
+    "straggler trigger. Refreshed in place on a terminal until Ctrl-C; with --json,\n"
+    "one compact JSON document per line (--once: one, indented).\n"
     "\n"
     "  -1, --once          one snapshot, then exit\n"
     "  -j, --job J         only job J\n"

@@ -235,6 +235,15 @@ void ctl_print_json(const pp_msg_t *m)
     }
 }
 
+void ctl_print_json_line(const pp_msg_t *m)
+{
+    char *buf;
+    if (pp_record_encode(pp_type_desc(m->type), &m->u, false, &buf, NULL) == 0) {
+        printf("%s\n", buf);
+        free(buf);
+    }
+}
+
 int ctl_parse_i64(const char *s, int64_t *out)
 {
     char *end;

@@ -16,8 +16,9 @@
 #include "profd/client.h"
 
 static const ctl_command_t *const commands[] = {
-    &ctl_cmd_status, &ctl_cmd_windows, &ctl_cmd_start,  &ctl_cmd_stop,  &ctl_cmd_wait,
-    &ctl_cmd_apply,  &ctl_cmd_top,     &ctl_cmd_report, &ctl_cmd_merge, &ctl_cmd_watch,
+    &ctl_cmd_status, &ctl_cmd_windows, &ctl_cmd_start,  &ctl_cmd_stop,
+    &ctl_cmd_wait,   &ctl_cmd_apply,   &ctl_cmd_top,    &ctl_cmd_report,
+    &ctl_cmd_merge,  &ctl_cmd_watch,   &ctl_cmd_doctor,
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

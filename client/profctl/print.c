@@ -62,8 +62,8 @@ static int cmp_rank(const void *a, const void *b)
 
 void ctl_print_status(const pp_status_reply_t *s)
 {
-    printf("node %s  version %s  save_path %s  windows %lld  ranks %zu\n", s->node, s->version,
-           s->save_path, (long long)s->windows, s->ranks_n);
+    printf("node %s  version %s  save_path %s  windows %lld (%lld open)  ranks %zu\n", s->node,
+           s->version, s->save_path, (long long)s->windows_kept, (long long)s->windows, s->ranks_n);
     if (s->ranks_n == 0) {
         printf("no rank registered\n");
         return;
@@ -143,8 +143,9 @@ void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *
     if (ranks) {
         ctl_print_status(s);
     } else {
-        printf("node %s  version %s  save_path %s  windows %lld  ranks %zu\n", s->node, s->version,
-               s->save_path, (long long)s->windows, s->ranks_n);
+        printf("node %s  version %s  save_path %s  windows %lld (%lld open)  ranks %zu\n", s->node,
+               s->version, s->save_path, (long long)s->windows_kept, (long long)s->windows,
+               s->ranks_n);
         if (s->ranks_n == 0) {
             printf("no rank registered\n");
             return;

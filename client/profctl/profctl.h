@@ -41,7 +41,8 @@ typedef struct ctl_command {
 } ctl_command_t;
 
 extern const ctl_command_t ctl_cmd_status, ctl_cmd_windows, ctl_cmd_start, ctl_cmd_stop,
-    ctl_cmd_wait, ctl_cmd_apply, ctl_cmd_top, ctl_cmd_report, ctl_cmd_merge, ctl_cmd_watch;
+    ctl_cmd_wait, ctl_cmd_apply, ctl_cmd_top, ctl_cmd_report, ctl_cmd_merge, ctl_cmd_watch,
+    ctl_cmd_doctor;
 
 /* ---- messages and exit statuses ---- */
 
@@ -66,6 +67,8 @@ int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
 void ctl_close(ctl_t *c);
 /* The reply document, as JSON, on stdout. */
 void ctl_print_json(const pp_msg_t *m);
+/* The same as one compact line (a stream: one JSON document per line). */
+void ctl_print_json_line(const pp_msg_t *m);
 
 /* ---- arguments ---- */
 

@@ -38,6 +38,9 @@ else()
         "import site, sys; print('%d.%d' % sys.version_info[:2]); print('\\n'.join(site.getsitepackages()))"
       OUTPUT_VARIABLE _py_out RESULT_VARIABLE _py_rc ERROR_QUIET)
     if(_py_rc EQUAL 0)
+      # no empty element (the output's last newline): list() would warn
+      # (CMP0007, unset where the install runs this)
+      string(STRIP "${_py_out}" _py_out)
       string(REPLACE "\n" ";" _py_out "${_py_out}")
       list(POP_FRONT _py_out _py_ver)
       foreach(_py_dir ${_py_out})
@@ -56,6 +59,14 @@ else()
   endif()
 endif()
 message(STATUS "Python package profd: ${_py_site}/profd (${_py_why})")
+if(_py_why MATCHES "set PYTHONPATH")
+  # Python reads .pth files in site folders only: from PYTHONPATH the
+  # drop-in (PROFD_AUTO=1) would be silently off
+  message(STATUS "profd drop-in (PROFD_AUTO=1): not active through PYTHONPATH (Python reads no "
+                 ".pth file there); activate it with: cp ${_py_site}/profd-auto.pth "
+                 "\"$(python3 -c 'import site; print(site.getsitepackages()[0])')\"/ ; "
+                 "check with: PYTHONPATH=${_py_site} python3 -m profd doctor")
+endif()
 
 set(_py_files "")
 foreach(_py_m ${PROFD_PY_MODULES})

@@ -145,6 +145,7 @@ static const ckey_t keys[] = {
     {"profile_config", K_PATH, 0, PD_PATH_MAX - 1, NULL, F(profile_config), 0, NULL,
      "profile-config", 'p'},
     {"listen.metrics", K_STR, 0, PD_PATH_MAX - 1, NULL, F(metrics_url), 0, NULL, "metrics", 0},
+    {"tools.custom", K_STR, 0, 511, NULL, F(custom_tools), 0, NULL, "custom-tools", 0},
     {"history.steps", K_INT, 8, 4096, "128", F(history_steps), 0, NULL, NULL, 0},
     {"history.phase_steps", K_INT, 1, 1024, "64", F(history_phase_steps), 0, NULL, NULL, 0},
     {"triggers.straggler.enable", K_BOOL, 0, 1, "false", F(straggler_enable), 0, NULL, NULL, 0},
@@ -625,7 +626,10 @@ void pd_config_defaults(pd_config_t *cfg)
     const char *env = getenv("PROFD_RUN_DIR");
     if (env != NULL && env[0] == '/' && strlen(env) <= RUN_DIR_MAX) {
         snprintf(cfg->run_dir, sizeof(cfg->run_dir), "%s", env);
-    } else if (access("/run/profd", W_OK | X_OK) == 0) {
+    } else if (access("/run/profd", W_OK | X_OK) == 0 ||
+               (errno == ENOENT && access("/run", W_OK | X_OK) == 0)) {
+        /* where it may write: there, or made there (root without the
+         * folder yet) - where workers and profctl look first */
         snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/run/profd");
     } else {
         snprintf(cfg->run_dir, sizeof(cfg->run_dir), "/tmp/profd-%u", (unsigned)getuid());

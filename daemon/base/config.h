@@ -92,6 +92,9 @@ typedef struct pd_config {
 
     /* Prometheus text over HTTP (http://host:port), "" = off */
     char metrics_url[PD_PATH_MAX];
+    /* tools beyond the built-in ones that windows may name, comma-separated:
+     * those of clients given their own backend; "" = none */
+    char custom_tools[512];
     /* step-time history: steps kept per rank, and steps of phase times */
     int64_t history_steps;
     int64_t history_phase_steps;

@@ -522,6 +522,7 @@ static void stat_fill(const row_t *w, int64_t p50, int64_t now_ms, pp_rank_stat_
     int64_t stall = PD_HIST_STALL_FACTOR * p50 / 1000;
     pp_record_init(&pp_desc_rank_stat, o);
     o->role = (char *)r->role;
+    o->job = (char *)r->job;
     o->rank = r->rank;
     o->replica_rank = r->replica_rank;
     o->host = (char *)r->host;

@@ -150,7 +150,73 @@ static int check_schedule(const pp_schedule_t *s, const char *where, char *err, 
     return 0;
 }
 
-static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
+/* The tools a capture can be made with: the client's built-in backends
+ * (libprofd's sim and exec, the Python client's torch, npu, torch_memory,
+ * cuda and nsys) and verl's precision_debugger (profiling-config.md). */
+static const char *const known_tools[] = {"torch", "npu",  "torch_memory",       "cuda",
+                                          "nsys",  "exec", "precision_debugger", "sim"};
+
+bool pd_plan_tool_known(const char *tool, const char *custom)
+{
+    for (size_t i = 0; i < sizeof(known_tools) / sizeof(known_tools[0]); i++) {
+        if (strcmp(tool, known_tools[i]) == 0) {
+            return true;
+        }
+    }
+    size_t len = strlen(tool);
+    for (const char *c = custom; c && *c;) {
+        c += strspn(c, ", ");
+        size_t k = strcspn(c, ", ");
+        if (k == len && strncmp(c, tool, k) == 0) {
+            return true;
+        }
+        c += k;
+    }
+    return false;
+}
+
+static int check_tool(const char *tool, const char *custom, const char *where, char *err,
+                      size_t errlen)
+{
+    if (tool == NULL || pd_plan_tool_known(tool, custom)) {
+        return 0;
+    }
+    char names[160] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof(known_tools) / sizeof(known_tools[0]); i++) {
+        int k = snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "", known_tools[i]);
+        at += k > 0 && (size_t)k < sizeof(names) - at ? (size_t)k : 0;
+    }
+    return bad(err, errlen,
+               "%sunknown tool '%.64s': the tools are %s%s%.96s (a client's own backend: add "
+               "its tool to the daemon's tools.custom)",
+               where, tool, names, custom && custom[0] ? ", " : "", custom ? custom : "");
+}
+
+/* A schedule counts sub-steps inside a phase: it means nothing to an e2e
+ * window (one capture per process), and silently dropping it would profile
+ * something else than asked. */
+static int check_mode_options(const pp_window_spec_t *spec, char *err, size_t errlen)
+{
+    size_t n = spec->selectors_n ? spec->selectors_n : 1;
+    for (size_t i = 0; i < n; i++) {
+        int sel = spec->selectors_n ? (int)i : -1;
+        if (pd_plan_mode(spec, sel) == PP_MODE_E2E && pd_plan_schedule(spec, sel)->active > 0) {
+            char where[64] = "";
+            if (sel >= 0 && spec->selectors[sel].role) {
+                snprintf(where, sizeof(where), " (role %.32s)", spec->selectors[sel].role);
+            }
+            return bad(err, errlen,
+                       "a schedule applies to discrete windows only (it counts sub-steps in a "
+                       "phase); this window%s is e2e: add --discrete or --phases, or drop "
+                       "--schedule",
+                       where);
+        }
+    }
+    return 0;
+}
+
+static int validate(const pp_window_spec_t *spec, const char *custom, char *err, size_t errlen)
 {
     char where[64];
     int forms = (spec->steps_n > 0) + (spec->start != PP_NONE) + (spec->next != 0);
@@ -209,6 +275,9 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
     if (spec->tool && !pp_ident_ok(spec->tool)) {
         return bad(err, errlen, "tool must be an identifier, found '%.64s'", spec->tool);
     }
+    if ((rv = check_tool(spec->tool, custom, "", err, errlen)) != 0) {
+        return rv;
+    }
     if ((rv = check_mode(spec->mode, "", err, errlen)) != 0 ||
         (rv = check_schedule(&spec->schedule, "", err, errlen)) != 0) {
         return rv;
@@ -240,12 +309,13 @@ static int validate(const pp_window_spec_t *spec, char *err, size_t errlen)
                            s->phases[j]);
             }
         }
-        if ((rv = check_mode(s->mode, where, err, errlen)) != 0 ||
+        if ((rv = check_tool(s->tool, custom, where, err, errlen)) != 0 ||
+            (rv = check_mode(s->mode, where, err, errlen)) != 0 ||
             (rv = check_schedule(&s->schedule, where, err, errlen)) != 0) {
             return rv;
         }
     }
-    return 0;
+    return check_mode_options(spec, err, errlen);
 }
 
 static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
@@ -291,15 +361,185 @@ static int make_segments(const pp_window_spec_t *spec, int64_t next_start, pd_pl
     return 0;
 }
 
+/* The job of a request that names none: the one job the live ranks run
+ * (ranks holds the active ones only: a job whose ranks are all gone is
+ * never chosen), NULL when none is live; several: refused. */
+static int live_job(const pd_plan_rank_t *ranks, size_t n, const char **job, char *err,
+                    size_t errlen)
+{
+    char names[160] = "";
+    size_t at = 0, njobs = 0;
+    *job = NULL;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) {
+            seen = ranks[j].job && ranks[i].job && strcmp(ranks[j].job, ranks[i].job) == 0;
+        }
+        if (seen || ranks[i].job == NULL) {
+            continue;
+        }
+        int k = snprintf(names + at, sizeof(names) - at, "%s%s", njobs ? ", " : "", ranks[i].job);
+        at += k > 0 && (size_t)k < sizeof(names) - at ? (size_t)k : 0;
+        if (njobs++ == 0) {
+            *job = ranks[i].job;
+        }
+    }
+    if (njobs > 1) {
+        *job = NULL;
+        return bad(err, errlen, "%zu jobs are running (%s): name one with --job", njobs, names);
+    }
+    return 0;
+}
+
+static bool same_job(const pd_plan_rank_t *r, const char *job)
+{
+    return r->job && strcmp(r->job, job) == 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* "a-b,c" from sorted v[0..n) into buf at *at. */
+static void put_ranges(char *buf, size_t len, size_t *at, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1] <= v[j] + 1) {
+            j++;
+        }
+        int k = v[j] == v[i]
+                    ? snprintf(buf + *at, len - *at, "%s%lld", i ? "," : "", (long long)v[i])
+                    : snprintf(buf + *at, len - *at, "%s%lld-%lld", i ? "," : "", (long long)v[i],
+                               (long long)v[j]);
+        *at += k > 0 && (size_t)k < len - *at ? (size_t)k : 0;
+        i = j;
+    }
+}
+
+/* What the ranks of `job` are registered as: "actor 0-1, rollout 0-3;
+ * global ranks 0-5". Empty when none is registered; NULL: out of memory. */
+static char *registered(const pd_plan_rank_t *ranks, size_t n, const char *job, char *buf,
+                        size_t len)
+{
+    size_t at = 0, nv = 0, total = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        total += ranks[i].nroles ? ranks[i].nroles : 1;
+    }
+    int64_t *v = malloc((total + 1) * sizeof(*v));
+    if (v == NULL) {
+        return NULL;
+    }
+    /* each role in the order it first appears, with the ranks in its own
+     * numbering */
+    for (size_t i = 0; i < n; i++) {
+        size_t ni = ranks[i].nroles ? ranks[i].nroles : 1;
+        for (size_t r = 0; r < ni; r++) {
+            const char *role = ranks[i].nroles ? ranks[i].roles[r].name : ranks[i].role;
+            bool seen = false;
+            if (role == NULL || !same_job(&ranks[i], job)) {
+                continue;
+            }
+            for (size_t j = 0; j <= i && !seen; j++) {
+                size_t nj = ranks[j].nroles ? ranks[j].nroles : 1;
+                for (size_t q = 0; q < nj && !(j == i && q >= r) && !seen; q++) {
+                    const char *o = ranks[j].nroles ? ranks[j].roles[q].name : ranks[j].role;
+                    seen = o && same_job(&ranks[j], job) && strcmp(o, role) == 0;
+                }
+            }
+            if (seen) {
+                continue;
+            }
+            nv = 0;
+            for (size_t j = i; j < n; j++) {
+                size_t nj = ranks[j].nroles ? ranks[j].nroles : 1;
+                for (size_t q = 0; q < nj && same_job(&ranks[j], job); q++) {
+                    const char *o = ranks[j].nroles ? ranks[j].roles[q].name : ranks[j].role;
+                    int64_t rk = ranks[j].nroles && ranks[j].roles[q].rank != PP_NONE
+                                     ? ranks[j].roles[q].rank
+                                     : ranks[j].rank;
+                    if (o && strcmp(o, role) == 0) {
+                        v[nv++] = rk;
+                    }
+                }
+            }
+            qsort(v, nv, sizeof(*v), cmp_i64);
+            int k = snprintf(buf + at, len - at, "%s%.32s ", at ? ", " : "", role);
+            at += k > 0 && (size_t)k < len - at ? (size_t)k : 0;
+            put_ranges(buf, len, &at, v, nv);
+        }
+    }
+    nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (same_job(&ranks[i], job)) {
+            v[nv++] = ranks[i].rank;
+        }
+    }
+    if (nv) {
+        qsort(v, nv, sizeof(*v), cmp_i64);
+        int k = snprintf(buf + at, len - at, "%sglobal ranks ", at ? "; " : "");
+        at += k > 0 && (size_t)k < len - at ? (size_t)k : 0;
+        put_ranges(buf, len, &at, v, nv);
+    }
+    free(v);
+    return buf;
+}
+
+/* A request that selects no registered rank of its job: refused when its
+ * first step has passed for that job (no rank that registers later could
+ * catch up with it: it would wait for ever), else a warning. Both list what
+ * is registered. */
+static int no_member(const pd_plan_rank_t *ranks, size_t n, const char *job, pd_plan_out_t *out,
+                     char *err, size_t errlen)
+{
+    char what[200];
+    int64_t at = PP_NONE;
+    for (size_t i = 0; i < n; i++) {
+        if (same_job(&ranks[i], job) && ranks[i].step != PP_NONE &&
+            (at == PP_NONE || ranks[i].step > at)) {
+            at = ranks[i].step;
+        }
+    }
+    if (registered(ranks, n, job, what, sizeof(what)) == NULL) {
+        return bad(err, errlen, "out of memory");
+    }
+    int64_t first = out->n_segments ? out->segments[0].first : PP_NONE;
+    if (at != PP_NONE && first != PP_NONE && first <= at) {
+        return bad(err, errlen,
+                   "selects no registered rank of job '%s' and its first step %lld has "
+                   "passed (the job is at step %lld); registered: %s",
+                   job, (long long)first, (long long)at, what);
+    }
+    if (what[0] == '\0') {
+        return add_warning(out,
+                           "selects no registered rank of job '%s' yet; matching ranks that "
+                           "register later are added",
+                           job);
+    }
+    return add_warning(out,
+                       "selects no registered rank of job '%s' yet (registered: %s); matching "
+                       "ranks that register later are added",
+                       job, what);
+}
+
 int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, size_t n,
                     const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen)
 {
     int rv;
     memset(out, 0, sizeof(*out));
-    if ((rv = validate(spec, err, errlen)) != 0) {
+    if ((rv = validate(spec, p->custom_tools, err, errlen)) != 0) {
         return rv;
     }
-    const char *job = spec->job ? spec->job : (p->default_job ? p->default_job : "default");
+    const char *job = spec->job;
+    if (job == NULL && (rv = live_job(ranks, n, &job, err, errlen)) != 0) {
+        return rv;
+    }
+    if (job == NULL) {
+        job = p->default_job ? p->default_job : "default";
+    }
     snprintf(out->job, sizeof(out->job), "%s", job);
 
     if (n && (out->members = calloc(n, sizeof(*out->members))) == NULL) {
@@ -353,12 +593,12 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
             goto nomem;
         }
     }
-    if (out->n_members == 0 &&
-        add_warning(out,
-                    "selects no registered rank of job '%s' yet; matching ranks that "
-                    "register later are added",
-                    job) != 0) {
-        goto nomem;
+    if (out->n_members == 0 && (rv = no_member(ranks, n, job, out, err, errlen)) != 0) {
+        if (rv == PROFD_ENOMEM) {
+            goto nomem;
+        }
+        pd_plan_out_free(out);
+        return rv;
     }
     if (unknown_rate &&
         add_warning(out, "%d selected rank(s) have no measured step time yet", unknown_rate) != 0) {

@@ -62,6 +62,7 @@ typedef struct pd_plan_params {
     int64_t latency_us; /* plan delivery estimate (p99) */
     int64_t margin_us;  /* extra safety margin */
     const char *default_job;
+    const char *custom_tools; /* "a,b": tools beyond the built-in ones; NULL none */
 } pd_plan_params_t;
 
 /* A step segment: one window. last PP_NONE = open-ended. */
@@ -91,7 +92,12 @@ typedef struct pd_plan_out {
  * Validate `spec` and resolve it against `ranks`. Returns 0 and fills *out
  * (free with pd_plan_out_free), or PROFD_EINVAL with a one-line reason in
  * `err` (e.g. "steps must be >= 1, found 0"); *out is left empty on error.
- * Selecting no rank is not an error: it is a warning.
+ * Refused besides a malformed request: a tool that is not known, a schedule
+ * on an e2e window, no job named while the live ranks run several, and
+ * selecting no registered rank once the window's first step has passed for
+ * the job. Selecting no rank before that is a warning (listing what is
+ * registered). Without spec->job, the job is the one the ranks run, else
+ * p->default_job.
  */
 int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, size_t n,
                     const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen);
@@ -117,6 +123,9 @@ int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_p
 
 /* Effective settings of a member: selector override, else request default. */
 const char *pd_plan_tool(const pp_window_spec_t *spec, int selector);
+/* Whether a capture can be made with `tool`: a built-in one (torch, npu,
+ * nsys, sim, ...) or one of `custom` ("a,b"; NULL: none). */
+bool pd_plan_tool_known(const char *tool, const char *custom);
 pp_mode_t pd_plan_mode(const pp_window_spec_t *spec, int selector);
 const char *pd_plan_settings(const pp_window_spec_t *spec, int selector);
 const pp_schedule_t *pd_plan_schedule(const pp_window_spec_t *spec, int selector);

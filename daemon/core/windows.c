@@ -355,6 +355,89 @@ void pd_windows_append(pd_windows_t *ws, pd_window_t *w)
 
 /* ---- creating ---- */
 
+/* The live window of out's job whose steps meet one of out's segments on
+ * one of out's members (*shared of them), or NULL. */
+static const pd_window_t *overlapping(const pd_windows_t *ws, const pd_plan_out_t *out,
+                                      size_t *shared)
+{
+    for (const pd_window_t *w = ws->head; w; w = w->next) {
+        if (!pd_windows_running(w) || strcmp(w->job, out->job) != 0) {
+            continue;
+        }
+        bool meets = false;
+        for (size_t s = 0; s < out->n_segments && !meets; s++) {
+            const pd_plan_segment_t *g = &out->segments[s];
+            meets = (w->last == PP_NONE || g->first <= w->last) &&
+                    (g->last == PP_NONE || w->first <= g->last);
+        }
+        *shared = 0;
+        for (size_t i = 0; meets && i < out->n_members; i++) {
+            for (size_t m = 0; m < w->nmembers; m++) {
+                if (w->members[m].client == out->members[i].id) {
+                    (*shared)++;
+                    break;
+                }
+            }
+        }
+        if (*shared) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/* Two windows capturing the same process at the same steps fail (one
+ * profiler per thread): refused naming the window in the way, or with
+ * spec->queue moved to begin after it (and after any it then meets). */
+static int no_overlap(const pd_windows_t *ws, const pp_window_spec_t *spec, pd_plan_out_t *out,
+                      char *err, size_t errlen)
+{
+    const pd_window_t *w;
+    size_t shared, moves = 0;
+    int64_t was = out->n_segments ? out->segments[0].first : PP_NONE;
+    while ((w = overlapping(ws, out, &shared)) != NULL) {
+        char steps[64];
+        if (w->last == PP_NONE) {
+            snprintf(steps, sizeof(steps), "steps %lld-", (long long)w->first);
+        } else {
+            snprintf(steps, sizeof(steps), "steps %lld-%lld", (long long)w->first,
+                     (long long)w->last);
+        }
+        if (!spec->queue || w->last == PP_NONE || moves++ > ws->count) {
+            snprintf(err, errlen,
+                     "overlaps window %lld (%s, %s) on %zu of its rank(s): stop it (profctl "
+                     "stop %lld)%s",
+                     (long long)w->id, w->name, steps, shared, (long long)w->id,
+                     w->last == PP_NONE ? "; an open-ended window cannot be queued after"
+                                        : " or pass --queue to begin after it");
+            return PROFD_ESTATE;
+        }
+        int64_t delta = w->last + 1 - out->segments[0].first;
+        for (size_t s = 0; s < out->n_segments; s++) {
+            out->segments[s].first += delta;
+            if (out->segments[s].last != PP_NONE) {
+                out->segments[s].last += delta;
+            }
+        }
+    }
+    if (moves && was != PP_NONE) {
+        char buf[160];
+        snprintf(buf, sizeof(buf), "queued: begins at step %lld instead of %lld",
+                 (long long)out->segments[0].first, (long long)was);
+        char **v = realloc(out->warnings, (out->n_warnings + 1) * sizeof(*v));
+        if (v == NULL || (v[out->n_warnings] = strdup(buf)) == NULL) {
+            if (v) {
+                out->warnings = v;
+            }
+            snprintf(err, errlen, "out of memory");
+            return PROFD_ENOMEM;
+        }
+        out->warnings = v;
+        out->n_warnings++;
+    }
+    return 0;
+}
+
 int pd_windows_plan(pd_windows_t *ws, const pd_registry_t *reg, const pp_window_spec_t *spec,
                     const pd_plan_params_t *p, pd_plan_out_t *out, char *err, size_t errlen)
 {
@@ -375,6 +458,10 @@ int pd_windows_plan(pd_windows_t *ws, const pd_registry_t *reg, const pp_window_
     int rv = pd_plan_resolve(spec, ranks, n, p, out, err, errlen);
     free(ranks);
     if (rv != 0) {
+        return rv;
+    }
+    if ((rv = no_overlap(ws, spec, out, err, errlen)) != 0) {
+        pd_plan_out_free(out);
         return rv;
     }
     if (ws->max_live && pd_windows_live(ws) + out->n_segments > ws->max_live) {

@@ -171,7 +171,13 @@ static int read_own(const char *file, pd_profcfg_t *cfg, char *err, size_t errle
     }
     fclose(f);
     const char *slash = strrchr(file, '/');
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
+    size_t dlen = slash ? (size_t)(slash - file) : 1;
+    if (dlen >= sizeof(dir)) {
+        snprintf(err, errlen, "the folder of %.200s is too long", file);
+        return PROFD_EINVAL;
+    }
+    memcpy(dir, slash ? file : ".", dlen);
+    dir[dlen] = '\0';
     const char *search[] = {dir};
     hy_compose_args_t a = {.loader = &hy_loader_fs,
                            .search = search,

@@ -147,7 +147,8 @@ static void on_status(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
     s->instance = (char *)n->instance;
     s->version = PROFD_VERSION_STRING;
     s->save_path = (char *)n->save_path;
-    s->windows = (int64_t)pd_windows_live(n->win);
+    s->windows = (int64_t)pd_windows_live(n->win); /* open: not yet done or cancelled */
+    s->windows_kept = (int64_t)n->win->count;      /* every window it holds */
     s->ranks = rows;
     s->ranks_n = i;
     s->bad_requests = n->bad_requests;

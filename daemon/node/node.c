@@ -16,17 +16,10 @@ void pd_node_plan_params(const pd_node_t *n, pd_plan_params_t *p)
         p->latency_us += n->hooks.remote_latency_us(n->hooks.arg);
     }
     p->margin_us = n->cfg->align_margin_ms * 1000;
-    /* the default job: the one every registered rank shares, if any */
-    const char *job = NULL;
-    for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
-        if (job == NULL) {
-            job = k->job;
-        } else if (strcmp(job, k->job) != 0) {
-            job = NULL;
-            break;
-        }
-    }
-    p->default_job = job ? job : "default";
+    /* a request without a job: the planner takes the one job the live
+     * ranks run; none live, this one (never a job whose ranks are gone) */
+    p->default_job = "default";
+    p->custom_tools = n->cfg->custom_tools;
 }
 
 static pd_hist_id_t hist_id(const pd_rank_t *k)

@@ -98,7 +98,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures):
         save = save_path or os.path.join(self.data_root, name, "out")
         os.makedirs(run, exist_ok=True)
         args = [self.bin["profd"], "--run-dir", run, "--save-path", save, "--node", name,
-                "--log-level", log_level] + list(extra)
+                "--log-level", log_level, "--custom-tools", "bench"] + list(extra)
         p = self.procs.start(args, log_path=os.path.join(self.run_root, name + ".log"))
         ctl = "ipc://%s/control.sock" % run
         d = {"proc": p, "pid": p.pid, "run": run, "save": save, "control": ctl,

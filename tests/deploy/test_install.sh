@@ -40,6 +40,11 @@ root=$tmp/root
 DESTDIR=$root cmake --install "$PROFD_BUILD_DIR" >"$tmp/install.log" 2>&1 ||
   { cat "$tmp/install.log" >&2; die "cmake --install with DESTDIR failed"; }
 ok "DESTDIR=R cmake --install (prefix $PROFD_PREFIX)"
+# issue 31: the install printed a CMP0007 policy warning into the demo
+if grep -n "CMake Warning\|CMP0" "$tmp/install.log" >&2; then
+  die "cmake --install printed a warning"
+fi
+ok "cmake --install prints no warning"
 
 expected=(
   "$PROFD_BINDIR/profd" "$PROFD_BINDIR/profctl" "$PROFD_BINDIR/profd-sim"
@@ -226,6 +231,21 @@ for m in __init__.py _native.py _install.py _version.py capture.py client.py set
   [ -f "$site/profd/$m" ] || bad "not installed: $site/profd/$m"
 done
 check "profd-auto.pth installed next to the package" test -f "$site/profd-auto.pth"
+# issue 31: the drop-in is silently off from PYTHONPATH: the install says how
+# to activate it, and the doctor says it is not active and why
+check "the install says how to activate the drop-in from PYTHONPATH" \
+  grep -qxF -- "-- profd drop-in (PROFD_AUTO=1): not active through PYTHONPATH (Python reads no .pth file there); activate it with: cp $site/profd-auto.pth \"\$(python3 -c 'import site; print(site.getsitepackages()[0])')\"/ ; check with: PYTHONPATH=$site python3 -m profd doctor" "$tmp/install-p.log"
+doc=$(cd "$tmp" && PYTHONPATH="$site" PROFD_AUTO=1 PROFD_RUN_DIR="$tmp/nodaemon" PYTHONDONTWRITEBYTECODE=1 \
+  /usr/bin/python3 -m profd doctor 2>&1) && bad "doctor without a daemon exited 0: $doc"
+check "python -m profd doctor: the drop-in not installed in a site folder" \
+  grep -qx "drop-in: not installed: no profd-auto.pth in this interpreter's site folders (.*)" <<<"$doc"
+check "python -m profd doctor: imported through PYTHONPATH, with the command" \
+  grep -qx "  to activate it: cp $site/profd-auto.pth .*/   (or pip install the package)" <<<"$doc"
+# (a sanitized build's library does not load into python3: the doctor says why)
+check "python -m profd doctor: the library of P, or why not" grep -qxE \
+  "libprofd: ($P/.*libprofd\.so\.0.*|not loaded: .*$P/.*libprofd\.so\.0 is built with AddressSanitizer: .*)" <<<"$doc"
+check "python -m profd doctor: the daemon it would reach, and why not" \
+  grep -qx "daemon: ipc://$tmp/nodaemon/worker.sock (PROFD_RUN_DIR): not reachable: No such file or directory" <<<"$doc"
 # profd._speedups (the C step scope), where the build made it: installed with
 # the package and in use there (it has no sanitizer and links no libprofd)
 for ext in "$PROFD_BUILD_DIR"/python/profd/_speedups.*.so; do

@@ -175,11 +175,14 @@ class Daemon:
 
 class DaemonCase(unittest.TestCase):
     """Tests against one daemon of their own: self.d, and its worker URL
-    self.url; a daemon that does not exit 0 at the end fails the class."""
+    self.url; a daemon that does not exit 0 at the end fails the class.
+    daemon_args: the daemon's extra arguments."""
+
+    daemon_args = ()
 
     @classmethod
     def setUpClass(cls):
-        cls.d = Daemon()
+        cls.d = Daemon(args=cls.daemon_args)
         cls.url = "ipc://%s/worker.sock" % cls.d.run_dir
 
     @classmethod

@@ -51,6 +51,7 @@ class Recorder:
 
 
 class TestClientWithDaemon(profdtest.DaemonCase):
+    daemon_args = ("--custom-tools", "mine")  # the tool of the tests' own backends
     def window(self, job, *args):
         return self.d.start_window("--job", job, "--roles", "tester", *args)
 
@@ -203,7 +204,17 @@ class TestClientWithDaemon(profdtest.DaemonCase):
     def test_sim_and_unknown_tools(self):
         job = "tools"
         w_sim = self.window(job, "--steps", "3", "--e2e", "--tool", "sim", "--settings", '{"bytes":4096}')
-        w_unknown = self.window(job, "--steps", "4", "--e2e", "--tool", "mystery")
+        # a tool the daemon knows (tools.custom) that this process has no backend for
+        w_unknown = self.window(job, "--steps", "4", "--e2e", "--tool", "mine")
+        # one nobody knows: refused by the daemon, naming the tools
+        p = self.d.ctl("start", "--job", job, "--steps", "4", "--tool", "mystery", check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(
+            p.stderr,
+            "profctl: unknown tool 'mystery': the tools are torch, npu, torch_memory, cuda, nsys, exec, "
+            "precision_debugger, sim, mine (a client's own backend: add its tool to the daemon's "
+            "tools.custom) (EINVAL)\n",
+        )
         with self.assertLogs("profd", "WARNING") as logs:
             c = self.client(job, "nonexistent", windows=2)
         self.assertEqual(
@@ -222,7 +233,7 @@ class TestClientWithDaemon(profdtest.DaemonCase):
         (cap,) = self.captures(job, w_unknown, 3)
         self.assertEqual(cap["status"], "failed")
         self.assertEqual(
-            cap["reason"], "no profiler backend for tool 'mystery' in this process (Client backend='nonexistent')"
+            cap["reason"], "no profiler backend for tool 'mine' in this process (Client backend='nonexistent')"
         )
 
     def test_cuda_without_torch_uses_the_c_backend(self):

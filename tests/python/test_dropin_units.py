@@ -52,6 +52,7 @@ class Recorder:
 
 
 class TestRolesWithDaemon(profdtest.DaemonCase):
+    daemon_args = ("--custom-tools", "rec")  # the tool of the Recorder backend
     def wait_plan(self, c, windows):
         deadline = time.monotonic() + 10
         while c.busy or c.stats().windows != windows:  # busy: the training thread adopts the plan
@@ -122,7 +123,8 @@ class TestRolesAcrossNodes(unittest.TestCase):
     def test_roles_and_pid_folders_through_a_coordinator(self):
         port = profdtest.free_port()
         coord = profdtest.Daemon(args=["--coordinator-listen", "tcp://127.0.0.1:%d" % port,
-                                       "--insecure-tcp-links", "--node", "coordinator"])
+                                       "--insecure-tcp-links", "--node", "coordinator",
+                                       "--custom-tools", "rec"])
         node = profdtest.Daemon(args=["--coordinator-url", "tcp://127.0.0.1:%d" % port, "--insecure-tcp-links",
                                       "--node", "node1"])
         url = "ipc://%s/worker.sock" % node.run_dir

@@ -179,6 +179,7 @@ class TestSpeedupsInUse(unittest.TestCase):
 
 
 class TestSameBehaviour(profdtest.DaemonCase):
+    daemon_args = ("--custom-tools", "mine")  # the tool of the tests' own backend
     def scenario(self, job, no_speedups):
         wid = self.d.start_window("--job", job, "--roles", "tester", "--steps", "3:", "--e2e", "--tool", "mine")
         got = run([self.url, job], {"PROFD_NO_SPEEDUPS": "1" if no_speedups else "0"})

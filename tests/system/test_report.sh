@@ -183,6 +183,28 @@ grep -qx "  roles: actor 4 rollout 4; 0 lost" "$tmp/status.txt" || fail "status 
   fail "status lists ranks without --ranks"
 [ "$(profctl status --ranks | grep -cE '^default +[0-9]+ (actor|rollout) ')" = 8 ] ||
   fail "status --ranks: $(profctl status --ranks)"
+# issue 31: the header said "windows 0" with every window done
+kept=$(profctl --json windows | json 'len(d["windows"])')
+[ "$kept" -ge 1 ] || fail "no window kept"
+grep -qE "^node .* windows $kept \(0 open\)  ranks 8$" "$tmp/status.txt" ||
+  fail "status header, $kept window(s) kept: $(head -1 "$tmp/status.txt")"
+# issue 31: top --ranks had no JOB column; --json top streamed indented
+# documents (one JSON document per line now, every refresh)
+profctl top --once --ranks >"$tmp/topr.txt" || fail "top --ranks"
+grep -qE "^JOB +ROLE +RANK +HOST" "$tmp/topr.txt" || fail "top --ranks header: $(cat "$tmp/topr.txt")"
+[ "$(grep -cE '^default +(actor|rollout) +[0-9]+ +[^ ]+ +[^ ]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +(yes|no)$' \
+  "$tmp/topr.txt")" = 8 ] ||
+  fail "top --ranks rows: $(cat "$tmp/topr.txt")"
+timeout -s INT 3.5 "$profctl_bin" --json top --interval 1 --ranks >"$tmp/topj.txt" || true
+/usr/bin/python3 - "$tmp/topj.txt" <<'PY' || fail "--json top stream: $(head -c 600 "$tmp/topj.txt")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) >= 2, lines
+for line in lines:
+    d = json.loads(line)  # each line one whole document
+    assert [r["job"] for r in d["ranks"]] == ["default"] * 8, d["ranks"]
+    assert [r["role"] for r in d["roles"]] == ["actor", "rollout"], d["roles"]
+PY
 
 # refused: no such window, not done yet, a bad id
 set +e

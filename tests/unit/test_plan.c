@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,8 +180,182 @@ static void test_plan_selector_without_ranks_selects_none(void **state)
     resolve_ok(&s, &out);
     assert_int_equal(out.n_members, 0);
     assert_int_equal(out.n_warnings, 1);
-    assert_string_equal(out.warnings[0], "selects no registered rank of job 'run' yet; matching "
-                                         "ranks that register later are added");
+    /* the start step (20) is ahead of the job (10): a warning, with what is
+     * registered */
+    assert_string_equal(out.warnings[0],
+                        "selects no registered rank of job 'run' yet (registered: actor 0-1, "
+                        "rollout 2-5, ref 6-7; global ranks 0-7); matching ranks that register "
+                        "later are added");
+    pd_plan_out_free(&out);
+}
+
+static int refused(const pp_window_spec_t *s, const pd_plan_params_t *p, char *err, size_t len)
+{
+    pd_plan_out_t out;
+    int rv = pd_plan_resolve(s, job, 8, p, &out, err, len);
+    assert_null(out.members);
+    assert_int_equal(out.n_segments, 0);
+    return rv;
+}
+
+/* Issue 31: profctl start --tool nsight ran the torch profiler and the
+ * manifest said "nsight". */
+static void test_plan_refuses_unknown_tool(void **state)
+{
+    int64_t steps[] = {20};
+    pd_plan_params_t p = params();
+    char err[256];
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.tool = "nsight";
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "unknown tool 'nsight': the tools are torch, npu, torch_memory, "
+                             "cuda, nsys, exec, precision_debugger, sim (a client's own backend: "
+                             "add its tool to the daemon's tools.custom)");
+    pp_selector_t one = sel("actor", true, NULL, 0, NULL, 0);
+    one.tool = "vtune";
+    s.tool = "npu";
+    s.selectors = &one;
+    s.selectors_n = 1;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "selector 0: unknown tool 'vtune': the tools are torch, npu, "
+                             "torch_memory, cuda, nsys, exec, precision_debugger, sim (a client's "
+                             "own backend: add its tool to the daemon's tools.custom)");
+    /* the tools of clients' own backends, named in the daemon's settings */
+    p.custom_tools = "rec, vtune";
+    pd_plan_out_t out;
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    pd_plan_out_free(&out);
+    one.tool = "vtun";
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "selector 0: unknown tool 'vtun': the tools are torch, npu, "
+                             "torch_memory, cuda, nsys, exec, precision_debugger, sim, rec, vtune "
+                             "(a client's own backend: add its tool to the daemon's tools.custom)");
+    p.custom_tools = NULL;
+    const char *known[] = {"torch", "npu",  "torch_memory",       "cuda",
+                           "nsys",  "exec", "precision_debugger", "sim"};
+    for (size_t i = 0; i < 8; i++) {
+        one.tool = (char *)known[i];
+        assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+        pd_plan_out_free(&out);
+    }
+}
+
+/* Issue 31: --schedule on an e2e window was silently ignored. */
+static void test_plan_refuses_schedule_on_e2e(void **state)
+{
+    int64_t steps[] = {20};
+    pd_plan_params_t p = params();
+    pd_plan_out_t out;
+    char err[256];
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.schedule.active = 3; /* mode unset: e2e */
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "a schedule applies to discrete windows only (it counts sub-steps in "
+                             "a phase); this window is e2e: add --discrete or --phases, or drop "
+                             "--schedule");
+    s.mode = PP_MODE_E2E;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    s.mode = PP_MODE_DISCRETE;
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    pd_plan_out_free(&out);
+    /* a selector's own mode: the actor e2e under a discrete request */
+    pp_selector_t two[2] = {sel("rollout", true, NULL, 0, NULL, 0),
+                            sel("actor", true, NULL, 0, NULL, 0)};
+    two[1].mode = PP_MODE_E2E;
+    s.selectors = two;
+    s.selectors_n = 2;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "a schedule applies to discrete windows only (it counts sub-steps in "
+                             "a phase); this window (role actor) is e2e: add --discrete or "
+                             "--phases, or drop --schedule");
+    s.schedule.active = 0; /* a schedule of wait/warmup alone schedules nothing */
+    s.schedule.wait = 1;
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    pd_plan_out_free(&out);
+}
+
+/* Issue 31: --roles actr or --ranks 9 (nothing registered like that) left
+ * a window pending on steps already past, for ever. The job is at step 10. */
+static void test_plan_refuses_no_rank_past_start(void **state)
+{
+    pd_plan_params_t p = params();
+    pd_plan_out_t out;
+    char err[256];
+    const char *reg = "registered: actor 0-1, rollout 2-5, ref 6-7; global ranks 0-7";
+    char want[256];
+    int64_t steps[] = {5};
+    pp_selector_t typo = sel("actr", true, NULL, 0, NULL, 0);
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    s.selectors = &typo;
+    s.selectors_n = 1;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    snprintf(want, sizeof(want),
+             "selects no registered rank of job 'run' and its first step 5 has passed (the job is "
+             "at step 10); %s",
+             reg);
+    assert_string_equal(err, want);
+    /* the boundary: step 10 has begun (refused), step 11 may still match */
+    steps[0] = 10;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    steps[0] = 11;
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    assert_int_equal(out.n_members, 0);
+    assert_int_equal(out.n_warnings, 1);
+    snprintf(want, sizeof(want),
+             "selects no registered rank of job 'run' yet (%s); matching ranks that register "
+             "later are added",
+             reg);
+    assert_string_equal(out.warnings[0], want);
+    pd_plan_out_free(&out);
+    /* --ranks 9 --next 2: nothing to align on, the window would be 1-2 */
+    int64_t nine[] = {9};
+    pp_selector_t r9 = sel(NULL, false, nine, 1, NULL, 0);
+    pp_window_spec_t n = spec_steps(NULL, 0, false);
+    n.next = 2;
+    n.selectors = &r9;
+    n.selectors_n = 1;
+    assert_int_equal(refused(&n, &p, err, sizeof(err)), PROFD_EINVAL);
+    snprintf(want, sizeof(want),
+             "selects no registered rank of job 'run' and its first step 1 has passed (the job is "
+             "at step 10); %s",
+             reg);
+    assert_string_equal(err, want);
+    /* a job nothing of which is registered: ranks may register later */
+    n.job = "later";
+    assert_int_equal(pd_plan_resolve(&n, job, 8, &p, &out, err, sizeof(err)), 0);
+    assert_string_equal(out.warnings[0], "selects no registered rank of job 'later' yet; "
+                                         "matching ranks that register later are added");
+    pd_plan_out_free(&out);
+}
+
+/* Issue 31: without --job, with two live jobs, a request took a job none
+ * of them runs ("default"): 0 ranks, a warning. */
+static void test_plan_job_of_a_request(void **state)
+{
+    int64_t steps[] = {20};
+    pd_plan_params_t p = params();
+    pd_plan_out_t out;
+    char err[256];
+    p.default_job = "default";
+    pp_window_spec_t s = spec_steps(steps, 1, false);
+    /* one job live: that one */
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    assert_string_equal(out.job, "run");
+    assert_int_equal(out.n_members, 8);
+    pd_plan_out_free(&out);
+    /* two: refused, naming them */
+    job[6].job = "eval";
+    job[7].job = "eval";
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "2 jobs are running (run, eval): name one with --job");
+    s.job = "eval";
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    assert_int_equal(out.n_members, 2);
+    pd_plan_out_free(&out);
+    /* none live: the default job */
+    s.job = NULL;
+    assert_int_equal(pd_plan_resolve(&s, job, 0, &p, &out, err, sizeof(err)), 0);
+    assert_string_equal(out.job, "default");
     pd_plan_out_free(&out);
 }
 
@@ -678,6 +853,10 @@ int main(void)
         cmocka_unit_test_setup(test_plan_selects_roles_ranks_replicas, setup),
         cmocka_unit_test_setup(test_plan_selector_without_ranks_selects_none, setup),
         cmocka_unit_test_setup(test_plan_any_role_selector_and_job_filter, setup),
+        cmocka_unit_test_setup(test_plan_refuses_unknown_tool, setup),
+        cmocka_unit_test_setup(test_plan_refuses_schedule_on_e2e, setup),
+        cmocka_unit_test_setup(test_plan_refuses_no_rank_past_start, setup),
+        cmocka_unit_test_setup(test_plan_job_of_a_request, setup),
         cmocka_unit_test_setup(test_plan_match_late_joiner, setup),
         cmocka_unit_test_setup(test_plan_next_is_aligned_ahead_of_the_fastest, setup),
         cmocka_unit_test_setup(test_plan_next_unknown_rate_and_no_steps, setup),

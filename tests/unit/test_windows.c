@@ -262,17 +262,107 @@ static void test_windows_missed_warning_for_late_ranks(void **state)
                         "1 selected rank(s) already began step 20 or later: they will report "
                         "missed");
     /* the boundary (guards: > for >=): a rank in the window's first step
-     * began it already and is late; one a step before is not */
-    f->k[0]->step = 20;
-    f->k[1]->step = 19;
-    w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+     * began it already and is late; one a step before is not (each window
+     * after the last: the same ranks at the same steps are refused) */
+    f->k[0]->step = 30;
+    f->k[1]->step = 29;
+    w = pd_windows_get(&f->ws, create(f, 30, 31, &s, 1, PP_MODE_E2E));
     assert_int_equal(w->nwarnings, 1);
     assert_string_equal(w->warnings[0],
-                        "1 selected rank(s) already began step 20 or later: they will report "
+                        "1 selected rank(s) already began step 30 or later: they will report "
                         "missed");
-    f->k[0]->step = 19;
-    w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
+    f->k[0]->step = 39;
+    w = pd_windows_get(&f->ws, create(f, 40, 41, &s, 1, PP_MODE_E2E));
     assert_int_equal(w->nwarnings, 0);
+}
+
+/* Issue 31: a second and third window on the same ranks and steps were
+ * accepted, then failed "Profiler is already enabled on this thread". */
+static void test_windows_overlap_refused_or_queued(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t actor = role_sel("actor"), rollout = role_sel("rollout");
+    pp_window_spec_t spec;
+    pd_plan_out_t out;
+    pd_plan_params_t p = params();
+    char err[256] = "";
+    int64_t first = create(f, 20, 21, &actor, 1, PP_MODE_E2E);
+    pp_record_init(&pp_desc_window_spec, &spec);
+    spec.start = 21;
+    spec.end = 23;
+    spec.selectors = &actor;
+    spec.selectors_n = 1;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)),
+                     PROFD_ESTATE);
+    assert_string_equal(err, "overlaps window 1 (w1-steps20-21, steps 20-21) on 2 of its rank(s): "
+                             "stop it (profctl stop 1) or pass --queue to begin after it");
+    assert_int_equal(out.n_segments, 0);
+    /* the steps right after it, or other ranks at the same steps: accepted */
+    spec.start = 22;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    pd_plan_out_free(&out);
+    create(f, 20, 21, &rollout, 1, PP_MODE_E2E);
+    /* --queue: after it, the same length */
+    spec.start = 21;
+    spec.queue = true;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    assert_int_equal(out.n_segments, 1);
+    assert_int_equal(out.segments[0].first, 22);
+    assert_int_equal(out.segments[0].last, 23);
+    assert_int_equal(out.n_warnings, 1);
+    assert_string_equal(out.warnings[0], "queued: begins at step 22 instead of 21");
+    pd_plan_out_free(&out);
+    /* a stopped window is in nobody's way */
+    assert_int_equal(pd_windows_stop(&f->ws, &f->reg, first, &p, NOW / MS, err, sizeof(err)), 0);
+    spec.queue = false;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    assert_int_equal(out.segments[0].first, 21);
+    pd_plan_out_free(&out);
+    /* an open-ended window cannot be queued after */
+    spec.start = 50;
+    spec.end = -1;
+    spec.selectors = &rollout;
+    int64_t *ids;
+    size_t nids;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    assert_int_equal(pd_windows_add(&f->ws, &f->reg, &spec, &out, "/save", NOW / MS, &ids, &nids),
+                     0);
+    free(ids);
+    spec.start = 60;
+    spec.end = 61;
+    spec.queue = true;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)),
+                     PROFD_ESTATE);
+    assert_string_equal(err, "overlaps window 3 (w3-from50, steps 50-) on 2 of its rank(s): "
+                             "stop it (profctl stop 3); an open-ended window cannot be queued "
+                             "after");
+}
+
+/* Issue 31: a request without a job took a job whose ranks were gone. */
+static void test_windows_dead_job_never_chosen(void **state)
+{
+    fixture_t *f = *state;
+    pp_window_spec_t spec;
+    pd_plan_out_t out;
+    pd_plan_params_t p = params();
+    char err[256] = "";
+    p.default_job = "default";
+    pd_rank_t *old = add_rank(f, "old", "actor", 0, PP_NONE, "h9", 900);
+    old->state = PD_RANK_LOST;
+    pp_record_init(&pp_desc_window_spec, &spec);
+    spec.next = 2;
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    assert_string_equal(out.job, "run");
+    assert_int_equal(out.n_members, 5);
+    pd_plan_out_free(&out);
+    /* the job's ranks gone too: the default job, not the dead one */
+    for (int i = 0; i < 5; i++) {
+        f->k[i]->state = PD_RANK_LOST;
+    }
+    assert_int_equal(pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)), 0);
+    assert_string_equal(out.job, "default");
+    assert_int_equal(out.n_members, 0);
+    pd_plan_out_free(&out);
 }
 
 static void test_windows_limit_of_unfinished(void **state)
@@ -982,6 +1072,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_windows_late_joiner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_missed_warning_for_late_ranks, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_windows_overlap_refused_or_queued, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_dead_job_never_chosen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_windows_limit_of_unfinished, setup, teardown),
         cmocka_unit_test(test_windows_report_checks),
         cmocka_unit_test_setup_teardown(test_windows_report_refusals, setup, teardown),
