@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # profctl merge is bounded (issue 28, breaks 5 and 6):
 #  1. a window without any trace file (its capture over a 1-byte budget):
 #     merging it does not abort the daemon (qsort of no inputs: undefined

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The metrics port bounds its connections (issue 28, break 4). The daemon
 # runs with 256 file descriptors, listen.metrics on loopback and
 # limits.max_connections_per_peer 64; a local user opens 400 idle TCP

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # Oversized requests are refused before they are read (issue 28, break 3).
 # limits.max_msg_bytes 1MiB (the default):
 #  1. twelve connections of nobody at once, each sending a 100 MB request

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
 # The daemon's persistent files are untrusted input (issue 28, break 2):
 #  1. a journal record naming a window folder outside save_path (written
 #     into the journal, as a user who can write save_path would): the
