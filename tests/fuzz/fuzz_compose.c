@@ -104,18 +104,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *search[] = {"conf"};
         const char *primary = in.files[0].path + 5;
         hy_loader_t l = tl_loader(in.files);
+        hy_runtime_t rt = {.job_name = "main_ppo", .cwd = "/work/job", .now = 1795772842};
         hy_compose_args_t a = {.loader = &l,
                                .search = search,
                                .n_search = 1,
                                .config_name = primary,
                                .overrides = in.args,
-                               .n_overrides = in.nargs};
+                               .n_overrides = in.nargs,
+                               .runtime = &rt};
         hy_config_t c;
         int rc = hy_compose(&a, &c, err, sizeof(err));
         if (rc == 0) {
             check(c.root != NULL && c.root->type == YT_MAP, "a composed config is not a mapping");
             pd_profcfg_t out;
-            pd_profcfg_opts_t o = {.composed = true};
+            pd_profcfg_opts_t o = {
+                .composed = true, .resolvers = hy_hydra_resolvers, .resolvers_ctx = &c.hydra};
             if (pd_profcfg_read(c.primary, c.root, &o, &out, err, sizeof(err)) == 0) {
                 check(out.n_specs > 0 || out.no_window != NULL, "no request and no reason");
                 pd_profcfg_free(&out);
