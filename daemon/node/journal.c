@@ -635,8 +635,9 @@ static int load(pd_journal_t *j, pd_journal_loaded_t *out, char *err, size_t err
         if ((size_t)len > LINE_MAX_BYTES) {
             rv = PROFD_ECONFIG;
             snprintf(why, sizeof(why), "a line longer than %u bytes", LINE_MAX_BYTES);
-        } else if (len <= 1) {
-            /* an empty line: a write cut before its record */
+        } else if (len == 1 && line[0] == '\n') {
+            /* an empty line: a write cut before its record (one byte of
+             * anything else is a record cut short: torn, below) */
         } else if (pp_record_decode(&pp_desc_jrec, line, (size_t)len, &r, why, sizeof(why)) != 0) {
             if (last && !whole) {
                 out->torn++; /* killed in the middle of a write */
