@@ -18,7 +18,7 @@
 static bool tsc_usable(void)
 {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000, NULL) < 0x80000007 ||
+    if ((unsigned)__get_cpuid_max(0x80000000, NULL) < 0x80000007 ||
         !__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) {
         return false;
     }
@@ -65,7 +65,7 @@ void cl_clock_init(cl_clock_t *k, const char *mode)
         k->tsc = false;
     } else if (mode != NULL && strcmp(mode, "tsc") == 0) {
         unsigned a, b, c, d;
-        k->tsc = __get_cpuid_max(0x80000000, NULL) >= 0x80000007 &&
+        k->tsc = (unsigned)__get_cpuid_max(0x80000000, NULL) >= 0x80000007 &&
                  __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
     } else {
         k->tsc = tsc_usable();

@@ -34,6 +34,17 @@ build=${PROFD_TEST_BUILD:-build-test}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPROFD_SANITIZE=ON -DPROFD_WERROR=ON \
   -DPROFD_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
+# warning-free with gcc and clang at -O2 too (where gcc's flow analysis
+# warns: maybe-uninitialized, format-truncation), warnings as errors
+for cc in gcc clang; do
+  if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "SKIP: $cc is not installed: its warnings are not checked"
+    continue
+  fi
+  cmake -S . -B "$build-$cc" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
+    -DPROFD_WERROR=ON -DPROFD_TESTS=ON >/dev/null
+  cmake --build "$build-$cc" -j"$(nproc)"
+done
 cd "$build"
 # leaks are errors; nng keeps a few process-lifetime allocations we do not own
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}

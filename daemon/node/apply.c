@@ -166,7 +166,7 @@ static int read_own(const char *file, pd_profcfg_t *cfg, char *err, size_t errle
     char dir[PD_PATH_MAX];
     FILE *f = fopen(file, "r");
     if (f == NULL) {
-        snprintf(err, errlen, "cannot read %s: %s", file, strerror(errno));
+        snprintf(err, errlen, "cannot read %.400s: %s", file, strerror(errno));
         return PROFD_EIO;
     }
     fclose(f);

@@ -55,7 +55,8 @@ static void daemon_config_in(running_t *r, const char *dir, const char *run_dir)
 {
     snprintf(r->dir, sizeof(r->dir), "%s", dir);
     pd_config_defaults(&r->cfg);
-    snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s", run_dir);
+    assert_true((size_t)snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s", run_dir) <
+                sizeof(r->cfg.run_dir));
     snprintf(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", dir);
     r->cfg.log_level = PD_LOG_WARN;
     r->cfg.max_msg_bytes = 65536;
@@ -65,7 +66,7 @@ static void daemon_config_in(running_t *r, const char *dir, const char *run_dir)
 static void daemon_config(running_t *r, const char *dir)
 {
     char run_dir[300];
-    snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
+    assert_true((size_t)snprintf(run_dir, sizeof(run_dir), "%s/run", dir) < sizeof(run_dir));
     daemon_config_in(r, dir, run_dir);
 }
 
