@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "clock.h"
 #include "metrics.h"
@@ -148,6 +149,17 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     }
     family(&b, "profd_gathered_bytes_total", "counter", "Bytes gathered into finished windows.");
     add(&b, "profd_gathered_bytes_total %lld\n", (long long)n->stats.bytes);
+    /* the free-disk floor: below it no new window starts (retention.h) */
+    struct statvfs sv;
+    if (statvfs(n->save_path, &sv) == 0) {
+        family(&b, "profd_save_path_free_bytes", "gauge",
+               "Bytes free to unprivileged users on the file system of save_path.");
+        add(&b, "profd_save_path_free_bytes %lld\n",
+            (long long)sv.f_bavail * (long long)sv.f_frsize);
+    }
+    family(&b, "profd_save_path_min_free_bytes", "gauge",
+           "limits.min_free_bytes: with less free on save_path no new window starts.");
+    add(&b, "profd_save_path_min_free_bytes %lld\n", (long long)n->cfg->min_free_bytes);
     family(&b, "profd_backlog_bytes", "gauge",
            "A node daemon: bytes of captures not yet streamed to its coordinator.");
     add(&b, "profd_backlog_bytes %lld\n", (long long)st.backlog_bytes);

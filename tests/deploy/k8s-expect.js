@@ -67,6 +67,12 @@ function config(cm, key) {
 function under(p, dir) {
   return typeof p === "string" && p.startsWith(dir + "/");
 }
+// every daemon serves its metrics on the pod's port "metrics" (deploy/monitoring)
+const metricsPort = { name: "metrics", containerPort: 9464, protocol: "TCP" };
+const metricsUrl = "http://0.0.0.0:9464";
+const prometheusIngress = {
+  from: [{ namespaceSelector: {}, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } }],
+  ports: [{ port: 9464, protocol: "TCP" }] };
 const nodeArgs = ["--config", "/etc/profd/profd.yaml", "--profile-config",
   "/etc/profd/profile.yaml"];
 const objects = load(file);
@@ -79,6 +85,7 @@ function base() {
   }
   expect("ConfigMap profd-config keys", Object.keys(cm.data).sort(), ["profd.yaml", "profile.yaml"]);
   expect("profd.yaml save_path", config(cm, "profd.yaml").save_path, "/var/lib/profd/profile");
+  expect("profd.yaml metrics endpoint", (config(cm, "profd.yaml").listen || {}).metrics, metricsUrl);
   YAML.parse(cm.data["profile.yaml"]);
 }
 
@@ -94,6 +101,7 @@ function sidecar() {
   const p = container(job, "profd", true);
   const t = container(job, "trainer", false);
   expect("profd is a native sidecar", p.restartPolicy, "Always");
+  expect("profd metrics port", p.ports, [metricsPort]);
   expect("profd args", p.args, [...nodeArgs, "--node", "$(POD_NAME)"]);
   expect("profd startup probe", p.startupProbe && p.startupProbe.exec.command,
     ["profctl", "--timeout", "1", "status"]);
@@ -129,7 +137,8 @@ function node(withCoordinator) {
   expect("DaemonSet nodeSelector", pod.nodeSelector, { "profd/node": "true" });
   expect("DaemonSet tolerations", pod.tolerations,
     [{ operator: "Exists", effect: "NoSchedule" }, { operator: "Exists", effect: "PreferNoSchedule" }]);
-  expect("DaemonSet worker port", c.ports, [{ name: "worker", containerPort: 7712, protocol: "TCP" }]);
+  expect("DaemonSet worker and metrics ports", c.ports,
+    [{ name: "worker", containerPort: 7712, protocol: "TCP" }, metricsPort]);
   expect("DaemonSet sockets volume", volume(ds, "run").emptyDir, { medium: "Memory", sizeLimit: "1Mi" });
   expect("DaemonSet data volume", volume(ds, "data").hostPath,
     { path: "/var/lib/profd", type: "DirectoryOrCreate" });
@@ -146,11 +155,12 @@ function node(withCoordinator) {
     selector: ds.spec.selector.matchLabels });
   expect("NetworkPolicy profd-node", np.spec.ingress, [{
     from: [{ namespaceSelector: { matchLabels: { "profd/training": "true" } } }],
-    ports: [{ port: 7712, protocol: "TCP" }] }]);
+    ports: [{ port: 7712, protocol: "TCP" }] }, prometheusIngress]);
   const cfg = config(cm, "profd.yaml");
   const data = mountPath(c, "data");
   const tls = mountPath(c, "tls");
   expect("node profd.yaml worker endpoint", (cfg.listen || {}).worker, "tls+tcp://0.0.0.0:7712");
+  expect("node profd.yaml metrics endpoint", (cfg.listen || {}).metrics, metricsUrl);
   expect("node save_path and spool_dir on the data volume",
     [under(cfg.save_path, data), under(cfg.spool_dir, data)], [true, true]);
   expect("node tls files in the TLS volume", cfg.tls, { ca_file: `${tls}/ca.pem`,
@@ -214,7 +224,7 @@ function coordinator() {
   expect("coordinator args", c.args, ["--coordinator", "--config", "/etc/profd/coordinator.yaml"]);
   expect("coordinator ports", c.ports, [
     { name: "coordinator", containerPort: 7710, protocol: "TCP" },
-    { name: "control", containerPort: 7711, protocol: "TCP" }]);
+    { name: "control", containerPort: 7711, protocol: "TCP" }, metricsPort]);
   expect("coordinator Service ports", svc.spec.ports, [
     { name: "coordinator", port: 7710, targetPort: "coordinator", protocol: "TCP" },
     { name: "control", port: 7711, targetPort: "control", protocol: "TCP" }]);
@@ -225,6 +235,7 @@ function coordinator() {
   expect("coordinator links and remote control over mutual TLS",
     [(cfg.coordinator || {}).listen, (cfg.listen || {}).control_remote],
     ["tls+tcp://0.0.0.0:7710", "tls+tcp://0.0.0.0:7711"]);
+  expect("coordinator metrics endpoint", (cfg.listen || {}).metrics, metricsUrl);
   expect("coordinator tls files in the TLS volume", cfg.tls, { ca_file: `${tls}/ca.pem`,
     cert_file: `${tls}/tls.crt`, key_file: `${tls}/tls.key` });
   expect("coordinator TLS volume", volume(dep, "tls").secret,
@@ -240,7 +251,7 @@ function coordinator() {
   expect("NetworkPolicy profd-coordinator", np.spec.ingress, [
     { from: [{ podSelector: { matchLabels: get(objects, "DaemonSet", "profd").spec.selector.matchLabels } }],
       ports: [{ port: 7710, protocol: "TCP" }] },
-    { ports: [{ port: 7711, protocol: "TCP" }] }]);
+    { ports: [{ port: 7711, protocol: "TCP" }] }, prometheusIngress]);
 }
 
 const checks = { base, sidecar, node: () => node(false), training, coordinator };
