@@ -94,6 +94,26 @@ static void snapshot(const pp_top_reply_t *t)
                (long long)(r->step == PP_NONE ? -1 : r->step), ms, r->ratio,
                r->stalled ? "yes" : "no");
     }
+    for (size_t i = 0; i < t->sections_n; i++) {
+        const pp_rank_sections_t *r = &t->sections[i];
+        char v[6][24];
+        if (i == 0) {
+            printf("\nwhere the time goes (medians of the last 8 steps, ms); compute score: the "
+                   "role's fastest compute / the rank's (relative), its own best / now "
+                   "(individual)\n%-10s %-12s %6s %9s %10s %9s %9s %9s %8s %8s\n",
+                   "JOB", "ROLE", "RANK", "STEP", "COMPUTE", "COMM", "DATA", "OTHER", "REL", "IND");
+        }
+        fmt_ms(v[0], sizeof(v[0]), r->step_ms);
+        fmt_ms(v[1], sizeof(v[1]), r->compute_ms);
+        fmt_ms(v[2], sizeof(v[2]), r->comm_ms);
+        fmt_ms(v[3], sizeof(v[3]), r->data_ms);
+        fmt_ms(v[4], sizeof(v[4]), r->other_ms);
+        printf("%-10s %-12s %6lld %9s %10s %9s %9s %9s %8.2f %8.2f\n", r->job, r->role,
+               (long long)r->rank, v[0], v[1], v[2], v[3], v[4], r->relative, r->individual);
+    }
+    if (t->sections_n) {
+        printf("\n");
+    }
     ctl_print_trigger(&t->trigger);
 }
 

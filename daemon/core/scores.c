@@ -201,6 +201,77 @@ void pd_scores_free(pd_score_role_t *roles, size_t nroles)
     free(roles);
 }
 
+static double ms_of(int64_t us)
+{
+    return us < 0 ? -1 : (double)us / 1000.0;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+    const pd_score_rank_t *x = *(pd_score_rank_t *const *)a, *y = *(pd_score_rank_t *const *)b;
+    double p = x->rel[PD_SEC_COMPUTE] < 0 ? 2 : x->rel[PD_SEC_COMPUTE];
+    double q = y->rel[PD_SEC_COMPUTE] < 0 ? 2 : y->rel[PD_SEC_COMPUTE];
+    if (p != q) {
+        return p < q ? -1 : 1;
+    }
+    return (x->r->rank > y->r->rank) - (x->r->rank < y->r->rank);
+}
+
+int pd_scores_rows(const pd_history_t *h, const char *job, int recent, size_t per_role,
+                   pp_rank_sections_t **out, size_t *n)
+{
+    pd_score_role_t *roles;
+    size_t nroles, total = 0, k = 0;
+    if (pd_scores_compute(h, job, recent, 0, &roles, &nroles) != 0) {
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < nroles; i++) {
+        total += per_role && per_role < roles[i].n ? per_role : roles[i].n;
+    }
+    pp_rank_sections_t *v = calloc(total ? total : 1, sizeof(*v));
+    const pd_score_rank_t **tmp = NULL;
+    if (v == NULL) {
+        pd_scores_free(roles, nroles);
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < nroles; i++) {
+        const pd_score_role_t *ro = &roles[i];
+        const pd_score_rank_t **t = realloc(tmp, (ro->n ? ro->n : 1) * sizeof(*t));
+        if (t == NULL) {
+            free(tmp);
+            free(v);
+            pd_scores_free(roles, nroles);
+            return PROFD_ENOMEM;
+        }
+        tmp = t;
+        for (size_t j = 0; j < ro->n; j++) {
+            tmp[j] = &ro->ranks[j];
+        }
+        qsort(tmp, ro->n, sizeof(*tmp), cmp_rel);
+        for (size_t j = 0; j < ro->n && (per_role == 0 || j < per_role); j++) {
+            const pd_score_rank_t *sr = tmp[j];
+            pp_rank_sections_t *o = &v[k++];
+            pp_record_init(&pp_desc_rank_sections, o);
+            o->job = (char *)sr->r->job;
+            o->role = (char *)sr->r->role;
+            o->rank = sr->r->rank;
+            o->host = (char *)sr->r->host;
+            o->step_ms = ms_of(sr->step_us);
+            o->compute_ms = ms_of(sr->med_us[PD_SEC_COMPUTE]);
+            o->comm_ms = ms_of(sr->med_us[PD_SEC_COMM]);
+            o->data_ms = ms_of(sr->med_us[PD_SEC_DATA]);
+            o->other_ms = ms_of(sr->med_us[PD_SEC_OTHER]);
+            o->relative = sr->rel[PD_SEC_COMPUTE];
+            o->individual = sr->ind[PD_SEC_COMPUTE];
+        }
+    }
+    free(tmp);
+    pd_scores_free(roles, nroles);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
 /* The median of the role's ranks but `skip` for section k (-1 none known). */
 #define PD_SEC_STEP PD_SECS /* others_median's: the step time */
 

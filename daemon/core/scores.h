@@ -77,6 +77,15 @@ int pd_scores_compute(const pd_history_t *h, const char *job, int recent, int64_
                       pd_score_role_t **roles, size_t *nroles);
 void pd_scores_free(pd_score_role_t *roles, size_t nroles);
 
+/*
+ * Rows for `top` and the metrics: per role (of `job`, NULL every job), the
+ * `per_role` ranks with the lowest compute relative score (0: every rank),
+ * lowest first; times the medians of the last `recent` steps. Strings
+ * borrowed from the history. 0 or PROFD_ENOMEM; free(*out).
+ */
+int pd_scores_rows(const pd_history_t *h, const char *job, int recent, size_t per_role,
+                   pp_rank_sections_t **out, size_t *n);
+
 typedef struct pd_score_hit {
     const pd_hist_rank_t *slow, *peer;
     double rel;              /* the straggler's compute relative score (newest) */

@@ -15,6 +15,7 @@
 #include "merge.h"
 #include "profd/client.h"
 #include "report.h"
+#include "scores.h"
 #include "start.h"
 #include "trigger.h"
 
@@ -192,7 +193,13 @@ static void on_top(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, 
     }
     pd_straggler_info(n->strag, &trig);
     t->trigger = trig;
+    if (pd_scores_rows(n->hist, q->job, PD_HIST_RECENT, q->ranks ? 0 : nslow, &t->sections,
+                       &t->sections_n) != 0) {
+        t->sections = NULL;
+        t->sections_n = 0;
+    }
     pd_req_reply_msg(req, &m);
+    free(t->sections);
     free(trig.roles);
     pd_history_stats_free(t->roles, t->roles_n, t->ranks);
 }

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "metrics.h"
+#include "scores.h"
 #include "profd/client.h"
 
 typedef struct buf {
@@ -129,6 +130,47 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
                 roles[i].role, roles[i].phases[p], (double)roles[i].phase_us[p] / 1e6);
         }
     }
+    /* where each rank's time goes, and its compute's scores (scores.h) */
+    pp_rank_sections_t *sec = NULL;
+    size_t nsec = 0;
+    if (n->hist && pd_scores_rows(n->hist, NULL, PD_HIST_RECENT, 0, &sec, &nsec) != 0) {
+        nsec = 0;
+    }
+    family(&b, "profd_section_seconds", "gauge",
+           "Where a rank's step time goes: the median of its last 8 steps of each section "
+           "(compute = forward + backward + optimizer; comm = waiting in collectives; other = "
+           "the rest of the step).");
+    for (size_t i = 0; i < nsec; i++) {
+        const char *name[4] = {"compute", "comm", "data", "other"};
+        double v[4] = {sec[i].compute_ms, sec[i].comm_ms, sec[i].data_ms, sec[i].other_ms};
+        for (int k = 0; k < 4; k++) {
+            if (v[k] >= 0) {
+                add(&b,
+                    "profd_section_seconds{job=\"%s\",role=\"%s\",rank=\"%lld\",section=\"%s\"} "
+                    "%.6f\n",
+                    sec[i].job, sec[i].role, (long long)sec[i].rank, name[k], v[k] / 1000.0);
+            }
+        }
+    }
+    family(&b, "profd_compute_score", "gauge",
+           "A rank's compute score as NVIDIA's straggler detector defines it: relative = the "
+           "role's fastest rank's compute / this rank's; individual = its own recent best / now "
+           "(1: as fast as the reference, 0.5: twice as slow).");
+    for (size_t i = 0; i < nsec; i++) {
+        if (sec[i].relative >= 0) {
+            add(&b,
+                "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"relative\"} "
+                "%.4f\n",
+                sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].relative);
+        }
+        if (sec[i].individual >= 0) {
+            add(&b,
+                "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"individual\"} "
+                "%.4f\n",
+                sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].individual);
+        }
+    }
+    free(sec);
 
     /* windows and captures */
     family(&b, "profd_windows", "gauge", "Windows the daemon holds, by state.");

@@ -57,8 +57,10 @@ class Job:
     def __init__(self, limit, **env):
         self.root = tempfile.mkdtemp(prefix="profd-sync-")
         cfg = os.path.join(self.root, "profd.yaml")
+        self.metrics_port = profdtest.free_port()
         with open(cfg, "w") as f:
-            f.write("triggers:\n  straggler:\n    enable: true\n")
+            f.write("listen:\n  metrics: http://127.0.0.1:%d\ntriggers:\n  straggler:\n    enable: true\n"
+                    % self.metrics_port)
         self.d = profdtest.Daemon(root=os.path.join(self.root, "d"), args=["--config", cfg])
         site = os.path.join(self.root, "userbase")
         profdtest.user_site(site)
@@ -88,6 +90,10 @@ class Job:
                     break
                 time.sleep(0.2)
             self.top = self.d.ctl("top", "--once").stdout
+            import urllib.request
+
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port, timeout=10) as r:
+                self.metrics = r.read().decode()
         finally:
             open(self.stop_file, "w").close()
             self.codes = []
@@ -178,7 +184,26 @@ class TestSyncStraggler(unittest.TestCase):
         self.assertLess(slow_ms - peer_ms, SLOW_MS * 2, src)
         self.assertGreater(float(m.group(4)) - float(m.group(5)), SLOW_MS * 0.5, src)
         self.assertTrue(all(c["status"] == "complete" for c in man["captures"]), man["captures"])
+        # profctl top: where the time goes, the straggler first with its low compute score
+        rows = re.findall(r"^%s +worker +(\d+) +([0-9.-]+) +([0-9.-]+) +([0-9.-]+) +\S+ +\S+ +([0-9.]+) +([0-9.]+)$"
+                          % JOB, j.top, re.M)
+        self.assertEqual(len(rows), 3, j.top)  # the 3 lowest scores (top's default)
+        self.assertEqual(int(rows[0][0]), SLOW, j.top)
+        self.assertLess(float(rows[0][4]), 0.75, j.top)
+        self.assertNotEqual(int(rows[1][0]), SLOW, j.top)
         self.assertEqual(j.codes, [0] * WORLD, j.logs())
+
+    def test_metrics(self):
+        m = self.job.metrics
+        rel = re.search(r'^profd_compute_score\{job="%s",role="worker",rank="%d",score="relative"\} ([0-9.]+)$'
+                        % (JOB, SLOW), m, re.M)
+        self.assertIsNotNone(rel, m[-3000:])
+        self.assertLess(float(rel.group(1)), 0.75)
+        comp = re.search(r'^profd_section_seconds\{job="%s",role="worker",rank="%d",section="compute"\} ([0-9.]+)$'
+                         % (JOB, SLOW), m, re.M)
+        self.assertGreaterEqual(float(comp.group(1)), SLOW_MS / 1000.0 * 0.9)
+        self.assertEqual(len(re.findall(r'^profd_compute_score\{job="%s",.*score="individual"\} ' % JOB, m, re.M)),
+                         WORLD)
 
     def test_step_times_alike(self):
         """The straggler's step time is its peers': the step-time rule is blind here."""

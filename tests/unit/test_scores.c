@@ -126,6 +126,23 @@ static void test_scores_relative_and_individual(void **state)
     assert_int_equal(k[0].step_us, 30);
     pd_scores_free(roles, n);
 
+    /* top's rows: the two lowest compute scores, lowest first */
+    pp_rank_sections_t *rows;
+    size_t nrows;
+    assert_int_equal(pd_scores_rows(&h, "run", 4, 2, &rows, &nrows), 0);
+    assert_int_equal(nrows, 2);
+    assert_int_equal(rows[0].rank, 3); /* compute 42,46,44,43 -> 43 */
+    near(rows[0].relative, 12.0 / 43.0);
+    near(rows[0].compute_ms, 0.043);
+    near(rows[0].step_ms, 0.060);
+    assert_int_equal(rows[1].rank, 1); /* 22,24,23,25 -> 23 */
+    near(rows[1].relative, 12.0 / 23.0);
+    near(rows[1].individual, 22.0 / 23.0);
+    free(rows);
+    assert_int_equal(pd_scores_rows(&h, "other", 4, 2, &rows, &nrows), 0);
+    assert_int_equal(nrows, 0);
+    free(rows);
+
     /* one step back: steps 4..7 */
     assert_int_equal(pd_scores_compute(&h, NULL, 4, 1, &roles, &n), 0);
     assert_int_equal(roles[0].ranks[0].med_us[PD_SEC_FORWARD], 10); /* 5,10,12,11 */
