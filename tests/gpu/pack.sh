@@ -9,7 +9,8 @@
 #                        link (libnng, libuv, libyaml, libcjson, libmbed*,
 #                        libxxhash: whatever ldd resolves outside the C
 #                        library and zlib), each under its SONAME
-#   run.sh, gpu_check.py the check itself (the same as in tests/gpu)
+#   run.sh, gpu_check.py, dropin.sh, ddp_plain.py
+#                        the check itself (the same as in tests/gpu)
 #   BUILDINFO            the commit, the build, the newest glibc symbol
 #                        version the binaries and libraries need
 # Then `LD_LIBRARY_PATH=OUTDIR/lib OUTDIR/bin/profd` runs on any x86-64 Linux
@@ -49,7 +50,7 @@ mkdir -p "$out/bin" "$out/lib" "$out/python"
 install -m 755 "$build/daemon/profd" "$build/client/profctl" "$out/bin/"
 cp -L "$build/client/libprofd.so.0" "$out/lib/libprofd.so.0"
 (cd "$build/python" && tar -cf - --exclude=__pycache__ --exclude='*.pyc' profd profd-auto.pth) | tar -C "$out/python" -xf -
-cp "$src/tests/gpu/run.sh" "$src/tests/gpu/gpu_check.py" "$out/"
+cp "$src/tests/gpu/run.sh" "$src/tests/gpu/gpu_check.py" "$src/tests/gpu/dropin.sh" "$src/tests/gpu/ddp_plain.py" "$out/"
 strip --strip-unneeded "$out/bin/profd" "$out/bin/profctl" "$out/lib/libprofd.so.0" \
   "$out/python/profd/libprofd.so" 2>/dev/null || true
 
