@@ -456,6 +456,32 @@ static int coordinator_start(pd_daemon_t *d, char *err, size_t errlen)
     return rv;
 }
 
+int pd_daemon_check(const pd_config_t *cfg, char *err, size_t errlen)
+{
+    int rv;
+    pd_daemon_t *d = calloc(1, sizeof(*d)); /* for socket_group's answer only */
+    if (d == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return PROFD_ENOMEM;
+    }
+    d->cfg = *cfg;
+    if ((rv = check_roles(cfg, err, errlen)) == 0 && cfg->job_certificates &&
+        !pd_rep_peer_cn_known()) {
+        snprintf(err, errlen,
+                 "security.job_certificates: this profd's nng cannot read the common name of a "
+                 "peer's certificate (NNG_OPT_TLS_PEER_CN, nng 1.6 or later)");
+        rv = PROFD_ECONFIG;
+    }
+    if (rv == 0 && ((rv = socket_group(d, err, errlen)) != 0 ||
+                    (rv = pd_config_check_control(cfg, err, errlen)) != 0 ||
+                    (rv = pd_config_check_links(cfg, err, errlen)) != 0 ||
+                    (rv = pd_hook_check(cfg, err, errlen)) != 0)) {
+        /* err says why */
+    }
+    free(d);
+    return rv;
+}
+
 int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t errlen)
 {
     int rv;

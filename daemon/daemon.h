@@ -75,6 +75,10 @@ typedef struct pd_daemon {
 
 /* Set up everything and listen. On error returns PROFD_* with a one-line
  * reason in `err`, and the daemon is already torn down. */
+/* What pd_daemon_init refuses of the settings alone (roles, TLS names, the
+ * socket group, the endpoints, the hook's user), without starting anything:
+ * profd --check-config. 0, or an error with one line in err. */
+int pd_daemon_check(const pd_config_t *cfg, char *err, size_t errlen);
 int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t errlen);
 /* Handle SIGINT/SIGTERM (stop) and SIGHUP (reload the profiling config). */
 int pd_daemon_signals(pd_daemon_t *d);

@@ -142,8 +142,7 @@ static int print_config(const pd_config_t *cfg)
     if (cfg->control_remote_url[0]) {
         printf("control_remote_url: %s\n", cfg->control_remote_url);
     }
-    if (pd_config_check_control(cfg, err, sizeof(err)) != 0 ||
-        pd_config_check_links(cfg, err, sizeof(err)) != 0) {
+    if (pd_daemon_check(cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "profd: %s\n", err);
         return 1;
     }

@@ -87,6 +87,18 @@ static int user_check(pd_hook_t *h, const char *user, const char *cmd, char *err
     return 0;
 }
 
+int pd_hook_check(const pd_config_t *cfg, char *err, size_t errlen)
+{
+    pd_hook_t *h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return PROFD_ENOMEM;
+    }
+    int rv = user_check(h, cfg->hook_user, cfg->hook_command, err, errlen);
+    free(h);
+    return rv;
+}
+
 int pd_hook_init(pd_hook_t **out, pd_node_t *n, char *err, size_t errlen)
 {
     pd_hook_t *h = calloc(1, sizeof(*h));

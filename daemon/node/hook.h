@@ -24,6 +24,9 @@ typedef struct pd_hook pd_hook_t;
  * running as root needs one that is not root, a daemon that is not root
  * may name only itself. 0 with *out; PROFD_EINVAL with a one-line reason
  * naming the key in err; PROFD_ENOMEM. */
+/* The checks pd_hook_init makes of the settings (the hook's user), without
+ * a daemon: 0, or PROFD_EINVAL with the reason in err. */
+int pd_hook_check(const pd_config_t *cfg, char *err, size_t errlen);
 int pd_hook_init(pd_hook_t **out, pd_node_t *n, char *err, size_t errlen);
 /* w's manifest is written: run the hook for it (w->hook "running"), or
  * record why it could not start. */
