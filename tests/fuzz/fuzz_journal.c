@@ -75,8 +75,8 @@ static daemon_t *daemon_open(int *rv, char *err, size_t errlen)
     d->node.save_path = dir;
     d->node.instance = d->instance;
     snprintf(d->instance, sizeof(d->instance), "fz-instance");
-    *rv = pd_journal_open(&d->j, &d->node, d->instance, sizeof(d->instance), &d->loaded, err,
-                          errlen);
+    *rv =
+        pd_journal_open(&d->j, &d->node, d->instance, sizeof(d->instance), &d->loaded, err, errlen);
     return d;
 }
 
@@ -105,10 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         daemon_t *again = daemon_open(&rv, err, sizeof(err));
         if (rv != 0 || again->loaded.windows != windows || again->loaded.ranks != ranks ||
             again->loaded.torn != 0) {
-            fprintf(stderr, "a journal this start left does not open again (%zu/%zu windows, "
-                            "%zu/%zu ranks, %zu torn): %s\n",
-                    again->loaded.windows, windows, again->loaded.ranks, ranks,
-                    again->loaded.torn, err);
+            fprintf(stderr,
+                    "a journal this start left does not open again (%zu/%zu windows, "
+                    "%zu/%zu ranks, %zu torn): %s\n",
+                    again->loaded.windows, windows, again->loaded.ranks, ranks, again->loaded.torn,
+                    err);
             abort();
         }
         daemon_close(again);
