@@ -211,6 +211,37 @@ class TestHooks(unittest.TestCase):
         self.assertIn("hook_target_b failed and is off: RuntimeError: boom", logs.output[0])
 
 
+class TestClaim(unittest.TestCase):
+    """Who drives a process's steps: a framework's integration takes them
+    from PROFD_AUTO's optimizer steps, MindSpeed-LLM from Megatron-LM, and
+    one of lower rank never takes them back. Guards: a lower-ranked
+    integration taking the steps from a framework's (claim's rank test)."""
+
+    def setUp(self):
+        self._saved = _common._owner
+        _common._owner = None
+
+    def tearDown(self):
+        _common._owner = self._saved
+
+    def test_higher_rank_takes_lower_never_takes_back(self):
+        self.assertTrue(_common.claim("pytorch"))
+        self.assertTrue(_common.claim("megatron"))
+        self.assertTrue(_common.claim("mindspeed"))
+        self.assertFalse(_common.claim("megatron"))
+        self.assertFalse(_common.claim("pytorch"))
+        self.assertEqual(_common.owner(), "mindspeed")
+        self.assertTrue(_common.claim("verl"))
+        for lower in ("mindspeed", "megatron", "pytorch"):
+            self.assertFalse(_common.claim(lower), lower)
+        self.assertEqual(_common.owner(), "verl")
+        self.assertTrue(_common.claim("verl"))  # its own, again
+
+    def test_first_claim_of_any_rank(self):
+        self.assertTrue(_common.claim("megatron"))
+        self.assertEqual(_common.owner(), "megatron")
+
+
 AUTO_PROBE = r"""
 import os, sys, site
 site.addsitedir(sys.argv[1])       # the build's python/ folder: its .pth runs
