@@ -15,22 +15,25 @@ lib_name=stall
 . "$(dirname "$0")/lib.sh"
 export PROFD_RUN_DIR=$tmp/run
 ctl() { "$profctl_bin" "$@"; }
-printf 'limits:\n  client_timeout_ms: 3000\n' >"$tmp/profd.yaml"
+# long polls held 500 ms at most: during the stall every rank's poll runs
+# out, so its silence is judged from its last message, and only the stall's
+# credit keeps it (guards: the stall not credited at the daemon's call site,
+# credit_stall; a rank holding a poll counts as live whatever the credit)
+printf 'limits:\n  client_timeout_ms: 3000\n  watch_hold_ms: 500\n' >"$tmp/profd.yaml"
 "$profd" --config "$tmp/profd.yaml" --save-path "$tmp/save" --node node1 --log-level info \
   2>>"$tmp/profd.log" &
 daemon_pid=$!
 pids+=($daemon_pid)
-for _ in $(seq 200); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
+up() { ctl status >/dev/null 2>&1; }
+wait_until "profd to answer status" 30 up
 "$sim" --layout actor:3 --steps 100000 --rate 10 --trace-bytes 20000 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 "$sim" --layout actor:1 --rank-offset 3 --steps 100000 --rate 10 --trace-bytes 20000 \
   >"$tmp/sim3.log" 2>&1 &
 sim3=$!
 pids+=($sim3)
-for _ in $(seq 200); do
-  [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ] && break
-  sleep 0.05
-done
+measured() { [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ]; }
+wait_until "4 ranks with a step time" 60 measured
 front() { ctl --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'; }
 s=$(($(front) + 40))
 ctl start --steps "$s:$((s + 30))" --tool sim --ranks 0,1,2 >"$tmp/w1.txt" || fail "start w1"
@@ -43,14 +46,16 @@ n2=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
 
 # stopped inside window 1 (3 s long), for 5 s: its captures end while it is
 # stopped
-for _ in $(seq 1200); do [ "$(front)" -ge $((s + 1)) ] && break; sleep 0.01; done
+in_window() { [ "$(front)" -ge $((s + 1)) ]; }
+wait_until "the ranks inside window 1 (step $((s + 1)))" 60 in_window
+# the stimulus: 5 s stopped (past the 3 s client timeout), not a wait
 kill -STOP "$daemon_pid"
 sleep 1
 kill -TERM "$sim3" # rank 3 exits while the daemon is stopped
 sleep 4
 kill -CONT "$daemon_pid"
 for w in "$w1" "$w2"; do
-  ctl wait "$w" --timeout 60 >"$tmp/wait$w.txt" 2>&1 || fail "window $w: $(cat "$tmp/wait$w.txt")"
+  ctl wait "$w" --timeout 60 >"$tmp/wait$w.txt" 2>&1 || fail "window $w: $(cat "$tmp/wait$w.txt") $(ctl --json windows "$w")"
 done
 for n in "$n1" "$n2"; do
   /usr/bin/python3 - "$tmp/save/default/$n/manifest.json" <<'PY' || fail "window $n manifest"
