@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/*
+ * Internals of the OmegaConf / Hydra value parser, shared by omegaconf.c
+ * (the element parser, interpolations, resolution), oc_text.c (strings,
+ * typing, Python's str()), oc_resolvers.c (oc.select, oc.env, oc.decode and
+ * the application's resolvers) and oc_hydra.c (Hydra's override values).
+ * Not a public header.
+ */
+#ifndef PD_OMEGACONF_INT_H
+#define PD_OMEGACONF_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "omegaconf.h"
+#include "yamltree.h"
+
+/* ---- oc_text.c ---- */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    bool oom, over;
+} sbuf_t;
+void ocp_sb_add(sbuf_t *b, const char *s, size_t n);
+void ocp_sb_str(sbuf_t *b, const char *s);
+void ocp_sb_chr(sbuf_t *b, char c);
+/* The bytes of the UTF-8 character at s (1 for a stray byte). */
+size_t ocp_utf8_len(const char *s, size_t n);
+bool ocp_isdig(char c);
+/* Type a node's text by the grammar (a single INT/FLOAT/BOOL/NULL token). */
+void ocp_gram_type(yt_node_t *n);
+/* Python's str() (repr: repr()) of a value, appended. */
+void ocp_py_str(sbuf_t *b, const yt_node_t *v, bool repr);
+
+/* ---- omegaconf.c: the element parser ---- */
+typedef struct val {
+    yt_node_t *node;
+    bool owned;
+} val_t;
+
+typedef struct ip {
+    oc_t *oc;           /* eval mode; NULL in keep mode */
+    yt_node_t *node;    /* eval: the string being resolved */
+    const char *origin; /* keep: the override text */
+    const char *s;
+    size_t i, n;
+    int *depth; /* shared with the resolver in eval mode */
+    int own_depth;
+    bool syntax;   /* `why` is a syntax error of this text */
+    char why[512]; /* the reason, when the error is about this text */
+    int in_call;   /* keep mode: inside a function's arguments */
+} ip_t;
+
+typedef struct kpath {
+    int dots;
+    size_t n, used;
+    char buf[512];
+    char *seg[64];
+} kpath_t;
+
+int ocp_why(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ocp_syn(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ocp_oom(ip_t *p);
+void ocp_val_drop(val_t *v);
+yt_node_t *ocp_mk(ip_t *p, yt_type_t t, const char *text, size_t len);
+int ocp_mk_failed(ip_t *p);
+void ocp_skip_ws(ip_t *p);
+int ocp_element(ip_t *p, val_t *out);
+int ocp_adopt(ip_t *p, val_t *v, yt_node_t **out);
+void ocp_set_origin_tree(yt_node_t *n, const char *origin);
+int ocp_kpath_parse(ip_t *p, const char *s, kpath_t *k);
+int ocp_kpath_find(ip_t *p, const kpath_t *k, yt_node_t **raw);
+bool ocp_is_missing_marker(const yt_node_t *n);
+int ocp_resolve_raw(ip_t *p, yt_node_t *raw, val_t *out);
+int ocp_null_value(ip_t *p, val_t *out);
+
+/* ---- oc_resolvers.c ---- */
+int ocp_call_resolver(ip_t *p, const char *name, val_t *args, size_t nargs, val_t *out);
+
+/* ---- oc_hydra.c ---- */
+/* Hydra's value lexer at p->i (keep mode); len: the text gathered so far. */
+int ocp_hydra_char(ip_t *p, size_t len);
+/* The length of `NAME (` at s when a function call starts there; 0 if none. */
+size_t ocp_hy_function_at(const char *s, size_t n);
+/* NAME(ARGS) at p->i: evaluated, or refused as Hydra refuses it. */
+int ocp_hydra_call(ip_t *p, val_t *out);
+
+#endif
