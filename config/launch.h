@@ -13,7 +13,8 @@
  *    `@hydra.main`): --config-path/-cp, --config-name/-cn, --config-dir/-cd
  *    and the overrides, composed by compose.h; the config folder is the
  *    decorator's config_path beside the module, found on the caller's
- *    Python path (the working folder, then $PYTHONPATH);
+ *    Python path (the working folder, then $PYTHONPATH), then on the
+ *    interpreter's own sys.path (syspath: site-packages);
  *  - MindSpeed-LLM's FSDP2 trainer (`train_fsdp2.py FILE.yaml --sec.key v`):
  *    the YAML with the command line's values on top, as
  *    mindspeed_llm/fsdp2/utils/arguments.py merges them;

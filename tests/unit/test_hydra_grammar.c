@@ -7,7 +7,8 @@
  * hydra/core/override_parser/overrides_parser.py:78-99, the functions of
  * hydra/_internal/grammar/grammar_functions.py. Each expectation is what
  * Hydra 1.3.2 (with OmegaConf 2.3.0, ANTLR 4.9.3) gives for the same
- * override, read from that code; the file and line are named per case.
+ * override, read from that code (and run with tests/hydra_oracle/setup.sh);
+ * the file and line are named per case.
  */
 #include <setjmp.h>
 #include <stdarg.h>
