@@ -7,8 +7,9 @@
 # and one torch window over steps 3:5 on every rank. Checked
 # (gpu_check.py dropin): a complete capture per rank, steps 3 and 4, aten
 # events in each trace (CUDA kernels too on a GPU), and exactly two
-# "Optimizer.step#SGD.step" ranges in each: the window opened and closed
-# between optimizer steps, not inside one (torch >= 2 runs its global step
+# "Optimizer.step#SGD.step" host ranges in each, inside the window's step
+# markers: the window opened and closed between optimizer steps, not inside
+# one (torch >= 2 runs its global step
 # post-hooks inside that range).
 #
 # Usage: tests/gpu/dropin.sh PROFCTL PYDIR WORK OUT.json

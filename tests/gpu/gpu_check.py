@@ -506,7 +506,8 @@ def print_summary(s):
 def cmd_dropin(out, window_dir, note):
     """The drop-in window (dropin.sh): a complete capture on each of the two
     ranks, steps 3 and 4, aten events (and CUDA kernels on a GPU) in each
-    trace, and exactly 2 Optimizer.step#SGD.step ranges in each."""
+    trace, and exactly 2 Optimizer.step#SGD.step host ranges in each, inside
+    the window's step markers."""
     doc = {"result": "fail", "note": note, "captures": [], "errors": []}
     try:
         import torch
@@ -529,8 +530,22 @@ def cmd_dropin(out, window_dir, note):
                 ch = torch_trace_checks(os.path.join(window_dir, c["dir"], t))
                 events = load_trace(os.path.join(window_dir, c["dir"], t))
                 events = events["traceEvents"] if isinstance(events, dict) else events
-                ch["optimizer_steps"] = sum(1 for e in events if isinstance(e, dict) and e.get("ph") == "X"
-                                            and e.get("name") == "Optimizer.step#SGD.step")
+                # The host's ranges only: with CUDA, Kineto mirrors each
+                # record_function range on the GPU's timeline as a
+                # "gpu_user_annotation" of the same name (seen on torch
+                # 2.11: 2 host + 2 device ranges for a 2-step window).
+                ranges = [e for e in events if isinstance(e, dict) and e.get("ph") == "X"
+                          and e.get("name") == "Optimizer.step#SGD.step"
+                          and e.get("cat") != "gpu_user_annotation"]
+                marks = [e for e in events if isinstance(e, dict) and e.get("cat") == "profd" and e.get("ph") == "X"]
+                ch["optimizer_steps"] = len(ranges)
+                if marks:
+                    lo = min(float(e["ts"]) for e in marks)
+                    hi = max(float(e["ts"]) + float(e.get("dur", 0)) for e in marks)
+                    outside = [e for e in ranges if float(e["ts"]) < lo or float(e["ts"]) + float(e.get("dur", 0)) > hi]
+                    if outside:
+                        doc["errors"].append("rank %s: %d optimizer step range(s) not inside the window's steps "
+                                             "(%.1f..%.1f us)" % (c.get("rank"), len(outside), lo, hi))
                 entry["checks"] = ch
                 if ch["aten_ops"] == 0 or (gpu and ch["kernels"] == 0):
                     doc["errors"].append("rank %s: %d aten ops, %d CUDA kernels" % (
