@@ -162,12 +162,21 @@ s = json.load(open(os.path.join(d, "steps.json")))
 assert sorted(r["rank"] for r in s["ranks"]) == list(range(24)), [r["rank"] for r in s["ranks"]]
 first, end = s["window"]
 node_of = {}
+all_times = []
 for r in s["ranks"]:
     node_of[r["rank"]] = r["node"]
     times = [r["step_us"][st - s["steps"][0]] for st in range(first, end)]
-    assert all(60000 < t < 200000 for t in times), (r["rank"], times)  # 10 steps/s
+    # a rank's own times, none skewed by node2's clock (that would be
+    # +-1000 s); a loaded machine stretches a step and shortens the next
+    # (profd-sim keeps to its schedule), so no bound on one step
+    assert all(0 < t < 10000000 for t in times), (r["rank"], times)
+    all_times.extend(times)
     true = -skew if r["node"] == "node2" else 0
     assert r["offset_err_us"] > 0 and abs(r["offset_us"] - true) <= r["offset_err_us"], r
+# 10 steps/s at most: over every rank and step, the median is at least
+# half the period whatever the load
+all_times.sort()
+assert all_times[len(all_times) // 2] >= 50000, all_times
 t = json.load(open(os.path.join(d, "merged.trace.json")))
 info = t["otherData"]["profd"]
 assert info["files"] == 24 and info["unaligned"] == 0, info
@@ -223,7 +232,8 @@ ip netns exec "${N[1]}" tc qdisc del dev "pdn2-$tag" root
 s=$(( $(step_now) + 40 ))
 ctl start --steps "$s:$((s + 1000))" --roles actor --tool sim >"$tmp/wd.txt" || fail "start D"
 wd=$(wid <"$tmp/wd.txt"); nd=$(wname <"$tmp/wd.txt")
-while [ "$(step_now)" -lt $((s + 2)) ]; do sleep 0.1; done
+in_d() { [ "$(step_now)" -ge $((s + 2)) ]; }
+wait_until "the ranks inside window D (step $((s + 2)))" 60 in_d
 kill -9 "${sim_pid[3]}" "${node_pid[3]}"
 ctl stop "$wd" >/dev/null || fail "stop D"
 set +e
@@ -254,10 +264,11 @@ if kill -0 "$coord_pid" 2>/dev/null; then
   fail "the coordinator did not stop within 10 s of SIGTERM"
 fi
 wait "$coord_pid" || fail "the coordinator exited non-zero on SIGTERM"
-sleep 1.5
-after=$("$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" --json status |
-  json 'max(r["step"] for r in d["ranks"])')
-[ "$after" -gt "$before" ] || fail "training stalled without the coordinator ($before -> $after)"
+n1_step() {
+  "$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" --json status | json 'max(r["step"] for r in d["ranks"])'
+}
+moved_on() { [ "$(n1_step)" -gt "$before" ]; }
+wait_until "node1's ranks past step $before without the coordinator" 60 moved_on
 start_coordinator
 wait_ranks 16
 ctl start --next 1 --tool sim >"$tmp/we.txt" || fail "start E"
