@@ -113,7 +113,23 @@ static int oc_decode_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
                        : a->type == YT_SEQ   ? "ListConfig"
                                              : "DictConfig");
     }
-    ip_t d = {.oc = p->oc, .node = p->node, .s = a->text, .n = strlen(a->text), .depth = p->depth};
+    size_t len = strlen(a->text);
+    size_t lead = strspn(a->text, " \t");
+    bool blank_end = len > 0 && (a->text[len - 1] == ' ' || a->text[len - 1] == '\t');
+    if (lead == len) { /* singleElement needs an element */
+        return ocp_why(p, "oc.decode: GrammarParseError: nothing to decode in '%s'", a->text);
+    }
+    if ((lead > 0 || blank_end) && strchr("[{'\"", a->text[lead]) != NULL) {
+        return ocp_why(p, "oc.decode: GrammarParseError: mismatched input '%c' expecting <EOF>",
+                       lead > 0 ? a->text[lead] : ' ');
+    }
+    if ((lead > 0 || blank_end) && strstr(a->text, "${") == NULL) {
+        /* blanks around a primitive make it a string of its tokens, as written */
+        out->node = ocp_mk(p, YT_STR, a->text, len);
+        out->owned = true;
+        return out->node ? 0 : ocp_mk_failed(p);
+    }
+    ip_t d = {.oc = p->oc, .node = p->node, .s = a->text, .n = len, .depth = p->depth};
     int rc = ocp_element(&d, out);
     ocp_skip_ws(&d);
     if (rc == 0 && d.i < d.n) {

@@ -463,6 +463,39 @@ static const char *env_table(void *ctx, const char *name)
 /* ${oc.env:VAR[,DEFAULT]} with the caller's environment (OmegaConf 2.3
  * resolvers/oc/__init__.py:env): a string; the default through str(), null
  * kept; unset without a default is an error. */
+/* ${oc.decode:STR}: STR parsed by the grammar's singleElement rule in
+ * VALUE_MODE and evaluated (OmegaConf 2.3.0 omegaconf/resolvers/oc/
+ * __init__.py:41-58); null is null; blanks around a primitive keep it a
+ * string as written; what is not one element is a GrammarParseError. */
+static void test_omegaconf_decode(void **state)
+{
+    (void)state;
+    fx_t f;
+    fx_load(&f,
+            "x: e2\nl: ${oc.decode:'[1, ${x}]'}\nm: \"${oc.decode:'{a: 1}'}\"\n"
+            "i: ${oc.decode:\"123\"}\nn: ${oc.decode:null}\nb: ${oc.decode:' 1 '}\n"
+            "s: ${oc.decode:'1 2'}\n",
+            NULL, 0);
+    yt_node_t *l = get(&f, "l");
+    assert_int_equal(l->type, YT_SEQ);
+    assert_int_equal(l->items[0]->v.i, 1);
+    assert_string_equal(l->items[1]->text, "e2");
+    assert_int_equal(get(&f, "m.a")->v.i, 1);
+    assert_int_equal(get(&f, "i")->type, YT_INT);
+    assert_int_equal(get(&f, "i")->v.i, 123);
+    assert_int_equal(get(&f, "n")->type, YT_NULL);
+    assert_string_equal(get(&f, "b")->text, " 1 ");
+    assert_string_equal(get(&f, "s")->text, "1 2");
+    yt_free(f.root);
+    expect_resolve_error("a: ${oc.decode:' [1] '}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${oc.decode:' [1] '}': oc.decode: "
+                         "GrammarParseError: mismatched input '[' expecting <EOF>");
+    expect_resolve_error("a: ${oc.decode:1}\n", "a",
+                         "c.yaml:1:4: key 'a': interpolation '${oc.decode:1}': TypeError: "
+                         "`oc.decode` can only take strings or None as input, but `1` is of type "
+                         "int");
+}
+
 static void test_omegaconf_env(void **state)
 {
     fx_t f;
@@ -503,6 +536,7 @@ int main(void)
         cmocka_unit_test(test_omegaconf_override_errors),
         cmocka_unit_test(test_omegaconf_override_plus_rule),
         cmocka_unit_test(test_omegaconf_env),
+        cmocka_unit_test(test_omegaconf_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
