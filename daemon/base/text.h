@@ -13,4 +13,10 @@
  * `len` (at least 1). */
 void pd_quote(char *out, size_t len, const char *in);
 
+/* Valid UTF-8 kept (tab, newline and printable text, multi-byte sequences that are
+ * neither overlong, surrogates nor past U+10FFFF), every other byte as
+ * \xNN, cut at a character to fit `len` (at least 1): text that came from
+ * a peer, fit for a reply. */
+void pd_text_utf8(char *out, size_t len, const char *in);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "rep.h"
+#include "text.h"
 
 /* How long a stop waits for nng_close (see close_bounded). */
 #define PD_REP_CLOSE_MS 3000
@@ -731,13 +732,14 @@ void pd_req_reply_msg(pd_req_t *r, const pp_msg_t *m)
 
 void pd_req_reply_error(pd_req_t *r, int code, const char *fmt, ...)
 {
-    char msg[512];
+    char raw[512], msg[512];
     char *buf;
     size_t len;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
+    pd_text_utf8(msg, sizeof(msg), raw); /* a peer's bytes echoed: never invalid UTF-8 */
     if (pp_error_encode(code, msg, &buf, &len) != 0) {
         static const char oom[] = "{\"v\":1,\"type\":\"error\",\"code\":-2,\"name\":\"ENOMEM\"}";
         pd_req_reply(r, oom, sizeof(oom) - 1);

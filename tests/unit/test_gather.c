@@ -158,7 +158,7 @@ static void test_gather_rel_ok(void **state)
 
 static void test_gather_quote(void **state)
 {
-    char out[32];
+    char out[64];
     pd_quote(out, sizeof(out), "a/b-c.d");
     assert_string_equal(out, "a/b-c.d");
     pd_quote(out, sizeof(out), "x\ny\x1b\\\xff");
@@ -167,6 +167,18 @@ static void test_gather_quote(void **state)
     assert_string_equal(out, "abcde");
     pd_quote(out, 6, "ab\ncdef");
     assert_string_equal(out, "ab");
+    /* text for a reply (issue 28): valid UTF-8 kept, invalid bytes quoted
+     * (a lone continuation, a cut sequence, an overlong '/', a surrogate,
+     * past U+10FFFF), controls but tab and newline quoted, never cut inside
+     * a character */
+    pd_text_utf8(out, sizeof(out), "r\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\t\\");
+    assert_string_equal(out, "r\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\t\\");
+    pd_text_utf8(out, sizeof(out), "\x80\xc3(\xc0\xaf");
+    assert_string_equal(out, "\\x80\\xc3(\\xc0\\xaf");
+    pd_text_utf8(out, sizeof(out), "\xed\xa0\x80\xf4\x90\x80\x80\n\x1b");
+    assert_string_equal(out, "\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\n\\x1b");
+    pd_text_utf8(out, 4, "a\xe2\x82\xac"); /* the euro sign does not fit whole */
+    assert_string_equal(out, "a");
 }
 
 static void test_gather_confine_symlinks(void **state)
