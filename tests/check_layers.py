@@ -1,5 +1,3 @@
-# SPDX-License-Identifier: Apache-2.0
-# Copyright The profd authors
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
