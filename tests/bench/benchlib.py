@@ -52,6 +52,40 @@ def summary(vals):
     }
 
 
+LOWER = ("<=", "<")   # lower is better
+HIGHER = (">=", ">")  # higher is better
+
+
+def judged_stat(vals, op):
+    """The value a target is judged on, and its name: the one that 90 % of
+    the runs meet, not the median. Higher-is-better (op >= or >): the p10
+    (nearest rank) for n >= 10, else the min; lower-is-better (<= or <):
+    the p90, else the max (the p10 of the runs ranked from best to worst).
+    None, "no value" when there is none."""
+    if op not in LOWER + HIGHER:
+        raise ValueError("judge: unknown comparison %r" % (op,))
+    v = sorted(vals)
+    if not v:
+        return None, "no value"
+    if op in HIGHER:
+        return (pct(v, 10), "p10") if len(v) >= 10 else (v[0], "min")
+    return (pct(v, 90), "p90") if len(v) >= 10 else (v[-1], "max")
+
+
+def meets(value, op, limit):
+    return {"<=": value <= limit, "<": value < limit, ">=": value >= limit,
+            ">": value > limit}[op]
+
+
+def judge(vals, op, limit):
+    """PASS or MISS of the target `op limit` (e.g. ">=", 0.9) over the runs'
+    values, and what judged it ("min, n=5", "p10, n=30"; see judged_stat)."""
+    value, name = judged_stat(vals, op)
+    if value is None:
+        return "MISS", name
+    return ("PASS" if meets(value, op, limit) else "MISS"), "%s, n=%d" % (name, len(vals))
+
+
 # ---------------------------------------------------------------- processes
 
 

@@ -43,21 +43,58 @@ def p99_of(r):
     return fmt_val(r["summary"]["p99"], r["unit"], r["fmt"])
 
 
-def print_table(rows, out):
+JUDGED = ("A target passes when the value 90 % of the runs meet does: the p10 (the min for "
+          "fewer than 10 runs) where higher is better, the p90 (the max) where lower is "
+          "better, never the median; the column says what judged each row.")
+
+
+def overloaded(load, nproc):
+    """Whether a 1-minute load average is over 1 per core."""
+    return bool(load) and load[0] > (nproc or 1)
+
+
+def load_text(load, nproc):
+    """A figure's load averages at its start, with the warning where the
+    1-minute one was over 1 per core."""
+    if not load:
+        return "?"
+    t = " ".join("%.2f" % x for x in load)
+    if overloaded(load, nproc):
+        t += " (over 1 per core: %d cores)" % (nproc or 1)
+    return t
+
+
+def judged_col(r):
+    if r["status"] == "NOT RUN":
+        return ""
+    return r.get("judged") or ""
+
+
+def print_table(rows, out, nproc=None):
+    nproc = nproc or os.cpu_count() or 1
     w = max(len(r["name"]) for r in rows)
-    out.write("%-*s %14s %10s %22s %-8s %-24s %s\n" % (w, "figure", "median", "p99", "spread",
-                                                       "unit", "target", "status"))
+    out.write("%-*s %14s %10s %22s %-8s %-24s %-8s %s\n" % (
+        w, "figure", "median", "p99", "spread", "unit", "target", "status", "judged on"))
     group = None
     for r in rows:
         if r["group"] != group:
             group = r["group"]
-            out.write("\n%s\n" % group)
+            load = r.get("load_start")
+            out.write("\n%s%s\n" % (group, "   [load average at start %s%s]" % (
+                load_text(load, nproc), ": WARNING, figures taken on a loaded machine"
+                if overloaded(load, nproc) else "") if load else ""))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
-        out.write("%-*s %14s %10s %22s %-8s %-24s %s\n" % (
+        out.write("%-*s %14s %10s %22s %-8s %-24s %-8s %s\n" % (
             w, r["name"], med, p99_of(r), ("%s (%s)" % (sp, how.split(",")[0])) if sp else how,
             r["unit"], r["target"] or "",
-            r["status"] if r["target"] or r["status"] == "NOT RUN" else ""))
+            r["status"] if r["target"] or r["status"] == "NOT RUN" else "",
+            judged_col(r) if r["target"] else ""))
+    out.write("\n" + JUDGED + "\n")
+    hot = sorted({r["group"] for r in rows if overloaded(r.get("load_start"), nproc)})
+    if hot:
+        out.write("WARNING: load average over 1 per core (%d cores) at the start of: %s\n" % (
+            nproc, "; ".join(hot)))
     out.write("\n")
 
 
@@ -74,6 +111,7 @@ def md_escape(s):
 
 def write_md(path, b, meta):
     m = meta["machine"]
+    nproc = m.get("nproc") or 1
     L = []
     L.append("# profd benchmarks: results")
     L.append("")
@@ -92,7 +130,7 @@ def write_md(path, b, meta):
                      ("kernel", "kernel"), ("os", "system"), ("clocksource", "clock source"),
                      ("compiler", "compiler"), ("nng", "nng"), ("python", "python")):
         L.append("| %s | %s |" % (label, md_escape(str(m.get(k, "?")))))
-    L.append("| load average at start / end | %s / %s |" % (
+    L.append("| load average at the run's start / end | %s / %s |" % (
         " ".join(m["loadavg_start"]), " ".join(meta["loadavg_end"])))
     tree = b.raw.get("gather_tree")
     if tree:
@@ -105,22 +143,28 @@ def write_md(path, b, meta):
              "interleaved where it matters. Spread: min-max over the repetitions when there "
              "are fewer than 10, else p10-p90. The p99 column is filled only for rows of "
              "pooled samples (plan delivery: every start x client). Targets are reported, "
-             "not enforced: MISS rows say what is known of the cause.")
+             "not enforced: MISS rows say what is known of the cause. " + JUDGED + " The "
+             "load average (1, 5, 15 min) is read at the start of every figure; where the "
+             "1-minute one was over 1 per core, the figure's rows say so.")
     L.append("")
     L.append("## Against DESIGN.md section 6")
     L.append("")
-    L.append("| target | figure | median | p99 | spread | status | reason known so far |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("| target | figure | median | p99 | spread | status | judged on | load at start "
+             "| reason known so far |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
     for r in b.rows:
         if not r["target"] and r["status"] != "NOT RUN":
             continue
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
         p99 = p99_of(r)
-        L.append("| %s | %s | %s %s | %s | %s | **%s** | %s |" % (
+        load = r.get("load_start")
+        L.append("| %s | %s | %s %s | %s | %s | **%s** | %s | %s | %s |" % (
             md_escape(r["target"] or ""), md_escape(r["name"]), med, r["unit"],
             ("%s %s" % (p99, r["unit"])) if p99 else "",
             md_escape(("%s (%s)" % (sp, how)) if sp else how), r["status"],
+            md_escape(judged_col(r)),
+            ("**%s**" if overloaded(load, nproc) else "%s") % load_text(load, nproc),
             md_escape(r["reason"] or r["note"] if r["status"] in ("MISS", "NOT RUN") else "")))
     L.append("")
     L.append("## Every figure")
@@ -131,7 +175,10 @@ def write_md(path, b, meta):
     for r in b.rows:
         if r["group"] != group:
             group = r["group"]
-            L.append("| **%s** | | | | |" % md_escape(group))
+            load = r.get("load_start")
+            L.append("| **%s** | | | | load average at start: %s |" % (
+                md_escape(group), ("**%s**" if overloaded(load, nproc) else "%s") %
+                load_text(load, nproc)))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
         p99 = p99_of(r)

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
+"""The bench's PASS/MISS rule (benchlib.judge) and its table's warnings
+(report.py): a target is judged on the value 90 % of the runs meet, never
+on the median, and the table says what judged it and where the machine was
+loaded at a figure's start. Runs without a build: plain Python."""
+
+import io
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchlib  # noqa: E402
+import report  # noqa: E402
+
+
+class Judge(unittest.TestCase):
+    def test_issue_example_misses(self):
+        # issue 30: 0.94x median, spread 0.74-1.11, target >= 0.9x: it passed
+        # on the median; the worst of 5 runs is under the target
+        vals = [1.11, 0.74, 0.94, 0.90, 1.02]
+        self.assertEqual(benchlib.judge(vals, ">=", 0.9), ("MISS", "min, n=5"))
+        self.assertEqual(benchlib.judged_stat(vals, ">="), (0.74, "min"))
+
+    def test_higher_n_ge_10_uses_p10(self):
+        vals = list(range(20, 0, -1))  # 1..20, unsorted: p10 (nearest rank) = 2, min = 1
+        self.assertEqual(benchlib.judged_stat(vals, ">="), (2, "p10"))
+        self.assertEqual(benchlib.judge(vals, ">=", 2), ("PASS", "p10, n=20"))
+        self.assertEqual(benchlib.judge(vals, ">=", 2.5), ("MISS", "p10, n=20"))
+        self.assertEqual(benchlib.judge(vals, ">", 2), ("MISS", "p10, n=20"))
+        self.assertEqual(benchlib.judge(vals, ">", 1.5), ("PASS", "p10, n=20"))
+
+    def test_higher_n_lt_10_uses_min(self):
+        vals = [5, 3, 9, 7, 4, 6, 8, 2, 1]  # n = 9, median 5
+        self.assertEqual(benchlib.judged_stat(vals, ">="), (1, "min"))
+        self.assertEqual(benchlib.judge(vals, ">=", 1), ("PASS", "min, n=9"))
+        self.assertEqual(benchlib.judge(vals, ">=", 1.5), ("MISS", "min, n=9"))
+
+    def test_lower_n_ge_10_uses_p90(self):
+        # the p10 of the runs ranked best to worst: the p90 of the values
+        vals = list(range(1, 11))  # n = 10: p90 (nearest rank) = 9, max = 10
+        self.assertEqual(benchlib.judged_stat(vals, "<="), (9, "p90"))
+        self.assertEqual(benchlib.judge(vals, "<=", 9), ("PASS", "p90, n=10"))
+        self.assertEqual(benchlib.judge(vals, "<=", 8.99), ("MISS", "p90, n=10"))
+        self.assertEqual(benchlib.judge(vals, "<", 9), ("MISS", "p90, n=10"))
+        vals = list(range(1, 21))  # n = 20: p90 = 18
+        self.assertEqual(benchlib.judged_stat(vals, "<"), (18, "p90"))
+        self.assertEqual(benchlib.judge(vals, "<", 18.5), ("PASS", "p90, n=20"))
+
+    def test_lower_n_lt_10_uses_max(self):
+        vals = list(range(9, 0, -1))  # n = 9: max 9, median 5
+        self.assertEqual(benchlib.judged_stat(vals, "<="), (9, "max"))
+        self.assertEqual(benchlib.judge(vals, "<=", 9), ("PASS", "max, n=9"))
+        self.assertEqual(benchlib.judge(vals, "<=", 8), ("MISS", "max, n=9"))
+        self.assertEqual(benchlib.judge([4.2], "<=", 5), ("PASS", "max, n=1"))
+
+    def test_no_value_misses(self):
+        self.assertEqual(benchlib.judge([], "<=", 5), ("MISS", "no value"))
+
+    def test_unknown_comparison(self):
+        with self.assertRaises(ValueError):
+            benchlib.judge([1.0], "==", 1.0)
+
+
+class Row(unittest.TestCase):
+    def test_goal_sets_status_and_judged(self):
+        import run
+        b = run.Bench.__new__(run.Bench)  # no build needed: row() only
+        b.rows, b.load_now = [], [2.5, 1.0, 0.5]
+        b.row("k", "g", "ratio", "x", [1.11, 0.74, 0.94, 0.90, 1.02], target=">= 0.9x",
+              goal=(">=", 0.9), reason="a cause")
+        r = b.rows[0]
+        self.assertEqual((r["status"], r["judged"], r["reason"], r["load_start"]),
+                         ("MISS", "min, n=5", "a cause", [2.5, 1.0, 0.5]))
+        b.row("k2", "g", "time", "ms", [1.0, 2.0], target="<= 2 ms", goal=("<=", 2),
+              reason="not shown")
+        self.assertEqual((b.rows[1]["status"], b.rows[1]["judged"], b.rows[1]["reason"]),
+                         ("PASS", "max, n=2", ""))
+        with self.assertRaises(ValueError):  # a target must say what judges it
+            b.row("k3", "g", "time", "ms", [1.0], target="<= 2 ms", status="PASS")
+
+
+def row(group, status, load, judged="max, n=3"):
+    return {"key": "k", "group": group, "name": "a figure", "unit": "ms", "values": [1, 2, 3],
+            "summary": benchlib.summary([1, 2, 3]), "target": "<= 5 ms", "status": status,
+            "note": "", "reason": "", "fmt": None, "p99": False, "judged": judged,
+            "load_start": load}
+
+
+class Table(unittest.TestCase):
+    def test_judged_column_and_load_warning(self):
+        out = io.StringIO()
+        report.print_table([row("1. quiet", "PASS", [1.5, 1.0, 0.5]),
+                            row("2. busy", "MISS", [2.5, 2.0, 1.0])], out, nproc=2)
+        text = out.getvalue()
+        lines = text.splitlines()
+        self.assertIn("judged on", lines[0])
+        self.assertIn("1. quiet   [load average at start 1.50 1.00 0.50]", lines)
+        self.assertIn("2. busy   [load average at start 2.50 2.00 1.00 (over 1 per core: 2 "
+                      "cores): WARNING, figures taken on a loaded machine]", lines)
+        figs = [x for x in lines if x.startswith("a figure")]
+        self.assertEqual(len(figs), 2)
+        self.assertTrue(figs[0].endswith("<= 5 ms                  PASS     max, n=3"), figs[0])
+        self.assertTrue(figs[1].endswith("<= 5 ms                  MISS     max, n=3"), figs[1])
+
+    def test_warning_line(self):
+        out = io.StringIO()
+        report.print_table([row("1. quiet", "PASS", [2.0, 1.0, 0.5])], out, nproc=2)
+        self.assertNotIn("WARNING", out.getvalue())  # 2.0 on 2 cores: not over 1 per core
+        out = io.StringIO()
+        report.print_table([row("1. quiet", "PASS", [2.01, 1.0, 0.5])], out, nproc=2)
+        self.assertIn("WARNING: load average over 1 per core (2 cores) at the start of: "
+                      "1. quiet\n", out.getvalue())
+
+    def test_results_md(self):
+        import tempfile
+        import types
+        b = types.SimpleNamespace(rows=[row("2. busy", "MISS", [2.5, 2.0, 1.0])], raw={})
+        meta = {"date": "2026-11-27 10:00", "commit": "abc", "wall_s": 1.0, "quick": False,
+                "machine": {"nproc": 2, "loadavg_start": ["2.50", "2.00", "1.00"]},
+                "loadavg_end": ["1.00", "1.00", "1.00"]}
+        with tempfile.TemporaryDirectory() as d:
+            report.write_md(os.path.join(d, "R.md"), b, meta)
+            with open(os.path.join(d, "R.md")) as f:
+                lines = f.read().splitlines()
+        self.assertIn("| <= 5 ms | a figure | 2.00 ms |  | 1.00-3.00 (min-max, n=3) | **MISS** | "
+                      "max, n=3 | **2.50 2.00 1.00 (over 1 per core: 2 cores)** |  |", lines)
+        self.assertIn("| **2. busy** | | | | load average at start: **2.50 2.00 1.00 (over 1 per "
+                      "core: 2 cores)** |", lines)
+
+
+if __name__ == "__main__":
+    unittest.main()
