@@ -165,7 +165,14 @@ static int window_over(ctl_t *c, const pp_msg_t *rep, const pp_window_t *w)
                (long long)w->truncated, ctl_or_dash(w->path));
     }
     if (w->failed || w->missed || w->truncated) {
-        fprintf(stderr, "profctl: %s: not every capture is complete (see the manifest)\n", w->name);
+        fprintf(stderr, "profctl: %s: not every capture is complete:\n", w->name);
+        for (size_t i = 0; i < w->ranks_n; i++) {
+            for (size_t k = 0; k < w->ranks[i].failures_n; k++) {
+                fprintf(stderr, "profctl: %s: rank %lld %s (%s): %s\n", w->name,
+                        (long long)w->ranks[i].rank, w->ranks[i].role, w->ranks[i].host,
+                        w->ranks[i].failures[k]);
+            }
+        }
         return 3;
     }
     return 0;
@@ -253,9 +260,9 @@ const ctl_command_t ctl_cmd_wait = {
     "Wait until window ID is gathered (its manifest written), showing its progress on a\n"
     "terminal, then print where the manifest is.\n"
     "Exit status: 0 every capture complete; 3 the window is done but some capture failed,\n"
-    "was missed or truncated (the manifest says why); 1 the window was cancelled or expired,\n"
-    "failed (its manifest cannot be written where it belongs), selects no rank, or the\n"
-    "timeout passed. A window whose manifest waits for disk space is not done yet.\n"
+    "was missed or truncated (each one's reason on stderr); 1 the window was cancelled or\n"
+    "expired, failed (its manifest cannot be written where it belongs), selects no rank, or\n"
+    "the timeout passed. A window whose manifest waits for disk space is not done yet.\n"
     "\n"
     "  --timeout S   give up after S seconds (default 600)\n"
     "  --help        this help\n"};

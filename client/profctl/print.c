@@ -224,6 +224,9 @@ void ctl_print_window_detail(const pp_window_t *w)
             printf("%6lld %-10s %7s %-16s %-9s\n", (long long)w->ranks[i].rank, w->ranks[i].role,
                    rep, w->ranks[i].host,
                    ctl_or_dash(pp_enum_name(&pp_enum_member_state, w->ranks[i].state)));
+            for (size_t k = 0; k < w->ranks[i].failures_n; k++) {
+                printf("%6s %s\n", "", w->ranks[i].failures[k]);
+            }
         }
     }
 }

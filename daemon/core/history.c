@@ -531,9 +531,9 @@ static void stat_fill(const row_t *w, int64_t p50, int64_t now_ms, pp_rank_stat_
     o->step_ms = (double)w->us / 1000.0;
     o->ratio = p50 > 0 && w->us > 0 ? (double)w->us / (double)p50 : 0.0;
     o->in_step_ms = r->cur_step != PP_NONE ? (double)(now_ms - r->began_ms) : 0.0;
-    o->stalled = r->gone || (r->cur_step != PP_NONE &&
-                             now_ms - r->began_ms >
-                                 (stall > PD_HIST_STALL_MIN_MS ? stall : PD_HIST_STALL_MIN_MS));
+    o->stalled =
+        (r->cur_step != PP_NONE &&
+         now_ms - r->began_ms > (stall > PD_HIST_STALL_MIN_MS ? stall : PD_HIST_STALL_MIN_MS));
 }
 
 static int cmp_slow(const void *a, const void *b)
@@ -696,7 +696,7 @@ int pd_history_stats(const pd_history_t *h, const char *job, int64_t now_ms, siz
     }
     for (size_t i = 0; i < h->n; i++) {
         pd_hist_rank_t *r = h->v[i];
-        if (!r->left && (job == NULL || strcmp(job, r->job) == 0)) {
+        if (!r->gone && (job == NULL || strcmp(job, r->job) == 0)) {
             rows[n].r = r;
             rows[n].us = pd_history_median(h, r, PP_NONE, PD_HIST_RECENT);
             n++;

@@ -138,8 +138,8 @@ int64_t pd_history_median(const pd_history_t *h, const pd_hist_rank_t *r, int64_
 int64_t pd_history_first(const pd_history_t *h, const pd_hist_rank_t *r);
 
 /*
- * Per (job, role) summaries for `top`, `status` and metrics (ranks that
- * left are not counted, lost ones are stalled): ranks, newest
+ * Per (job, role) summaries for `top`, `status` and metrics (ranks gone,
+ * lost or left, are not counted: their processes are over): ranks, newest
  * step, min / median / max of the ranks' recent step times, the `nslow`
  * slowest ranks (ratio to the role's median, slowest first) and the stalled
  * ones; `job` NULL: every job. Roles sorted by job, then role. With `all`,

@@ -343,6 +343,13 @@ static void merge_over(pd_node_t *n, int64_t window, int rv, const char *reason,
                            rv ? reason : "the window is gone");
         return;
     }
+    if (mg->files == 0) {
+        pd_req_reply_error(req, PROFD_ENOENT,
+                           "window %lld has nothing to merge: none of its %zu trace(s) could be "
+                           "read (%lld skipped)",
+                           (long long)window, mg->ninputs, (long long)mg->skipped);
+        return;
+    }
     pp_msg_t m;
     pp_msg_init(&m, PP_T_merge_reply);
     pp_merge_reply_t *r = &m.u.merge_reply;
@@ -368,6 +375,22 @@ static void merge_over(pd_node_t *n, int64_t window, int rv, const char *reason,
     pd_req_reply_msg(req, &m);
 }
 
+/* Traces a merge of w would read; *by_status counts its captures by status. */
+static size_t merge_traces(const pd_window_t *w, int64_t by_status[5])
+{
+    size_t traces = 0;
+    for (size_t i = 0; i < w->nmembers; i++) {
+        for (size_t c = 0; c < w->members[i].ncaps; c++) {
+            const pp_capture_t *cp = &w->members[i].caps[c];
+            by_status[(int)cp->status >= 0 && (int)cp->status < 5 ? (int)cp->status : 0]++;
+            for (size_t f = 0; cp->dir && f < cp->files_n; f++) {
+                traces += pd_merge_is_trace(cp->files[f].path);
+            }
+        }
+    }
+    return traces;
+}
+
 static void on_merge(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
 {
     pd_control_t *c = ctx;
@@ -380,6 +403,18 @@ static void on_merge(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload
     if (w->state != PP_WS_DONE) {
         pd_req_reply_error(req, PROFD_ESTATE, "window %lld is %s: merge it once it is done",
                            (long long)w->id, pp_enum_name(&pp_enum_window_state, w->state));
+        return;
+    }
+    int64_t st[5] = {0, 0, 0, 0, 0};
+    if (merge_traces(w, st) == 0) {
+        pd_req_reply_error(req, PROFD_ENOENT,
+                           "window %lld has nothing to merge: none of its %lld capture(s) has a "
+                           "trace (%lld complete, %lld failed, %lld missed, %lld truncated)",
+                           (long long)w->id,
+                           (long long)(st[PP_CAP_COMPLETE] + st[PP_CAP_FAILED] + st[PP_CAP_MISSED] +
+                                       st[PP_CAP_TRUNCATED]),
+                           (long long)st[PP_CAP_COMPLETE], (long long)st[PP_CAP_FAILED],
+                           (long long)st[PP_CAP_MISSED], (long long)st[PP_CAP_TRUNCATED]);
         return;
     }
     waiting_t *wt = wait_on(c, req);
@@ -408,6 +443,67 @@ static void on_straggler(void *ctx, pd_req_t *req, pp_msg_t *in, const void *pay
     free(m.u.straggler_reply.roles);
 }
 
+#define FAILURES_SHOWN 8 /* captures not complete shown per rank, then a count */
+
+/* Each selected rank's captures that are not complete, in one line each:
+ * "failed, steps 5-6, phase generate: <reason>" (the detail of one window). */
+static void failures_fill(const pd_window_t *w, pp_window_t *out)
+{
+    for (size_t i = 0; i < out->ranks_n && i < w->nmembers; i++) {
+        const pd_member_t *m = &w->members[i];
+        size_t bad = 0, k = 0;
+        for (size_t c = 0; c < m->ncaps; c++) {
+            bad += m->caps[c].status != PP_CAP_COMPLETE;
+        }
+        char **v =
+            bad ? calloc(bad < FAILURES_SHOWN ? bad : FAILURES_SHOWN + 1, sizeof(char *)) : NULL;
+        if (v == NULL) {
+            continue;
+        }
+        for (size_t c = 0; c < m->ncaps && k < FAILURES_SHOWN; c++) {
+            const pp_capture_t *cp = &m->caps[c];
+            char steps[64] = "", line[512];
+            if (cp->status == PP_CAP_COMPLETE) {
+                continue;
+            }
+            if (cp->first_step != PP_NONE && cp->last_step != PP_NONE &&
+                cp->last_step != cp->first_step) {
+                snprintf(steps, sizeof(steps), ", steps %lld-%lld", (long long)cp->first_step,
+                         (long long)cp->last_step);
+            } else if (cp->first_step != PP_NONE) {
+                snprintf(steps, sizeof(steps), ", step %lld", (long long)cp->first_step);
+            }
+            snprintf(line, sizeof(line), "%s%s%s%s: %s", pp_status_name(cp->status), steps,
+                     cp->phase ? ", phase " : "", cp->phase ? cp->phase : "",
+                     cp->reason ? cp->reason : "no reason given");
+            if ((v[k] = strdup(line)) == NULL) {
+                break;
+            }
+            k++;
+        }
+        if (k == FAILURES_SHOWN && bad > FAILURES_SHOWN) {
+            char line[96];
+            snprintf(line, sizeof(line), "... and %zu more (see the manifest)",
+                     bad - FAILURES_SHOWN);
+            if ((v[k] = strdup(line)) != NULL) {
+                k++;
+            }
+        }
+        out->ranks[i].failures = v;
+        out->ranks[i].failures_n = k;
+    }
+}
+
+static void failures_free(pp_window_t *out)
+{
+    for (size_t i = 0; i < out->ranks_n; i++) {
+        for (size_t k = 0; k < out->ranks[i].failures_n; k++) {
+            free(out->ranks[i].failures[k]);
+        }
+        free(out->ranks[i].failures);
+    }
+}
+
 static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
 {
     pd_node_t *n = ((pd_control_t *)ctx)->n;
@@ -427,12 +523,15 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
         if ((q->id != PP_NONE && w->id != q->id) || (q->job && strcmp(q->job, w->job) != 0)) {
             continue;
         }
-        pd_windows_info(w, q->id != PP_NONE, &v[j++]);
+        pd_windows_info(w, q->id != PP_NONE, &v[j]);
+        failures_fill(w, &v[j]);
+        j++;
     }
     m.u.windows_reply.windows = v;
     m.u.windows_reply.windows_n = j;
     pd_req_reply_msg(req, &m);
     for (size_t i = 0; i < j; i++) {
+        failures_free(&v[i]);
         pd_windows_info_free(&v[i]);
     }
     free(v);

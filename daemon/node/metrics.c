@@ -99,7 +99,8 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     /* step times, per role */
     family(&b, "profd_ranks_stalled", "gauge",
            "Ranks of a role whose current step has lasted over 4x the role's median step time "
-           "(at least 2 s), or that are lost.");
+           "(at least 2 s); a lost rank (connection closed, or silent past "
+           "limits.client_timeout_ms) is not counted.");
     for (size_t i = 0; i < nroles; i++) {
         add(&b, "profd_ranks_stalled{job=\"%s\",role=\"%s\"} %zu\n", roles[i].job, roles[i].role,
             roles[i].stalled_n);
