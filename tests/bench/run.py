@@ -45,17 +45,18 @@ from benchlib import (HERE, PY, SOURCE, Procs, cpu_s, ctx_switches, ctx_switches
 from fig_cluster import ClusterFigures
 from fig_gather import GatherFigures
 from fig_startup import StartupFigures
+from fig_straggler import StragglerFigures
 from report import fmt_val, print_table, write_json, write_md
 
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
-           "overhead", "turnaround", "scale", "gatherload", "startup"]
+           "overhead", "turnaround", "scale", "gatherload", "startup", "straggler"]
 # Every figure by default, scale at the target's 16,384 ranks over 256 node
 # daemons (about 6 minutes on 2 cores since its ranks are simulated by
 # bench_swarm; PROFD_BENCH_SCALE_NODES sets another size).
 DEFAULT = FIGURES
 
 
-class Bench(ClusterFigures, GatherFigures, StartupFigures):
+class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
     def __init__(self, args):
         self.args = args
         self.build = os.path.abspath(args.build)

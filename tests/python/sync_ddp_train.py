@@ -9,7 +9,8 @@ Rank TRAIN_SLOW_RANK (none by default) spends TRAIN_SLOW_MS (a float) more
 in each forward pass of its model, inside a record_function range
 "injected_slowdown" (so a trace shows where): the straggler of a
 synchronous job, whose peers wait for it in DDP's gradient all-reduce.
-TRAIN_SLOW_FROM: its first slow step (default 1). TRAIN_SLEEP_S: a pause
+TRAIN_SLOW_FROM: its first slow step (default 1). TRAIN_HIDDEN and
+TRAIN_BATCH size the model's hidden layer and the batch (256, 64). TRAIN_SLEEP_S: a pause
 after each step, outside every section. Trains until TRAIN_STOP_FILE exists
 on some rank (the ranks agree through an all-reduce) or TRAIN_MAX_STEPS
 steps."""
@@ -21,10 +22,14 @@ import torch
 import torch.distributed as dist
 
 
+HIDDEN = int(os.environ.get("TRAIN_HIDDEN", "256"))
+BATCH = int(os.environ.get("TRAIN_BATCH", "64"))
+
+
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Tanh(), torch.nn.Linear(256, 1))
+        self.body = torch.nn.Sequential(torch.nn.Linear(64, HIDDEN), torch.nn.Tanh(), torch.nn.Linear(HIDDEN, 1))
         self.slow_s = 0.0
 
     def forward(self, x):
@@ -42,9 +47,9 @@ def main():
     model = Net()
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01)
-    data = torch.utils.data.TensorDataset(torch.randn(4096, 64), torch.randn(4096, 1))
+    data = torch.utils.data.TensorDataset(torch.randn(64 * BATCH, 64), torch.randn(64 * BATCH, 1))
     sampler = torch.utils.data.distributed.DistributedSampler(data)
-    loader = torch.utils.data.DataLoader(data, batch_size=64, sampler=sampler)
+    loader = torch.utils.data.DataLoader(data, batch_size=BATCH, sampler=sampler)
     stop_file = os.environ.get("TRAIN_STOP_FILE", "")
     max_steps = int(os.environ.get("TRAIN_MAX_STEPS", "100"))
     slow = rank == int(os.environ.get("TRAIN_SLOW_RANK", "-1"))

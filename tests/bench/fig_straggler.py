@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
+"""Figure 12: the synchronous straggler detector's sensitivity and false
+positives, for tests/bench/run.py.
+
+An 8-rank data-parallel job over gloo on the CPU (tests/python/
+sync_ddp_train.py under PROFD_AUTO=1: DistributedDataParallel, SGD, no
+profd in the script) runs against a daemon whose straggler trigger has its
+default settings (score 0.75, 3 steps in a row) but for the tool (sim: the
+figure counts windows, it does not need traces) and interval_ms 0 (every
+hit opens a window, so that every false positive is counted).
+
+- False positives: a healthy job of 1,000 steps (200 with --quick); every
+  window the trigger opens is one.
+- Sensitivity: the healthy job's compute (the median over the ranks of
+  each one's median of 8 steps, from `profctl top --ranks`) is the unit;
+  rank 3's forward then sleeps a fraction of it more per step from step
+  SLOW_FROM. The fractions are tried from large to small; one is named when
+  a window opens on rank 3 whose first step is at most 20 steps after
+  SLOW_FROM (the window begins the step after the hit, or later: the count
+  is conservative), and no window names another rank. The figure is the
+  smallest fraction named."""
+
+import json
+import os
+import statistics
+import subprocess
+import time
+
+from benchlib import PY, SOURCE, log
+
+WORLD = 8
+SLOW_RANK = 3
+SLOW_FROM = 30
+WITHIN = 20
+SCRIPT = os.path.join(SOURCE, "tests", "python", "sync_ddp_train.py")
+
+
+class StragglerFigures:
+    """Mixed into run.Bench: self.daemon, self.ctl, self.row, self.reps,
+    self.user_site (fig_startup), self.data_root."""
+
+    def ddp_job(self, d, site, steps, slow_ms=0.0):
+        port = self.port()
+        procs = []
+        for rank in range(WORLD):
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith("PROFD_") and k not in ("PYTHONPATH", "RANK", "WORLD_SIZE")}
+            env.update(PYTHONUSERBASE=site, PROFD_AUTO="1", PROFD_JOB="bench", PROFD_RUN_DIR=d["run"],
+                       RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD),
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TRAIN_MAX_STEPS=str(steps),
+                       TRAIN_SLOW_RANK=str(SLOW_RANK), TRAIN_SLOW_MS="%.3f" % slow_ms,
+                       TRAIN_SLOW_FROM=str(SLOW_FROM), TRAIN_HIDDEN="1024", TRAIN_BATCH="128",
+                       OMP_NUM_THREADS="1")
+            procs.append(subprocess.Popen([PY, SCRIPT], env=env, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+        return procs
+
+    def windows(self, d):
+        return json.loads(self.ctl(d, "--json", "windows").stdout)["windows"]
+
+    def job_run(self, name, steps, slow_ms=0.0, calibrate=False):
+        """Runs one job to its end; returns its windows and (calibrate) the
+        healthy compute medians (ms) seen near its end."""
+        cfg = os.path.join(self.data_root, name + ".yaml")
+        with open(cfg, "w") as f:
+            f.write("triggers:\n  straggler:\n    enable: true\n    tool: sim\n    interval_ms: 0\n")
+        d = self.daemon(name, "--config", cfg)
+        site = self.user_site(os.path.join(self.data_root, name + "-userbase"))
+        procs = self.ddp_job(d, site, steps, slow_ms)
+        compute, t0 = [], time.monotonic()
+        try:
+            while any(p.poll() is None for p in procs):
+                if time.monotonic() - t0 > 900:
+                    raise RuntimeError("the job did not end in 900 s")
+                if calibrate:
+                    top = json.loads(self.ctl(d, "--json", "top", "--ranks").stdout)
+                    c = [r["compute_ms"] for r in top.get("sections", []) if r["compute_ms"] > 0]
+                    steps_now = max([r.get("step") or 0 for r in top.get("roles", [])] or [0])
+                    if len(c) == WORLD and steps_now > steps // 2:
+                        compute = c
+                time.sleep(1.0)
+            codes = [p.wait() for p in procs]
+            if codes != [0] * WORLD:
+                raise RuntimeError("the job's ranks exited %s" % codes)
+            return self.windows(d), compute
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            self.stop_daemon(d)
+
+    def fig_straggler(self):
+        g = "12. synchronous straggler (8 ranks, gloo DDP on CPU)"
+        probe = subprocess.run([PY, "-c", "import torch"], capture_output=True, timeout=120)
+        if probe.returncode != 0:
+            self.not_run("straggler", "PyTorch does not import under %s" % PY)
+            return
+        steps = self.reps(1000, 200)
+        t0 = time.monotonic()
+        wins, compute = self.job_run("strag-healthy", steps, calibrate=True)
+        healthy_s = time.monotonic() - t0
+        if not compute:
+            raise RuntimeError("no section times from the healthy job")
+        unit = statistics.median(compute)
+        self.row("strag.false_pos", g, "false positives over %d healthy steps" % steps, "windows",
+                 [len(wins)], target="0", status="PASS" if not wins else "MISS",
+                 note="trigger defaults (score 0.75, 3 steps), every hit a window; %.0f s" % healthy_s,
+                 reason="; ".join(w.get("source") or "" for w in wins[:2]), fmt="int")
+        self.row("strag.compute", g, "healthy compute per step (median over the ranks)", "ms",
+                 compute)
+        fractions = [1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]
+        named, tried = None, []
+        for f in fractions:
+            slow_ms = f * unit
+            wins, _ = self.job_run("strag-%g" % f, SLOW_FROM + WITHIN + 15, slow_ms=slow_ms)
+            hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
+                   w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
+            wrong = [w for w in wins if w not in hit]
+            ok = bool(hit) and hit[0]["first_step"] - SLOW_FROM <= WITHIN and not wrong
+            tried.append("%g: %s" % (f, ("named, window from step %d" % hit[0]["first_step"]) if ok
+                                     else "wrong rank" if wrong else "not named"))
+            log("straggler %g of compute (%.2f ms): %s" % (f, slow_ms, tried[-1]))
+            if not ok:
+                break
+            named = f
+        self.row("strag.sensitivity", g, "smallest compute slowdown of 1 rank named within %d "
+                 "steps" % WITHIN, "%", [named * 100 if named is not None else float("nan")],
+                 target="<= 10 %", status="PASS" if named is not None and named <= 0.1 else "MISS",
+                 note="; ".join(tried), reason="tried: " + "; ".join(tried))
