@@ -315,6 +315,20 @@ static size_t role_straggler(const pd_score_role_t *ro, double threshold, bool *
     if (!*comm_known || 2 * (ow - w->med_us[PD_SEC_COMM]) < excess || 100 * excess < ostep) {
         return ro->n;
     }
+    /* and it stands out of the others' own spread: its excess is over
+     * PD_SCORES_MADS times their median absolute deviation (a job whose
+     * ranks share too few cores has compute times all over the place) */
+    int64_t dev[256];
+    size_t nd = 0;
+    for (size_t i = 0; i < ro->n && nd < 256; i++) {
+        int64_t x = ro->ranks[i].med_us[PD_SEC_COMPUTE];
+        if (i != worst && x >= 0) {
+            dev[nd++] = x > oc ? x - oc : oc - x;
+        }
+    }
+    if (nd > 0 && excess <= PD_SCORES_MADS * lower_median(dev, nd)) {
+        return ro->n;
+    }
     return worst;
 }
 

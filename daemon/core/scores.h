@@ -25,11 +25,14 @@
  * compute relative score is the role's lowest and below `threshold`, and
  * the role's other ranks wait (comm, which must have been measured) longer
  * than it by at least half its compute's excess over theirs (their
- * median), that excess being at least 1 % of their step time. Pure: fed by
- * the history. Loop thread only.
+ * median), that excess being at least 1 % of their step time and over
+ * PD_SCORES_MADS times the median absolute deviation of their computes.
+ * Pure: fed by the history. Loop thread only.
  */
 #ifndef PD_SCORES_H
 #define PD_SCORES_H
+
+#define PD_SCORES_MADS 4 /* a straggler's excess: over this many MADs of the others' compute */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -310,6 +310,38 @@ static void test_scores_sync_floor(void **state)
     }
 }
 
+/* the others' own spread: an excess within 4 MADs of their computes is
+ * no straggler. Others' computes 30, 40, 50 (+ backward 0): median 40,
+ * deviations 10, 0, 10: MAD 10, so an excess must be over 40. */
+static void test_scores_sync_spread(void **state)
+{
+    (void)state;
+    static const int64_t slow_fwd[] = {80, 81};
+    for (int c = 0; c < 2; c++) {
+        pd_history_t h;
+        pd_history_init(&h, 64, 8, 16);
+        for (int r = 0; r < NR; r++) {
+            steps_in_t in;
+            for (int i = 0; i < 10; i++) {
+                in.step[i] = 1000;
+                in.bwd[i] = 0;
+                in.fwd[i] = r == 3 ? slow_fwd[c] : 30 + 10 * r;
+                in.comm[i] = r == 3 ? 10 : 200;
+            }
+            feed(&h, r, &in, 10);
+        }
+        pd_score_hit_t hit;
+        bool found = pd_scores_straggler(&h, 8, 0.75, 3, NULL, NULL, &hit);
+        assert_int_equal(found, c == 1);
+        if (found) {
+            assert_int_equal(hit.slow->rank, 3);
+            assert_int_equal(hit.peer->rank, 1); /* 40: the others' median */
+            near(hit.rel, 30.0 / 81.0);
+        }
+        pd_history_fini(&h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_scores_sync_straggler),
         cmocka_unit_test(test_scores_sync_filter),
         cmocka_unit_test(test_scores_sync_floor),
+        cmocka_unit_test(test_scores_sync_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
