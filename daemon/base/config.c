@@ -154,7 +154,7 @@ static const ckey_t keys[] = {
      offsetof(pd_config_t, n_straggler_roles), NULL, NULL, 0},
     {"triggers.straggler.factor", K_RATIO, 1001, 1000000, "2.0", F(straggler_factor), 0, NULL, NULL,
      0},
-    {"triggers.straggler.score", K_RATIO, 1, 999, "0.75", F(straggler_score), 0, NULL, NULL, 0},
+    {"triggers.straggler.score", K_RATIO, 1, 999, "0.9", F(straggler_score), 0, NULL, NULL, 0},
     {"triggers.straggler.consecutive", K_INT, 1, 10000, "3", F(straggler_consecutive), 0, NULL,
      NULL, 0},
     {"triggers.straggler.steps", K_INT, 1, 10000, "2", F(straggler_steps), 0, NULL, NULL, 0},

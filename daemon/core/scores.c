@@ -273,14 +273,12 @@ int pd_scores_rows(const pd_history_t *h, const char *job, int recent, size_t pe
 }
 
 /* The median of the role's ranks but `skip` for section k (-1 none known). */
-#define PD_SEC_STEP PD_SECS /* others_median's: the step time */
-
 static int64_t others_median(const pd_score_role_t *ro, size_t skip, int k)
 {
     int64_t v[256];
     size_t n = 0;
     for (size_t i = 0; i < ro->n && n < 256; i++) {
-        int64_t x = k == PD_SEC_STEP ? ro->ranks[i].step_us : ro->ranks[i].med_us[k];
+        int64_t x = ro->ranks[i].med_us[k];
         if (i != skip && x >= 0) {
             v[n++] = x;
         }
@@ -310,9 +308,9 @@ static size_t role_straggler(const pd_score_role_t *ro, double threshold, bool *
         return ro->n;
     }
     /* they wait for it: their wait exceeds its own by half its excess,
-     * which is no rounding error: at least 1 % of their step time */
-    int64_t excess = w->med_us[PD_SEC_COMPUTE] - oc, ostep = others_median(ro, worst, PD_SEC_STEP);
-    if (!*comm_known || 2 * (ow - w->med_us[PD_SEC_COMM]) < excess || 100 * excess < ostep) {
+     * which is worth a window: at least 5 % of their compute */
+    int64_t excess = w->med_us[PD_SEC_COMPUTE] - oc;
+    if (!*comm_known || 2 * (ow - w->med_us[PD_SEC_COMM]) < excess || 20 * excess < oc) {
         return ro->n;
     }
     /* and it stands out of the others' own spread: its excess is over

@@ -25,7 +25,7 @@
  * compute relative score is the role's lowest and below `threshold`, and
  * the role's other ranks wait (comm, which must have been measured) longer
  * than it by at least half its compute's excess over theirs (their
- * median), that excess being at least 1 % of their step time and over
+ * median), that excess being at least 5 % of their compute and over
  * PD_SCORES_MADS times the median absolute deviation of their computes.
  * Pure: fed by the history. Loop thread only.
  */

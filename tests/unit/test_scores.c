@@ -282,11 +282,11 @@ static void test_scores_sync_filter(void **state)
     pd_history_fini(&h);
 }
 
-/* an excess under 1 % of the others' step time is no straggler */
+/* an excess under 5 % of the others' compute is no straggler */
 static void test_scores_sync_floor(void **state)
 {
     (void)state;
-    for (int64_t extra = 900; extra <= 1000; extra += 100) {
+    for (int64_t extra = 1900; extra <= 2000; extra += 100) {
         pd_history_t h;
         pd_history_init(&h, 64, 8, 16);
         for (int r = 0; r < NR; r++) {
@@ -301,10 +301,10 @@ static void test_scores_sync_floor(void **state)
         }
         pd_score_hit_t hit;
         bool found = pd_scores_straggler(&h, 8, 0.999, 3, NULL, NULL, &hit);
-        assert_int_equal(found, extra == 1000);
+        assert_int_equal(found, extra == 2000);
         if (found) {
             assert_int_equal(hit.slow->rank, 3);
-            near(hit.rel, 40000.0 / 41000.0);
+            near(hit.rel, 40000.0 / 42000.0);
         }
         pd_history_fini(&h);
     }
