@@ -36,6 +36,10 @@
 
 #include "bench_util.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pipeline0/push.h>
 
@@ -181,6 +185,56 @@ static void bench_nng_send(int reps, double *out)
     unlink(url + 6);
 }
 
+/* ---- the clocks a step event could be stamped with ---- */
+
+#define CLOCK_READS 1000000
+
+enum { CK_TSC, CK_MONO, CK_COARSE };
+
+__attribute__((noinline)) static uint64_t clock_read(int which)
+{
+    struct timespec ts;
+#if defined(__x86_64__) || defined(__i386__)
+    if (which == CK_TSC) {
+        return __rdtsc();
+    }
+#endif
+    clock_gettime(which == CK_COARSE ? CLOCK_MONOTONIC_COARSE : CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ns per read of one clock (rdtsc; the vDSO's CLOCK_MONOTONIC and
+ * CLOCK_MONOTONIC_COARSE), each read kept; -1 for rdtsc off x86. */
+static void bench_clock(int which, int reps, double *out)
+{
+    uint64_t sink = 0;
+#if !defined(__x86_64__) && !defined(__i386__)
+    if (which == CK_TSC) {
+        for (int r = 0; r < reps; r++) {
+            out[r] = -1;
+        }
+        return;
+    }
+#endif
+    for (int r = 0; r < reps; r++) {
+        int64_t t0 = bench_now_ns();
+        for (int i = 0; i < CLOCK_READS; i++) {
+            sink += clock_read(which);
+        }
+        out[r] = (double)(bench_now_ns() - t0) / CLOCK_READS;
+    }
+    __asm__ volatile("" : : "r"(sink));
+}
+
+/* The resolution of CLOCK_MONOTONIC_COARSE (ns): what step times were
+ * quantised to when events were stamped with it. */
+static int64_t coarse_res_ns(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* ---- a backend that does nothing: the cost measured is profd's ---- */
 
 static int noop_cb(const profd_capture_t *cap, void *user, char *reason, size_t len)
@@ -301,6 +355,11 @@ int main(int argc, char **argv)
         bench_die("usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]");
     }
     double empty[100], nngs[100], idle[100], capture[100], nodaemon[100];
+    double ck_tsc[100], ck_mono[100], ck_coarse[100], idle_tsc[100], idle_mono[100];
+
+    bench_clock(CK_TSC, reps, ck_tsc);
+    bench_clock(CK_MONO, reps, ck_mono);
+    bench_clock(CK_COARSE, reps, ck_coarse);
 
     /* the baselines */
     g_begin = empty_step;
@@ -391,6 +450,21 @@ int main(int argc, char **argv)
     }
     profd_close(c);
 
+    /* the same, no capture due, with each event clock forced (clock.h) */
+    static const char *const forced[] = {"tsc", "monotonic"};
+    double *forced_out[] = {idle_tsc, idle_mono};
+    for (int i = 0; i < 2; i++) {
+        setenv("PROFD_CLOCK", forced[i], 1);
+        if (profd_open(&c, &o) != 0 || bench_wait_connected(c, 10000) != 0) {
+            bench_die("profd_open with PROFD_CLOCK=%s failed", forced[i]);
+        }
+        unsetenv("PROFD_CLOCK");
+        int64_t s2 = 1, p2 = 0;
+        measure(c, &s2, &p2, 1, BETWEEN_DRAIN, forced_out[i]); /* warm up */
+        measure(c, &s2, &p2, reps, BETWEEN_DRAIN, forced_out[i]);
+        profd_close(c);
+    }
+
     /* no daemon: the fail-open path */
     o.url = "ipc:///nonexistent-profd-bench/worker.sock";
     if (profd_open(&lone, &o) != 0) {
@@ -406,6 +480,12 @@ int main(int argc, char **argv)
     print_array("idle_pair_ns", idle, reps);
     print_array("capture_pair_ns", capture, reps);
     print_array("nodaemon_pair_ns", nodaemon, reps);
+    print_array("idle_pair_tsc_ns", idle_tsc, reps);
+    print_array("idle_pair_monotonic_ns", idle_mono, reps);
+    print_array("clock_tsc_ns", ck_tsc, reps);
+    print_array("clock_monotonic_ns", ck_mono, reps);
+    print_array("clock_coarse_ns", ck_coarse, reps);
+    printf("  \"clock_coarse_res_ns\": %" PRId64 ",\n", coarse_res_ns());
     printf("  \"pairs_per_rep\": %d,\n", BATCHES * BATCH);
     if (idle_sys >= 0 && cap_sys >= 0) {
         print_counts("syscalls_idle_batches", idle_b, SYSCALL_BATCHES);

@@ -221,6 +221,19 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  note="e2e capture open over the steps; no-op backend")
         self.row("hotpath.c_nodaemon", g, "profd_step_begin+end, no daemon (fail-open)", "ns",
                  r["nodaemon_pair_ns"])
+        self.row("hotpath.c_idle_tsc", g, "profd_step_begin+end, no capture due, PROFD_CLOCK=tsc",
+                 "ns", r["idle_pair_tsc_ns"], note="events stamped with rdtsc (the default where "
+                 "the TSC is invariant and the kernel's clocksource)")
+        self.row("hotpath.c_idle_monotonic", g,
+                 "profd_step_begin+end, no capture due, PROFD_CLOCK=monotonic", "ns",
+                 r["idle_pair_monotonic_ns"], note="events stamped with the vDSO's CLOCK_MONOTONIC")
+        self.row("hotpath.clock_tsc", g, "one clock read: rdtsc", "ns", r["clock_tsc_ns"],
+                 note="a non-inlined call around it, as for the two below")
+        self.row("hotpath.clock_monotonic", g, "one clock read: clock_gettime(CLOCK_MONOTONIC)",
+                 "ns", r["clock_monotonic_ns"], note="vDSO, 1 ns resolution")
+        self.row("hotpath.clock_coarse", g, "one clock read: clock_gettime(CLOCK_MONOTONIC_COARSE)",
+                 "ns", r["clock_coarse_ns"], note="resolution %d us: the step events' clock "
+                 "before step times were exact" % (r["clock_coarse_res_ns"] // 1000))
         self.row("hotpath.empty", g, "baseline: empty function pair, same call", "ns", empty)
         self.row("hotpath.nng_send", g, "baseline: one nng_send, 24 B, ipc:// push", "ns", nng,
                  note="one event per step sent by the training thread itself")
