@@ -63,6 +63,7 @@ static void free_content(yt_node_t *n)
     }
     free(n->items);
     free(n->pairs);
+    free(n->hix);
     free(n->text);
     if ((n->flags & YT_F_REFOWN) && n->ref != NULL) {
         yt_free(n->ref);
@@ -112,6 +113,70 @@ int yt_seq_push(yt_node_t *seq, yt_node_t *v)
     return 0;
 }
 
+/* ---- a map's index by key: lookups in O(1), not a scan of every pair ---- */
+
+#define HIX_MIN 16 /* maps with fewer pairs are scanned */
+
+static size_t hix_hash(const char *k)
+{
+    size_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)k; *p; p++) {
+        h = (h ^ *p) * 1099511628211ull;
+    }
+    return h;
+}
+
+static void hix_insert(yt_node_t *map, size_t i)
+{
+    size_t mask = map->hcap - 1, s = hix_hash(map->pairs[i].key) & mask;
+    while (map->hix[s] != 0) {
+        s = (s + 1) & mask;
+    }
+    map->hix[s] = (uint32_t)(i + 1);
+}
+
+/* The index over every pair, in a table at most half full; false out of
+ * memory (lookups then scan). */
+static bool hix_build(yt_node_t *map)
+{
+    size_t cap = 64;
+    while (cap < 2 * map->n + 2) {
+        cap *= 2;
+    }
+    if (map->n >= UINT32_MAX / 2) {
+        return false;
+    }
+    uint32_t *t = calloc(cap, sizeof(*t));
+    if (t == NULL) {
+        return false;
+    }
+    free(map->hix);
+    map->hix = t;
+    map->hcap = cap;
+    for (size_t i = 0; i < map->n; i++) {
+        hix_insert(map, i);
+    }
+    map->hn = map->n;
+    return true;
+}
+
+/* Pair i (just appended) into the index, if there is one. */
+static void hix_add(yt_node_t *map, size_t i)
+{
+    if (map->hix == NULL || map->hn != i) {
+        return;
+    }
+    if (2 * (i + 1) + 2 > map->hcap) {
+        if (!hix_build(map)) {
+            free(map->hix);
+            map->hix = NULL;
+        }
+        return;
+    }
+    hix_insert(map, i);
+    map->hn = i + 1;
+}
+
 int yt_map_put(yt_node_t *map, const char *key, int line, int col, yt_node_t *v)
 {
     yt_pair_t *p = yt_map_pair(map, key);
@@ -129,12 +194,27 @@ int yt_map_put(yt_node_t *map, const char *key, int line, int col, yt_node_t *v)
     }
     v->parent = map;
     map->pairs[map->n++] = (yt_pair_t){.key = k, .line = line, .col = col, .value = v};
+    hix_add(map, map->n - 1);
     return 0;
 }
 
 yt_pair_t *yt_map_pair(const yt_node_t *map, const char *key)
 {
     if (map == NULL || map->type != YT_MAP) {
+        return NULL;
+    }
+    yt_node_t *m = (yt_node_t *)map; /* the index is a cache, not the map's value */
+    if (m->n >= HIX_MIN && (m->hix == NULL || m->hn != m->n)) {
+        hix_build(m);
+    }
+    if (m->hix != NULL && m->hn == m->n) {
+        size_t mask = m->hcap - 1;
+        for (size_t s = hix_hash(key) & mask; m->hix[s] != 0; s = (s + 1) & mask) {
+            yt_pair_t *p = &m->pairs[m->hix[s] - 1];
+            if (strcmp(p->key, key) == 0) {
+                return p;
+            }
+        }
         return NULL;
     }
     for (size_t i = 0; i < map->n; i++) {
@@ -162,6 +242,8 @@ bool yt_map_del(yt_node_t *map, const char *key)
     yt_free(p->value);
     memmove(&map->pairs[i], &map->pairs[i + 1], (map->n - i - 1) * sizeof(*p));
     map->n--;
+    free(map->hix); /* positions moved: made again by the next lookup */
+    map->hix = NULL;
     return true;
 }
 

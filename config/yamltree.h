@@ -82,6 +82,11 @@ struct yt_node {
     yt_node_t *parent; /* enclosing SEQ / MAP, NULL at the root */
     yt_node_t *from;   /* computed value: the interpolation it came from */
     yt_node_t *ref;    /* resolved value (YT_F_REF) */
+    /* MAP of many pairs: their index by key (open addressing, positions + 1,
+     * hcap slots, the first hn pairs in it), made by the first lookup and
+     * kept by yt_map_put; NULL until then, or after a deletion */
+    uint32_t *hix;
+    size_t hcap, hn;
 };
 
 /*

@@ -378,6 +378,55 @@ static void test_yamltree_invalid_utf8(void **state)
                  "t.yaml:1:4: YAML syntax error: invalid leading UTF-8 octet");
 }
 
+/* A map of many keys: lookups through its index agree with the pairs
+ * after puts, replacements, deletions and a node replaced (issue 28). */
+static void test_yamltree_many_keys(void **state)
+{
+    (void)state;
+    char key[32];
+    yt_node_t *m = yt_new(YT_MAP, 1, 1);
+    assert_non_null(m);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        assert_int_equal(yt_map_put(m, key, i + 1, 1, yt_scalar(key, strlen(key), true, 0, 0)), 0);
+        if (i % 500 == 0) { /* looked up while it grows */
+            assert_non_null(yt_map_get(m, "k0"));
+        }
+    }
+    assert_int_equal(m->n, 3000);
+    assert_int_equal(yt_map_put(m, "k7", 9, 9, yt_scalar("seven", 5, true, 0, 0)), 0);
+    assert_int_equal(m->n, 3000); /* replaced, not added */
+    assert_string_equal(yt_map_get(m, "k7")->text, "seven");
+    for (int i = 0; i < 3000; i += 2) {
+        snprintf(key, sizeof(key), "k%d", i);
+        assert_true(yt_map_del(m, key));
+    }
+    assert_int_equal(m->n, 1500);
+    for (int i = 0; i < 3000; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        yt_pair_t *p = yt_map_pair(m, key);
+        if (i % 2 == 0) {
+            assert_null(p);
+        } else {
+            assert_non_null(p);
+            assert_string_equal(p->key, key);
+            assert_string_equal(p->value->text, i == 7 ? "seven" : key);
+        }
+    }
+    assert_null(yt_map_get(m, "k3000"));
+    yt_node_t *other = yt_new(YT_MAP, 1, 1);
+    for (int i = 0; i < 100; i++) {
+        snprintf(key, sizeof(key), "o%d", i);
+        assert_int_equal(yt_map_put(other, key, 1, 1, yt_new(YT_NULL, 0, 0)), 0);
+    }
+    assert_non_null(yt_map_get(other, "o99"));
+    yt_replace(m, other); /* the index moves with its pairs */
+    assert_int_equal(m->n, 100);
+    assert_non_null(yt_map_get(m, "o42"));
+    assert_null(yt_map_get(m, "k1"));
+    yt_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_yamltree_structure_errors),
         cmocka_unit_test(test_yamltree_limits),
         cmocka_unit_test(test_yamltree_invalid_utf8),
+        cmocka_unit_test(test_yamltree_many_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
