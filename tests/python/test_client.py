@@ -194,7 +194,9 @@ class TestClientWithDaemon(profdtest.DaemonCase):
         c.step_begin(3)
         took = time.monotonic() - t0
         c.step_end(3)
-        self.assertLess(took, 0.3, "the step starting a 2 s exec command took %.3f s" % took)
+        # a relation, not a bound a loaded machine crosses: the step returns
+        # before the command it started could have ended
+        self.assertLess(took, 2.0, "the step starting a 2 s exec command took %.3f s" % took)
         self.steps(c, 4, 4)
         (cap,) = self.captures(job, wid, 0)
         self.assertEqual(cap["status"], "complete")
@@ -311,7 +313,8 @@ class TestClientWithoutDaemon(unittest.TestCase):
             t0 = time.monotonic()
             c.close()
             took = time.monotonic() - t0
-            self.assertLess(took, 0.5, "close() took %.3f s with no daemon" % took)
+            # less than the registration's own timeout (2 s) it must not wait for
+            self.assertLess(took, 2.0, "close() took %.3f s with no daemon" % took)
 
 
 if __name__ == "__main__":

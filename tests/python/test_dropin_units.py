@@ -132,7 +132,13 @@ class TestRolesAcrossNodes(unittest.TestCase):
             hyb = profd.Client(role="actor", rank=0, job="multi", url=url, backend=Recorder(),
                                roles=["rollout", "ref"], host="hv")
             profdtest.wait_connected(hyb)
-            time.sleep(0.3)  # the node's roster reaches the coordinator: hyb is the first member
+            # the node's roster reaches the coordinator: hyb is the first member
+            # (waited for, not slept for: the roster's order is the point)
+            deadline = time.monotonic() + 30
+            while len(json.loads(coord.ctl("--json", "status", "--job", "multi").stdout)["ranks"]) != 1:
+                self.assertLess(time.monotonic(), deadline,
+                                "hyb not at the coordinator within 30 s: " + coord.ctl("status").stdout)
+                time.sleep(0.02)
             crit = profd.Client(role="critic", rank=0, job="multi", url=url, backend=Recorder(), host="hv")
             profdtest.wait_connected(crit)
             deadline = time.monotonic() + 10
