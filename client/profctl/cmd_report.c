@@ -51,13 +51,14 @@ static int run_report(ctl_t *c, int argc, char **argv)
 }
 
 const ctl_command_t ctl_cmd_report = {
-    "report", run_report, "write a window's report.html and steps.json; print the path",
+    "report", run_report, "write a window's report.html again from its record; print the path",
     "usage: profctl report ID\n"
     "\n"
-    "Write report.html and steps.json into window ID's folder again, with the step times\n"
-    "the daemon holds now (the window's steps and the ones around it), and print the path\n"
-    "of report.html. A window gets both when its manifest is written; run this later to\n"
-    "see the steps after it too. report.html is one self-contained page (no network):\n"
+    "Write report.html into window ID's folder again from the window's record of step\n"
+    "times (its steps.json, checked against what the window's end wrote: never rebuilt\n"
+    "from the daemon's live history, so the same bytes later and after a restart), and\n"
+    "print the path of report.html. A window gets both when its manifest is written.\n"
+    "report.html is one self-contained page (no network):\n"
     "a rank x step heatmap of step times, each role's phase breakdown, the slowest ranks\n"
     "against their role's median and the window's captures with their status.\n"
     "\n"
