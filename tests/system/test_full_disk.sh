@@ -42,10 +42,14 @@ tree_parts() { find "$fs/save/full" -name '*.part' 2>/dev/null | grep -v '/manif
 
 # ---- 1. the disk fills while a window waits for its last capture -----------
 s=$(($(step) + 30))
-ctl start --job full --steps "$s:$((s + 4))" --tool sim >"$tmp/w1.txt" || fail "start 1"
+# 20 steps (2 s): a loaded machine still stops rank 1 inside the window
+ctl start --job full --steps "$s:$((s + 20))" --tool sim >"$tmp/w1.txt" || fail "start 1"
 w1=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w1.txt")
-for _ in $(seq 400); do [ "$(step)" -ge $((s + 1)) ] && break; sleep 0.01; done
+in_window() { [ "$(step)" -ge $((s + 1)) ]; }
+wait_until "rank 1 inside window 1 (step $((s + 1)))" 60 in_window
 kill -STOP "$rank1" # inside the window, its trace begun
+at=$(step)
+[ "$at" -lt $((s + 19)) ] || fail "rank 1 was stopped at step $at, after window 1 (nothing to test)"
 for _ in $(seq 400); do
   [ "$(ctl --json windows "$w1" | json 'd["windows"][0]["reported"]')" = 1 ] && break
   sleep 0.05
