@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-# Benchmarks: profd against the targets of DESIGN.md section 6 and against
+# Benchmarks: profd against its speed targets (RESULTS.md) and against
 # what users would do instead (an empty call, nng_send, cp -r, a raw TCP
 # stream, training without profd). Installs what it needs (deploy/deps.sh),
 # builds into build-bench/ (Release, no sanitizers) and runs

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /*
- * The manifest record of a finished window (DESIGN 3.4): its steps, roles,
+ * The manifest record of a finished window (manifest.json): its steps, roles,
  * tool, mode, settings and warnings, and every member's captures sorted by
  * role, phase, rank, replica and first step. Pure: the caller encodes and
  * writes it.

@@ -10,7 +10,7 @@ processes of /usr/bin/python3, interleaved so that load drifts hit all alike:
 present and PROFD_AUTO unset (the baseline: the .pth's line only reads the
 environment) and with PROFD_AUTO=1. The cost is the p10 of each with
 PROFD_AUTO=1 less the p10 of its baseline (method.md: a target is met when
-the p10 meets it). The target (DESIGN.md section 6) is on `-c pass`; the cost
+the p10 meets it). The target is on `-c pass`; the cost
 on `import torch` (the integrations' hooks installed there, and the
 optimizer patch) is reported."""
 

@@ -147,7 +147,7 @@ def write_md(path, b, meta):
              "load average (1, 5, 15 min) is read at the start of every figure; where the "
              "1-minute one was over 1 per core, the figure's rows say so.")
     L.append("")
-    L.append("## Against DESIGN.md section 6")
+    L.append("## Against the targets")
     L.append("")
     L.append("| target | figure | median | p99 | spread | status | judged on | load at start "
              "| reason known so far |")

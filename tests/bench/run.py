@@ -1,9 +1,7 @@
-# SPDX-License-Identifier: Apache-2.0
-# Copyright The profd authors
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-"""profd benchmarks: measure profd against the targets of DESIGN.md section 6
+"""profd benchmarks: measure profd against its speed targets (RESULTS.md's target column)
 and against what users would do instead, on this machine, now.
 
 Starts its own daemons (sockets and data in fresh temporary folders), runs

@@ -247,7 +247,7 @@ PROFD_API int profd_substep(profd_client_t *c);
  */
 PROFD_API int profd_set_backend(profd_client_t *c, const profd_backend_t *b, void *user);
 
-/* Built-in backends (DESIGN.md 3.1). */
+/* Built-in backends: the tools "sim" and "exec" (docs/profiling-config.md). */
 /* sim: writes a synthetic Chrome-trace JSON of settings "bytes" (default
  * 64 KiB) per recorded span: trace-<step>[-<part>].json. */
 PROFD_API const profd_backend_t *profd_backend_sim(void);
