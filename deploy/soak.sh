@@ -6,7 +6,9 @@
 # loop of on-demand windows while an injector kill -9s and restarts node
 # daemons and the coordinator, SIGSTOPs a daemon for 15 s, kills workers,
 # fills and frees the save_path file system (root: a tmpfs of its own) and
-# sends malformed and hostile requests; then it reports windows and
+# sends malformed and hostile requests (four 50 MB requests at once among
+# them), puts a sparse file into a gathered capture folder for retention
+# and a forged window record into a node journal; then it reports windows and
 # captures (lost ones must be 0), tree entries without a complete capture
 # (must be 0), the training thread's longest profd call and the daemons'
 # memory. tests/bench/soak.py does the work.
@@ -27,7 +29,7 @@ for a in "$@"; do
   --quick) full=0 args+=("$a") ;;
   --minutes | --seed | --keep | [0-9]*) args+=("$a") ;;
   --help | -h)
-    sed -n '4,19p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '4,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)

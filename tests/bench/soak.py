@@ -17,7 +17,14 @@ a coordinator, all on loopback) runs a loop of on-demand windows
   - sends malformed and hostile requests to both sockets of a daemon:
     garbage, a string holding NUL, integers of +-9.2e18, a request 5 times
     the size limit, an unknown type, another process registering as a
-    worker, steps for a client of another process.
+    worker, steps for a client of another process, and four 50 MB
+    requests at once (streamed: cut before they are read);
+  - puts a sparse file (100 GiB apparent, no block) into a gathered capture
+    folder, for retention's next pass (retention on: half the file
+    system), and removes it 5 s later;
+  - kill -9s a node daemon, appends a forged `done` window to its journal
+    naming a folder outside its save_path (a canary file in it), starts it
+    again and checks 5 s later that the canary is still there.
 Then the faults stop, every daemon runs, and the windows are given time to
 finish. Reported: windows requested / done / marked (cancelled, failed);
 captures complete / failed / missed / truncated with their reasons;
@@ -47,6 +54,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(os.path.dirname(HERE))
 NNGREQ = os.path.join(SRC, "tests", "system", "nngreq.py")
+RAWSP = os.path.join(SRC, "tests", "security", "rawsp.py")
 
 
 def now():
@@ -161,9 +169,12 @@ class Soak:
             # a free-disk floor for a 768 MiB file system (the 1 GiB default
             # refuses every start there) and no retention (a pruned window's
             # captures would read as lost: every manifest is counted)
+            # retention by size stays on (half the file system, far above
+            # what the windows hold) so that the sparse file has a pass to
+            # fool
             f.write("limits:\n  max_msg_bytes: 256KiB\n  client_timeout_ms: 10000\n"
                     "  min_free_bytes: 16MiB\n"
-                    "retention:\n  max_fraction: 0\n  max_age_hours: 0\n"
+                    "retention:\n  max_fraction: 0.5\n  max_age_hours: 0\n"
                     "coordinator:\n  node_timeout_ms: 20000\n")
         self.coord = Daemon(self, "coordinator",
                             [self.profd, "--config", conf, "--coordinator-listen",
@@ -333,13 +344,91 @@ class Soak:
             m = re.search(r'"name":"([A-Z]+)"', out)
             self.hostile[f"{what}: {m.group(1) if m else out[:40] or 'no reply'}"] += 1
 
+    def capture_dirs(self):
+        """Gathered capture folders (with a file) of finished windows in the
+        node daemons' and the coordinator's trees."""
+        out = []
+        for d in [self.coord] + self.nodes:
+            root = d.args[d.args.index("--save-path") + 1]
+            for dirpath, _, files in os.walk(root):
+                if ".spool" in dirpath or "tensorboard" in dirpath:
+                    continue
+                if any(f.endswith(".pt.trace.json") for f in files):
+                    out.append(dirpath)
+        return out
+
+    def fault_sparse(self):
+        dirs = self.capture_dirs()
+        if not dirs:
+            self.event("sparse file: no gathered capture yet")
+            return
+        path = os.path.join(self.rng.choice(dirs), "sparse.bin")
+        with open(path, "wb") as f:
+            f.truncate(100 << 30)
+        self.event(f"sparse file of 100 GiB in {os.path.dirname(path)}")
+        # a window finishing runs a pass; one runs a second after a restart too
+        time.sleep(5)
+        os.unlink(path)
+        self.hostile["sparse file: removed after 5 s"] += 1
+
+    def fault_forged_journal(self):
+        n = self.rng.choice(self.nodes)
+        save = n.args[n.args.index("--save-path") + 1]
+        journal = os.path.join(save, f".profd-{n.name}.journal")
+        n.kill9()
+        self.event(f"kill -9 {n.name} (a forged journal record)")
+        rec = None
+        try:
+            for line in open(journal, encoding="utf-8", errors="replace"):
+                if line.startswith('{"kind":"window"'):
+                    rec = line
+        except OSError:
+            pass
+        canary = None
+        if rec:
+            w = json.loads(rec)
+            win = w["window"]
+            # a folder outside save_path whose root is as long as save_path
+            decoy = save[:-1] + ("X" if save[-1] != "X" else "Y")
+            forged = os.path.join(decoy, win["job"], win["name"])
+            os.makedirs(forged, exist_ok=True)
+            canary = os.path.join(forged, "canary")
+            with open(canary, "w") as f:
+                f.write("keep\n")
+            old = time.time() - 90 * 86400
+            os.utime(canary, (old, old))
+            win.update(id=900000 + self.faults["forged_journal"], state="done",
+                       dir=forged, root_len=len(decoy), mirror=False, forwarded=True)
+            win["pruned"] = None
+            win["members"] = []
+            win["incoming"] = []
+            win.pop("remote_id", None)
+            with open(journal, "a") as f:
+                f.write(json.dumps(w, separators=(",", ":")) + "\n")
+        time.sleep(self.rng.uniform(0.5, 2))
+        n.start()
+        self.event(f"{n.name} started again on a forged journal")
+        if canary:
+            time.sleep(5)
+            kept = os.path.exists(canary)
+            self.hostile[f"forged journal record outside save_path: "
+                         f"{'canary kept' if kept else 'CANARY DELETED'}"] += 1
+
+    def big_requests(self, d):
+        p = subprocess.run([sys.executable, RAWSP, "big", d.worker_url(), str(50_000_000), "4"],
+                           capture_output=True, text=True, timeout=120)
+        cut = p.stdout.strip() or p.stderr.strip()[:40]
+        self.hostile[f"4 requests of 50 MB at once: {cut} of 4 cut"] += 1
+
     def fault_hostile(self):
         d = self.rng.choice(self.nodes)
         self.hostile_requests(d)
+        self.big_requests(d)
         self.event(f"hostile requests to {d.name}")
 
     def injector(self, until):
-        faults = [self.fault_kill_node, self.fault_hostile, self.fault_kill_worker,
+        faults = [self.fault_kill_node, self.fault_hostile, self.fault_sparse,
+                  self.fault_forged_journal, self.fault_kill_worker,
                   self.fault_kill_coordinator, self.fault_fill, self.fault_stall,
                   self.fault_hostile, self.fault_kill_node]
         i = 0
