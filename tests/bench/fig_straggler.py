@@ -80,11 +80,10 @@ class StragglerFigures:
             while any(p.poll() is None for p in procs):
                 if time.monotonic() - t0 > 900:
                     raise RuntimeError("the job did not end in 900 s")
-                if calibrate:
+                if calibrate:  # the newest full set of compute medians
                     top = json.loads(self.ctl(d, "--json", "top", "--once", "--ranks").stdout)
                     c = [r["compute_ms"] for r in top.get("sections", []) if r["compute_ms"] > 0]
-                    steps_now = max([r.get("step") or 0 for r in top.get("roles", [])] or [0])
-                    if len(c) == WORLD and steps_now > steps // 2:
+                    if len(c) == WORLD:
                         compute = c
                 time.sleep(1.0)
             codes = [p.wait() for p in procs]

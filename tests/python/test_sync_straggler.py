@@ -271,6 +271,25 @@ class TestSyncStraggler(unittest.TestCase):
             self.assertTrue(os.path.exists(os.path.join(wdir, rel)), rel)
             self.assertIn('href="%s"' % rel, p.stdout)
 
+    def test_traces_carry_distributed_info(self):
+        """As Kineto writes it (pytorch/kineto@114171dfba6867d2a898634670d9a3197dbb9595,
+        output_json.cpp metadataToJSON of torch.profiler's _get_distributed_info):
+        a top-level "distributedInfo" {backend, rank, world_size}."""
+        j = self.job
+        man = j.d.manifest(JOB, j.windows[0]["id"])
+        wdir = j.d.window_dir(JOB, j.windows[0]["id"])
+        seen = 0
+        for c in man["captures"]:
+            for f in c["files"]:
+                if f["path"].endswith(".pt.trace.json"):
+                    with open(os.path.join(wdir, c["dir"], f["path"])) as fh:
+                        doc = json.load(fh)
+                    self.assertEqual(doc["distributedInfo"], {"backend": "gloo", "rank": c["rank"],
+                                                              "world_size": WORLD})
+                    self.assertGreater(len(doc["traceEvents"]), 100)
+                    seen += 1
+        self.assertEqual(seen, 2)
+
 
 class TestWithoutSections(unittest.TestCase):
     """main before the sections: step times only. The trigger stays silent."""

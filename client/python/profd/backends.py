@@ -152,10 +152,11 @@ class _TorchRun:
         doc = M.read_markers(self.cap)
         worker = M.worker_name(self.cap, doc)
         complete = doc is not None
+        dist = M.dist_info(self.torch)
         while self.raws:
             raw, mono = self.raws.pop(0)
             final = M.trace_file(self.cap.dir, worker, self.gz)
-            complete &= M.finish_trace(raw, final, self.gz, doc, mono, rename_steps=self.scheduled)
+            complete &= M.finish_trace(raw, final, self.gz, doc, mono, rename_steps=self.scheduled, dist=dist)
         if complete:
             _unlink(M.markers_path(self.cap))  # in every trace: no sidecar needed
 

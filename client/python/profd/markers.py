@@ -143,12 +143,46 @@ def _marker_events(markers, shift, pid, rename_steps):
     return out
 
 
-def finish_trace(raw, final, gz, markers, sync_mono, rename_steps=False):
+def _with_dist_info(head, dist_info):
+    """The trace's first bytes with a top-level "distributedInfo" (as Kineto
+    writes it: pytorch/kineto@114171dfba6867d2a898634670d9a3197dbb9595
+    libkineto/src/output_json.cpp, ChromeTraceLogger::metadataToJSON, of
+    the metadata torch.profiler adds, torch/profiler/profiler.py
+    _get_distributed_info: backend, rank, world_size), and what the file's
+    end needs then. A trace that has one, or whose start is not a trace,
+    is left as it is. A bare array becomes {"distributedInfo": ...,
+    "traceEvents": [...]}."""
+    if dist_info is None or b'"distributedInfo"' in head:
+        return head, b""
+    info = json.dumps(dist_info, separators=(", ", ": ")).encode()
+    m = re.match(rb"\s*\[", head)
+    if m is not None:
+        return b'{"distributedInfo": ' + info + b', "traceEvents": ' + head, b"}\n"
+    m = re.match(rb"\s*\{", head)
+    if m is not None:
+        return head[: m.end()] + b'\n  "distributedInfo": ' + info + b"," + head[m.end() :], b""
+    return head, b""
+
+
+def dist_info(torch):
+    """torch.distributed's backend, rank and world size, as torch.profiler
+    records them for Kineto; None when it is not initialized."""
+    dist = getattr(torch, "distributed", None)
+    try:
+        if dist is None or not dist.is_available() or not dist.is_initialized():
+            return None
+        return {"backend": str(dist.get_backend()), "rank": dist.get_rank(), "world_size": dist.get_world_size()}
+    except Exception:
+        return None
+
+
+def finish_trace(raw, final, gz, markers, sync_mono, rename_steps=False, dist=None):
     """Write `final` (gzip-compressed when gz) from the exported trace `raw`
     with the markers at the start of its events, moved onto its clock by
     its profd::sync event, as <final>.part renamed when complete. Without a
-    sync event or markers the trace is kept as it is. Returns whether the
-    markers went in. `raw` is removed."""
+    sync event or markers the trace is kept as it is. `dist`: the
+    distributedInfo to add when the trace has none (dist_info()). Returns
+    whether the markers went in. `raw` is removed."""
     found = _sync_event(raw) if markers and sync_mono is not None else None
     events = []
     if found is not None:
@@ -158,7 +192,7 @@ def finish_trace(raw, final, gz, markers, sync_mono, rename_steps=False):
     opener = (lambda p: gzip.open(p, "wb", compresslevel=6)) if gz else (lambda p: open(p, "wb"))
     try:
         with open(raw, "rb") as fi, opener(tmp) as fo:
-            head = fi.read(_CHUNK)
+            head, tail = _with_dist_info(fi.read(_CHUNK), dist)
             where = _insertion(head) if events else None
             if where is None:
                 fo.write(head)
@@ -168,6 +202,7 @@ def finish_trace(raw, final, gz, markers, sync_mono, rename_steps=False):
                 fo.write(b"\n" + ",\n".join(events).encode() + (b"\n" if empty else b",\n"))
                 fo.write(head[at:])
             shutil.copyfileobj(fi, fo, _CHUNK)
+            fo.write(tail)
         os.replace(tmp, final)
     except BaseException:
         try:
