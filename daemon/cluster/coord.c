@@ -560,6 +560,9 @@ pd_coord_t *pd_coord_new(pd_node_t *n, void (*changed)(void *arg), void *arg)
     return c;
 }
 
+/* Connections of node daemons at most (two a node). */
+#define PD_COORD_MAX_CONNS 65536
+
 int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
 {
     pd_node_t *n = c->n;
@@ -568,8 +571,10 @@ int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
     pd_rep_opts_t ro = {
         .url = cfg->coordinator_listen,
         .max_msg = (size_t)cfg->max_msg_bytes + (size_t)cfg->chunk_bytes,
-        .max_conns = (int)cfg->max_connections,
-        .max_conns_per_peer = (int)cfg->max_connections_per_peer,
+        /* nodes hold two connections each, many from one address behind a
+         * NAT or on one host (the scale bench): only a total, far above
+         * limits.max_connections; they are authenticated (TLS) */
+        .max_conns = PD_COORD_MAX_CONNS,
         .initial = 8,
         .max_contexts = (int)cfg->max_node_requests,
         .tls = &tls,
