@@ -22,6 +22,7 @@
 
 typedef struct fixture {
     pd_node_t n;
+    pd_config_t cfg;
     pd_windows_t ws;
     pd_history_t h;
     pd_straggler_t s;
@@ -45,6 +46,9 @@ static void fixture_init(fixture_t *f)
     f->n.strag = &f->s;
     f->n.reg = &f->reg;
     f->n.name = "node1";
+    pd_config_defaults(&f->cfg);
+    f->n.cfg = &f->cfg;
+    f->n.save_path = "/tmp";
 }
 
 static void fixture_fini(fixture_t *f)
