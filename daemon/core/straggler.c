@@ -143,18 +143,61 @@ static bool role_check(const pd_straggler_t *s, const pd_history_t *h, const can
     return true;
 }
 
+/* With no job configured: the job's own rate limit and budget allow a hit
+ * at now_ms (a job not fired for yet always may). */
+static bool job_allowed(const pd_straggler_t *s, const char *job, int64_t now_ms)
+{
+    const pd_straggler_cfg_t *c = &s->cfg;
+    if (c->job[0]) {
+        return true; /* one job: the global gates are its own */
+    }
+    for (int i = 0; i < s->njobs; i++) {
+        const pd_straggler_job_t *j = &s->jobs[i];
+        if (strcmp(j->job, job) == 0) {
+            return (j->last_ms == PP_NONE || now_ms - j->last_ms >= c->interval_ms) &&
+                   (c->max_bytes == 0 || j->bytes < c->max_bytes);
+        }
+    }
+    return true;
+}
+
+static pd_straggler_job_t *job_entry(pd_straggler_t *s, const char *job)
+{
+    int oldest = 0;
+    for (int i = 0; i < s->njobs; i++) {
+        if (strcmp(s->jobs[i].job, job) == 0) {
+            return &s->jobs[i];
+        }
+        if (s->jobs[i].last_ms < s->jobs[oldest].last_ms) {
+            oldest = i;
+        }
+    }
+    pd_straggler_job_t *j = s->njobs < PD_STRAGGLER_JOBS ? &s->jobs[s->njobs++] : &s->jobs[oldest];
+    memset(j, 0, sizeof(*j));
+    snprintf(j->job, sizeof(j->job), "%s", job);
+    j->last_ms = PP_NONE;
+    return j;
+}
+
+typedef struct watch_ctx {
+    const pd_straggler_t *s;
+    int64_t now_ms;
+} watch_ctx_t;
+
 static bool watched(const pd_hist_rank_t *r, void *arg)
 {
-    return role_watched(arg, r);
+    const watch_ctx_t *w = arg;
+    return role_watched(&w->s->cfg, r) && job_allowed(w->s, r->job, w->now_ms);
 }
 
 /* The section rule (scores.h). */
-static bool sync_check(const pd_straggler_t *s, const pd_history_t *h, pd_straggler_hit_t *hit)
+static bool sync_check(const pd_straggler_t *s, const pd_history_t *h, int64_t now_ms,
+                       pd_straggler_hit_t *hit)
 {
     const pd_straggler_cfg_t *c = &s->cfg;
     pd_score_hit_t sh;
-    if (!pd_scores_straggler(h, PD_HIST_RECENT, c->score, c->consecutive, watched, (void *)c,
-                             &sh)) {
+    watch_ctx_t w = {s, now_ms};
+    if (!pd_scores_straggler(h, PD_HIST_RECENT, c->score, c->consecutive, watched, &w, &sh)) {
         return false;
     }
     hit->slow = sh.slow;
@@ -177,9 +220,10 @@ bool pd_straggler_check(const pd_straggler_t *s, const pd_history_t *h, int64_t 
                         pd_straggler_hit_t *hit)
 {
     const pd_straggler_cfg_t *c = &s->cfg;
+    bool one_job = c->job[0] != '\0'; /* else the gates below hold per job */
     if (!s->armed || s->live || c->consecutive < 1 || c->factor <= 0 ||
-        (s->last_ms != PP_NONE && now_ms - s->last_ms < c->interval_ms) ||
-        (c->max_bytes > 0 && s->bytes >= c->max_bytes) || h->n < 2) {
+        (one_job && s->last_ms != PP_NONE && now_ms - s->last_ms < c->interval_ms) ||
+        (one_job && c->max_bytes > 0 && s->bytes >= c->max_bytes) || h->n < 2) {
         return false;
     }
     cand_t *v = malloc(h->n * sizeof(*v));
@@ -191,7 +235,7 @@ bool pd_straggler_check(const pd_straggler_t *s, const pd_history_t *h, int64_t 
     for (size_t i = 0; i < h->n; i++) {
         const pd_hist_rank_t *r = h->v[i];
         int64_t us = r->gone ? 0 : pd_history_median(h, r, PP_NONE, PD_HIST_RECENT);
-        if (us > 0 && role_watched(c, r)) {
+        if (us > 0 && role_watched(c, r) && job_allowed(s, r->job, now_ms)) {
             v[n].r = r;
             v[n].us = us;
             n++;
@@ -199,7 +243,7 @@ bool pd_straggler_check(const pd_straggler_t *s, const pd_history_t *h, int64_t 
     }
     qsort(v, n, sizeof(*v), cmp_role); /* group by job and role */
     /* synchronous stragglers first: their step times are their peers' */
-    if (c->score > 0 && (found = sync_check(s, h, hit))) {
+    if (c->score > 0 && (found = sync_check(s, h, now_ms, hit))) {
         free(v);
         return true;
     }
@@ -225,6 +269,8 @@ void pd_straggler_fired(pd_straggler_t *s, const pd_straggler_hit_t *hit, int64_
     s->last_window = window;
     s->live = window != PP_NONE;
     s->fired += window != PP_NONE;
+    snprintf(s->last_job, sizeof(s->last_job), "%s", hit->slow ? hit->slow->job : "");
+    job_entry(s, s->last_job)->last_ms = now_ms;
     snprintf(s->last_reason, sizeof(s->last_reason), "%s", hit->reason);
 }
 
@@ -233,6 +279,7 @@ void pd_straggler_window_done(pd_straggler_t *s, int64_t window, int64_t bytes)
     if (s->last_window != PP_NONE && window == s->last_window && s->live) {
         s->live = false;
         s->bytes += bytes > 0 ? bytes : 0;
+        job_entry(s, s->last_job)->bytes += bytes > 0 ? bytes : 0;
     }
 }
 

@@ -7,7 +7,8 @@
  * (the one whose recent step time is closest to the role's median). At
  * most one hit every `interval_ms`, none while the window of the previous
  * hit is still running, none once the windows it caused have gathered
- * `max_bytes`. The caller opens the window (for the next `steps` steps) and
+ * `max_bytes`; with no job configured, the interval and the budget hold
+ * per job. The caller opens the window (for the next `steps` steps) and
  * says so with pd_straggler_fired().
  *
  * "The role's median" is the median of the other ranks' recent step times
@@ -39,8 +40,23 @@ typedef struct pd_straggler_cfg {
     char tool[PP_MAX_NAME + 1];
 } pd_straggler_cfg_t;
 
+/* With no job configured, the rate limit and the byte budget hold per job
+ * (the jobs last fired for, the oldest forgotten past this many), so that
+ * one job's straggler (another user's, reporting slow steps on purpose)
+ * cannot take every window the trigger opens nor its whole budget. */
+#define PD_STRAGGLER_JOBS 32
+
+typedef struct pd_straggler_job {
+    char job[PP_MAX_NAME + 1];
+    int64_t last_ms; /* its last hit */
+    int64_t bytes;   /* gathered by its windows */
+} pd_straggler_job_t;
+
 typedef struct pd_straggler {
     pd_straggler_cfg_t cfg;
+    pd_straggler_job_t jobs[PD_STRAGGLER_JOBS];
+    int njobs;
+    char last_job[PP_MAX_NAME + 1]; /* the job of last_window */
     bool armed;
     int64_t fired;       /* windows opened */
     int64_t last_ms;     /* time of the last hit; PP_NONE none */

@@ -765,6 +765,54 @@ static void test_wrecord_keeps_what_the_live_history_drops(void **state)
     pd_history_fini(&live);
 }
 
+/* Issue 28: with no job configured, one job's straggler (another user's
+ * worker reporting slow steps on purpose) spends its own rate limit and
+ * byte budget, not the trigger's: another job's straggler still gets its
+ * windows. */
+static void test_straggler_budget_per_job(void **state)
+{
+    (void)state;
+    pd_history_t h;
+    pd_straggler_t s;
+    pd_straggler_hit_t hit;
+    pd_history_init(&h, 16, 4, 16);
+    const strag_case_t *t = &strag_cases[0]; /* rank 1 slow */
+    const char *jobs[] = {"evil", "run"};
+    for (int j = 0; j < 2; j++) {
+        for (int k = 0; k < t->nranks; k++) {
+            pd_hist_id_t id = {jobs[j], "actor", "node1", NULL, k, PP_NONE, 100 * (j + 1) + k};
+            pd_hist_rank_t *r = pd_history_get(&h, &id, 0);
+            for (int st = 0; st < 6; st++) {
+                pd_history_put(&h, r, st + 1, t->ms[k][st] * 1000);
+            }
+        }
+    }
+    pd_straggler_cfg_t cfg = cfg_of(2.0, 3); /* any job, 1 s apart */
+    cfg.max_bytes = 1000;
+    pd_straggler_init(&s, &cfg, true);
+    assert_true(pd_straggler_check(&s, &h, 0, &hit));
+    assert_string_equal(hit.slow->job, "evil");
+    pd_straggler_fired(&s, &hit, 7, 0);
+    pd_straggler_window_done(&s, 7, 5000); /* evil's windows took the budget */
+    assert_true(pd_straggler_check(&s, &h, 2000, &hit));
+    assert_string_equal(hit.slow->job, "run");
+    assert_int_equal(hit.slow->rank, 1);
+    pd_straggler_fired(&s, &hit, 9, 2000);
+    pd_straggler_window_done(&s, 9, 10);
+    assert_false(pd_straggler_check(&s, &h, 2999, &hit)); /* run's interval; evil's budget */
+    assert_true(pd_straggler_check(&s, &h, 3000, &hit));
+    assert_string_equal(hit.slow->job, "run");
+    assert_int_equal(s.bytes, 5010);
+    /* one job configured: its gates are the trigger's own, as before */
+    snprintf(cfg.job, sizeof(cfg.job), "run");
+    pd_straggler_arm(&s, &cfg);
+    assert_true(pd_straggler_check(&s, &h, 0, &hit));
+    pd_straggler_fired(&s, &hit, 11, 0);
+    pd_straggler_window_done(&s, 11, 1000);
+    assert_false(pd_straggler_check(&s, &h, 100000, &hit));
+    pd_history_fini(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +823,7 @@ int main(void)
         cmocka_unit_test(test_history_stats),
         cmocka_unit_test(test_straggler_table),
         cmocka_unit_test(test_straggler_rate_limit_budget_and_roles),
+        cmocka_unit_test(test_straggler_budget_per_job),
         cmocka_unit_test(test_stepdoc_and_report),
         cmocka_unit_test(test_stepdoc_matches_members_by_identity),
         cmocka_unit_test(test_wrecord_keeps_what_the_live_history_drops),
