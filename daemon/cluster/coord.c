@@ -411,6 +411,7 @@ static void apply_times(pd_node_t *n, const peer_node_t *p, const pp_node_summar
     for (size_t i = 0; i + 2 <= t->times_n; i += 2) {
         pd_history_put(n->hist, h, t->times[i], t->times[i + 1]);
     }
+    pd_history_sections(n->hist, h, t->sections, t->sections_n);
     for (size_t i = 0; i + 3 <= t->phases_n; i += 3) {
         int64_t q = t->phases[i + 1];
         if (q >= 0 && (size_t)q < s->phase_names_n) {

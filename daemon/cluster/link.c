@@ -307,6 +307,7 @@ static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, 
             from = h->last - SUMMARY_STEPS + 1;
         }
         x->times = calloc(2 * SUMMARY_STEPS, sizeof(int64_t));
+        x->sections = h->sec_us ? calloc(3 * SUMMARY_STEPS * PP_SECTIONS, sizeof(int64_t)) : NULL;
         x->phases =
             h->nphases ? calloc(3 * SUMMARY_STEPS * (size_t)h->nphases, sizeof(int64_t)) : NULL;
         for (int64_t st = from; x->times && st <= h->last; st++) {
@@ -317,6 +318,14 @@ static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, 
             x->times[x->times_n++] = st;
             x->times[x->times_n++] = us;
             h->reported = st;
+            for (int sec = 0; x->sections && sec < PP_SECTIONS; sec++) {
+                int64_t su = pd_history_section_us(n->hist, h, sec, st);
+                if (su >= 0) {
+                    x->sections[x->sections_n++] = st;
+                    x->sections[x->sections_n++] = sec;
+                    x->sections[x->sections_n++] = su;
+                }
+            }
             for (int p = 0; x->phases && p < h->nphases; p++) {
                 int64_t pu = pd_history_phase_us(n->hist, h, p, st);
                 size_t q;
@@ -412,6 +421,7 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
     for (size_t i = 0; i < nrt; i++) {
         free(rt[i].times);
         free(rt[i].phases);
+        free(rt[i].sections);
     }
     free(rt);
 }

@@ -46,13 +46,13 @@ class StragglerFigures:
     """Mixed into run.Bench: self.daemon, self.ctl, self.row, self.reps,
     self.user_site (fig_startup), self.data_root."""
 
-    def ddp_job(self, d, site, steps, slow_ms=0.0):
+    def ddp_job(self, d, userbase, steps, slow_ms=0.0):
         port = self.port()
         procs = []
         for rank in range(WORLD):
             env = {k: v for k, v in os.environ.items()
                    if not k.startswith("PROFD_") and k not in ("PYTHONPATH", "RANK", "WORLD_SIZE")}
-            env.update(PYTHONUSERBASE=site, PROFD_AUTO="1", PROFD_JOB="bench", PROFD_RUN_DIR=d["run"],
+            env.update(PYTHONUSERBASE=userbase, PROFD_AUTO="1", PROFD_JOB="bench", PROFD_RUN_DIR=d["run"],
                        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(WORLD),
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TRAIN_MAX_STEPS=str(steps),
                        TRAIN_SLOW_RANK=str(SLOW_RANK), TRAIN_SLOW_MS="%.3f" % slow_ms,
@@ -73,8 +73,9 @@ class StragglerFigures:
         with open(cfg, "w") as f:
             f.write("triggers:\n  straggler:\n    enable: true\n    tool: sim\n    interval_ms: 0\n")
         d = self.daemon(name, "--config", cfg)
-        site = self.user_site(os.path.join(self.data_root, name + "-userbase"))
-        procs = self.ddp_job(d, site, steps, slow_ms)
+        userbase = os.path.join(self.data_root, name + "-userbase")
+        self.user_site(userbase)
+        procs = self.ddp_job(d, userbase, steps, slow_ms)
         compute, t0 = [], time.monotonic()
         try:
             while any(p.poll() is None for p in procs):
