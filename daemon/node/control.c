@@ -346,8 +346,9 @@ static void merge_over(pd_node_t *n, int64_t window, int rv, const char *reason,
     if (mg->files == 0) {
         pd_req_reply_error(req, PROFD_ENOENT,
                            "window %lld has nothing to merge: none of its %zu trace(s) could be "
-                           "read (%lld skipped)",
-                           (long long)window, mg->ninputs, (long long)mg->skipped);
+                           "read (%lld skipped%s%.300s)",
+                           (long long)window, mg->ninputs, (long long)mg->skipped,
+                           mg->nwarnings ? ": " : "", mg->nwarnings ? mg->warnings[0] : "");
         return;
     }
     pp_msg_t m;
