@@ -208,8 +208,10 @@ def trace_events(doc):
 
 def trace_file(capture):
     """The capture's one Chrome trace, named <worker>.<ms>.pt.trace.json[.gz]
-    (TensorBoard's naming: the worker is rank<R>-<role>[-<phase>])."""
-    (path,) = [f["path"] for f in capture["files"] if re.search(r"\.pt\.trace\.json(\.gz)?$", f["path"])]
+    (TensorBoard's naming: the worker is rank<R>-<role>[-<phase>]); a
+    rollout engine's traces gathered under engine/ are not it."""
+    (path,) = [f["path"] for f in capture["files"]
+               if re.search(r"\.pt\.trace\.json(\.gz)?$", f["path"]) and not f["path"].startswith("engine/")]
     if not re.match(r"^rank%d-[A-Za-z0-9_-]+\.\d+\.pt\.trace\.json(\.gz)?$" % capture["rank"], path):
         raise AssertionError("trace %s is not named rank<R>-<role>[-<phase>].<ms>.pt.trace.json" % path)
     return path

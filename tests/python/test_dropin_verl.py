@@ -6,7 +6,10 @@ run as `python3 -m verl.trainer.main_ppo ...`: the launcher, the TaskRunner
 process that runs the trainer (the driver), two hybrid worker processes
 (actor, rollout and ref in one process: one worker group, RANK 0 and 1), a
 critic worker group of its own (RANK 0 and 1 again, another WG_PREFIX)
-and two rollout-server processes (vLLMHttpServer, replica 0 and 1). No
+and two rollout-server processes (vLLMHttpServer, replica 0 and 1), each
+starting its vLLM engine's worker process (the vLLM stand-in,
+tests/python/standins/vllm, written from vllm-project/vllm@35d5cda1:
+distributed_executor_backend "mp", the model runs in the worker). No
 line of the job names profd; the integration comes in through
 VERL_USE_EXTERNAL_MODULES (verl/__init__.py imports it in every process),
 or through the profd-auto.pth file with PROFD_VERL=1.
@@ -14,8 +17,10 @@ or through the profd-auto.pth file with PROFD_VERL=1.
 Two windows, opened before the job starts:
   discrete, step 2: roles actor and rollout, phases actor_update (verl's
     @DistProfiler.annotate(role="actor_update") on update_actor) and
-    generate (a rollout server's step);
-  end to end, step 3: every process.
+    generate (a rollout server's step; the server's capture holds its
+    engine's worker traces under engine/, written by the engine's own
+    profiler, which profd drives as verl does);
+  end to end, step 3: every process (the engines' workers too).
 Expectations come from verl's code as the stand-in records it
 (STANDIN_TRACE): which process is which, its RANK / replica rank, the
 global_steps of each step; and the stand-in's record_function markers
@@ -23,6 +28,7 @@ global_steps of each step; and the stand-in's record_function markers
 """
 
 import collections
+import gzip
 import json
 import os
 import shutil
@@ -73,8 +79,39 @@ def processes(records):
 
 
 def load_events(path):
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         return profdtest.trace_events(json.load(f))
+
+
+def engine_workers(records):
+    """replica rank -> {engine worker rank: pid}, from the stand-ins' records
+    (the server's launch_server names its engine's instance id, each vLLM
+    worker process its instance id and rank)."""
+    replica_of = {r["instance_id"]: r["replica_rank"] for r in records
+                  if r["src"] == "verl.server" and r["ev"] == "launch_server"}
+    out = {}
+    for r in records:
+        if r["src"] == "vllm.worker" and r["ev"] == "init":
+            out.setdefault(replica_of[r["instance_id"]], {})[r["rank"]] = r["pid"]
+    return out
+
+
+def check_engine_files(test, wdir, cap, workers):
+    """The capture of replica R's server holds, for every worker r of its
+    engine, engine/vllm-replica<R>-rank<r>.<ms>.pt.trace.json.gz (that worker
+    process's trace: its pid, its decode steps) and the worker's table
+    engine/vllm-replica<R>-rank<r>.profiler_out.txt."""
+    replica = cap["replica_rank"]
+    eng = sorted(f["path"] for f in cap["files"] if f["path"].startswith("engine/"))
+    traces = [p for p in eng if p.endswith(".pt.trace.json.gz")]
+    want_tables = ["engine/vllm-replica%d-rank%d.profiler_out.txt" % (replica, r) for r in sorted(workers)]
+    test.assertEqual(sorted(set(eng) - set(traces)), want_tables)
+    test.assertEqual(len(traces), len(workers))
+    for rank in sorted(workers):
+        (path,) = [p for p in traces if p.startswith("engine/vllm-replica%d-rank%d." % (replica, rank))]
+        events = load_events(os.path.join(wdir, cap["dir"], path))
+        test.assertIn("vllm_execute_model_rank%d" % rank, {e.get("name") for e in events})
+        test.assertIn("aten::matmul", {e.get("name") for e in events})
 
 
 class VerlDropIn:
@@ -90,6 +127,7 @@ class VerlDropIn:
         cls.rc_discrete = d.wait(cls.w_discrete)
         cls.rc_e2e = d.wait(cls.w_e2e)
         cls.procs = processes(cls.records)
+        cls.engines = engine_workers(cls.records)
 
     @classmethod
     def tearDownClass(cls):
@@ -102,6 +140,12 @@ class VerlDropIn:
         self.assertEqual(self.proc.stdout, "")
         kinds = collections.Counter(v[0] for v in self.procs.values())
         self.assertEqual(kinds, {"hybrid": 2, "critic": 2, "server": 2})
+        # one engine worker per replica (tensor*data*pipeline parallel = 1)
+        self.assertEqual({r: sorted(w) for r, w in self.engines.items()}, {0: [0], 1: [0]})
+        # the engines' profilers ran on steps 2 and 3 only: started, stopped, twice
+        prof = [(r["instance_id"], r["is_start"]) for r in self.records
+                if r["src"] == "vllm.worker" and r["ev"] == "profile"]
+        self.assertEqual(sorted(collections.Counter(prof).values()), [2, 2, 2, 2])
         self.assertEqual(len({v[3] for v in self.procs.values() if v[0] != "server"}), 2)
         steps = [r["global_steps"] for r in self.records if r["src"] == "verl.trainer"]
         self.assertEqual(steps, [1, 2, 3])
@@ -134,7 +178,9 @@ class VerlDropIn:
                                  ["mini_batch0", "mini_batch1"])
                 self.assertIn("Optimizer.step#SGD.step", names)
             else:
-                self.assertIn("aten::matmul", names)  # the engine's decode steps
+                # the model runs in the engine's worker processes, not in the server
+                self.assertNotIn("aten::matmul", names)
+                check_engine_files(self, wdir, c, self.engines[c["replica_rank"]])
 
     def test_end_to_end_every_process_unique_files(self):
         self.assertEqual(self.rc_e2e, 0, self.d.log()[-4000:])
@@ -145,7 +191,12 @@ class VerlDropIn:
         self.assertEqual(len(set(dirs)), len(dirs))
         files = [c["dir"] + "/" + f["path"] for c in caps for f in c["files"]]
         self.assertEqual(len(set(files)), len(files))
-        self.assertEqual(len(files), 6)
+        # one trace per process, and per server its engine worker's trace and table
+        self.assertEqual(len(files), 6 + 2 * 2)
+        wdir = self.d.window_dir(JOB, self.w_e2e)
+        for c in caps:
+            if c["replica_rank"] is not None:
+                check_engine_files(self, wdir, c, self.engines[c["replica_rank"]])
         plain = {}
         for c in caps:
             kind, rank, replica, _ = self.procs[c["pid"]]
@@ -212,6 +263,41 @@ class TestVerlToolProfd(unittest.TestCase):
         caps = self.d.manifest(JOB, self.wid)["captures"]
         self.assertEqual(sorted(c["pid"] for c in caps), sorted(processes(self.records)))
         self.assertEqual({(c["status"], c["first_step"], c["last_step"]) for c in caps}, {("complete", 2, 2)})
+
+
+class TestVerlEngineNotProfiled(unittest.TestCase):
+    """An engine that cannot be profiled: VLLM_TORCH_CUDA_PROFILE=0 in the
+    job's environment turns vLLM's worker profiler off whatever the
+    profiler folder (vLLM's ProfilerConfig._validate_profiler_config reads
+    it first; the stand-in follows it), so the engine's start_profile fails
+    in every worker ("Profiling is not enabled.", gpu_worker.py profile()).
+    The window's rollout captures say so: failed, with the engine's reason;
+    the actor's capture is complete."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = cls.d = profdtest.Daemon()
+        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "actor,rollout", "--phases",
+                                 "actor_update,generate", "--discrete", "--tool", "torch")
+        cls.records, cls.proc, cls.tmp = run_verl(d, ARGS, {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl",
+                                                            "VLLM_TORCH_CUDA_PROFILE": "0"}, [PYBUILD, STANDINS])
+        cls.rc = d.wait(cls.wid)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.d.stop() == 0:
+            cls.d.cleanup()
+
+    def test_rollout_captures_failed_with_the_engines_reason(self):
+        self.assertEqual(self.rc, 3)  # done, not every capture complete
+        caps = self.d.manifest(JOB, self.wid)["captures"]
+        got = sorted((c["role"], c["replica_rank"], c["status"], c["reason"]) for c in caps)
+        reason = ("rollout engine not captured: vllm start_profile: RuntimeError: Worker failed with error "
+                  "'Profiling is not enabled.', please check the stack trace above for the root cause")
+        self.assertEqual(got, [("actor", None, "complete", None), ("actor", None, "complete", None),
+                               ("rollout", 0, "failed", reason), ("rollout", 1, "failed", reason)])
+        for c in caps:
+            self.assertEqual([f for f in c["files"] if f["path"].startswith("engine/")], [])
 
 
 class TestVerlOwnProfiler(unittest.TestCase):

@@ -103,7 +103,9 @@ class VerlStandin(unittest.TestCase):
 
     def processes(self, records):
         procs = {"trainer": [], "hybrid": {}, "critic": {}, "server": {}}
-        for pid, evs in by_pid(records).items():
+        # the vLLM engine's records (its worker processes, its start in the
+        # server) are not verl's
+        for pid, evs in by_pid([r for r in records if not r["src"].startswith("vllm.")]).items():
             first = evs[0]
             if first["src"] == "verl.trainer":
                 procs["trainer"] = [verl_event(e) for e in evs]

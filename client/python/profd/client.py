@@ -497,6 +497,12 @@ class Client:
             self._set_backend("exec", lib.backend_exec())
         self._set_backend("sim", lib.backend_sim())
 
+    def _wrap_backends(self, wrap):
+        """Every backend of this client becomes wrap(backend) (an
+        integration that adds to what a capture holds)."""
+        for t in self._tables:
+            t.backend = wrap(t.backend)
+
     def _set_backend(self, name, table):
         rv = self._lib.set_backend(self._h, table, None)
         if rv != 0:

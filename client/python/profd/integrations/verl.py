@@ -38,6 +38,9 @@ What it does, per process (post-import hooks: it imports nothing of verl):
 - rollout servers (vLLMHttpServer, SGLangHttpServer): role rollout with its
   replica rank; each step is one `generate` phase (requests are batched by
   the engine: there is no finer boundary without patching it).
+  The model runs in the engine's own worker processes: for each capture
+  of a server process the engine's own profiler is driven over it and its
+  workers' traces are filed into the capture (engines.py).
 - verl's own profiler (global_profiler.tool torch/npu/nsys/...) keeps
   working, except on the steps a profd window covers in that process:
   there DistProfiler.start/stop/step leave verl's backend off (one log
@@ -54,6 +57,7 @@ import sys
 
 from .. import _hooks
 from . import _common as C
+from . import engines as E
 
 VERL_COMMIT = "1dda039b9c6311889a9c9a26040677e1254814f9"
 
@@ -371,14 +375,55 @@ def _server_after_init(server):
     nnodes = max(1, int(getattr(server, "nnodes", 1) or 1))
     # the hybrid rank of the first device it serves: replica r spans ranks [ws*r, ws*(r+1))
     rank = replica * ws + int(getattr(server, "node_rank", 0) or 0) * max(1, ws // nnodes)
-    _declare(["rollout"], rank, replica_rank=replica, server=True)
+    c = _declare(["rollout"], rank, replica_rank=replica, server=True)
+    # verl drives the engine's profiler from the replica's node-0 server only
+    if c is not None and not C.off("PROFD_VERL_ENGINE") and int(getattr(server, "node_rank", 0) or 0) == 0:
+        kind = "sglang" if type(server).__name__.startswith("SGLang") else "vllm"
+        server._profd_engine = E.attach(c, kind, server, replica)
+
+
+async def _profd_engine(self, what):
+    """Added to the rollout server classes: the engine's own profiler
+    started / stopped for this process's capture (on the server's event
+    loop, as verl's start_profile runs)."""
+    eng = getattr(self, "_profd_engine", None)
+    if eng is None:
+        return None
+    return await (eng.start() if what == "start" else eng.stop())
+
+
+def _keep_verl_engine_profile_off(cls, name):
+    """verl's own start_profile / stop_profile of the server leave the
+    engine alone while a profd capture drives it."""
+    orig = getattr(cls, name)
+
+    @functools.wraps(orig)
+    async def method(self, *args, **kwargs):
+        eng = getattr(self, "_profd_engine", None)
+        if eng is not None and eng.cap is not None:
+            C.say_once("verl-engine-own", "profd: verl's rollout profiling (%s) stays off on the steps a profd "
+                       "window drives the engine", name)
+            return None
+        return await orig(self, *args, **kwargs)
+
+    setattr(cls, name, method)
 
 
 def _patch_server(cls_name, module):
     cls = getattr(module, cls_name, None)
-    if _check(module, cls, {"__init__": ("self", "config", "model_config", "rollout_mode", "workers",
-                                         "replica_rank", "node_rank")}):
-        _wrap_init(cls, _server_after_init)
+    if not _check(module, cls, {"__init__": ("self", "config", "model_config", "rollout_mode", "workers",
+                                             "replica_rank", "node_rank")}):
+        return
+    _wrap_init(cls, _server_after_init)
+    cls.profd_engine = _profd_engine
+    for name in ("start_profile", "stop_profile"):
+        if inspect.iscoroutinefunction(getattr(cls, name, None)):
+            _keep_verl_engine_profile_off(cls, name)
+    if cls_name == "vLLMHttpServer":
+        if inspect.iscoroutinefunction(getattr(cls, "launch_server", None)):
+            E.wrap_launch(cls)
+        else:
+            _refuse(module.__name__, "async vLLMHttpServer.launch_server")
 
 
 # ---- driver: steps for every process ----
@@ -393,6 +438,8 @@ def _on_process(instance, what, step):
         c.step_begin(step)
         if _proc.server:
             c.phase_begin(GENERATE, role="rollout")
+            eng = getattr(instance, "_profd_engine", None)
+            return eng is not None and eng.wants_start()
     else:
         if _proc.server:
             c.phase_end()
@@ -434,8 +481,17 @@ def _relay(trainer, what):
         C.say_once("verl-ray", "profd: verl.single_controller.ray.base.ray not found: steps not relayed")
         return
     step = int(trainer.global_steps)
+    handles = _handles(trainer)
     try:
-        ray.get([h.__ray_call__.remote(_on_process, what, step) for h in _handles(trainer)])
+        if what == "end":
+            engines, trainer._profd_engines = getattr(trainer, "_profd_engines", []), []
+            if engines:  # the engines' traces are written before the captures end
+                ray.get([h.profd_engine.remote("stop") for h in engines])
+        got = ray.get([h.__ray_call__.remote(_on_process, what, step) for h in handles])
+        if what == "begin":
+            trainer._profd_engines = [h for h, start in zip(handles, got) if start is True]
+            if trainer._profd_engines:
+                ray.get([h.profd_engine.remote("start") for h in trainer._profd_engines])
     except Exception as e:  # a worker without profd, or gone: verl sees its own errors
         C.say_once("verl-relay", "profd: step %s not relayed to every worker: %s: %s", what, type(e).__name__, e)
 

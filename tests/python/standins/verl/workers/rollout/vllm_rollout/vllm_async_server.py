@@ -11,17 +11,20 @@ engine.stop_profile() only on node 0, and only when the replica is selected
 and the tool config is discrete (_should_profile). The trainer calls them
 through LLMServerManager.
 
-In verl the engine is vLLM's AsyncLLM: engine-core and worker processes of
-their own, started by the server (distributed_executor_backend "mp"), which
-do the GPU work; the profiler runs there, writing into the directory fixed
-at launch. The stand-in folds the engine into the server process
-(_AsyncLLM): a request decodes `response_length` tokens one step at a time
-(a torch op per step with `standin_torch`)."""
+In verl the engine is vLLM's AsyncLLM, started by launch_server with
+distributed_executor_backend "mp": worker processes of its own do the
+model's work and run the engine's profiler, which writes into the folder
+fixed when they start. The stand-in does the same with the vLLM stand-in
+(tests/python/standins/vllm): tensor_model_parallel_size worker processes,
+children of the server process; a request decodes `response_length`
+tokens one step at a time on every worker (a torch op per step with
+`standin_torch`)."""
 
 import logging
 import os
 
 import standin_trace
+from vllm.v1.engine.async_llm import AsyncLLM
 
 from verl.single_controller.ray.base import ray
 from verl.utils.config import omega_conf_to_dataclass
@@ -30,43 +33,6 @@ from verl.utils.profiler.config import ProfilerConfig, TorchProfilerToolConfig
 from verl.workers.rollout.replica import RolloutMode, RolloutReplica
 
 logger = logging.getLogger(__file__)
-
-
-class _AsyncLLM:
-    """The part of vLLM's engine client the server uses."""
-
-    def __init__(self, replica_rank, use_torch):
-        self.replica_rank = replica_rank
-        self.use_torch = use_torch
-        self.sleeping = False
-
-    def _trace(self, ev, **fields):
-        standin_trace.record("verl.engine", ev, replica_rank=self.replica_rank, **fields)
-
-    async def generate(self, prompt_ids, max_tokens, request_id):
-        tokens = []
-        for i in range(max_tokens):
-            if self.use_torch:
-                import torch
-
-                torch.ones(8, 8).matmul(torch.ones(8, 8))
-            tokens.append((sum(prompt_ids) + i) % 97)
-        return tokens
-
-    async def start_profile(self, **kwargs):
-        self._trace("engine.start_profile")
-
-    async def stop_profile(self):
-        self._trace("engine.stop_profile")
-
-    async def wake_up(self, tags=None):
-        self.sleeping = False
-
-    async def sleep(self, level=1):
-        self.sleeping = True
-
-    async def reset_prefix_cache(self, reset_connector=False):
-        pass
 
 
 class vLLMHttpServer:  # noqa: N801
@@ -103,8 +69,9 @@ class vLLMHttpServer:  # noqa: N801
         standin_trace.record("verl.server", ev, replica_rank=self.replica_rank, node_rank=self.node_rank, **fields)
 
     async def launch_server(self, master_address: str = None, master_port: int = None, dp_rpc_port: int = None):
-        self.engine = _AsyncLLM(self.replica_rank, bool(self.model_config.get("standin_torch", False)))
-        self._trace("launch_server")
+        self.engine = AsyncLLM(tensor_parallel_size=int(self.config.tensor_model_parallel_size),
+                               use_torch=bool(self.model_config.get("standin_torch", False)))
+        self._trace("launch_server", instance_id=self.engine.instance_id)
 
     async def generate(self, prompt_ids, sampling_params, request_id, image_data=None, video_data=None,
                        audio_data=None, mm_processor_kwargs=None, priority=0, kv_transfer_params=None):
