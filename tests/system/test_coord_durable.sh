@@ -62,11 +62,14 @@ for _ in $(seq 400); do
   sleep 0.05
 done
 grep -q "window $name: forwarding 4 rank(s)" "$tmp/node1.log" || fail "node1 did not forward"
-sleep 1.5 # a retry of the save too
+save_failed() {
+  grep -q "cannot save the coordinator state: cannot create .profd-coordinator.json.part" \
+    "$tmp/coordinator.log"
+}
+wait_until "the coordinator to say why it cannot save" 60 save_failed
+sleep 1.5 # and a retry of the save (every second): an absence is checked over time
 [ "$(ctl --json windows "$id" | json 'd["windows"][0]["state"]')" != done ] ||
   fail "the window reads done while the coordinator cannot save it"
-grep -q "cannot save the coordinator state: cannot create .profd-coordinator.json.part" \
-  "$tmp/coordinator.log" || fail "the coordinator did not say why it cannot save"
 kill -9 "$coord_pid"
 wait "$coord_pid" 2>/dev/null || true
 rmdir "$state.part"

@@ -78,13 +78,8 @@ kill -TERM "$swarm_pid"
 rc=0
 wait "$swarm_pid" || rc=$?
 [ "$rc" = 0 ] || fail "bench_swarm exited $rc"
-n=32
-for _ in $(seq 100); do
-  n=$(cctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "left")')
-  [ "$n" = 0 ] && break
-  sleep 0.05
-done
-[ "$n" = 0 ] || fail "$n ranks still there after bench_swarm exited"
+all_left() { [ "$(cctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "left")')" = 0 ]; }
+wait_until "every rank of bench_swarm to have left (its goodbyes through the nodes)" 60 all_left
 echo "ok: SIGTERM: exit 0, every rank left"
 check_logs
 echo "PASS swarm"
