@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* The after-window hook (see hook.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -193,6 +196,53 @@ static void run_maybe_done(run_t *r)
     }
 }
 
+/* Every process of the hook's user still carrying the mark of window's
+ * run in its environment (PROFD_HOOK_RUN): killed. A descendant that left
+ * the hook's process group and session (setsid) keeps its environment, so
+ * it goes with the group at the timeout and at a stop. Best effort: what
+ * /proc shows the daemon (under the shipped unit's ProtectProc=invisible,
+ * nothing of another user: systemd's KillMode=control-group then kills
+ * them at the stop). */
+static void kill_marked(const pd_hook_t *h, int64_t window)
+{
+    char mark[128], path[64];
+    int ml =
+        snprintf(mark, sizeof(mark), "PROFD_HOOK_RUN=%s-%lld", h->n->instance, (long long)window);
+    uid_t uid = h->as_user ? h->uid : geteuid();
+    size_t cap = 256 * 1024;
+    char *buf = malloc(cap);
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    struct stat st;
+    while (buf && d && ml > 0 && (size_t)ml < sizeof(mark) && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == getpid()) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/%.20s", de->d_name);
+        if (stat(path, &st) != 0 || st.st_uid != uid) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/%.20s/environ", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, cap) : -1;
+        if (fd >= 0) {
+            close(fd);
+        }
+        for (ssize_t i = 0; i < n;) {
+            size_t l = strnlen(buf + i, (size_t)(n - i));
+            if (l == (size_t)ml && memcmp(buf + i, mark, l) == 0) {
+                kill((pid_t)atoi(de->d_name), SIGKILL);
+                break;
+            }
+            i += (ssize_t)l + 1;
+        }
+    }
+    if (d) {
+        closedir(d);
+    }
+    free(buf);
+}
+
 static void on_timer(uv_timer_t *t)
 {
     run_t *r = t->data;
@@ -201,6 +251,7 @@ static void on_timer(uv_timer_t *t)
         if (r->proc.pid > 0) {
             kill(-r->proc.pid, SIGKILL);
         }
+        kill_marked(r->h, r->window);
         return; /* its exit follows */
     }
     r->eof = true; /* drained long enough */
@@ -254,8 +305,8 @@ static char **env_make(const pd_hook_t *h, const pd_window_t *w)
     while (environ && environ[n]) {
         n++;
     }
-    char **env = calloc(n + 9, sizeof(*env));
-    char *own[8] = {NULL};
+    char **env = calloc(n + 10, sizeof(*env));
+    char *own[9] = {NULL};
     size_t k = 0, o = 0;
     if (env == NULL) {
         return NULL;
@@ -263,7 +314,8 @@ static char **env_make(const pd_hook_t *h, const pd_window_t *w)
     for (size_t i = 0; i < n; i++) {
         const char *e = environ[i];
         bool ours = strncmp(e, "PROFD_WINDOW_", 13) == 0 || strncmp(e, "PROFD_JOB=", 10) == 0 ||
-                    strncmp(e, "PROFD_SAVE_PATH=", 16) == 0;
+                    strncmp(e, "PROFD_SAVE_PATH=", 16) == 0 ||
+                    strncmp(e, "PROFD_HOOK_RUN=", 15) == 0;
         bool who = h->as_user && (strncmp(e, "HOME=", 5) == 0 || strncmp(e, "USER=", 5) == 0 ||
                                   strncmp(e, "LOGNAME=", 8) == 0);
         if (!ours && !who) {
@@ -278,6 +330,7 @@ static char **env_make(const pd_hook_t *h, const pd_window_t *w)
     PUT("PROFD_WINDOW_NAME=%s", w->name);
     PUT("PROFD_JOB=%s", w->job);
     PUT("PROFD_SAVE_PATH=%.*s", (int)w->root_len, w->dir);
+    PUT("PROFD_HOOK_RUN=%s-%lld", h->n->instance, (long long)w->id); /* kill_marked */
     if (h->as_user) {
         PUT("HOME=%s", h->home);
         PUT("USER=%s", h->user);
@@ -417,6 +470,7 @@ void pd_hook_stop(pd_hook_t *h)
         if (!r->exited && r->proc.pid > 0) {
             kill(-r->proc.pid, SIGKILL);
         }
+        kill_marked(h, r->window);
         run_close(r); /* unrecorded: its window stays "running", run again after a restart */
     }
 }
