@@ -265,6 +265,38 @@ class TestVerlToolProfd(unittest.TestCase):
         self.assertEqual({(c["status"], c["first_step"], c["last_step"]) for c in caps}, {("complete", 2, 2)})
 
 
+class TestVerlEngineTensorParallel(unittest.TestCase):
+    """One replica over both hybrid workers
+    (actor_rollout_ref.rollout.tensor_model_parallel_size=2): one server,
+    its engine two worker processes (vLLM ranks 0 and 1). The generate
+    capture of step 2 holds both workers' traces."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = cls.d = profdtest.Daemon()
+        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "rollout", "--phases", "generate",
+                                 "--discrete", "--tool", "torch")
+        cls.records, cls.proc, cls.tmp = run_verl(
+            d, ARGS + ["actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
+            {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
+        cls.rc = d.wait(cls.wid)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.d.stop() == 0:
+            cls.d.cleanup()
+
+    def test_every_engine_worker(self):
+        self.assertEqual(self.rc, 3)  # the hybrid processes' rollout role has no generate phase
+        engines = engine_workers(self.records)
+        self.assertEqual({r: sorted(w) for r, w in engines.items()}, {0: [0, 1]})
+        caps = self.d.manifest(JOB, self.wid)["captures"]
+        self.assertEqual(sorted((c["phase"] or "", c["rank"], c["replica_rank"] or 0, c["status"]) for c in caps),
+                         [("", 0, 0, "missed"), ("", 1, 0, "missed"), ("generate", 0, 0, "complete")])
+        (cap,) = [c for c in caps if c["phase"] == "generate"]
+        check_engine_files(self, self.d.window_dir(JOB, self.wid), cap, engines[0])
+
+
 class TestVerlEngineNotProfiled(unittest.TestCase):
     """An engine that cannot be profiled: VLLM_TORCH_CUDA_PROFILE=0 in the
     job's environment turns vLLM's worker profiler off whatever the
