@@ -91,7 +91,7 @@ coordinator_start() {
 }
 # node_start I [ARGS...]: node daemon node<I> of that coordinator, folders
 # under $tmp/n<I>, log appended to $tmp/node<I>.log, pid in node_pid[I] (and
-# in pids); returns once its worker socket is there (5 s at most).
+# in pids); returns once its worker socket is there (fails after 60 s).
 node_pid=()
 node_start() {
   local i=$1
@@ -100,7 +100,7 @@ node_start() {
     --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" "$@" 2>>"$tmp/node$i.log" &
   node_pid[i]=$!
   pids+=("${node_pid[i]}")
-  for _ in $(seq 100); do [ -S "$tmp/n$i/run/worker.sock" ] && break; sleep 0.05; done
+  wait_until "node$i's worker socket $tmp/n$i/run/worker.sock" 60 test -S "$tmp/n$i/run/worker.sock"
 }
 # swarm_start: tests/bench/bench_swarm (the scale benchmark's ranks) with
 # 16 ranks on each of node0 and node1 (hosts host0, host1) at 10 steps/s,
