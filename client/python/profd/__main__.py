@@ -15,7 +15,6 @@ not where it does not.
 Exit status 0 when the library loads and a daemon listens, else 1."""
 import os
 import site
-import socket
 import sys
 
 from . import _native
@@ -88,25 +87,39 @@ def worker_url():
     return "ipc://%s/worker.sock" % d, "no socket in %s: the default" % " or ".join(dirs)
 
 
+def _listening_unix(path):
+    """Whether a socket listens at `path`, from /proc/net/unix: without
+    connecting (a connection that never speaks the protocol is not what a
+    daemon should see from a health check)."""
+    with open("/proc/net/unix") as f:
+        next(f)
+        for line in f:
+            parts = line.split()
+            # Num RefCount Protocol Flags Type St Inode Path; Flags 00010000: accepting
+            if len(parts) >= 8 and parts[7] == path and int(parts[3], 16) & 0x10000:
+                return True
+    return False
+
+
 def reach(url):
-    """None when something listens at url, else why not."""
+    """None when a daemon listens at url, else why not. Nothing connects."""
+    if not url.startswith("ipc://"):
+        return "not checked: %s (only ipc:// is, without connecting)" % url.split("://")[0]
+    path = url[len("ipc://"):]
     try:
-        if url.startswith("ipc://"):
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            target = url[len("ipc://"):]
-        elif url.startswith("tcp://"):
-            host, _, port = url[len("tcp://"):].rpartition(":")
-            s = socket.socket(socket.AF_INET6 if host.startswith("[") else socket.AF_INET, socket.SOCK_STREAM)
-            target = (host.strip("[]"), int(port))
-        else:
-            return "not checked: %s (only ipc:// and tcp:// are)" % url.split("://")[0]
-        s.settimeout(2)
-        try:
-            s.connect(target)
-        finally:
-            s.close()
-    except (OSError, ValueError) as e:
-        return e.strerror or str(e) if isinstance(e, OSError) else str(e)
+        st = os.stat(path)
+    except OSError as e:
+        return e.strerror
+    import stat
+    if not stat.S_ISSOCK(st.st_mode):
+        return "%s is not a socket" % path
+    try:
+        if not _listening_unix(os.path.realpath(path)) and not _listening_unix(path):
+            return "no daemon listens there (a socket file left behind)"
+    except OSError:
+        pass  # no /proc: the socket file is all there is to see
+    if not os.access(path, os.R_OK | os.W_OK):
+        return "permission denied (the socket's mode or group: security.socket_group)"
     return None
 
 
