@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
+# The README as a newcomer reads it: at most 250 lines, the two commands
+# first, and its quick starts run as written. The code blocks after
+# `<!-- quickstart: NAME -->` (setup, pytorch, verl, c, output) are
+# extracted and run in order, as one shell script, in a copy of the tree
+# (they build it, pip install the client into a venv in $HOME, start a
+# daemon, profile a plain PyTorch job and a C worker, dry-run a verl launch
+# line in a verl configuration tree, read the output). The test gives them
+# a HOME, a run folder (PROFD_RUN_DIR, which the README names), offline pip
+# settings, and `verl` (the verl config tree of tests/fixtures/launch); then
+# it checks what they left: both windows done with complete captures.
+source "$(dirname "$0")/lib.sh"
+
+readme=$PROFD_SOURCE_DIR/README.md
+py=/usr/bin/python3
+n=$(wc -l <"$readme")
+check "README.md is at most 250 lines ($n)" test "$n" -le 250
+check "README.md begins with the two commands" test "$(sed -n 1,4p "$readme")" = '```sh
+deploy/demo.sh    # build profd, profile a simulated multi-rank RL job, print the gathered tree
+deploy/test.sh    # build with ASan/UBSan and run every test (unit, integration, system)
+```'
+
+"$py" - "$readme" "$tmp/quickstart.sh" >"$tmp/blocks.txt" <<'PY' || die "extracting: $(cat "$tmp/blocks.txt")"
+import re, sys
+text = open(sys.argv[1]).read()
+blocks = re.findall(r"<!-- quickstart: (\w+) -->\n```sh\n(.*?)\n```\n", text, re.S)
+names = [b[0] for b in blocks]
+assert names == ["setup", "pytorch", "verl", "c", "output"], names
+with open(sys.argv[2], "w") as f:
+    f.write("set -euo pipefail\n")
+    for name, body in blocks:
+        f.write("echo '==== quickstart: %s'\n%s\n" % (name, body))
+print(" ".join(names))
+PY
+ok "quick starts found: $(cat "$tmp/blocks.txt")"
+
+for m in pip venv ensurepip setuptools wheel torch; do
+  "$py" -c "import $m" 2>/dev/null || skip "python3 cannot import $m (the PyTorch quick start needs it)"
+done
+command -v cmake >/dev/null || skip "no cmake"
+command -v cc >/dev/null || skip "no cc"
+
+src=$tmp/src
+mkdir -p "$src" "$tmp/home"
+tar -C "$PROFD_SOURCE_DIR" --exclude='./build*' --exclude=./.git --exclude='./obj-*' \
+  --exclude=./client/python/build --exclude='./client/python/*.egg-info' -cf - . | tar -C "$src" -xf -
+cp -r "$PROFD_SOURCE_DIR/tests/fixtures/launch/trees/verl" "$src/verl" # "a verl checkout"
+
+# the environment a newcomer's shell would have, fenced into $tmp
+env_vars=(HOME="$tmp/home" PROFD_RUN_DIR="$tmp/run" PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+  PIP_NO_BUILD_ISOLATION=0 CMAKE_BUILD_PARALLEL_LEVEL=2 PYTHONDONTWRITEBYTECODE=1
+  PATH="/usr/bin:/bin")
+if command -v ccache >/dev/null 2>&1; then
+  env_vars+=(CMAKE_C_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$src"
+    CCACHE_DIR="${CCACHE_DIR:-$HOME/.ccache}")
+fi
+rc=0
+(cd "$src" && env -i "${env_vars[@]}" timeout 1500 bash -c '
+  trap "kill \$(jobs -p) 2>/dev/null; wait 2>/dev/null" EXIT
+  source "$1"' quickstart "$tmp/quickstart.sh") >"$tmp/run.log" 2>&1 || rc=$?
+if [ "$rc" != 0 ]; then
+  tail -40 "$tmp/run.log" >&2
+  die "the quick starts as written: exit $rc"
+fi
+ok "the quick starts ran as written"
+
+log() { sed -n "/^==== quickstart: $1\$/,/^==== quickstart: /p" "$tmp/run.log"; }
+check "doctor found the library and the daemon" grep -q "^daemon: ipc://$tmp/run/worker.sock (PROFD_RUN_DIR): listening" \
+  <(log pytorch)
+check "the verl launch line: verl's windows (steps 2 and 4, torch, e2e)" \
+  test "$(log verl | grep -c '^window steps [24]: torch e2e$')" = 2
+"$py" - "$tmp/home/profd-out" >"$tmp/out.txt" 2>&1 <<'PY' || bad "the output: $(cat "$tmp/out.txt")"
+import glob, json, os, sys
+root = sys.argv[1]
+for job, wid in (("default", 1), ("cdemo", 2)):
+    (d,) = glob.glob(os.path.join(root, job, "w%d-*" % wid))
+    m = json.load(open(os.path.join(d, "manifest.json")))
+    st = [c["status"] for c in m["captures"]]
+    assert st == ["complete"], (job, st, [c.get("reason") for c in m["captures"]])
+    for f in ("report.html", "steps.json"):
+        assert os.path.isfile(os.path.join(d, f)), (d, f)
+print("ok")
+PY
+check "window 1 (PyTorch) and window 2 (C) gathered complete, with their reports" grep -qx ok "$tmp/out.txt"
+finish
