@@ -526,6 +526,12 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
         }
         pd_windows_info(w, q->id != PP_NONE, &v[j]);
         failures_fill(w, &v[j]);
+        /* its record of step times, once final (none still open for it)
+         * and written */
+        if (w->record[0] && w->pending == 0 &&
+            (n->wrec == NULL || pd_wrecords_get(n->wrec, w->id) == NULL)) {
+            v[j].record = w->record;
+        }
         j++;
     }
     m.u.windows_reply.windows = v;

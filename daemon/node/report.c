@@ -543,10 +543,12 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
 
 static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
 {
-    (void)n;
-    (void)window;
     (void)r;
     (void)arg;
+    pd_window_t *w = pd_windows_get(n->win, window);
+    if (w != NULL && w->pending > 0) {
+        w->pending--;
+    }
 }
 
 void pd_report_tick(pd_node_t *n, int64_t now_ms)
@@ -575,7 +577,9 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
         if (pd_manifest_build(w, &man) != 0) {
             continue;
         }
+        w->pending++; /* the writes are the window's until done (again_done) */
         if (pd_report_write(n, w, &man, false, true, again_done, NULL, err, sizeof(err)) != 0) {
+            w->pending--;
             PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
             pd_wrecords_drop(n->wrec, id);
         }

@@ -9,7 +9,9 @@
 #  2. so does it after the daemon restarts (the record's checksum is
 #     journaled with the window);
 #  3. a steps.json changed since is refused, in one line, and kept;
-#  4. a coordinator and two nodes, actor rank 3 five times slower than ranks
+#  4. a window with no record (journaled before records were kept) is not
+#     rebuilt from a live history holding fewer times: refused, kept;
+#  5. a coordinator and two nodes, actor rank 3 five times slower than ranks
 #     0-2 (profd-sim --slow): a window on rank 3's steps ends when the
 #     healthy ranks are more than 128 steps past it, and its steps.json
 #     still holds every rank's times over the window's steps, rank 3's
@@ -39,15 +41,13 @@ id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
 name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
 dir=$tmp/out/default/$name
 profctl wait "$id" --timeout 60 >/dev/null || fail "wait"
-# the record is complete once the steps after the window are in: the report
-# is written again then (within the daemon's 1 s tick)
-complete() {
-  /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d['steps'][1] < d['window'][1] - 1 + 8)" \
-    "$dir/steps.json" 2>/dev/null
-}
-for _ in $(seq 100); do complete && break; sleep 0.05; done
-complete || fail "steps.json did not get the 8 steps after the window: $(cat "$dir/steps.json")"
-sleep 0.3 # report.html, written with it
+# the record is final once the steps after the window are in and the report
+# is written again (within the daemon's 1 s tick): windows ID shows its
+# checksum once that is written
+final() { [ "$(profctl --json windows "$id" | json 'd["windows"][0].get("record") or ""')" != "" ]; }
+wait_until "the window's record to be final" 40 final
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d['steps'][1] < d['window'][1] - 1 + 8)" \
+  "$dir/steps.json" || fail "steps.json did not get the 8 steps after the window: $(cat "$dir/steps.json")"
 cp "$dir/steps.json" "$tmp/steps0.json"
 cp "$dir/report.html" "$tmp/report0.html"
 /usr/bin/python3 - "$tmp/steps0.json" <<'PY' || fail "steps.json at the window's end"
@@ -88,7 +88,29 @@ profctl report "$id" >/dev/null 2>"$tmp/e1" || rc=$?
 cmp "$tmp/steps1.json" "$dir/steps.json" || fail "a refused report touched steps.json"
 kill "$sim_pid" 2>/dev/null || true
 
-# 4. a coordinator, two nodes, a straggler far behind
+# 4. a window without a record (journaled before records were kept: the
+#    journal's record fields removed), its steps long gone from the live
+#    history: rebuilt from that history it would hold less than its
+#    steps.json, so it is refused and the file kept
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+journal=$(ls "$tmp"/out/.profd-*.journal)
+grep -q '"record":"xxh64:' "$journal" || fail "the journal does not keep the window's record"
+sed -i 's/,"record":"xxh64:[0-9a-f]*","record_bytes":[0-9]*//g' "$journal"
+grep -q '"record":' "$journal" && fail "the test could not strip the record from the journal"
+start_daemon
+known=$(/usr/bin/python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for r in d['ranks'] for v in r['step_us'] + r.get('phase_us', []) if v > 0))" "$dir/steps.json")
+rc=0
+profctl report "$id" >/dev/null 2>"$tmp/e2" || rc=$?
+[ "$rc" = 1 ] || fail "report of a window without a record, from an empty history: exit $rc"
+[ "$(cat "$tmp/e2")" = "profctl: the step-time history now holds 0 of the $known step and phase times in $name/steps.json: the report is kept as it is (ESTATE)" ] ||
+  fail "report without a record: $(cat "$tmp/e2")"
+cmp "$tmp/steps1.json" "$dir/steps.json" || fail "a refused report touched steps.json"
+
+# 5. a coordinator, two nodes, a straggler far behind
 port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 coordinator_start --log-level info
