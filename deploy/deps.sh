@@ -13,6 +13,11 @@ packages=(
   python3-dev
   # the Python client's torch tests and demo (Debian's torch imports under /usr/bin/python3)
   python3-torch
+  # pip install of the Python client, offline (Debian's setuptools and wheel);
+  # deploy_monitoring reads YAML
+  python3-pip python3-setuptools python3-wheel python3-yaml
+  # deploy/test.sh checks the build warning-free with clang too
+  clang
   # deployment tests: systemd-analyze, man pages, ELF inspection; the Debian
   # packages (build, lintian, a fresh root)
   systemd man-db groff-base binutils
