@@ -175,15 +175,16 @@ def main():
         if key not in seen:
             bad(f"no capture for rank {key[0]} phase {key[1]} step {key[2]}")
     # nothing in the tree that the manifest does not list, but what profd
-    # adds: the report, a merged trace, and TensorBoard's run folder holding
-    # a link to every listed *.pt.trace.json[.gz]
+    # adds: the report, the step times' record, a merged trace, the trace
+    # diff of a two-rank window's report, and TensorBoard's run folder
+    # holding a link to every listed *.pt.trace.json[.gz]
     listed = {os.path.normpath(os.path.join(c["dir"], f["path"]))
               for c in m["captures"] if c["dir"] for f in c["files"]}
     tb = {}
     for rel in listed:
         if re.search(r"\.pt\.trace\.json(\.gz)?$", rel):
             tb[os.path.join("tensorboard", os.path.basename(rel))] = rel
-    own = {"manifest.json", "steps.json", "report.html", "merged.trace.json"}
+    own = {"manifest.json", "steps.json", "report.html", "merged.trace.json", "tracediff.json"}
     for root, _, files in os.walk(window_dir):
         for name in files:
             rel = os.path.relpath(os.path.join(root, name), window_dir)
