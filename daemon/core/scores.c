@@ -327,6 +327,13 @@ static size_t role_straggler(const pd_score_role_t *ro, double threshold, bool *
     if (nd > 0 && excess <= PD_SCORES_MADS * lower_median(dev, nd)) {
         return ro->n;
     }
+    /* the one they wait for arrives last: no rank of the role waits less */
+    for (size_t i = 0; i < ro->n; i++) {
+        int64_t c = ro->ranks[i].med_us[PD_SEC_COMM];
+        if (i != worst && c >= 0 && c < w->med_us[PD_SEC_COMM]) {
+            return ro->n;
+        }
+    }
     return worst;
 }
 

@@ -25,8 +25,9 @@
  * compute relative score is the role's lowest and below `threshold`, and
  * the role's other ranks wait (comm, which must have been measured) longer
  * than it by at least half its compute's excess over theirs (their
- * median), that excess being at least 5 % of their compute and over
- * PD_SCORES_MADS times the median absolute deviation of their computes.
+ * median), no rank of the role waiting less than it (it arrives last),
+ * that excess being at least 5 % of their compute and over PD_SCORES_MADS
+ * times the median absolute deviation of their computes.
  * Pure: fed by the history. Loop thread only.
  */
 #ifndef PD_SCORES_H

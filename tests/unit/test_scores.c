@@ -194,26 +194,30 @@ typedef struct sync_case {
     double threshold;
     int64_t consecutive;
     bool found;
-    double rel; /* the straggler's compute relative score */
+    double rel;    /* the straggler's compute relative score */
+    int64_t wait0; /* rank 0's comm while rank 2 is slow; 0: the others' */
 } sync_case_t;
 
 /* healthy: forward 30, backward 10 (compute 40), comm 5, step 100 */
 static const sync_case_t sync_cases[] = {
-    {"slow compute, the others wait", 3, 70, 45, 5, 0.75, 3, true, 40.0 / 80.0},
-    {"equal step times still name it", 1, 70, 45, 5, 0.75, 1, true, 40.0 / 80.0},
-    {"slow, nobody waits for it: not the synchronous straggler", 1, 70, 5, 5, 0.75, 3, false, 0},
-    {"the others wait less than half its excess", 1, 70, 24, 5, 0.75, 3, false, 0},
-    {"the others wait half its excess", 1, 70, 25, 5, 0.75, 3, true, 0.5},
-    {"score over the threshold", 1, 40, 15, 5, 0.75, 3, false, 0}, /* 40 / 50 = 0.8 */
-    {"score under a tighter threshold", 1, 40, 15, 5, 0.85, 3, true, 40.0 / 50.0},
+    {"slow compute, the others wait", 3, 70, 45, 5, 0.75, 3, true, 40.0 / 80.0, 0},
+    {"equal step times still name it", 1, 70, 45, 5, 0.75, 1, true, 40.0 / 80.0, 0},
+    {"slow, nobody waits for it: not the synchronous straggler", 1, 70, 5, 5, 0.75, 3, false, 0, 0},
+    {"the others wait less than half its excess", 1, 70, 24, 5, 0.75, 3, false, 0, 0},
+    {"the others wait half its excess", 1, 70, 25, 5, 0.75, 3, true, 0.5, 0},
+    {"score over the threshold", 1, 40, 15, 5, 0.75, 3, false, 0, 0}, /* 40 / 50 = 0.8 */
+    {"score under a tighter threshold", 1, 40, 15, 5, 0.85, 3, true, 40.0 / 50.0, 0},
     /* recent 8 of 10 steps: slow from step 4 holds the median for the
      * 3 intervals ending at 10, 9, 8; from step 5 not the one ending at 8 */
-    {"three intervals in a row", 4, 70, 45, 5, 0.75, 3, true, 0.5},
-    {"two intervals of three", 5, 70, 45, 5, 0.75, 3, false, 0},
-    {"two intervals of two", 5, 70, 45, 5, 0.75, 2, true, 0.5},
-    {"healthy", 0, 0, 0, 0, 0.75, 1, false, 0},
+    {"three intervals in a row", 4, 70, 45, 5, 0.75, 3, true, 0.5, 0},
+    {"two intervals of three", 5, 70, 45, 5, 0.75, 3, false, 0, 0},
+    {"two intervals of two", 5, 70, 45, 5, 0.75, 2, true, 0.5, 0},
+    {"healthy", 0, 0, 0, 0, 0.75, 1, false, 0, 0},
+    /* another rank waits less than it: it is not the one they wait for */
+    {"another rank waits less", 1, 70, 45, 5, 0.75, 3, false, 0, 4},
+    {"another rank waits as little", 1, 70, 45, 5, 0.75, 3, true, 0.5, 5},
     /* no wait measured at all (comm 0 everywhere): not synchronous evidence */
-    {"no comm measured", 1, 70, 0, 0, 0.75, 3, false, 0},
+    {"no comm measured", 1, 70, 0, 0, 0.75, 3, false, 0, 0},
 };
 
 static void test_scores_sync_straggler(void **state)
@@ -230,7 +234,10 @@ static void test_scores_sync_straggler(void **state)
                 in.step[i] = 100;
                 in.bwd[i] = 10;
                 in.fwd[i] = slow && r == 2 ? t->slow_fwd : 30;
-                in.comm[i] = !slow ? 5 : r == 2 ? t->wait_slow : t->wait_others;
+                in.comm[i] = !slow                     ? 5
+                             : r == 2                  ? t->wait_slow
+                             : r == 0 && t->wait0 != 0 ? t->wait0
+                                                       : t->wait_others;
             }
             feed(&h, r, &in, 10);
         }
