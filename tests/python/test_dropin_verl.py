@@ -297,6 +297,50 @@ class TestVerlEngineTensorParallel(unittest.TestCase):
         check_engine_files(self, self.d.window_dir(JOB, self.wid), cap, engines[0])
 
 
+class TestVerlSGLang(unittest.TestCase):
+    """actor_rollout_ref.rollout.name=sglang, tensor_model_parallel_size=2:
+    one SGLangHttpServer, its engine two scheduler processes (the SGLang
+    stand-in, from sgl-project/sglang@034c23fa scheduler_profiler_mixin.py:
+    each writes <profile_id>-TP-<tp_rank>.trace.json.gz into the output_dir
+    of the start_profile call). profd passes a folder of its own as
+    output_dir and files both traces into the generate capture as
+    engine/sglang-replica0-rank<r>.trace.json.gz."""
+
+    @classmethod
+    def setUpClass(cls):
+        d = cls.d = profdtest.Daemon()
+        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "rollout", "--phases", "generate",
+                                 "--discrete", "--tool", "torch")
+        cls.records, cls.proc, cls.tmp = run_verl(
+            d, ARGS + ["actor_rollout_ref.rollout.name=sglang", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
+            {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
+        cls.rc = d.wait(cls.wid)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.d.stop() == 0:
+            cls.d.cleanup()
+
+    def test_every_scheduler(self):
+        self.assertEqual(self.rc, 3)  # the hybrid processes' rollout role has no generate phase
+        sched = sorted(r["tp_rank"] for r in self.records if r["src"] == "sglang.scheduler" and r["ev"] == "init")
+        self.assertEqual(sched, [0, 1])
+        prof = sorted((r["tp_rank"], r["ev"]) for r in self.records
+                      if r["src"] == "sglang.scheduler" and r["ev"] != "init")
+        self.assertEqual(prof, [(0, "start_profile"), (0, "stop_profile"), (1, "start_profile"), (1, "stop_profile")])
+        caps = self.d.manifest(JOB, self.wid)["captures"]
+        (cap,) = [c for c in caps if c["phase"] == "generate"]
+        self.assertEqual((cap["replica_rank"], cap["status"]), (0, "complete"))
+        eng = sorted(f["path"] for f in cap["files"] if f["path"].startswith("engine/"))
+        self.assertEqual(eng, ["engine/sglang-replica0-rank0.trace.json.gz", "engine/sglang-replica0-rank1.trace.json.gz"])
+        wdir = self.d.window_dir(JOB, self.wid)
+        for rank in (0, 1):
+            events = load_events(os.path.join(wdir, cap["dir"], eng[rank]))
+            names = {e.get("name") for e in events}
+            self.assertIn("sglang_forward_tp%d" % rank, names)
+            self.assertIn("aten::matmul", names)
+
+
 class TestVerlEngineNotProfiled(unittest.TestCase):
     """An engine that cannot be profiled: VLLM_TORCH_CUDA_PROFILE=0 in the
     job's environment turns vLLM's worker profiler off whatever the

@@ -138,7 +138,7 @@ class Engine:
                     raise BackendError("%s has no start_profile" % type(tm).__name__)
                 self.out = tempfile.mkdtemp(prefix="profd-sglang-replica%d-" % self.replica)
                 self.before = set()
-                r = await fn(output_dir=self.out, activities=["CPU", "GPU"])
+                r = await fn(output_dir=self.out)  # SGLang's activities default: CPU and GPU
                 if r is not None and getattr(r, "success", True) is False:
                     raise BackendError("start_profile: %s" % getattr(r, "message", "failed"))
         except Exception as e:

@@ -65,7 +65,11 @@ class RolloutReplica:
 
 
 def get_rollout_replica_class(rollout: str, disaggregation_enabled: bool = False):
-    assert rollout == "vllm", "the stand-in has the vllm replica only"
+    assert rollout in ("vllm", "sglang"), "the stand-in has the vllm and sglang replicas only"
+    if rollout == "sglang":
+        from verl.workers.rollout.sglang_rollout.async_sglang_server import SGLangReplica
+
+        return SGLangReplica
     from verl.workers.rollout.vllm_rollout.vllm_async_server import vLLMReplica
 
     return vLLMReplica
