@@ -182,7 +182,7 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     s->origin = NULL;
     snprintf(w->pruned, sizeof(w->pruned), "%s", s->pruned ? s->pruned : "");
     snprintf(w->hook, sizeof(w->hook), "%s", s->hook ? s->hook : "");
-    w->hook_running = strcmp(w->hook, "running") == 0;
+    w->hook_running = strcmp(w->hook, "running") == 0 || strcmp(w->hook, PD_HOOK_WAITING) == 0;
     w->hook_exited = s->hook_exit != PP_NONE;
     w->hook_exit = w->hook_exited ? s->hook_exit : 0;
     snprintf(w->hook_output, sizeof(w->hook_output), "%s", s->hook_output ? s->hook_output : "");

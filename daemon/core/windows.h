@@ -23,6 +23,10 @@
 #include "uix.h"
 #include "registry.h"
 
+/* An after-window hook's state while the window's report is written once
+ * more (the steps after the window still to come): it runs after that
+ * write, and again after a restart that came first. */
+#define PD_HOOK_WAITING "waiting for the report's last write"
 /* The bytes of an after-window hook's output a window keeps (its end). */
 #define PD_HOOK_TAIL 2048
 

@@ -225,7 +225,13 @@ static void window_done(pd_node_t *n, pd_window_t *w)
     if (w->reason[0] == '\0') {
         PD_LOG(n->log, PD_LOG_INFO, "windows", "window %s done: %s/manifest.json", w->name, w->dir);
     }
-    pd_hook_window(n->hook, w); /* the manifest is written: upload it, say */
+    if (n->wrec != NULL && pd_wrecords_get(n->wrec, w->id) != NULL) {
+        /* the report is written once more when the steps after the window
+         * are in: the hook uploads that one (pd_report_tick) */
+        pd_hook_defer(n->hook, w);
+    } else {
+        pd_hook_window(n->hook, w); /* the manifest is written: upload it, say */
+    }
     pd_retention_kick(n->retention);
 }
 

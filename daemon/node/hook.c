@@ -443,6 +443,16 @@ void pd_hook_window(pd_hook_t *h, pd_window_t *w)
     pd_windows_touch(h->n->win, w, NULL);
 }
 
+void pd_hook_defer(pd_hook_t *h, pd_window_t *w)
+{
+    if (h == NULL || h->n->cfg->hook_command[0] == '\0' || h->stopping) {
+        return;
+    }
+    w->hook_running = true;
+    snprintf(w->hook, sizeof(w->hook), "%s", PD_HOOK_WAITING);
+    pd_windows_touch(h->n->win, w, NULL);
+}
+
 void pd_hook_resume(pd_hook_t *h)
 {
     for (pd_window_t *w = h ? h->n->win->head : NULL; w; w = w->next) {

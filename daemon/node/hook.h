@@ -33,6 +33,11 @@ int pd_hook_init(pd_hook_t **out, pd_node_t *n, char *err, size_t errlen);
 void pd_hook_window(pd_hook_t *h, pd_window_t *w);
 /* After a restart: run again the hooks the journal says were running. */
 void pd_hook_resume(pd_hook_t *h);
+
+/* The window is done but its report is written once more later: its hook
+ * waits for that write (pd_hook_window then), kept over a restart and
+ * sparing the window from retention meanwhile. No hook configured: nothing. */
+void pd_hook_defer(pd_hook_t *h, pd_window_t *w);
 /* The daemon stops: kill the running hooks (their windows stay "running"
  * in the journal and run again after a restart) and close the handles. */
 void pd_hook_stop(pd_hook_t *h);

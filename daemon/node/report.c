@@ -14,6 +14,7 @@
 
 #include "clock.h"
 #include "gather.h"
+#include "hook.h"
 #include "manifest.h"
 #include "profd/client.h"
 #include "report.h"
@@ -549,6 +550,9 @@ static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r
     if (w != NULL && w->pending > 0) {
         w->pending--;
     }
+    if (w != NULL && strcmp(w->hook, PD_HOOK_WAITING) == 0) {
+        pd_hook_window(n->hook, w); /* the report's last write is over */
+    }
 }
 
 void pd_report_tick(pd_node_t *n, int64_t now_ms)
@@ -582,6 +586,9 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             w->pending--;
             PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
             pd_wrecords_drop(n->wrec, id);
+            if (strcmp(w->hook, PD_HOOK_WAITING) == 0) {
+                pd_hook_window(n->hook, w); /* with the report as it is */
+            }
         }
         pd_manifest_free(&man);
         return; /* the record is gone: the others at the next tick */

@@ -54,8 +54,8 @@ take() { # one window of one step; waits for it and for its hook; prints its id
   s=$(($(step) + 40)) # 2 s ahead: a loaded machine reaches every rank in time
   id=$(ctl start --job up --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
   ctl wait "$id" --timeout 60 >/dev/null || fail "window $id: $(ctl --json windows "$id")"
-  for _ in $(seq 300); do
-    case "$(win "$id" hook)" in None | running) sleep 0.1 ;; *) break ;; esac
+  for _ in $(seq 600); do
+    case "$(win "$id" hook)" in None | running | "waiting for the report's last write") sleep 0.1 ;; *) break ;; esac
   done
   echo "$id"
 }
@@ -76,6 +76,12 @@ out=$(win "$w1" hook_output) # (not piped into grep -q: it may close the pipe ea
 grep -qx "uploaded window $w1 as $who" <<<"$out" || fail "output: $out"
 [ -f "$remote/up/$n1/manifest.json" ] || fail "nothing at the remote: $(find "$remote")"
 diff -r "$d1" "$remote/up/$n1" >"$tmp/diff.txt" || fail "the remote differs: $(cat "$tmp/diff.txt")"
+# the hook ran after the report's last write: what it uploaded holds the 8
+# steps after the window (the window's record complete; the first write at
+# the window's end may not have them yet)
+last1=$(win "$w1" last_step)
+up_hi=$(json 'd["steps"][1]' <"$remote/up/$n1/steps.json")
+[ "$up_hi" = $((last1 + 8)) ] || fail "uploaded steps.json ends at step $up_hi, not $((last1 + 8))"
 [ "$(find "$remote/up/$n1" -type f | wc -l)" -ge 3 ] || fail "too few files: $(find "$remote")"
 ctl windows "$w1" >"$tmp/detail.txt"
 grep -qx "$w1 $n1: hook: exit 0" "$tmp/detail.txt" && grep -qx "uploaded window $w1 as $who" "$tmp/detail.txt" ||
