@@ -52,6 +52,8 @@ def header_problem(root, path):
             head = f.read(4096).decode("utf-8", "replace").split("\n")
     except OSError as e:
         return str(e)
+    if len(head) > 1 and head[1].startswith("#!"):
+        return "the shebang is not on the first line (the header goes after it)"
     leader = comment_of(path)
     if leader is None:
         if not head[0].startswith("#!"):
