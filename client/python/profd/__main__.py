@@ -89,8 +89,9 @@ def worker_url():
 
 def _listening_unix(path):
     """Whether a socket listens at `path`, from /proc/net/unix: without
-    connecting (a connection that never speaks the protocol is not what a
-    daemon should see from a health check)."""
+    connecting. A connection closed before nng's handshake makes nng 1.5.2's
+    listener (Debian 12's) stop accepting: nanomsg/nng#1518, fixed in 1.6.0
+    by nanomsg/nng#1519; a health check must not be that connection."""
     with open("/proc/net/unix") as f:
         next(f)
         for line in f:
