@@ -201,6 +201,17 @@ static int check_mode_options(const pp_window_spec_t *spec, char *err, size_t er
     size_t n = spec->selectors_n ? spec->selectors_n : 1;
     for (size_t i = 0; i < n; i++) {
         int sel = spec->selectors_n ? (int)i : -1;
+        if (sel >= 0 && spec->selectors[sel].phases_n > 0 &&
+            pd_plan_mode(spec, sel) == PP_MODE_E2E) {
+            char where[64] = "";
+            if (spec->selectors[sel].role) {
+                snprintf(where, sizeof(where), " (role %.32s)", spec->selectors[sel].role);
+            }
+            return bad(err, errlen,
+                       "phases apply to discrete windows only (one capture per phase); this "
+                       "window%s is e2e: drop --e2e or --phases",
+                       where);
+        }
         if (pd_plan_mode(spec, sel) == PP_MODE_E2E && pd_plan_schedule(spec, sel)->active > 0) {
             char where[64] = "";
             if (sel >= 0 && spec->selectors[sel].role) {

@@ -272,6 +272,17 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
     s.schedule.wait = 1;
     assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
     pd_plan_out_free(&out);
+    /* phases on an e2e selector: one capture per process, the phases would
+     * be silently ignored */
+    char *gen[] = {"generate"};
+    two[1].phases = gen;
+    two[1].phases_n = 1;
+    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    assert_string_equal(err, "phases apply to discrete windows only (one capture per phase); this "
+                             "window (role actor) is e2e: drop --e2e or --phases");
+    two[1].mode = PP_MODE_DISCRETE;
+    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
+    pd_plan_out_free(&out);
 }
 
 /* Issue 31: --roles actr or --ranks 9 (nothing registered like that) left
