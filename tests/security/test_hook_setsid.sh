@@ -44,9 +44,9 @@ pids+=($!)
 # 1. the timeout
 daemon_with "setsid sleep 1717 & sleep 1717" 1000
 w=$(take)
-for _ in $(seq 100); do
+for _ in $(seq 600); do
   case "$("$ctl" --json windows "$w" | json 'd["windows"][0].get("hook")')" in
-  None | running) sleep 0.1 ;;
+  None | running | "waiting for the report's last write") sleep 0.1 ;;
   *) break ;;
   esac
 done
