@@ -1,122 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* report.html (see reporthtml.h). */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "htmlbuf.h"
 #include "reporthtml.h"
 
-/* ---- a growing buffer; the first failure sticks ---- */
-
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} sb_t;
-
-static void sb_grow(sb_t *b, size_t need)
-{
-    if (b->oom || b->len + need + 1 <= b->cap) {
-        return;
-    }
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->len + need + 1) {
-        cap *= 2;
-    }
-    char *p = realloc(b->p, cap);
-    if (p == NULL) {
-        b->oom = true;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-static void sb_put(sb_t *b, const char *s, size_t n)
-{
-    sb_grow(b, n);
-    if (!b->oom) {
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = '\0';
-    }
-}
-
-static void sb_str(sb_t *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-static void sb_fmt(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_fmt(sb_t *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return;
-    }
-    if ((size_t)n < sizeof(tmp)) {
-        sb_put(b, tmp, (size_t)n);
-        return;
-    }
-    sb_grow(b, (size_t)n);
-    if (!b->oom) {
-        va_start(ap, fmt);
-        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-        va_end(ap);
-        b->len += (size_t)n;
-    }
-}
-
-/* Text from outside (a worker's reason, a host name) as HTML text. */
-static void sb_esc(sb_t *b, const char *s)
-{
-    if (s == NULL) {
-        sb_str(b, "-");
-        return;
-    }
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            sb_str(b, "&amp;");
-            break;
-        case '<':
-            sb_str(b, "&lt;");
-            break;
-        case '>':
-            sb_str(b, "&gt;");
-            break;
-        case '"':
-            sb_str(b, "&quot;");
-            break;
-        case '\'':
-            sb_str(b, "&#39;");
-            break;
-        default:
-            if ((unsigned char)*s < 0x20) {
-                sb_str(b, " ");
-            } else {
-                sb_put(b, s, 1);
-            }
-        }
-    }
-}
-
-static void ms(sb_t *b, double v)
+static void ms(pd_hb_t *b, double v)
 {
     if (v <= 0) {
-        sb_str(b, "-");
+        pd_hb_str(b, "-");
     } else if (v < 10) {
-        sb_fmt(b, "%.2f", v);
+        pd_hb_fmt(b, "%.2f", v);
     } else {
-        sb_fmt(b, "%.1f", v);
+        pd_hb_fmt(b, "%.1f", v);
     }
 }
 
@@ -158,7 +59,7 @@ static const pp_steps_role_t *role_of(const pp_steps_doc_t *d, const char *role)
     return NULL;
 }
 
-static void summary(sb_t *b, const pp_steps_doc_t *d, const pp_manifest_t *m)
+static void summary(pd_hb_t *b, const pp_steps_doc_t *d, const pp_manifest_t *m)
 {
     const pp_manifest_window_t *w = &m->window;
     int64_t count[5] = {0};
@@ -166,51 +67,51 @@ static void summary(sb_t *b, const pp_steps_doc_t *d, const pp_manifest_t *m)
         int s = (int)m->captures[i].status;
         count[s >= 0 && s < 5 ? s : 0]++;
     }
-    sb_str(b, "<dl>");
-    sb_str(b, "<dt>job</dt><dd>");
-    sb_esc(b, m->job);
-    sb_fmt(b, "</dd><dt>window</dt><dd>%lld (", (long long)w->id);
-    sb_esc(b, w->name);
-    sb_str(b, ")</dd><dt>steps</dt><dd>");
+    pd_hb_str(b, "<dl>");
+    pd_hb_str(b, "<dt>job</dt><dd>");
+    pd_hb_esc(b, m->job);
+    pd_hb_fmt(b, "</dd><dt>window</dt><dd>%lld (", (long long)w->id);
+    pd_hb_esc(b, w->name);
+    pd_hb_str(b, ")</dd><dt>steps</dt><dd>");
     if (w->steps_n == 2) {
         if (w->steps[1] < 0) {
-            sb_fmt(b, "from %lld (open)", (long long)w->steps[0]);
+            pd_hb_fmt(b, "from %lld (open)", (long long)w->steps[0]);
         } else {
-            sb_fmt(b, "%lld to %lld", (long long)w->steps[0], (long long)w->steps[1] - 1);
+            pd_hb_fmt(b, "%lld to %lld", (long long)w->steps[0], (long long)w->steps[1] - 1);
         }
     }
-    sb_str(b, "</dd><dt>tool, mode</dt><dd>");
-    sb_esc(b, w->tool);
-    sb_str(b, ", ");
-    sb_esc(b, pp_mode_name(w->mode));
-    sb_str(b, "</dd><dt>roles</dt><dd>");
+    pd_hb_str(b, "</dd><dt>tool, mode</dt><dd>");
+    pd_hb_esc(b, w->tool);
+    pd_hb_str(b, ", ");
+    pd_hb_esc(b, pp_mode_name(w->mode));
+    pd_hb_str(b, "</dd><dt>roles</dt><dd>");
     for (size_t i = 0; i < w->roles_n; i++) {
         if (i) {
-            sb_str(b, ", ");
+            pd_hb_str(b, ", ");
         }
-        sb_esc(b, w->roles[i]);
+        pd_hb_esc(b, w->roles[i]);
     }
     if (w->roles_n == 0) {
-        sb_str(b, "all");
+        pd_hb_str(b, "all");
     }
-    sb_str(b, "</dd><dt>opened by</dt><dd id=\"source\">");
-    sb_esc(b, w->source ? w->source : d->source);
-    sb_fmt(b,
-           "</dd><dt>captures</dt><dd>%zu: <span class=\"st-complete\">%lld complete</span>, "
-           "<span class=\"st-failed\">%lld failed</span>, <span class=\"st-missed\">%lld "
-           "missed</span>, <span class=\"st-truncated\">%lld truncated</span></dd>",
-           m->captures_n, (long long)count[PP_CAP_COMPLETE], (long long)count[PP_CAP_FAILED],
-           (long long)count[PP_CAP_MISSED], (long long)count[PP_CAP_TRUNCATED]);
-    sb_fmt(b, "<dt>ranks</dt><dd>%zu in %zu role(s)</dd>", d->ranks_n, d->roles_n);
+    pd_hb_str(b, "</dd><dt>opened by</dt><dd id=\"source\">");
+    pd_hb_esc(b, w->source ? w->source : d->source);
+    pd_hb_fmt(b,
+              "</dd><dt>captures</dt><dd>%zu: <span class=\"st-complete\">%lld complete</span>, "
+              "<span class=\"st-failed\">%lld failed</span>, <span class=\"st-missed\">%lld "
+              "missed</span>, <span class=\"st-truncated\">%lld truncated</span></dd>",
+              m->captures_n, (long long)count[PP_CAP_COMPLETE], (long long)count[PP_CAP_FAILED],
+              (long long)count[PP_CAP_MISSED], (long long)count[PP_CAP_TRUNCATED]);
+    pd_hb_fmt(b, "<dt>ranks</dt><dd>%zu in %zu role(s)</dd>", d->ranks_n, d->roles_n);
     for (size_t i = 0; i < w->warnings_n; i++) {
-        sb_str(b, "<dt class=\"warn\">warning</dt><dd class=\"warn\">");
-        sb_esc(b, w->warnings[i]);
-        sb_str(b, "</dd>");
+        pd_hb_str(b, "<dt class=\"warn\">warning</dt><dd class=\"warn\">");
+        pd_hb_esc(b, w->warnings[i]);
+        pd_hb_str(b, "</dd>");
     }
-    sb_str(b, "</dl>\n");
+    pd_hb_str(b, "</dl>\n");
 }
 
-static void heatmap(sb_t *b, const pp_steps_doc_t *d)
+static void heatmap(pd_hb_t *b, const pp_steps_doc_t *d)
 {
     int64_t first = d->steps_n == 2 ? d->steps[0] : 0;
     int64_t nsteps = d->steps_n == 2 ? d->steps[1] - d->steps[0] + 1 : 0;
@@ -218,7 +119,7 @@ static void heatmap(sb_t *b, const pp_steps_doc_t *d)
     int64_t wl = d->window_n == 2 && d->window[1] > 0 ? d->window[1] - 1 : wf;
     size_t rows = d->ranks_n < PD_REPORT_MAX_ROWS ? d->ranks_n : PD_REPORT_MAX_ROWS;
     if (nsteps <= 0 || rows == 0) {
-        sb_str(b, "<p class=\"muted\">No step times were recorded for this job.</p>\n");
+        pd_hb_str(b, "<p class=\"muted\">No step times were recorded for this job.</p>\n");
         return;
     }
     int cw = (int)(840 / nsteps);
@@ -226,21 +127,21 @@ static void heatmap(sb_t *b, const pp_steps_doc_t *d)
     int rh = rows <= 128 ? 16 : rows <= 512 ? 8 : 3;
     int label = rh >= 8 ? 200 : 120, top = 28;
     int width = label + (int)nsteps * cw + 10, height = top + (int)rows * rh + 8;
-    sb_fmt(b,
-           "<p class=\"muted\">Each cell is one step of one rank: green at or below its role's "
-           "median step time for that step, yellow at 1.5x, red at 2x and more, grey where no "
-           "time was recorded. The frame marks the window's steps (%lld to %lld).</p>\n",
-           (long long)wf, (long long)wl);
-    sb_fmt(b,
-           "<div class=\"scroll\"><svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
-           "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"step times, rank by step\">\n",
-           width, height);
+    pd_hb_fmt(b,
+              "<p class=\"muted\">Each cell is one step of one rank: green at or below its role's "
+              "median step time for that step, yellow at 1.5x, red at 2x and more, grey where no "
+              "time was recorded. The frame marks the window's steps (%lld to %lld).</p>\n",
+              (long long)wf, (long long)wl);
+    pd_hb_fmt(b,
+              "<div class=\"scroll\"><svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
+              "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"step times, rank by step\">\n",
+              width, height);
     /* step labels */
     int every = cw >= 24 ? 1 : cw >= 12 ? 2 : cw >= 8 ? 5 : 10;
     for (int64_t i = 0; i < nsteps; i++) {
         if ((first + i) % every == 0) {
-            sb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%lld</text>\n",
-                   label + (int)i * cw + cw / 2, top - 8, (long long)(first + i));
+            pd_hb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%lld</text>\n",
+                      label + (int)i * cw + cw / 2, top - 8, (long long)(first + i));
         }
     }
     const char *prev_role = NULL;
@@ -249,20 +150,20 @@ static void heatmap(sb_t *b, const pp_steps_doc_t *d)
         const pp_steps_role_t *ro = role_of(d, r->role);
         int y = top + (int)k * rh;
         if (rh >= 8) {
-            sb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label - 6, y + rh - 3);
-            sb_esc(b, r->role);
-            sb_fmt(b, " %lld ", (long long)r->rank);
-            sb_esc(b, r->host);
-            sb_str(b, "</text>\n");
+            pd_hb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label - 6, y + rh - 3);
+            pd_hb_esc(b, r->role);
+            pd_hb_fmt(b, " %lld ", (long long)r->rank);
+            pd_hb_esc(b, r->host);
+            pd_hb_str(b, "</text>\n");
         } else if (prev_role == NULL || strcmp(prev_role, r->role) != 0) {
-            sb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label - 6, y + 9);
-            sb_esc(b, r->role);
-            sb_str(b, "</text>\n");
+            pd_hb_fmt(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", label - 6, y + 9);
+            pd_hb_esc(b, r->role);
+            pd_hb_str(b, "</text>\n");
         }
         prev_role = r->role;
-        sb_fmt(b, "<g class=\"row\" data-rank=\"%lld\" data-role=\"", (long long)r->rank);
-        sb_esc(b, r->role);
-        sb_str(b, "\">");
+        pd_hb_fmt(b, "<g class=\"row\" data-rank=\"%lld\" data-role=\"", (long long)r->rank);
+        pd_hb_esc(b, r->role);
+        pd_hb_str(b, "\">");
         for (int64_t i = 0; i < nsteps && (size_t)i < r->step_us_n; i++) {
             int64_t us = r->step_us[i];
             int64_t med = ro && (size_t)i < ro->p50_us_n ? ro->p50_us[i] : -1;
@@ -270,53 +171,54 @@ static void heatmap(sb_t *b, const pp_steps_doc_t *d)
             if (us > 0 && med > 0) {
                 cell_color(color, sizeof(color), (double)us / (double)med);
             }
-            sb_fmt(b,
-                   "<rect class=\"cell\" data-rank=\"%lld\" data-step=\"%lld\" x=\"%d\" y=\"%d\" "
-                   "width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
-                   (long long)r->rank, (long long)(first + i), label + (int)i * cw, y,
-                   cw > 2 ? cw - 1 : cw, rh > 2 ? rh - 1 : rh, color);
-            sb_esc(b, r->role);
-            sb_fmt(b, " rank %lld, step %lld: ", (long long)r->rank, (long long)(first + i));
+            pd_hb_fmt(
+                b,
+                "<rect class=\"cell\" data-rank=\"%lld\" data-step=\"%lld\" x=\"%d\" y=\"%d\" "
+                "width=\"%d\" height=\"%d\" fill=\"%s\"><title>",
+                (long long)r->rank, (long long)(first + i), label + (int)i * cw, y,
+                cw > 2 ? cw - 1 : cw, rh > 2 ? rh - 1 : rh, color);
+            pd_hb_esc(b, r->role);
+            pd_hb_fmt(b, " rank %lld, step %lld: ", (long long)r->rank, (long long)(first + i));
             if (us > 0) {
-                sb_fmt(b, "%.1f ms (role median %.1f ms)", (double)us / 1000.0,
-                       med > 0 ? (double)med / 1000.0 : 0.0);
+                pd_hb_fmt(b, "%.1f ms (role median %.1f ms)", (double)us / 1000.0,
+                          med > 0 ? (double)med / 1000.0 : 0.0);
             } else {
-                sb_str(b, "no time recorded");
+                pd_hb_str(b, "no time recorded");
             }
-            sb_str(b, "</title></rect>");
+            pd_hb_str(b, "</title></rect>");
         }
-        sb_str(b, "</g>\n");
+        pd_hb_str(b, "</g>\n");
     }
     if (wl >= first && wf <= first + nsteps - 1) {
         int64_t a = wf < first ? first : wf, z = wl > first + nsteps - 1 ? first + nsteps - 1 : wl;
-        sb_fmt(b,
-               "<rect id=\"window-frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-               "fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n",
-               label + (int)(a - first) * cw - 1, top - 2, (int)(z - a + 1) * cw + 1,
-               (int)rows * rh + 3);
+        pd_hb_fmt(b,
+                  "<rect id=\"window-frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                  "fill=\"none\" stroke=\"#111\" stroke-width=\"2\"/>\n",
+                  label + (int)(a - first) * cw - 1, top - 2, (int)(z - a + 1) * cw + 1,
+                  (int)rows * rh + 3);
     }
-    sb_str(b, "</svg></div>\n");
+    pd_hb_str(b, "</svg></div>\n");
     if (d->ranks_n > rows) {
-        sb_fmt(b,
-               "<p class=\"warn\">%zu more rank(s) are not drawn (at most %d rows); steps.json "
-               "has every rank.</p>\n",
-               d->ranks_n - rows, PD_REPORT_MAX_ROWS);
+        pd_hb_fmt(b,
+                  "<p class=\"warn\">%zu more rank(s) are not drawn (at most %d rows); steps.json "
+                  "has every rank.</p>\n",
+                  d->ranks_n - rows, PD_REPORT_MAX_ROWS);
     }
 }
 
-static void phases(sb_t *b, const pp_steps_doc_t *d)
+static void phases(pd_hb_t *b, const pp_steps_doc_t *d)
 {
     bool any = false;
     for (size_t i = 0; i < d->roles_n; i++) {
         const pp_steps_role_t *ro = &d->roles[i];
         int64_t total = (int64_t)(ro->p50_ms * 1000.0 + 0.5), sum = 0;
-        sb_str(b, "<h3>");
-        sb_esc(b, ro->role);
-        sb_fmt(b, " <span class=\"muted\">(%lld rank(s), median step ", (long long)ro->ranks);
+        pd_hb_str(b, "<h3>");
+        pd_hb_esc(b, ro->role);
+        pd_hb_fmt(b, " <span class=\"muted\">(%lld rank(s), median step ", (long long)ro->ranks);
         ms(b, ro->p50_ms);
-        sb_str(b, " ms)</span></h3>\n");
+        pd_hb_str(b, " ms)</span></h3>\n");
         if (ro->phases_n == 0) {
-            sb_str(b, "<p class=\"muted\">No phase was timed for this role.</p>\n");
+            pd_hb_str(b, "<p class=\"muted\">No phase was timed for this role.</p>\n");
             continue;
         }
         any = true;
@@ -326,36 +228,37 @@ static void phases(sb_t *b, const pp_steps_doc_t *d)
         int64_t other = total > sum ? total - sum : 0;
         int64_t whole = sum + other > 0 ? sum + other : 1;
         double x = 0;
-        sb_fmt(b, "<svg class=\"phases\" xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" "
-                  "height=\"22\" role=\"img\" aria-label=\"phase breakdown\">");
+        pd_hb_fmt(b, "<svg class=\"phases\" xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" "
+                     "height=\"22\" role=\"img\" aria-label=\"phase breakdown\">");
         for (size_t q = 0; q <= ro->phases_n; q++) {
             int64_t v = q < ro->phases_n ? ro->phase_p50_us[q] : other;
             if (v <= 0) {
                 continue;
             }
             double wdt = 720.0 * (double)v / (double)whole;
-            sb_fmt(b, "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"20\" fill=\"%s\"><title>",
-                   x, wdt, q < ro->phases_n ? palette[q % NPALETTE] : "#ccc");
-            sb_esc(b, q < ro->phases_n ? ro->phases[q] : "other");
-            sb_fmt(b, ": %.1f ms</title></rect>", (double)v / 1000.0);
+            pd_hb_fmt(b,
+                      "<rect x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"20\" fill=\"%s\"><title>",
+                      x, wdt, q < ro->phases_n ? palette[q % NPALETTE] : "#ccc");
+            pd_hb_esc(b, q < ro->phases_n ? ro->phases[q] : "other");
+            pd_hb_fmt(b, ": %.1f ms</title></rect>", (double)v / 1000.0);
             x += wdt;
         }
-        sb_str(b, "</svg>\n<table><tr><th>phase</th><th class=\"n\">median ms per step</th>"
-                  "<th class=\"n\">share</th></tr>\n");
+        pd_hb_str(b, "</svg>\n<table><tr><th>phase</th><th class=\"n\">median ms per step</th>"
+                     "<th class=\"n\">share</th></tr>\n");
         for (size_t q = 0; q <= ro->phases_n; q++) {
             int64_t v = q < ro->phases_n ? ro->phase_p50_us[q] : other;
-            sb_fmt(b, "<tr><td><span style=\"color:%s\">&#9632;</span> ",
-                   q < ro->phases_n ? palette[q % NPALETTE] : "#ccc");
-            sb_esc(b, q < ro->phases_n ? ro->phases[q] : "other (outside the phases)");
-            sb_str(b, "</td><td class=\"n\">");
+            pd_hb_fmt(b, "<tr><td><span style=\"color:%s\">&#9632;</span> ",
+                      q < ro->phases_n ? palette[q % NPALETTE] : "#ccc");
+            pd_hb_esc(b, q < ro->phases_n ? ro->phases[q] : "other (outside the phases)");
+            pd_hb_str(b, "</td><td class=\"n\">");
             ms(b, (double)v / 1000.0);
-            sb_fmt(b, "</td><td class=\"n\">%.0f%%</td></tr>\n",
-                   v > 0 ? 100.0 * (double)v / (double)whole : 0.0);
+            pd_hb_fmt(b, "</td><td class=\"n\">%.0f%%</td></tr>\n",
+                      v > 0 ? 100.0 * (double)v / (double)whole : 0.0);
         }
-        sb_str(b, "</table>\n");
+        pd_hb_str(b, "</table>\n");
     }
     if (!any && d->roles_n == 0) {
-        sb_str(b, "<p class=\"muted\">No role has step times.</p>\n");
+        pd_hb_str(b, "<p class=\"muted\">No role has step times.</p>\n");
     }
 }
 
@@ -369,7 +272,7 @@ static int cmp_ratio(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-static void slowest(sb_t *b, const pp_steps_doc_t *d)
+static void slowest(pd_hb_t *b, const pp_steps_doc_t *d)
 {
     const pp_steps_rank_t **v = malloc((d->ranks_n ? d->ranks_n : 1) * sizeof(*v));
     size_t n = 0;
@@ -384,38 +287,39 @@ static void slowest(sb_t *b, const pp_steps_doc_t *d)
     }
     qsort(v, n, sizeof(*v), cmp_ratio);
     if (n == 0) {
-        sb_str(b, "<p class=\"muted\">No rank has step times in the window.</p>\n");
+        pd_hb_str(b, "<p class=\"muted\">No rank has step times in the window.</p>\n");
     } else {
-        sb_str(b, "<table id=\"slowest\"><tr><th>role</th><th class=\"n\">rank</th>"
-                  "<th>host</th><th class=\"n\">median ms</th><th class=\"n\">role median ms"
-                  "</th><th class=\"n\">ratio</th><th>in window</th></tr>\n");
+        pd_hb_str(b, "<table id=\"slowest\"><tr><th>role</th><th class=\"n\">rank</th>"
+                     "<th>host</th><th class=\"n\">median ms</th><th class=\"n\">role median ms"
+                     "</th><th class=\"n\">ratio</th><th>in window</th></tr>\n");
     }
     for (size_t i = 0; i < n && i < PD_REPORT_SLOWEST; i++) {
         const pp_steps_role_t *ro = role_of(d, v[i]->role);
-        sb_fmt(b, "<tr data-rank=\"%lld\"><td>", (long long)v[i]->rank);
-        sb_esc(b, v[i]->role);
-        sb_fmt(b, "</td><td class=\"n\">%lld</td><td>", (long long)v[i]->rank);
-        sb_esc(b, v[i]->host);
-        sb_str(b, "</td><td class=\"n\">");
+        pd_hb_fmt(b, "<tr data-rank=\"%lld\"><td>", (long long)v[i]->rank);
+        pd_hb_esc(b, v[i]->role);
+        pd_hb_fmt(b, "</td><td class=\"n\">%lld</td><td>", (long long)v[i]->rank);
+        pd_hb_esc(b, v[i]->host);
+        pd_hb_str(b, "</td><td class=\"n\">");
         ms(b, v[i]->median_ms);
-        sb_str(b, "</td><td class=\"n\">");
+        pd_hb_str(b, "</td><td class=\"n\">");
         ms(b, ro ? ro->p50_ms : 0);
-        sb_fmt(b, "</td><td class=\"n%s\">%.2fx</td><td>%s</td></tr>\n",
-               v[i]->ratio >= 1.5 ? " hot" : "", v[i]->ratio, v[i]->member ? "yes" : "no");
+        pd_hb_fmt(b, "</td><td class=\"n%s\">%.2fx</td><td>%s</td></tr>\n",
+                  v[i]->ratio >= 1.5 ? " hot" : "", v[i]->ratio, v[i]->member ? "yes" : "no");
     }
     if (n) {
-        sb_str(b, "</table>\n");
+        pd_hb_str(b, "</table>\n");
     }
     free(v);
 }
 
-static void captures(sb_t *b, const pp_manifest_t *m)
+static void captures(pd_hb_t *b, const pp_manifest_t *m)
 {
     if (m->captures_n == 0) {
-        sb_str(b, "<p class=\"muted\">The window has no capture.</p>\n");
+        pd_hb_str(b, "<p class=\"muted\">The window has no capture.</p>\n");
         return;
     }
-    sb_str(b, "<table id=\"captures\"><tr><th>role</th><th>phase</th><th class=\"n\">rank</th>"
+    pd_hb_str(b,
+              "<table id=\"captures\"><tr><th>role</th><th>phase</th><th class=\"n\">rank</th>"
               "<th class=\"n\">replica</th><th>host</th><th>steps</th><th>status</th>"
               "<th>reason</th><th class=\"n\">files</th><th class=\"n\">bytes</th><th>folder</th>"
               "</tr>\n");
@@ -426,34 +330,34 @@ static void captures(sb_t *b, const pp_manifest_t *m)
             bytes += c->files[f].bytes;
         }
         const char *st = pp_status_name(c->status);
-        sb_str(b, "<tr><td>");
-        sb_esc(b, c->role);
-        sb_str(b, "</td><td>");
-        sb_esc(b, c->phase);
-        sb_fmt(b, "</td><td class=\"n\">%lld</td><td class=\"n\">", (long long)c->rank);
+        pd_hb_str(b, "<tr><td>");
+        pd_hb_esc(b, c->role);
+        pd_hb_str(b, "</td><td>");
+        pd_hb_esc(b, c->phase);
+        pd_hb_fmt(b, "</td><td class=\"n\">%lld</td><td class=\"n\">", (long long)c->rank);
         if (c->replica_rank == PP_NONE) {
-            sb_str(b, "-");
+            pd_hb_str(b, "-");
         } else {
-            sb_fmt(b, "%lld", (long long)c->replica_rank);
+            pd_hb_fmt(b, "%lld", (long long)c->replica_rank);
         }
-        sb_str(b, "</td><td>");
-        sb_esc(b, c->host);
-        sb_str(b, "</td><td>");
+        pd_hb_str(b, "</td><td>");
+        pd_hb_esc(b, c->host);
+        pd_hb_str(b, "</td><td>");
         if (c->first_step == PP_NONE) {
-            sb_str(b, "-");
+            pd_hb_str(b, "-");
         } else if (c->last_step == PP_NONE || c->last_step == c->first_step) {
-            sb_fmt(b, "%lld", (long long)c->first_step);
+            pd_hb_fmt(b, "%lld", (long long)c->first_step);
         } else {
-            sb_fmt(b, "%lld-%lld", (long long)c->first_step, (long long)c->last_step);
+            pd_hb_fmt(b, "%lld-%lld", (long long)c->first_step, (long long)c->last_step);
         }
-        sb_fmt(b, "</td><td class=\"st-%s\">%s</td><td>", st ? st : "none", st ? st : "-");
-        sb_esc(b, c->reason);
-        sb_fmt(b, "</td><td class=\"n\">%zu</td><td class=\"n\">%lld</td><td>", c->files_n,
-               (long long)bytes);
-        sb_esc(b, c->dir);
-        sb_str(b, "</td></tr>\n");
+        pd_hb_fmt(b, "</td><td class=\"st-%s\">%s</td><td>", st ? st : "none", st ? st : "-");
+        pd_hb_esc(b, c->reason);
+        pd_hb_fmt(b, "</td><td class=\"n\">%zu</td><td class=\"n\">%lld</td><td>", c->files_n,
+                  (long long)bytes);
+        pd_hb_esc(b, c->dir);
+        pd_hb_str(b, "</td></tr>\n");
     }
-    sb_str(b, "</table>\n");
+    pd_hb_str(b, "</table>\n");
 }
 
 int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
@@ -465,34 +369,34 @@ int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const ch
 int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                         const char *extra, char **out, size_t *len)
 {
-    sb_t b = {0};
-    sb_str(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-               "<title>profd report: ");
-    sb_esc(&b, man->job);
-    sb_str(&b, " ");
-    sb_esc(&b, man->window.name);
-    sb_fmt(&b, "</title>\n<style>%s</style></head><body>\n<h1>", css);
-    sb_esc(&b, man->job);
-    sb_str(&b, " / ");
-    sb_esc(&b, man->window.name);
-    sb_str(&b, "</h1>\n");
+    pd_hb_t b = {0};
+    pd_hb_str(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                  "<title>profd report: ");
+    pd_hb_esc(&b, man->job);
+    pd_hb_str(&b, " ");
+    pd_hb_esc(&b, man->window.name);
+    pd_hb_fmt(&b, "</title>\n<style>%s</style></head><body>\n<h1>", css);
+    pd_hb_esc(&b, man->job);
+    pd_hb_str(&b, " / ");
+    pd_hb_esc(&b, man->window.name);
+    pd_hb_str(&b, "</h1>\n");
     summary(&b, doc, man);
-    sb_str(&b, "<h2>Step times, rank by step</h2>\n");
+    pd_hb_str(&b, "<h2>Step times, rank by step</h2>\n");
     heatmap(&b, doc);
-    sb_str(&b, "<h2>Phases per role</h2>\n");
+    pd_hb_str(&b, "<h2>Phases per role</h2>\n");
     phases(&b, doc);
-    sb_str(&b, "<h2>Slowest ranks against their role's median</h2>\n");
+    pd_hb_str(&b, "<h2>Slowest ranks against their role's median</h2>\n");
     slowest(&b, doc);
     if (extra) {
-        sb_str(&b, extra);
+        pd_hb_str(&b, extra);
     }
-    sb_str(&b, "<h2>Captures</h2>\n");
+    pd_hb_str(&b, "<h2>Captures</h2>\n");
     captures(&b, man);
-    sb_str(&b, "<p class=\"muted\">Step times are each rank's time from step begin to step end "
-               "on its own clock; medians over the window's steps. Written by profd ");
-    sb_esc(&b, version);
-    sb_str(&b, "; the numbers are in steps.json next to this page.</p>\n</body></html>\n");
+    pd_hb_str(&b, "<p class=\"muted\">Step times are each rank's time from step begin to step end "
+                  "on its own clock; medians over the window's steps. Written by profd ");
+    pd_hb_esc(&b, version);
+    pd_hb_str(&b, "; the numbers are in steps.json next to this page.</p>\n</body></html>\n");
     if (b.oom) {
         free(b.p);
         return PROFD_ENOMEM;
