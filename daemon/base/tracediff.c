@@ -207,25 +207,11 @@ int64_t pd_diff_add(pd_diff_acc_t *a, int side, pd_trace_read_fn rd, void *rarg,
     return n;
 }
 
-typedef struct mem {
-    const char *p;
-    size_t len, pos;
-} mem_t;
-
-static long mem_read(void *arg, char *buf, size_t len)
-{
-    mem_t *m = arg;
-    size_t n = m->len - m->pos < len ? m->len - m->pos : len;
-    memcpy(buf, m->p + m->pos, n);
-    m->pos += n;
-    return (long)n;
-}
-
 int64_t pd_diff_mem(pd_diff_acc_t *a, int side, const char *buf, size_t len)
 {
-    mem_t m = {buf, len, 0};
+    pd_trace_mem_t m = {buf, len, 0};
     char why[128];
-    return pd_diff_add(a, side, mem_read, &m, why, sizeof(why));
+    return pd_diff_add(a, side, pd_trace_mem_read, &m, why, sizeof(why));
 }
 
 static int row_fill(pp_op_diff_t *o, const name_ent_t *e)

@@ -746,14 +746,9 @@ int64_t pd_trace_each_x(pd_trace_read_fn rdfn, void *rarg, pd_trace_x_fn fn, voi
 
 /* ---- from memory ---- */
 
-typedef struct mem {
-    const char *p;
-    size_t len, pos;
-} mem_t;
-
-static long mem_read(void *arg, char *buf, size_t len)
+long pd_trace_mem_read(void *arg, char *buf, size_t len)
 {
-    mem_t *m = arg;
+    pd_trace_mem_t *m = arg;
     size_t n = m->len - m->pos < len ? m->len - m->pos : len;
     memcpy(buf, m->p + m->pos, n);
     m->pos += n;
@@ -762,20 +757,20 @@ static long mem_read(void *arg, char *buf, size_t len)
 
 static int mem_rewind(void *arg)
 {
-    ((mem_t *)arg)->pos = 0;
+    ((pd_trace_mem_t *)arg)->pos = 0;
     return 0;
 }
 
 int64_t pd_trace_merge_mem(const char *buf, size_t len, pd_trace_write_fn wr, void *warg, char *why,
                            size_t whylen)
 {
-    mem_t m = {buf, len, 0};
+    pd_trace_mem_t m = {buf, len, 0};
     pd_merge_input_t in;
     bool first = true, aligned;
     memset(&in, 0, sizeof(in));
     snprintf(in.role, sizeof(in.role), "actor");
     snprintf(in.host, sizeof(in.host), "node1");
     in.pid = 42;
-    return pd_trace_merge_one(mem_read, &m, mem_rewind, wr, warg, &in, 0, &first, &aligned, why,
-                              whylen);
+    return pd_trace_merge_one(pd_trace_mem_read, &m, mem_rewind, wr, warg, &in, 0, &first, &aligned,
+                              why, whylen);
 }

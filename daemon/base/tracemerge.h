@@ -69,6 +69,14 @@ typedef int (*pd_trace_write_fn)(void *arg, const char *buf, size_t len);
 /* Where it reads: bytes read, 0 at the end, -1 on error. */
 typedef long (*pd_trace_read_fn)(void *arg, char *buf, size_t len);
 
+/* A trace held in memory, read through pd_trace_mem_read (arg: the
+ * pd_trace_mem_t, pos 0 to start). */
+typedef struct pd_trace_mem {
+    const char *p;
+    size_t len, pos;
+} pd_trace_mem_t;
+long pd_trace_mem_read(void *arg, char *buf, size_t len);
+
 /*
  * The events of one input, rewritten (see above) and written through `wr`,
  * each preceded by ",\n" unless *first (then cleared). `index` numbers the
