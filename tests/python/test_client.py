@@ -58,7 +58,18 @@ class TestClientWithDaemon(profdtest.DaemonCase):
     def client(self, job, backend, windows, **kw):
         c = profd.Client(role="tester", rank=0, job=job, url=self.url, backend=backend, **kw)
         profdtest.wait_connected(c)
-        time.sleep(0.2)  # the plan follows the registration within a round trip
+        # the plan follows the registration within a round trip: wait for it
+        # (reading c.busy adopts a delivered plan on this thread, as a step
+        # does), never sleep for it
+        deadline = time.monotonic() + 30
+        while True:
+            c.busy  # adopts what the background thread received
+            if c.stats().windows == windows:
+                break
+            if time.monotonic() > deadline:
+                self.fail("no plan with %d window(s) within 30 s of the registration (have %d)"
+                          % (windows, c.stats().windows))
+            time.sleep(0.01)
         self.steps(c, 1, 2)
         self.assertEqual(c.stats().windows, windows, "the plan did not arrive before step 3")
         return c

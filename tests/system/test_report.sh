@@ -56,9 +56,16 @@ assert {r["role"] for r in s["roles"]} == {"actor", "rollout"}
 for r in s["ranks"]:
     assert r["member"], r
     assert len(r["step_us"]) == hi - lo + 1
+    # every step of the window measured; 20 steps/s on the sim's schedule,
+    # which catches up after a late step (a loaded machine): the mean over
+    # the steps around the window, not each step, is 50 ms
     for st in range(first, end):
         us = r["step_us"][st - lo]
-        assert 30000 < us < 200000, (r["rank"], st, us)  # 20 steps/s
+        assert us > 0, (r["rank"], st, us)
+    known = [us for us in r["step_us"] if us > 0]
+    assert len(known) >= end - first + 4, (r["rank"], known)
+    mean = sum(known) / len(known)
+    assert 30000 < mean < 200000, (r["rank"], mean, known)
     assert 0.5 < r["ratio"] < 2, r
     # its clock against the daemon's, measured: one host, so the truth is 0
     assert r["offset_err_us"] > 0 and abs(r["offset_us"]) <= r["offset_err_us"], r

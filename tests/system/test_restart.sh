@@ -82,20 +82,27 @@ instance=$(ctl --json status | json 'd["instance"]')
 ctl start --next 1 --tool sim >"$tmp/w1.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w1.txt")
 name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w1.txt")
+# a capture's file partly received is a .part in the window's folder: seen
+# (the coordinator writes it as chunks arrive), the node daemons are stopped
+# so the streams stand still until the coordinator is killed: the kill cuts
+# them, however loaded the machine
 cut=
-for _ in $(seq 600); do
-  info=$(ctl --json windows "$id" | json '(d["windows"][0]["pending_files"], d["windows"][0]["pending_bytes"])')
-  # files announced and partly received: 8 captures of 3 MB in 4 KiB chunks
-  if /usr/bin/python3 -c "f, b = $info; exit(0 if f > 0 and 0 < b < 8 * 3000000 - 200000 else 1)"; then
-    cut=$info
+for _ in $(seq 3000); do
+  if [ -n "$(find "$tmp/c/save/default/$name" -name '*.part' -size +100k 2>/dev/null | head -1)" ]; then
+    kill -STOP "${node_pids[@]}"
+    cut=$(ctl --json windows "$id" | json '(d["windows"][0]["pending_files"], d["windows"][0]["pending_bytes"])')
     break
   fi
-  sleep 0.02
+  sleep 0.01
 done
-[ -n "$cut" ] || fail "never saw the window half streamed"
+[ -n "$cut" ] || { kill -CONT "${node_pids[@]}"; fail "never saw the window half streamed"; }
+# files announced and partly received: 8 captures of 3 MB in 4 KiB chunks
+/usr/bin/python3 -c "f, b = $cut; exit(0 if f > 0 and 0 < b < 8 * 3000000 - 100000 else 1)" ||
+  { kill -CONT "${node_pids[@]}"; fail "a .part but not half streamed: $cut"; }
 sleep 0.3 # past the state's save delay
 kill -9 "$coordinator_pid"
 wait "$coordinator_pid" 2>/dev/null || true
+kill -CONT "${node_pids[@]}"
 [ -f "$state" ] || fail "no state file"
 parts=$(find "$tmp/c/save/default/$name" -name '*.part' | wc -l)
 [ "$parts" -gt 0 ] || fail "no partial file left by the kill (cut at $cut)"
