@@ -21,6 +21,7 @@
 
 #include "backend_exec.h"
 #include "internal.h"
+#include "pu_nng.h"
 #include "tlsconf.h"
 
 #define RPC_TIMEOUT_MS     2000
@@ -38,28 +39,6 @@
 #define RECHECK_MS         20    /* a deep sleep looks at the ring once more then */
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
-
-static int map_nng(int rv)
-{
-    switch (rv) {
-    case 0:
-        return 0;
-    case NNG_ETIMEDOUT:
-        return PROFD_ETIMEDOUT;
-    case NNG_ENOMEM:
-        return PROFD_ENOMEM;
-    case NNG_EMSGSIZE:
-        return PROFD_ETOOBIG;
-    case NNG_ECLOSED:
-    case NNG_ECANCELED:
-        return PROFD_ECLOSED;
-    case NNG_EADDRINVAL:
-    case NNG_ENOTSUP:
-        return PROFD_EINVAL;
-    default:
-        return PROFD_ENODAEMON;
-    }
-}
 
 static bool transport_error(int rv)
 {
@@ -194,11 +173,11 @@ static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeou
     if ((rv = rpc_wait(c, true, timeout_ms)) != 0) {
         nng_msg_free(nng_aio_get_msg(io->rpc_aio));
         nng_aio_set_msg(io->rpc_aio, NULL);
-        return map_nng(rv);
+        return pu_nng_err(rv);
     }
     nng_aio_set_timeout(io->rpc_aio, timeout_ms);
     if ((rv = rpc_wait(c, false, timeout_ms)) != 0) {
-        return map_nng(rv);
+        return pu_nng_err(rv);
     }
     return msg_to(c, nng_aio_get_msg(io->rpc_aio), rep);
 }
@@ -933,7 +912,7 @@ fail:
     free(io->evbuf);
     free(io->pevbuf);
     free(io->sevbuf);
-    return map_nng(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : map_nng(rv);
+    return pu_nng_err(rv) == PROFD_ENODAEMON ? PROFD_EINVAL : pu_nng_err(rv);
 }
 
 /* nng_close() of libnng 1.5.2 can wait for a dialer's reconnection timer

@@ -45,8 +45,8 @@ CORE_MAY_USE_OF_BASE = {"log.h", "text.h", "uix.h"}
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(uv\.h|nng/.*|pthread\.h|time\.h|unistd\.h|fcntl\.h|dirent\.h|"
                                    r"sys/.*)$")
 # Headers from outside the daemon, by where they may be included.
-OUTSIDE_ANY = re.compile(r"^profd/(proto|errors)\.h$")
-OUTSIDE_NOT_CORE = re.compile(r"^(profd/client\.h|tlsconf\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
+OUTSIDE_ANY = re.compile(r"^(profd/(proto|errors)\.h|pu_buf\.h)$")
+OUTSIDE_NOT_CORE = re.compile(r"^(profd/client\.h|tlsconf\.h|pu_nng\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
                               r"profcfg\.h)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "profd/errors.h"
 #include "profd/proto.h"
+#include "pu_buf.h"
 #include "yamltree.h"
 
 typedef enum ktype {
@@ -183,18 +184,6 @@ static void *field(pd_config_t *cfg, const ckey_t *k)
     return (char *)cfg + k->off;
 }
 
-/* "1MiB", "512KiB", "0": the largest binary unit that divides v exactly. */
-static void fmt_bytes(int64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = -1;
-    while (v != 0 && u < 4 && v % 1024 == 0) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%lld%s", (long long)v, u < 0 ? "" : units[u]);
-}
-
 static void expected(const ckey_t *k, char *buf, size_t len)
 {
     char a[32], b[32];
@@ -223,8 +212,8 @@ static void expected(const ckey_t *k, char *buf, size_t len)
         snprintf(buf, len, "integer %lld..%lld", (long long)k->min, (long long)k->max);
         break;
     case K_BYTES:
-        fmt_bytes(k->min, a, sizeof(a));
-        fmt_bytes(k->max, b, sizeof(b));
+        pu_fmt_bytes(k->min, a, sizeof(a));
+        pu_fmt_bytes(k->max, b, sizeof(b));
         snprintf(buf, len, "byte size %s..%s (integer or 64KiB, 1MiB, 1GiB...)", a, b);
         break;
     case K_MODE:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "prune.h"
+#include "pu_buf.h"
 
 void pd_prune_fmt_age(int64_t ms, char *buf, size_t len)
 {
@@ -20,17 +21,6 @@ void pd_prune_fmt_age(int64_t ms, char *buf, size_t len)
         }
     }
     snprintf(buf, len, "%lldms", (long long)ms);
-}
-
-void pd_prune_fmt_bytes(int64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = -1;
-    while (v != 0 && u < 4 && v % 1024 == 0) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%lld%s", (long long)v, u < 0 ? "" : units[u]);
 }
 
 /* Is item a older than item b (the one to prune first)? */
@@ -121,8 +111,8 @@ size_t pd_prune_decide(const pd_prune_item_t *items, size_t n, const pd_prune_li
     if (lim->max_bytes > 0) {
         int64_t share = lim->max_bytes / (int64_t)(nowners ? nowners : 1);
         char sh[32];
-        pd_prune_fmt_bytes(lim->max_bytes, lbl, sizeof(lbl));
-        pd_prune_fmt_bytes(share, sh, sizeof(sh));
+        pu_fmt_bytes(lim->max_bytes, lbl, sizeof(lbl));
+        pu_fmt_bytes(share, sh, sizeof(sh));
         for (size_t i = 0; i < k && total > lim->max_bytes; i++) {
             size_t o = owner[order[i]];
             if (gone[order[i]] || held[o] <= share) {

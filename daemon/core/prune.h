@@ -55,7 +55,5 @@ size_t pd_prune_decide(const pd_prune_item_t *items, size_t n, const pd_prune_li
 
 /* "30d", "12h", "90s", "1500ms": a duration in its largest exact unit. */
 void pd_prune_fmt_age(int64_t ms, char *buf, size_t len);
-/* "1MiB", "100GiB", "1000": bytes in the largest exact binary unit. */
-void pd_prune_fmt_bytes(int64_t v, char *buf, size_t len);
 
 #endif

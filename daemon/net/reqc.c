@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "reqc.h"
+#include "pu_nng.h"
 #include "tlsconf.h"
 
 enum { S_FREE, S_SEND, S_RECV, S_DONE };
@@ -51,23 +52,6 @@ struct pd_reqc {
     _Atomic int npipes; /* connections up (nng's pipe events) */
     _Atomic bool closing;
 };
-
-static int map_nng(int rv)
-{
-    switch (rv) {
-    case 0:
-        return 0;
-    case NNG_ETIMEDOUT:
-        return PROFD_ETIMEDOUT;
-    case NNG_ECLOSED:
-    case NNG_ECANCELED:
-        return PROFD_ECLOSED;
-    case NNG_ENOMEM:
-        return PROFD_ENOMEM;
-    default:
-        return PROFD_ENODAEMON;
-    }
-}
 
 static void slot_run(pd_task_t *t)
 {
@@ -119,7 +103,7 @@ static void slot_cb(void *arg)
         s->reply = nng_aio_get_msg(s->aio);
         nng_aio_set_msg(s->aio, NULL);
     }
-    s->rv = map_nng(rv);
+    s->rv = pu_nng_err(rv);
     s->state = S_DONE;
     pd_loop_post(s->c->loop, &s->task);
 }

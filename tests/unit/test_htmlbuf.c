@@ -18,10 +18,10 @@
 static void test_htmlbuf_appends(void **state)
 {
     (void)state;
-    pd_hb_t b = {0};
-    pd_hb_str(&b, "rank ");
-    pd_hb_fmt(&b, "%d: %.1f ms", 3, 12.25);
-    pd_hb_put(&b, "!?", 1);
+    pu_sbuf_t b = {0};
+    pu_sbuf_str(&b, "rank ");
+    pu_sbuf_fmt(&b, "%d: %.1f ms", 3, 12.25);
+    pu_sbuf_put(&b, "!?", 1);
     assert_false(b.oom);
     assert_string_equal(b.p, "rank 3: 12.2 ms!");
     assert_int_equal(b.len, 16);
@@ -31,11 +31,11 @@ static void test_htmlbuf_appends(void **state)
 static void test_htmlbuf_long_format(void **state)
 {
     (void)state;
-    pd_hb_t b = {0};
+    pu_sbuf_t b = {0};
     char big[2001];
     memset(big, 'x', 2000);
     big[2000] = '\0';
-    pd_hb_fmt(&b, "<%s>", big); /* past the 512-byte stack buffer */
+    pu_sbuf_fmt(&b, "<%s>", big); /* past the 512-byte stack buffer */
     assert_false(b.oom);
     assert_int_equal(b.len, 2002);
     assert_int_equal(b.p[0], '<');
@@ -47,10 +47,10 @@ static void test_htmlbuf_long_format(void **state)
 static void test_htmlbuf_escapes(void **state)
 {
     (void)state;
-    pd_hb_t b = {0};
-    pd_hb_esc(&b, "a<b>&\"c\"'d'\te\n");
-    pd_hb_str(&b, "|");
-    pd_hb_esc(&b, NULL);
+    pu_sbuf_t b = {0};
+    pd_html_esc(&b, "a<b>&\"c\"'d'\te\n");
+    pu_sbuf_str(&b, "|");
+    pd_html_esc(&b, NULL);
     assert_string_equal(b.p, "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39; e |-");
     free(b.p);
 }

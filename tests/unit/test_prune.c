@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "prune.h"
+#include "pu_buf.h"
 
 #define DAY  86400000LL
 #define NOW  (1000 * DAY)
@@ -164,9 +165,9 @@ static void test_prune_fmt(void **state)
     assert_string_equal(b, "90s");
     pd_prune_fmt_age(1500, b, sizeof(b));
     assert_string_equal(b, "1500ms");
-    pd_prune_fmt_bytes(100LL * 1024 * MIB, b, sizeof(b));
+    pu_fmt_bytes(100LL * 1024 * MIB, b, sizeof(b));
     assert_string_equal(b, "100GiB");
-    pd_prune_fmt_bytes(1000, b, sizeof(b));
+    pu_fmt_bytes(1000, b, sizeof(b));
     assert_string_equal(b, "1000");
 }
 
