@@ -9,11 +9,6 @@
  * URL that finds late daemons by the run directory rule.
  */
 #include <dirent.h>
-#include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,112 +16,37 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cmocka.h>
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <xxhash.h>
 
-#include "daemon.h"
+#include "daemon_fixture.h"
 #include "internal.h" /* cl_open: a client with run directory candidates of ours */
 #include "profd/client.h"
 
-typedef struct running {
-    pd_daemon_t d;
-    pthread_t thread;
-    char dir[256];
-    pd_config_t cfg;
-} running_t;
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static void *run_daemon(void *arg)
-{
-    running_t *r = arg;
-    pd_daemon_run(&r->d);
-    return NULL;
-}
-
 /* A daemon with its sockets in run_dir and its output below dir. */
-static void daemon_config_in(running_t *r, const char *dir, const char *run_dir)
+static void daemon_config_in(fx_daemon_t *r, const char *dir, const char *run_dir)
 {
-    snprintf(r->dir, sizeof(r->dir), "%s", dir);
-    pd_config_defaults(&r->cfg);
-    assert_true((size_t)snprintf(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s", run_dir) <
-                sizeof(r->cfg.run_dir));
-    snprintf(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", dir);
+    char out[300];
+    fx_path_of(out, sizeof(out), "%s/out", dir);
+    fx_daemon_config(r, run_dir, out);
     r->cfg.log_level = PD_LOG_WARN;
     r->cfg.max_msg_bytes = 65536;
-    pd_config_finish(&r->cfg);
 }
 
-static void daemon_config(running_t *r, const char *dir)
+static void daemon_config(fx_daemon_t *r, const char *dir)
 {
     char run_dir[300];
-    assert_true((size_t)snprintf(run_dir, sizeof(run_dir), "%s/run", dir) < sizeof(run_dir));
+    fx_path_of(run_dir, sizeof(run_dir), "%s/run", dir);
     daemon_config_in(r, dir, run_dir);
 }
 
-static void daemon_start(running_t *r)
-{
-    char err[512];
-    int rv = pd_daemon_init(&r->d, &r->cfg, err, sizeof(err));
-    if (rv != 0) {
-        fail_msg("daemon init: %s", err);
-    }
-    assert_int_equal(pthread_create(&r->thread, NULL, run_daemon, r), 0);
-}
+/* ---- control requests ---- */
 
-static void daemon_stop(running_t *r)
-{
-    pd_daemon_request_stop(&r->d);
-    pthread_join(r->thread, NULL);
-    assert_int_equal(pd_daemon_fini(&r->d), 0); /* every handle closed */
-}
-
-/* ---- raw control requests ---- */
-
-static char *call_raw(const char *url, const void *buf, size_t len)
-{
-    nng_socket s;
-    nng_msg *m;
-    char *out;
-    assert_int_equal(nng_req0_open(&s), 0);
-    nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 5000);
-    nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 5000);
-    assert_int_equal(nng_dial(s, url, NULL, 0), 0);
-    assert_int_equal(nng_msg_alloc(&m, 0), 0);
-    assert_int_equal(nng_msg_append(m, buf, len), 0);
-    assert_int_equal(nng_sendmsg(s, m, 0), 0);
-    assert_int_equal(nng_recvmsg(s, &m, 0), 0);
-    out = calloc(1, nng_msg_len(m) + 1);
-    memcpy(out, nng_msg_body(m), nng_msg_len(m));
-    nng_msg_free(m);
-    nng_close(s);
-    return out;
-}
-
-static int call(const char *url, const char *json, pp_msg_t *rep)
-{
-    char err[256];
-    char *out = call_raw(url, json, strlen(json));
-    int rv = pp_msg_decode(out, strlen(out), 0, rep, err, sizeof(err));
-    if (rv != 0) {
-        fail_msg("undecodable reply '%s': %s", out, err);
-    }
-    free(out);
-    return rep->type == PP_T_error ? (int)rep->u.error.code : 0;
-}
-
-static int64_t window_state(const running_t *r, int64_t id, char *state, size_t len)
+static int64_t window_state(const fx_daemon_t *r, int64_t id, char *state, size_t len)
 {
     char q[128];
     pp_msg_t rep;
     snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"windows\",\"id\":%lld}", (long long)id);
-    assert_int_equal(call(r->cfg.control_url, q, &rep), 0);
+    assert_int_equal(fx_ask_once(r->cfg.control_url, q, &rep), 0);
     assert_int_equal(rep.u.windows_reply.windows_n, 1);
     snprintf(state, len, "%s",
              pp_enum_name(&pp_enum_window_state, rep.u.windows_reply.windows[0].state));
@@ -147,7 +67,7 @@ static void log_hook(void *arg, int level, const char *msg)
     fprintf(stderr, "%ld.%03ld %s\n", (long)ts.tv_sec % 1000, ts.tv_nsec / 1000000, msg);
 }
 
-static int open_clients(const running_t *r, profd_client_t **c, int n)
+static int open_clients(const fx_daemon_t *r, profd_client_t **c, int n)
 {
     for (int i = 0; i < n; i++) {
         profd_options_t o;
@@ -176,7 +96,7 @@ static int open_clients(const running_t *r, profd_client_t **c, int n)
         if (ok == n) {
             return 0;
         }
-        sleep_ms(10);
+        fx_sleep_ms(10);
     }
     fail_msg("clients did not register");
     return -1;
@@ -192,52 +112,39 @@ static void run_steps(profd_client_t **c, int n, int64_t from, int64_t to)
             profd_phase_end(c[i], NULL);
             profd_step_end(c[i], s);
         }
-        sleep_ms(20);
+        fx_sleep_ms(20);
     }
 }
 
 /* ---- tests ---- */
 
-static char tmp[256];
-
-static int setup(void **state)
-{
-    snprintf(tmp, sizeof(tmp), "/tmp/profd-itest-XXXXXX");
-    assert_non_null(mkdtemp(tmp));
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-    return system(cmd) == 0 ? 0 : -1;
-}
+FX_TMP_FIXTURE("profd-itest")
 
 static void test_daemon_window_end_to_end(void **state)
 {
-    running_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = calloc(1, sizeof(*r));
     profd_client_t *c[NCLIENTS];
     pp_msg_t rep;
     char st[32], path[1024];
 
     daemon_config(r, tmp);
-    daemon_start(r);
+    fx_daemon_start(r);
     open_clients(r, c, NCLIENTS);
     run_steps(c, NCLIENTS, 1, 2);
 
-    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.ranks_n, NCLIENTS);
     pp_msg_free(&rep);
 
     /* steps 5..6 for the actors, the rollout replica 1 and nobody else */
-    assert_int_equal(call(r->cfg.control_url,
-                          "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
-                          "\"settings\":{\"bytes\":1000},\"selectors\":["
-                          "{\"role\":\"actor\",\"all_ranks\":true},"
-                          "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
-                          &rep),
-                     0);
+    assert_int_equal(
+        fx_ask_once(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
+                    "\"settings\":{\"bytes\":1000},\"selectors\":["
+                    "{\"role\":\"actor\",\"all_ranks\":true},"
+                    "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
+                    &rep),
+        0);
     assert_int_equal(rep.u.started.windows_n, 1);
     assert_string_equal(rep.u.started.windows[0].name, "w1-steps5-6");
     assert_int_equal(rep.u.started.windows[0].selected, 3);
@@ -245,7 +152,7 @@ static void test_daemon_window_end_to_end(void **state)
 
     run_steps(c, NCLIENTS, 3, 8);
     for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
-        sleep_ms(10);
+        fx_sleep_ms(10);
     }
     assert_string_equal(st, "done");
     assert_int_equal(window_state(r, 1, st, sizeof(st)), 3);
@@ -310,7 +217,7 @@ static void test_daemon_window_end_to_end(void **state)
     for (int i = 0; i < NCLIENTS; i++) {
         profd_close(c[i]);
     }
-    daemon_stop(r);
+    fx_daemon_stop(r);
     free(r);
 }
 
@@ -321,7 +228,7 @@ static void test_daemon_window_end_to_end(void **state)
 static void test_daemon_checksum_none(void **state)
 {
     for (int none = 0; none < 2; none++) {
-        running_t *r = calloc(1, sizeof(*r));
+        fx_daemon_t *r = calloc(1, sizeof(*r));
         profd_client_t *c[1];
         pp_msg_t rep;
         char dir[300], st[32], path[1024], err[256], want[32];
@@ -332,20 +239,21 @@ static void test_daemon_checksum_none(void **state)
         if (none) {
             snprintf(r->cfg.checksum, sizeof(r->cfg.checksum), "none");
         }
-        daemon_start(r);
+        fx_daemon_start(r);
         open_clients(r, c, 1);
         run_steps(c, 1, 1, 2);
-        assert_int_equal(call(r->cfg.control_url,
-                              "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":6,\"tool\":\"sim\","
-                              "\"settings\":{\"bytes\":1000}}",
-                              &rep),
-                         0);
+        assert_int_equal(
+            fx_ask_once(r->cfg.control_url,
+                        "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":6,\"tool\":\"sim\","
+                        "\"settings\":{\"bytes\":1000}}",
+                        &rep),
+            0);
         assert_string_equal(rep.u.started.windows[0].name, "w1-step5");
         pp_msg_free(&rep);
         run_steps(c, 1, 3, 7);
         for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0);
              t++) {
-            sleep_ms(10);
+            fx_sleep_ms(10);
         }
         assert_string_equal(st, "done");
 
@@ -378,38 +286,40 @@ static void test_daemon_checksum_none(void **state)
         free(data);
         pp_record_free(&pp_desc_manifest, &man);
         profd_close(c[0]);
-        daemon_stop(r);
+        fx_daemon_stop(r);
         free(r);
     }
 }
 
 static void test_daemon_bad_input_keeps_serving(void **state)
 {
-    running_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = calloc(1, sizeof(*r));
     pp_msg_t rep;
     daemon_config(r, tmp);
-    daemon_start(r);
+    fx_daemon_start(r);
 
     const char *ctl = r->cfg.control_url;
-    assert_int_equal(call(ctl, "{not json", &rep), PROFD_EPROTO);
+    assert_int_equal(fx_ask_once(ctl, "{not json", &rep), PROFD_EPROTO);
     assert_string_equal(rep.u.error.message, "not valid JSON");
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":9,\"type\":\"status\"}", &rep), PROFD_EVERSION);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":9,\"type\":\"status\"}", &rep), PROFD_EVERSION);
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"launch\"}", &rep), PROFD_ETYPE);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"launch\"}", &rep), PROFD_ETYPE);
     assert_string_equal(rep.u.error.message, "unknown message type 'launch'");
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"events\",\"client\":1}", &rep), PROFD_ETYPE);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"events\",\"client\":1}", &rep),
+                     PROFD_ETYPE);
     assert_string_equal(rep.u.error.message, "'events' is not a control request");
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":\"five\"}", &rep),
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":\"five\"}", &rep),
                      PROFD_EPROTO);
     assert_string_equal(rep.u.error.message, "field 'steps': expected array, found string");
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[0]}", &rep), PROFD_EINVAL);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[0]}", &rep),
+                     PROFD_EINVAL);
     assert_string_equal(rep.u.error.message, "steps must be >= 1, found 0");
     pp_msg_free(&rep);
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"stop\",\"id\":42}", &rep), PROFD_ENOENT);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"stop\",\"id\":42}", &rep), PROFD_ENOENT);
     pp_msg_free(&rep);
 
     /* oversized: the limit is 64 KiB here */
@@ -417,7 +327,7 @@ static void test_daemon_bad_input_keeps_serving(void **state)
     char *huge = malloc(big);
     memset(huge, ' ', big);
     memcpy(huge, "{\"v\":1,\"type\":\"status\"}", 23);
-    char *out = call_raw(ctl, huge, big);
+    char *out = fx_call_raw(ctl, huge, big);
     pp_msg_t m;
     char err[256];
     assert_int_equal(pp_msg_decode(out, strlen(out), 0, &m, err, sizeof(err)), 0);
@@ -429,20 +339,22 @@ static void test_daemon_bad_input_keeps_serving(void **state)
 
     /* the worker endpoint: control requests and unknown clients are refused */
     const char *wk = r->cfg.worker_url;
-    assert_int_equal(call(wk, "{\"v\":1,\"type\":\"status\"}", &rep), PROFD_ETYPE);
+    assert_int_equal(fx_ask_once(wk, "{\"v\":1,\"type\":\"status\"}", &rep), PROFD_ETYPE);
     pp_msg_free(&rep);
-    assert_int_equal(call(wk, "{\"v\":1,\"type\":\"events\",\"client\":77,\"ev\":[1,1,1]}", &rep),
-                     PROFD_ECLIENT);
+    assert_int_equal(
+        fx_ask_once(wk, "{\"v\":1,\"type\":\"events\",\"client\":77,\"ev\":[1,1,1]}", &rep),
+        PROFD_ECLIENT);
     pp_msg_free(&rep);
-    assert_int_equal(call(wk,
-                          "{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"a/b\",\"rank\":0,"
-                          "\"host\":\"h\",\"pid\":1}",
-                          &rep),
-                     PROFD_EINVAL);
+    assert_int_equal(
+        fx_ask_once(wk,
+                    "{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"a/b\",\"rank\":0,"
+                    "\"host\":\"h\",\"pid\":1}",
+                    &rep),
+        PROFD_EINVAL);
     pp_msg_free(&rep);
 
     /* a window that selects nobody is accepted and says so */
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[3]}", &rep), 0);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[3]}", &rep), 0);
     assert_int_equal(rep.u.started.windows_n, 1);
     assert_int_equal(rep.u.started.windows[0].selected, 0);
     assert_string_equal(pp_enum_name(&pp_enum_window_state, rep.u.started.windows[0].state),
@@ -451,25 +363,25 @@ static void test_daemon_bad_input_keeps_serving(void **state)
     pp_msg_free(&rep);
 
     /* still serving, and counting what it refused */
-    assert_int_equal(call(ctl, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.bad_requests, 8);
     assert_int_equal(rep.u.status_reply.windows, 1);
     pp_msg_free(&rep);
-    daemon_stop(r);
+    fx_daemon_stop(r);
     free(r);
 }
 
 static void test_daemon_restart_under_clients(void **state)
 {
-    running_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = calloc(1, sizeof(*r));
     profd_client_t *c[2];
     pp_msg_t rep;
     char st[32];
     daemon_config(r, tmp);
-    daemon_start(r);
+    fx_daemon_start(r);
     open_clients(r, c, 2);
     run_steps(c, 2, 1, 2);
-    daemon_stop(r);
+    fx_daemon_stop(r);
 
     /* no daemon: every call is a no-op that succeeds */
     for (int64_t s = 3; s <= 5; s++) {
@@ -478,7 +390,7 @@ static void test_daemon_restart_under_clients(void **state)
             assert_int_equal(profd_step_end(c[i], s), 0);
         }
     }
-    daemon_start(r);
+    fx_daemon_start(r);
     for (int t = 0; t < 500; t++) {
         profd_stats_t a, b;
         profd_stats(c[0], &a);
@@ -493,30 +405,30 @@ static void test_daemon_restart_under_clients(void **state)
     assert_true(a.connected);
     assert_int_equal(a.reconnects, 1);
 
-    assert_int_equal(call(r->cfg.control_url,
-                          "{\"v\":1,\"type\":\"start\",\"next\":1,"
-                          "\"tool\":\"sim\"}",
-                          &rep),
+    assert_int_equal(fx_ask_once(r->cfg.control_url,
+                                 "{\"v\":1,\"type\":\"start\",\"next\":1,"
+                                 "\"tool\":\"sim\"}",
+                                 &rep),
                      0);
     int64_t first = rep.u.started.windows[0].first_step;
     assert_int_equal(rep.u.started.windows[0].selected, 2);
     pp_msg_free(&rep);
     run_steps(c, 2, 7, first + 3);
     for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
-        sleep_ms(10);
+        fx_sleep_ms(10);
     }
     assert_string_equal(st, "done");
     assert_int_equal(window_state(r, 1, st, sizeof(st)), 2);
     for (int i = 0; i < 2; i++) {
         profd_close(c[i]);
     }
-    daemon_stop(r);
+    fx_daemon_stop(r);
     free(r);
 }
 
 static void test_daemon_two_in_one_process(void **state)
 {
-    running_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+    fx_daemon_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
     char da[300], db[300];
     pp_msg_t rep;
     snprintf(da, sizeof(da), "%s/a", tmp);
@@ -525,29 +437,29 @@ static void test_daemon_two_in_one_process(void **state)
     mkdir(db, 0755);
     daemon_config(a, da);
     daemon_config(b, db);
-    daemon_start(a);
-    daemon_start(b);
+    fx_daemon_start(a);
+    fx_daemon_start(b);
     profd_client_t *ca, *cb;
     open_clients(a, &ca, 1);
     open_clients(b, &cb, 1);
-    assert_int_equal(call(a->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(fx_ask_once(a->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.ranks_n, 1);
     assert_string_not_equal(rep.u.status_reply.instance, b->d.instance);
     pp_msg_free(&rep);
-    assert_int_equal(call(b->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(fx_ask_once(b->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.ranks_n, 1);
     pp_msg_free(&rep);
     profd_close(ca);
     profd_close(cb);
-    daemon_stop(a);
-    daemon_stop(b);
+    fx_daemon_stop(a);
+    fx_daemon_stop(b);
     free(a);
     free(b);
 }
 
 /* Wait until the client has registered `reconnects` times after the first,
  * stepping as a worker would; then the daemon must list it and only it. */
-static void expect_registered(const running_t *r, profd_client_t *c, int64_t reconnects)
+static void expect_registered(const fx_daemon_t *r, profd_client_t *c, int64_t reconnects)
 {
     profd_stats_t st;
     pp_msg_t rep;
@@ -561,7 +473,7 @@ static void expect_registered(const running_t *r, profd_client_t *c, int64_t rec
     profd_stats(c, &st);
     assert_int_equal(st.connected, 1);
     assert_int_equal(st.reconnects, reconnects);
-    assert_int_equal(call(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.ranks_n, 1);
     assert_int_equal(rep.u.status_reply.ranks[0].client, st.client_id);
     assert_string_equal(rep.u.status_reply.ranks[0].role, "actor");
@@ -577,7 +489,7 @@ static void expect_registered(const running_t *r, profd_client_t *c, int64_t rec
  * back. Fake folders stand in for /run/profd and /tmp/profd-<uid>. */
 static void test_daemon_client_finds_late_daemon_by_rule(void **state)
 {
-    running_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = calloc(1, sizeof(*r));
     cl_rundir_t rd;
     profd_options_t o;
     profd_client_t *c;
@@ -610,24 +522,24 @@ static void test_daemon_client_finds_late_daemon_by_rule(void **state)
 
     /* the daemon starts in the system folder after the worker */
     daemon_config_in(r, tmp, rd.dirs[0]);
-    daemon_start(r);
+    fx_daemon_start(r);
     expect_registered(r, c, 0);
-    daemon_stop(r);
+    fx_daemon_stop(r);
     snprintf(path, sizeof(path), "%s/worker.sock", rd.dirs[0]);
     assert_int_not_equal(stat(path, &sb), 0); /* the socket went with it */
 
     /* it comes back in the per-user folder: the system one is still there */
     daemon_config_in(r, tmp, rd.dirs[1]);
-    daemon_start(r);
+    fx_daemon_start(r);
     expect_registered(r, c, 1);
-    daemon_stop(r);
+    fx_daemon_stop(r);
 
     /* and in the system folder again */
     daemon_config_in(r, tmp, rd.dirs[0]);
-    daemon_start(r);
+    fx_daemon_start(r);
     expect_registered(r, c, 2);
     profd_close(c);
-    daemon_stop(r);
+    fx_daemon_stop(r);
     free(r);
 }
 
@@ -657,7 +569,7 @@ static void test_daemon_close_without_daemon_is_quick(void **state)
         o.host = "node1";
         assert_int_equal(profd_open(&c, &o), 0);
         profd_step_begin(c, 1);
-        sleep_ms(waits_ms[i]);
+        fx_sleep_ms(waits_ms[i]);
         double t0 = mono_s();
         profd_close(c);
         double took = mono_s() - t0;

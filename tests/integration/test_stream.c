@@ -11,26 +11,15 @@
  * PD_REMOTE_MAX_MISMATCHES transfers the capture fails with the reason and
  * the node is told to drop the file, instead of sending it for ever.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <cmocka.h>
-#include <nng/nng.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <xxhash.h>
 
-#include "daemon.h"
+#include "daemon_fixture.h"
 #include "pd_skip.h"
 #include "remote.h"
 
@@ -40,139 +29,44 @@
 #define SIZE     3000
 #define CHUNK    1000
 
-typedef struct running {
-    pd_daemon_t d;
-    pthread_t thread;
-    pd_config_t cfg;
-} running_t;
-
-static char tmp[256];
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
-static void path_of(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void path_of(char *buf, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-    assert_true(n > 0 && (size_t)n < len);
-}
-
-static bool exists(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0;
-}
-
-static int setup(void **state)
-{
-    snprintf(tmp, sizeof(tmp), "/tmp/profd-stream-XXXXXX");
-    assert_non_null(mkdtemp(tmp));
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-    return system(cmd) == 0 ? 0 : -1;
-}
+FX_TMP_FIXTURE("profd-stream")
 
 /* ---- the coordinator ---- */
 
-static void *run_daemon(void *arg)
+static fx_daemon_t *coordinator_start(void)
 {
-    running_t *r = arg;
-    pd_daemon_run(&r->d);
-    return NULL;
-}
-
-static running_t *coordinator_start(void)
-{
-    running_t *r = calloc(1, sizeof(*r));
-    char err[512];
+    fx_daemon_t *r = calloc(1, sizeof(*r));
+    char run[300], out[300];
     assert_non_null(r);
-    pd_config_defaults(&r->cfg);
-    path_of(r->cfg.run_dir, sizeof(r->cfg.run_dir), "%s/run", tmp);
-    path_of(r->cfg.save_path, sizeof(r->cfg.save_path), "%s/out", tmp);
-    path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
-            tmp);
+    fx_path_of(run, sizeof(run), "%s/run", tmp);
+    fx_path_of(out, sizeof(out), "%s/out", tmp);
+    fx_daemon_config(r, run, out);
+    fx_path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
+               tmp);
     snprintf(r->cfg.node_name, sizeof(r->cfg.node_name), "coordinator");
-    r->cfg.log_level = PD_LOG_ERROR;
-    pd_config_finish(&r->cfg);
-    if (pd_daemon_init(&r->d, &r->cfg, err, sizeof(err)) != 0) {
-        fail_msg("daemon init: %s", err);
-    }
-    assert_int_equal(pthread_create(&r->thread, NULL, run_daemon, r), 0);
+    fx_daemon_start(r);
     return r;
 }
 
-static void coordinator_stop(running_t *r)
+static void coordinator_stop(fx_daemon_t *r)
 {
-    pd_daemon_request_stop(&r->d);
-    pthread_join(r->thread, NULL);
-    assert_int_equal(pd_daemon_fini(&r->d), 0);
+    fx_daemon_stop(r);
     free(r);
 }
 
 /* ---- requests ---- */
 
-static nng_socket dial(const char *url)
-{
-    nng_socket s;
-    assert_int_equal(nng_req0_open(&s), 0);
-    nng_socket_set_ms(s, NNG_OPT_RECVTIMEO, 10000);
-    nng_socket_set_ms(s, NNG_OPT_SENDTIMEO, 10000);
-    assert_int_equal(nng_dial(s, url, NULL, 0), 0);
-    return s;
-}
-
-/* Send `len` bytes on `s`, decode the reply; the error code (0 for a reply). */
-static int ask_raw(nng_socket s, const void *buf, size_t len, pp_msg_t *rep)
-{
-    nng_msg *m;
-    char err[256];
-    assert_int_equal(nng_msg_alloc(&m, 0), 0);
-    assert_int_equal(nng_msg_append(m, buf, len), 0);
-    assert_int_equal(nng_sendmsg(s, m, 0), 0);
-    assert_int_equal(nng_recvmsg(s, &m, 0), 0);
-    if (pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 0, rep, err, sizeof(err)) != 0) {
-        fail_msg("undecodable reply: %s", err);
-    }
-    nng_msg_free(m);
-    return rep->type == PP_T_error ? (int)rep->u.error.code : 0;
-}
-
-static int ask(nng_socket s, const char *json, pp_msg_t *rep)
-{
-    return ask_raw(s, json, strlen(json), rep);
-}
-
-static int ask_once(const char *url, const char *json, pp_msg_t *rep)
-{
-    nng_socket s = dial(url);
-    int rv = ask(s, json, rep);
-    nng_close(s);
-    return rv;
-}
-
 /* The node registers with one worker (its client 7, rank 0 of job j). */
-static nng_socket node_join(const running_t *r)
+static nng_socket node_join(const fx_daemon_t *r)
 {
     pp_msg_t rep;
-    nng_socket s = dial(r->cfg.coordinator_listen);
-    assert_int_equal(ask(s,
-                         "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE
-                         "\",\"instance\":\"" INSTANCE "\",\"ranks\":[{\"client\":7,\"job\":\"j\","
-                         "\"role\":\"actor\",\"rank\":0,\"host\":\"host1\",\"pid\":4242}]}",
-                         &rep),
+    nng_socket s = fx_dial(r->cfg.coordinator_listen);
+    assert_int_equal(fx_ask(s,
+                            "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE
+                            "\",\"instance\":\"" INSTANCE
+                            "\",\"ranks\":[{\"client\":7,\"job\":\"j\","
+                            "\"role\":\"actor\",\"rank\":0,\"host\":\"host1\",\"pid\":4242}]}",
+                            &rep),
                      0);
     assert_int_equal(rep.type, PP_T_node_welcome);
     pp_msg_free(&rep);
@@ -180,13 +74,13 @@ static nng_socket node_join(const running_t *r)
 }
 
 /* Window 1, step 5, every rank of job j: w1-step5. */
-static void start_window(const running_t *r)
+static void start_window(const fx_daemon_t *r)
 {
     pp_msg_t rep;
-    assert_int_equal(ask_once(r->cfg.control_url,
-                              "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],"
-                              "\"tool\":\"sim\"}",
-                              &rep),
+    assert_int_equal(fx_ask_once(r->cfg.control_url,
+                                 "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],"
+                                 "\"tool\":\"sim\"}",
+                                 &rep),
                      0);
     assert_int_equal(rep.u.started.windows_n, 1);
     assert_string_equal(rep.u.started.windows[0].name, "w1-step5");
@@ -207,7 +101,7 @@ static void node_result(nng_socket s, const char *sum)
              "\"status\":\"complete\",\"dir\":\"" CAPDIR "\",\"files\":[{\"path\":\"trace.json\","
              "\"bytes\":%d,\"checksum\":\"%s\"}]}]}",
              SIZE, sum);
-    assert_int_equal(ask(s, q, &rep), 0);
+    assert_int_equal(fx_ask(s, q, &rep), 0);
     assert_int_equal(rep.type, PP_T_ack);
     pp_msg_free(&rep);
 }
@@ -229,7 +123,7 @@ static void chunk(nng_socket s, const char *data, int64_t offset, int64_t len, c
     m.u.chunk.size = SIZE;
     m.u.chunk.checksum = (char *)sum;
     assert_int_equal(pp_frame_encode(&m, data + offset, (size_t)len, &buf, &blen), 0);
-    int rv = ask_raw(s, buf, blen, &rep);
+    int rv = fx_ask_raw(s, buf, blen, &rep);
     free(buf);
     if (rv != 0) {
         fail_msg("chunk at %lld refused: %s", (long long)offset, rep.u.error.message);
@@ -264,28 +158,15 @@ static void sum_of(const char *data, char *sum, size_t len)
     snprintf(sum, len, "xxh64:%016llx", (unsigned long long)XXH64(data, SIZE, 0));
 }
 
-static void wait_done(const running_t *r)
+static void wait_done(const fx_daemon_t *r)
 {
-    char state[32] = "";
-    for (int t = 0; t < 1000; t++) {
-        pp_msg_t rep;
-        assert_int_equal(
-            ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"windows\",\"id\":1}", &rep), 0);
-        snprintf(state, sizeof(state), "%s",
-                 pp_enum_name(&pp_enum_window_state, rep.u.windows_reply.windows[0].state));
-        pp_msg_free(&rep);
-        if (strcmp(state, "done") == 0) {
-            return;
-        }
-        sleep_ms(10);
-    }
-    fail_msg("window 1 is %s, not done", state);
+    fx_wait_state(r->cfg.control_url, 1, "done", NULL, 0);
 }
 
-static void read_manifest(const running_t *r, pp_manifest_t *man)
+static void read_manifest(const fx_daemon_t *r, pp_manifest_t *man)
 {
     char path[1024], err[256], buf[65536];
-    path_of(path, sizeof(path), "%s/j/w1-step5/manifest.json", r->cfg.save_path);
+    fx_path_of(path, sizeof(path), "%s/j/w1-step5/manifest.json", r->cfg.save_path);
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         fail_msg("no manifest %s: %s", path, strerror(errno));
@@ -311,9 +192,9 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     memcpy(bad, data, SIZE);
     bad[SIZE - 10] ^= 0x01;
     sum_of(data, sum, sizeof(sum));
-    running_t *r = coordinator_start();
-    path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
-    path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    fx_daemon_t *r = coordinator_start();
+    fx_path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
+    fx_path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
     nng_socket s = node_join(r);
     start_window(r);
     node_result(s, sum);
@@ -329,13 +210,13 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     chunk(s, bad, 2 * CHUNK, CHUNK, sum, &have, &done);
     assert_int_equal(have, 0); /* again from the start */
     assert_false(done);
-    assert_false(exists(part));
-    assert_false(exists(file));
+    assert_false(fx_exists(part));
+    assert_false(fx_exists(file));
 
     send_file(s, data, sum, &have, &done);
     assert_int_equal(have, SIZE);
     assert_true(done);
-    assert_false(exists(part));
+    assert_false(fx_exists(part));
     assert_int_equal(stat(file, &st), 0);
     assert_int_equal(st.st_size, SIZE);
     chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done); /* the reply was lost: resent */
@@ -382,9 +263,9 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
     pattern(listed, 3);
     sum_of(listed, sum, sizeof(sum));
     sum_of(data, got, sizeof(got));
-    running_t *r = coordinator_start();
-    path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
-    path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    fx_daemon_t *r = coordinator_start();
+    fx_path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
+    fx_path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
     nng_socket s = node_join(r);
     start_window(r);
     node_result(s, sum);
@@ -395,13 +276,13 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
             fail_msg("transfer %d: have %lld, done %d; want 0 bytes held, not done", k,
                      (long long)have, done);
         }
-        assert_false(exists(part));
+        assert_false(fx_exists(part));
     }
     send_file(s, data, sum, &have, &done);
     assert_int_equal(have, SIZE); /* nothing more to send */
     assert_true(done);
-    assert_false(exists(part));
-    assert_false(exists(file));
+    assert_false(fx_exists(part));
+    assert_false(fx_exists(file));
 
     wait_done(r);
     pp_manifest_t man;
@@ -413,8 +294,8 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
              sum, PD_REMOTE_MAX_MISMATCHES);
     assert_string_equal(man.captures[0].reason, reason);
     pp_record_free(&pp_desc_manifest, &man);
-    assert_false(exists(part));
-    assert_false(exists(file));
+    assert_false(fx_exists(part));
+    assert_false(fx_exists(file));
 
     nng_close(s);
     coordinator_stop(r);
