@@ -2,7 +2,9 @@
 // Copyright The profd authors
 /*
  * Internals shared by the two verl readers: the current schema
- * (profcfg_verl.c) and the legacy one with the fragments (profcfg_legacy.c).
+ * (profcfg_verl.c, a role's section in profcfg_verl_role.c) and the legacy
+ * one with the fragments (profcfg_legacy.c); the tools, key tables, roles
+ * and section checks both use are in profcfg_verl_check.c.
  */
 #ifndef PD_PROFCFG_VERL_H
 #define PD_PROFCFG_VERL_H
@@ -46,6 +48,23 @@ typedef struct rsel {
     size_t n;
     yt_node_t *enable_at;
 } rsel_t;
+
+/* verl's tools (profilers and the others), its profilers */
+extern const char *const pc_verl_tools[];
+extern const char *const pc_verl_profilers[];
+/* Key tables: a role's tool_config, global torch_memory settings,
+ * global_profiler, the profd section. */
+extern const kspec_t pc_k_tool_config[];
+extern const kspec_t pc_k_tmem_global[];
+extern const kspec_t pc_k_global[];
+extern const kspec_t pc_k_profd[];
+
+/* Check a tool's settings (tool_config.<tool> or global_tool_config.<tool>). */
+int pc_check_tool(pc_t *pc, yt_node_t *tc, const char *tool);
+/* The JSON settings text of role r's tool (current schema). */
+int pc_settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool, char **out);
+/* Role r's selectors (current schema). */
+int pc_do_role(vctx_t *c, const role_t *r);
 
 /* A selector for role r (ranks copied; the rollout's are replica indices in
  * agent-loop mode when so read), appended to the request. */

@@ -13,7 +13,8 @@
  * keys are supported; duplicate keys, complex keys, unknown tags and multiple
  * documents are errors. Input size, depth and node count are bounded.
  *
- * This is the only file of the project that includes <yaml.h>.
+ * The module is yamltree.c (nodes), yt_plain.c (typing) and yt_parse.c (the
+ * parser, the only file of the project that includes <yaml.h>).
  */
 #ifndef PD_YAMLTREE_H
 #define PD_YAMLTREE_H
