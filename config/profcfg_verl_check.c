@@ -79,8 +79,8 @@ const kspec_t pc_k_tmem_global[] = {{"_target_", NULL, 0},    {"trace_alloc_max_
                                     {"stacks", NULL, 0},      {"kw_args", NULL, KS_ANY},
                                     {NULL, NULL, 0}};
 static const kspec_t k_global_tools[] = {
-    {"nsys", k_nsys_global, 0}, {"torch_memory", pc_k_tmem_global, 0},   {"npu", k_npu, 0},
-    {"torch", k_torch, 0},      {"precision_debugger", NULL, KS_ANY}, {NULL, NULL, 0}};
+    {"nsys", k_nsys_global, 0}, {"torch_memory", pc_k_tmem_global, 0}, {"npu", k_npu, 0},
+    {"torch", k_torch, 0},      {"precision_debugger", NULL, KS_ANY},  {NULL, NULL, 0}};
 const kspec_t pc_k_global[] = {{"_target_", NULL, 0},
                                {"tool", NULL, 0},
                                {"steps", NULL, 0},
