@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/*
+ * node/journal.c read back, against what journal.h promises: the records in
+ * order, the later of a rank replacing the earlier and a rank gone for good
+ * not restored; the instance kept; a torn last line (a kill in the middle
+ * of a write) ignored and cut off; any other line that does not decode
+ * refused with one line naming the file and the line; a journal with
+ * records but no head refused. The journal is written by the module itself
+ * (ranks registered, then pd_journal_fini) and then changed by hand. No
+ * loop runs: nothing here waits for a timer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "journal.h"
+#include "profd/errors.h"
+
+#define INSTANCE "0123456789abcdef"
+#define AGAIN    " (move the file away to start afresh)"
+
+typedef struct fixture {
+    char dir[64], path[128];
+    pd_log_t log;
+    pd_config_t cfg;
+    pd_registry_t reg;
+    pd_windows_t ws;
+    pd_node_t n;
+    char instance[24];
+} fixture_t;
+
+/* A daemon's node state, empty, saving below f->dir. */
+static void node_init(fixture_t *f)
+{
+    memset(&f->n, 0, sizeof(f->n));
+    pd_log_init(&f->log, PD_LOG_ERROR - 1); /* quiet */
+    pd_config_defaults(&f->cfg);
+    pd_registry_init(&f->reg, 64);
+    pd_windows_init(&f->ws, &f->log, 8);
+    f->n.cfg = &f->cfg;
+    f->n.log = &f->log;
+    f->n.reg = &f->reg;
+    f->n.win = &f->ws;
+    f->n.name = "node1";
+    f->n.save_path = f->dir;
+    memset(f->instance, 0, sizeof(f->instance));
+}
+
+static void node_fini(fixture_t *f)
+{
+    pd_windows_fini(&f->ws);
+    pd_registry_fini(&f->reg);
+}
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof(*f));
+    snprintf(f->dir, sizeof(f->dir), "/tmp/profd-journal-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof(f->path), "%s/.profd-node1.journal", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+    int rv = system(cmd);
+    free(f);
+    return rv == 0 ? 0 : -1;
+}
+
+static pd_rank_t *add_rank(fixture_t *f, const char *role, int64_t rank, const char *host)
+{
+    pd_rank_t *k;
+    pp_hello_t h;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = "run";
+    h.role = (char *)role;
+    h.rank = rank;
+    h.host = (char *)host;
+    h.pid = 100 + rank;
+    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    return k;
+}
+
+/* A journal written by the module: the head (instance INSTANCE), actor 0
+ * on h0, actor 1 on h1, then actor 1 again on h9 (its later record), and
+ * rollout 2 on h2 gone for good. Its three ids in ids[]. */
+static void write_journal(fixture_t *f, int64_t ids[3])
+{
+    pd_journal_t *j;
+    pd_journal_loaded_t l;
+    char err[256] = "";
+    node_init(f);
+    snprintf(f->instance, sizeof(f->instance), INSTANCE);
+    assert_int_equal(
+        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &l, err, sizeof(err)), 0);
+    assert_false(l.found);
+    assert_int_equal(l.lines, 0);
+    pd_rank_t *a = add_rank(f, "actor", 0, "h0");
+    pd_rank_t *b = add_rank(f, "actor", 1, "h1");
+    pd_rank_t *c = add_rank(f, "rollout", 2, "h2");
+    ids[0] = a->id;
+    ids[1] = b->id;
+    ids[2] = c->id;
+    pd_journal_rank(j, a);
+    pd_journal_rank(j, b);
+    pd_journal_rank(j, c);
+    snprintf(b->host, sizeof(b->host), "h9");
+    pd_journal_rank(j, b);
+    pd_journal_rank_gone(j, c->id);
+    pd_journal_fini(j);
+    node_fini(f);
+}
+
+/* Open the journal on a fresh node: its return code; what it read in *l,
+ * its error in err. The node stays for the caller to look at and free. */
+static int reopen(fixture_t *f, pd_journal_loaded_t *l, char *err, size_t errlen)
+{
+    pd_journal_t *j = NULL;
+    node_init(f);
+    err[0] = '\0';
+    int rv = pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), l, err, errlen);
+    if (rv == 0) {
+        pd_journal_fini(j);
+    } else {
+        assert_null(j);
+    }
+    return rv;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char *buf = calloc(1, 1 << 16);
+    *len = fread(buf, 1, (1 << 16) - 1, fp);
+    fclose(fp);
+    return buf;
+}
+
+static void spit(const char *path, const char *text, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(text, 1, len, fp), len);
+    fclose(fp);
+}
+
+static int nlines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++) {
+        n += *p == '\n';
+    }
+    return n;
+}
+
+/* The journal's lines, with `line` put before line `at` (1-based; past
+ * the end: appended). */
+static void insert_line(fixture_t *f, int at, const char *line)
+{
+    size_t len;
+    char *text = slurp(f->path, &len);
+    char *out = calloc(1, len + strlen(line) + 1);
+    const char *p = text;
+    for (int no = 1; no < at && *p; no++) {
+        p = strchr(p, '\n') + 1;
+    }
+    size_t head = (size_t)(p - text);
+    memcpy(out, text, head);
+    memcpy(out + head, line, strlen(line));
+    memcpy(out + head + strlen(line), p, len - head);
+    spit(f->path, out, len + strlen(line));
+    free(out);
+    free(text);
+}
+
+/* What the codec says of `line`: the reason the journal must name. */
+static void decode_error(const char *line, char *why, size_t len)
+{
+    pp_jrec_t r;
+    assert_int_not_equal(pp_record_decode(&pp_desc_jrec, line, strlen(line), &r, why, len), 0);
+}
+
+/* ---- tests ---- */
+
+static void test_journal_read_back(void **state)
+{
+    fixture_t *f = *state;
+    int64_t ids[3];
+    pd_journal_loaded_t l;
+    char err[512];
+    write_journal(f, ids);
+    size_t len;
+    char *text = slurp(f->path, &len);
+    assert_int_equal(nlines(text), 6); /* head, 4 ranks, a rank gone */
+    free(text);
+
+    memset(f->instance, 0, sizeof(f->instance));
+    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
+    assert_true(l.found);
+    assert_int_equal(l.lines, 6);
+    assert_int_equal(l.torn, 0);
+    assert_int_equal(l.ranks, 2);
+    assert_int_equal(l.windows, 0);
+    assert_string_equal(l.coordinator, "");
+    assert_string_equal(f->instance, INSTANCE); /* the same daemon */
+    pd_rank_t *a = pd_registry_get(&f->reg, ids[0]);
+    pd_rank_t *b = pd_registry_get(&f->reg, ids[1]);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_null(pd_registry_get(&f->reg, ids[2])); /* gone for good */
+    assert_string_equal(a->host, "h0");
+    assert_string_equal(b->host, "h9"); /* the later record */
+    assert_string_equal(b->job, "run");
+    assert_int_equal(b->rank, 1);
+    assert_int_equal(b->pid, 101);
+    assert_true(b->restored);
+    node_fini(f);
+}
+
+/* A kill in the middle of a write: the last line is cut short. It is
+ * ignored, cut off the file, and the next record starts a line of its own. */
+static void test_journal_torn_last_line(void **state)
+{
+    fixture_t *f = *state;
+    int64_t ids[3];
+    pd_journal_loaded_t l;
+    char err[512];
+    size_t len, len2;
+    write_journal(f, ids);
+    char *before = slurp(f->path, &len);
+    insert_line(f, 99, "{\"kind\":\"rank\",\"rank\":{\"id\":");
+    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.torn, 1);
+    assert_int_equal(l.lines, 6);
+    assert_int_equal(l.ranks, 2);
+    node_fini(f);
+    char *after = slurp(f->path, &len2);
+    assert_int_equal(len2, len); /* nothing more was written: the torn part is gone */
+    assert_memory_equal(after, before, len);
+    free(after);
+    free(before);
+
+    /* one byte of a record cut short is torn as well */
+    insert_line(f, 99, "{");
+    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.torn, 1);
+    assert_int_equal(l.ranks, 2);
+    node_fini(f);
+}
+
+/* A whole line that does not decode, anywhere, stops the daemon with the
+ * file and the line; so does a line that decodes to a record not valid. */
+static void test_journal_corrupt_line_refused(void **state)
+{
+    fixture_t *f = *state;
+    int64_t ids[3];
+    pd_journal_loaded_t l;
+    char err[512], want[700], why[256];
+    static const struct {
+        int at;
+        const char *line;
+        const char *why; /* NULL: the codec's reason */
+    } cases[] = {
+        {2, "garbage\n", NULL},
+        {4, "{\"kind\":\"rank\",\"rank\":{\"id\":7}}\n", NULL},
+        {3, "{\"kind\":\"nonsense\"}\n", NULL},
+        {99, "{\"kind\":\"rank\",\"rank\":{\"id\":\n", NULL}, /* last, but whole: not torn */
+        {2,
+         "{\"kind\":\"rank\",\"rank\":{\"id\":0,\"job\":\"j\",\"role\":\"r\",\"rank\":0,"
+         "\"host\":\"h\",\"pid\":1}}\n",
+         "a rank is not valid"},
+        {1, "{\"kind\":\"head\",\"head\":{\"version\":2,\"instance\":\"x\"}}\n",
+         "unknown version or instance"},
+        {2, "{\"kind\":\"member\",\"id\":42,\"index\":0,\"member\":{\"role\":\"actor\"}}\n",
+         "a window member is not valid"},
+    };
+    write_journal(f, ids);
+    size_t len;
+    char *good = slurp(f->path, &len);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        spit(f->path, good, len);
+        insert_line(f, cases[i].at, cases[i].line);
+        int line = cases[i].at > 7 ? 7 : cases[i].at;
+        if (cases[i].why == NULL) {
+            decode_error(cases[i].line, why, sizeof(why));
+        } else {
+            snprintf(why, sizeof(why), "%s", cases[i].why);
+        }
+        snprintf(want, sizeof(want), "journal %s:%d: %s" AGAIN, f->path, line, why);
+        assert_int_equal(reopen(f, &l, err, sizeof(err)), PROFD_ECONFIG);
+        if (strcmp(err, want) != 0) {
+            fail_msg("case %zu: '%s', want '%s'", i, err, want);
+        }
+        assert_int_equal(l.ranks, 0); /* nothing restored */
+        node_fini(f);
+        size_t len2;
+        char *now = slurp(f->path, &len2);
+        assert_int_equal(len2, len + strlen(cases[i].line)); /* left as it was */
+        free(now);
+    }
+    free(good);
+}
+
+/* An empty line (a write cut before its record) is passed over. */
+static void test_journal_empty_line_skipped(void **state)
+{
+    fixture_t *f = *state;
+    int64_t ids[3];
+    pd_journal_loaded_t l;
+    char err[512];
+    write_journal(f, ids);
+    insert_line(f, 3, "\n");
+    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.lines, 6);
+    assert_int_equal(l.torn, 0);
+    assert_int_equal(l.ranks, 2);
+    node_fini(f);
+}
+
+/* Records without the head that says whose they are: refused. */
+static void test_journal_no_head(void **state)
+{
+    fixture_t *f = *state;
+    int64_t ids[3];
+    pd_journal_loaded_t l;
+    char err[512], want[600];
+    size_t len;
+    write_journal(f, ids);
+    char *text = slurp(f->path, &len);
+    const char *rest = strchr(text, '\n') + 1; /* line 1 is the head */
+    spit(f->path, rest, len - (size_t)(rest - text));
+    free(text);
+    assert_int_equal(reopen(f, &l, err, sizeof(err)), PROFD_ECONFIG);
+    snprintf(want, sizeof(want), "journal %s: no head record" AGAIN, f->path);
+    assert_string_equal(err, want);
+    node_fini(f);
+}
+
+/* No journal: nothing found, and the new one starts with the head. */
+static void test_journal_none(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_t *j;
+    pd_journal_loaded_t l;
+    char err[256] = "";
+    node_init(f);
+    snprintf(f->instance, sizeof(f->instance), INSTANCE);
+    assert_int_equal(
+        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &l, err, sizeof(err)), 0);
+    assert_false(l.found);
+    assert_int_equal(l.lines + l.torn + l.ranks + l.windows, 0);
+    pd_journal_fini(j);
+    node_fini(f);
+    size_t len;
+    char *text = slurp(f->path, &len);
+    assert_int_equal(nlines(text), 1);
+    pp_jrec_t r;
+    char why[256];
+    assert_int_equal(pp_record_decode(&pp_desc_jrec, text, len, &r, why, sizeof(why)), 0);
+    assert_int_equal(r.kind, PP_JR_HEAD);
+    assert_string_equal(r.head.instance, INSTANCE);
+    assert_int_equal(r.head.version, 1);
+    pp_record_free(&pp_desc_jrec, &r);
+    free(text);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_journal_read_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_torn_last_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_corrupt_line_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_empty_line_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_no_head, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_none, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
