@@ -17,33 +17,6 @@
 
 #include "internal.h"
 
-int64_t cl_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t cl_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-void cl_log(profd_client_t *c, int level, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    if (c->log == NULL || level > c->log_level) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    c->log(c->log_arg, level, msg);
-}
-
 int cl_mkdirs(const char *path, void *arg)
 {
     char buf[PP_MAX_PATH];

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 
@@ -110,4 +111,18 @@ int64_t cl_clock_span_ns(const cl_clock_t *k, int64_t ticks)
 const char *cl_clock_name(const cl_clock_t *k)
 {
     return k->tsc ? "tsc" : "monotonic";
+}
+
+int64_t cl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t cl_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

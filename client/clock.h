@@ -82,4 +82,9 @@ int64_t cl_clock_span_ns(const cl_clock_t *k, int64_t ticks);
 /* The source's name: "tsc" or "monotonic". */
 const char *cl_clock_name(const cl_clock_t *k);
 
+/* Monotonic milliseconds. */
+int64_t cl_now_ms(void);
+/* Monotonic microseconds: the clock of the markers and of the clock estimate. */
+int64_t cl_now_us(void);
+
 #endif

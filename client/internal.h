@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /*
- * libprofd internals shared by client.c (training thread) and io.c
+ * libprofd internals shared by client.c (training thread) and io.c, flush.c, rpc.c
  * (background thread). Not installed.
  *
  * Hand-offs between the two threads, all lock-free on the training side:
@@ -149,21 +149,16 @@ struct profd_client {
     char url[PP_MAX_PATH];
 };
 
-/* Log through the user's hook, if any (never prints otherwise). */
+/* Log through the user's hook, if any (never prints otherwise; log.c). */
 void cl_log(profd_client_t *c, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* Monotonic milliseconds. */
-int64_t cl_now_ms(void);
-/* Monotonic microseconds: the clock of the markers and of the clock estimate. */
-int64_t cl_now_us(void);
 
 /* profd_open() with the run directory candidates given (tests point them at
  * folders of their own; profd_open takes them from cl_rundir_init()). */
 int cl_open(profd_client_t **out, const profd_options_t *opts, const cl_rundir_t *rundir);
 
 /* A message encoded into an nng message: 0, or PROFD_ENOMEM or the codec's
- * error (io.c). */
+ * error (rpc.c). */
 int cl_msg_from(const pp_msg_t *m, nng_msg **out);
 
 /* Background thread (io.c). */

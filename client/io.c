@@ -2,7 +2,8 @@
 // Copyright The profd authors
 /*
  * libprofd background thread: registers with the node daemon, keeps a plan
- * long-poll open, flushes step events and delivers capture results.
+ * long-poll open, and has flush.c send the step events and deliver the
+ * capture results (requests through rpc.c).
  *
  * One REQ socket with two contexts: `rpc` for synchronous request/reply
  * (hello, events, result, bye) and `watch` for the long poll, driven by an
@@ -19,182 +20,21 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
-#include "backend_exec.h"
-#include "internal.h"
+#include "io.h"
 #include "pu_nng.h"
 #include "tlsconf.h"
 
 #define RPC_TIMEOUT_MS     2000
-#define CLOSE_TIMEOUT_MS   500
-#define HEARTBEAT_MS       2000   /* while no plan long poll is held (it is the liveness) */
 #define WATCH_HOLD_MS      120000 /* the daemon may hold it for less (limits.watch_hold_ms) */
 #define BACKOFF_MIN_MS     50
 #define BACKOFF_MAX_MS     2000
-#define RPC_GRACE_MS       500 /* past a request's timeout: cancelled by us (see rpc_wait) */
-#define UNANSWERED_REDIAL  2   /* hellos in a row with no answer: a new dialer (see redial) */
-#define EV_BATCH           2048
+#define UNANSWERED_REDIAL  2 /* hellos in a row with no answer: a new dialer (see redial) */
 #define IDLE_MAX_MS        1000
 #define IDLE_DEEP_AFTER_MS 2000  /* without a step event, then sleep until the next one */
 #define IDLE_DEEP_MS       10000 /* the longest sleep of an idle thread (woken by news) */
 #define RECHECK_MS         20    /* a deep sleep looks at the ring once more then */
 
 enum { W_IDLE, W_SENDING, W_RECVING, W_DONE };
-
-static bool transport_error(int rv)
-{
-    return rv == PROFD_ETIMEDOUT || rv == PROFD_ECLOSED || rv == PROFD_ENODAEMON;
-}
-
-int cl_msg_from(const pp_msg_t *m, nng_msg **out)
-{
-    char *buf;
-    size_t len;
-    nng_msg *nm;
-    int rv = pp_msg_encode(m, &buf, &len);
-    if (rv != 0) {
-        return rv;
-    }
-    rv = nng_msg_alloc(&nm, len);
-    if (rv == 0) {
-        memcpy(nng_msg_body(nm), buf, len);
-    }
-    free(buf);
-    if (rv != 0) {
-        return PROFD_ENOMEM;
-    }
-    *out = nm;
-    return 0;
-}
-
-/* Decode a reply; an error message becomes its code. */
-static int msg_to(profd_client_t *c, nng_msg *nm, pp_msg_t *out)
-{
-    char err[256];
-    int rv = pp_msg_decode(nng_msg_body(nm), nng_msg_len(nm), 0, out, err, sizeof(err));
-    nng_msg_free(nm);
-    if (rv != 0) {
-        cl_log(c, PROFD_LOG_WARN, "profd: bad reply from daemon: %s", err);
-        return rv;
-    }
-    if (out->type == PP_T_error) {
-        rv = (int)out->u.error.code;
-        cl_log(c, PROFD_LOG_DEBUG, "profd: daemon refused: %s", out->u.error.message);
-        pp_msg_free(out);
-        return rv < 0 ? rv : PROFD_EPROTO;
-    }
-    return 0;
-}
-
-static void rpc_cb(void *arg)
-{
-    cl_io_t *io = &((profd_client_t *)arg)->io;
-    pthread_mutex_lock(&io->mu);
-    io->rpc_done = true;
-    pthread_cond_broadcast(&io->cv);
-    pthread_mutex_unlock(&io->mu);
-}
-
-static void abs_deadline(struct timespec *ts, int64_t deadline_ms)
-{
-    int64_t now = cl_now_ms();
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    int64_t ns = (int64_t)ts->tv_nsec + (deadline_ms > now ? deadline_ms - now : 0) * 1000000;
-    ts->tv_sec += ns / 1000000000;
-    ts->tv_nsec = ns % 1000000000;
-}
-
-/* Start the rpc aio's operation and wait for it. Once close is asked, an
- * operation still running is cancelled after CLOSE_TIMEOUT_MS while
- * registered, CL_CLOSE_NODAEMON_MS otherwise (a hello nobody answers).
- *
- * The wait does not rely on libnng alone to end it: libnng 1.5.2 was seen
- * to lose an aio's timeout (the aio left in an expiry queue whose thread
- * sleeps without a deadline; a hello queued for a daemon that had just
- * restarted then waited forever, and its rank never came back). An
- * operation past its own timeout by RPC_GRACE_MS is cancelled here (the
- * cancellation is the protocol's, as a timeout's would be), and again each
- * RPC_GRACE_MS until it completes. */
-static int rpc_wait(profd_client_t *c, bool send, int timeout_ms)
-{
-    cl_io_t *io = &c->io;
-    pthread_mutex_lock(&io->mu);
-    io->rpc_done = false;
-    pthread_mutex_unlock(&io->mu);
-    if (send) {
-        nng_ctx_send(io->rpc_ctx, io->rpc_aio);
-    } else {
-        nng_ctx_recv(io->rpc_ctx, io->rpc_aio);
-    }
-    bool cancelled = false;
-    int64_t overdue = cl_now_ms() + timeout_ms + RPC_GRACE_MS;
-    pthread_mutex_lock(&io->mu);
-    while (!io->rpc_done) {
-        int64_t now = cl_now_ms(), limit = overdue;
-        if (io->stop && !cancelled) {
-            int64_t close =
-                io->stop_ms + (io->registered ? CLOSE_TIMEOUT_MS : CL_CLOSE_NODAEMON_MS);
-            limit = close < limit ? close : limit;
-        }
-        if (now >= limit) {
-            bool late = now >= overdue;
-            if (late) {
-                overdue = now + RPC_GRACE_MS;
-            } else {
-                cancelled = true;
-            }
-            pthread_mutex_unlock(&io->mu);
-            if (late) {
-                cl_log(c, PROFD_LOG_DEBUG, "profd: a request outlived its %d ms: cancelled",
-                       timeout_ms);
-            }
-            nng_aio_cancel(io->rpc_aio); /* completes it: rpc_cb */
-            pthread_mutex_lock(&io->mu);
-            continue;
-        }
-        struct timespec ts;
-        abs_deadline(&ts, limit);
-        pthread_cond_timedwait(&io->cv, &io->mu, &ts);
-    }
-    pthread_mutex_unlock(&io->mu);
-    return nng_aio_result(io->rpc_aio);
-}
-
-static int rpc(profd_client_t *c, const pp_msg_t *req, pp_msg_t *rep, int timeout_ms)
-{
-    cl_io_t *io = &c->io;
-    nng_msg *nm;
-    int rv;
-
-    if ((rv = cl_msg_from(req, &nm)) != 0) {
-        return rv;
-    }
-    nng_aio_set_msg(io->rpc_aio, nm);
-    nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    if ((rv = rpc_wait(c, true, timeout_ms)) != 0) {
-        nng_msg_free(nng_aio_get_msg(io->rpc_aio));
-        nng_aio_set_msg(io->rpc_aio, NULL);
-        return pu_nng_err(rv);
-    }
-    nng_aio_set_timeout(io->rpc_aio, timeout_ms);
-    if ((rv = rpc_wait(c, false, timeout_ms)) != 0) {
-        return pu_nng_err(rv);
-    }
-    return msg_to(c, nng_aio_get_msg(io->rpc_aio), rep);
-}
-
-static void set_disconnected(profd_client_t *c)
-{
-    cl_io_t *io = &c->io;
-    if (io->registered) {
-        cl_log(c, PROFD_LOG_INFO, "profd: lost the daemon at %s; will reconnect", c->url);
-    }
-    io->registered = false;
-    atomic_store(&c->st_connected, 0);
-    atomic_store(&c->st_client_id, 0);
-    if (io->watching) {
-        nng_aio_cancel(io->watch_aio); /* the callback reports it */
-    }
-}
 
 /* ---- registration ---- */
 
@@ -276,7 +116,7 @@ static int do_hello(profd_client_t *c)
     req.u.hello.host = (char *)id->host;
     req.u.hello.pid = id->pid;
     req.u.hello.version = PROFD_VERSION_STRING;
-    rv = rpc(c, &req, &rep, RPC_TIMEOUT_MS); /* req strings are borrowed */
+    rv = cl_rpc(c, &req, &rep, RPC_TIMEOUT_MS); /* req strings are borrowed */
     if (rv != 0) {
         return rv;
     }
@@ -397,14 +237,14 @@ static void watch_handle(profd_client_t *c)
 
     if ((rv = nng_aio_result(io->watch_aio)) != 0) {
         if (rv != NNG_ETIMEDOUT && rv != NNG_ECANCELED && io->registered) {
-            set_disconnected(c);
+            cl_set_disconnected(c);
         }
         return;
     }
-    rv = msg_to(c, nng_aio_get_msg(io->watch_aio), &rep);
+    rv = cl_msg_to(c, nng_aio_get_msg(io->watch_aio), &rep);
     nng_aio_set_msg(io->watch_aio, NULL);
     if (rv == PROFD_ECLIENT) {
-        set_disconnected(c); /* the daemon restarted: register again */
+        cl_set_disconnected(c); /* the daemon restarted: register again */
         return;
     }
     if (rv != 0 || rep.type != PP_T_plan) {
@@ -420,230 +260,6 @@ static void watch_handle(profd_client_t *c)
         publish(c, &rep.u.plan);
     }
     pp_msg_free(&rep);
-}
-
-/* ---- events and results ---- */
-
-/* The daemon's clock - ours, and the error bound (0: none measured). */
-static void clock_best(const cl_io_t *io, int64_t *off, int64_t *err)
-{
-    *off = 0;
-    *err = 0;
-    for (int i = 0; i < io->clk_n; i++) {
-        if (*err == 0 || io->clk_err[i] < *err) {
-            *off = io->clk_off[i];
-            *err = io->clk_err[i];
-        }
-    }
-}
-
-static void flush_events(profd_client_t *c, int timeout_ms, bool force)
-{
-    cl_io_t *io = &c->io;
-    cl_event_t evs[64];
-    size_t n = 0, np = 0, ns = 0;
-    unsigned k;
-    char *names[CL_PHASE_NAMES];
-
-    if (io->have_last_begin) { /* where we were while disconnected */
-        io->evbuf[0] = io->last_begin.kind;
-        io->evbuf[1] = io->last_begin.step;
-        io->evbuf[2] = io->last_begin_us;
-        io->have_last_begin = false;
-        n = 1;
-    }
-    cl_clock_anchor(&c->clock); /* before the pop: the events lie before it */
-    while (n + np < EV_BATCH && (k = cl_ring_pop(c->ring, evs, 64)) > 0) {
-        for (unsigned i = 0; i < k; i++) {
-            if (evs[i].kind >= CL_EV_SECTION && evs[i].kind < CL_EV_SECTION + PROFD_SECTIONS) {
-                io->sevbuf[3 * ns] = evs[i].step;
-                io->sevbuf[3 * ns + 1] = evs[i].kind - CL_EV_SECTION;
-                io->sevbuf[3 * ns + 2] =
-                    (cl_clock_span_ns(&c->clock, (int64_t)evs[i].tick) + 500) / 1000;
-                ns++;
-            } else if (evs[i].kind >= CL_EV_SECTION_NS &&
-                       evs[i].kind < CL_EV_SECTION_NS + PROFD_SECTIONS) {
-                io->sevbuf[3 * ns] = evs[i].step;
-                io->sevbuf[3 * ns + 1] = evs[i].kind - CL_EV_SECTION_NS;
-                io->sevbuf[3 * ns + 2] = ((int64_t)evs[i].tick + 500) / 1000;
-                ns++;
-            } else if (evs[i].kind == CL_EV_PHASE_BEGIN || evs[i].kind == CL_EV_PHASE_END) {
-                io->pevbuf[3 * np] = evs[i].kind == CL_EV_PHASE_BEGIN ? 1 : 2;
-                io->pevbuf[3 * np + 1] = evs[i].step;
-                io->pevbuf[3 * np + 2] = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
-                np++;
-            } else {
-                io->evbuf[3 * n] = evs[i].kind;
-                io->evbuf[3 * n + 1] = evs[i].step;
-                io->evbuf[3 * n + 2] = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
-                n++;
-            }
-        }
-        if (n + np + 64 > EV_BATCH || ns + 64 > EV_BATCH) {
-            break;
-        }
-    }
-    uint64_t dropped = cl_ring_dropped(c->ring);
-    int64_t now = cl_now_ms();
-    io->idle_rounds = n + np + ns ? 0 : io->idle_rounds + 1;
-    if (n + np + ns) {
-        io->last_event_ms = now;
-    }
-    if (n + np + ns == 0 && !force && (io->watching || now - io->last_sent_ms < HEARTBEAT_MS) &&
-        dropped == io->dropped_reported) {
-        return; /* nothing to say: a held long poll tells the daemon we are here */
-    }
-    pp_msg_t req, rep;
-    pp_msg_init(&req, PP_T_events);
-    req.u.events.client = io->client_id;
-    req.u.events.gen = io->gen;
-    req.u.events.ev = io->evbuf;
-    req.u.events.ev_n = 3 * n;
-    req.u.events.dropped = (int64_t)(dropped - io->dropped_reported);
-    if (np) {
-        int nn = atomic_load_explicit(&c->nphase_names, memory_order_acquire);
-        for (int i = 0; i < nn; i++) {
-            names[i] = c->phase_names[i];
-        }
-        req.u.events.pev = io->pevbuf;
-        req.u.events.pev_n = 3 * np;
-        req.u.events.names = names;
-        req.u.events.names_n = (size_t)nn;
-    }
-    if (ns) {
-        req.u.events.sev = io->sevbuf;
-        req.u.events.sev_n = 3 * ns;
-    }
-    clock_best(io, &req.u.events.offset_us, &req.u.events.offset_err_us);
-    int64_t t0 = cl_now_us();
-    int rv = rpc(c, &req, &rep, timeout_ms);
-    int64_t t3 = cl_now_us();
-    io->last_sent_ms = now;
-    if (rv == 0) {
-        atomic_fetch_add(&c->st_events_sent, (int64_t)(n + np + ns));
-        io->dropped_reported = dropped;
-        if (rep.type == PP_T_ack && rep.u.ack.t_us > 0 && t3 >= t0) {
-            /* the daemon read its clock between our send and our receive */
-            io->clk_off[io->clk_pos] = rep.u.ack.t_us - (t0 + t3) / 2;
-            io->clk_err[io->clk_pos] = (t3 - t0) / 2 + 1;
-            io->clk_pos = (io->clk_pos + 1) % CL_CLOCK_SAMPLES;
-            io->clk_n += io->clk_n < CL_CLOCK_SAMPLES;
-        }
-        pp_msg_free(&rep);
-    } else if (rv == PROFD_ECLIENT || transport_error(rv)) {
-        set_disconnected(c);
-    }
-}
-
-/* While no daemon listens, step events pile up as history nobody can use
- * (and that would distort step-time estimates when replayed in a burst):
- * keep only the newest step begin, to tell the next daemon where we are. */
-static void discard_stale_events(profd_client_t *c)
-{
-    cl_event_t evs[64];
-    unsigned k;
-    cl_clock_anchor(&c->clock);
-    while ((k = cl_ring_pop(c->ring, evs, 64)) > 0) {
-        for (unsigned i = 0; i < k; i++) {
-            if (evs[i].kind == CL_EV_STEP_BEGIN) {
-                c->io.last_begin = evs[i];
-                c->io.last_begin_us = cl_clock_ns(&c->clock, evs[i].tick) / 1000;
-                c->io.have_last_begin = true;
-            }
-        }
-    }
-}
-
-static void take_outbox(profd_client_t *c)
-{
-    cl_result_t *r = atomic_exchange_explicit(&c->outbox, NULL, memory_order_acquire);
-    cl_result_t *rev = NULL;
-    while (r) { /* the stack is newest first: reverse it */
-        cl_result_t *next = r->next;
-        r->next = rev;
-        rev = r;
-        r = next;
-    }
-    cl_result_t **tail = &c->io.results;
-    while (*tail) {
-        tail = &(*tail)->next;
-    }
-    *tail = rev;
-}
-
-/* A result waits while an exec command of one of its captures runs (the
- * daemon would gather a folder still being written); one that failed fails
- * its capture. `closing`: whatever still runs fails it instead. True when
- * the result can go. */
-static bool exec_settled(cl_result_t *r, bool closing)
-{
-    for (size_t i = 0; i < r->res->captures_n; i++) {
-        pp_capture_t *cap = &r->res->captures[i];
-        char why[PP_MAX_PATH + 128];
-        int rv;
-        if (cap->dir == NULL || (rv = cl_exec_outcome(cap->dir, why, sizeof(why))) == 0) {
-            continue;
-        }
-        if (rv == 1 && !closing) {
-            return false;
-        }
-        if (rv == 1) {
-            snprintf(why, sizeof(why), "exec: a command was still running when profd closed");
-        }
-        if (cap->status == PP_CAP_COMPLETE || cap->status == PP_CAP_TRUNCATED) {
-            char *dup = strdup(why);
-            if (dup) {
-                free(cap->reason);
-                cap->reason = dup;
-                cap->status = PP_CAP_FAILED;
-            }
-        }
-    }
-    return true;
-}
-
-static void flush_results(profd_client_t *c, int timeout_ms)
-{
-    cl_io_t *io = &c->io;
-    take_outbox(c);
-    while (io->results && io->registered) {
-        cl_result_t *r = io->results;
-        if (!exec_settled(r, io->stop)) {
-            return; /* asked again at the next flush */
-        }
-        pp_msg_t req, rep;
-        pp_msg_init(&req, PP_T_result);
-        req.u.result = *r->res; /* borrowed */
-        req.u.result.client = io->client_id;
-        int rv = rpc(c, &req, &rep, timeout_ms);
-        if (rv == PROFD_ECLIENT || transport_error(rv)) {
-            set_disconnected(c); /* keep it; retried after registering again */
-            return;
-        }
-        if (rv == PROFD_ELIMIT) {
-            return; /* over the daemon's rate limit: kept for the next flush */
-        }
-        if (rv == 0) {
-            pp_msg_free(&rep);
-        } else {
-            cl_log(c, PROFD_LOG_WARN, "profd: result for window %lld refused: %s",
-                   (long long)r->res->window, profd_strerror(rv));
-        }
-        io->results = r->next;
-        pp_record_free(&pp_desc_result, r->res);
-        free(r->res);
-        free(r);
-    }
-}
-
-static void say_bye(profd_client_t *c)
-{
-    pp_msg_t req, rep;
-    pp_msg_init(&req, PP_T_bye);
-    req.u.bye.client = c->io.client_id;
-    if (rpc(c, &req, &rep, CLOSE_TIMEOUT_MS) == 0) {
-        pp_msg_free(&rep);
-    }
 }
 
 /* ---- the thread ---- */
@@ -681,7 +297,7 @@ static void wait_until(profd_client_t *c, int64_t deadline_ms, bool deep, bool *
             }
         }
         struct timespec ts;
-        abs_deadline(&ts, recheck_ms && recheck_ms < deadline_ms ? recheck_ms : deadline_ms);
+        cl_abs_deadline(&ts, recheck_ms && recheck_ms < deadline_ms ? recheck_ms : deadline_ms);
         pthread_cond_timedwait(&io->cv, &io->mu, &ts);
     }
     if (deep) {
@@ -747,7 +363,7 @@ static void *io_main(void *arg)
             watch_handle(c);
         }
         if (!io->registered) {
-            discard_stale_events(c);
+            cl_discard_stale_events(c);
             if (io->watching || cl_now_ms() < io->next_try_ms) {
                 continue; /* wait for the cancelled watch to come back first */
             }
@@ -758,7 +374,7 @@ static void *io_main(void *arg)
                 io->unanswered = 0;
             }
             if ((rv = do_hello(c)) != 0) {
-                io->unanswered = transport_error(rv) ? io->unanswered + 1 : 0;
+                io->unanswered = cl_transport_error(rv) ? io->unanswered + 1 : 0;
                 io->next_try_ms = cl_now_ms() + io->backoff_ms;
                 io->backoff_ms =
                     io->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : io->backoff_ms * 2;
@@ -768,15 +384,15 @@ static void *io_main(void *arg)
             io->unanswered = 0;
         }
         if (io->roles_sent != atomic_load(&c->roles_gen) && do_hello(c) != 0) {
-            set_disconnected(c); /* a role was added: register again (same entry, more roles) */
+            cl_set_disconnected(c); /* a role was added: register again (same entry, more roles) */
             continue;
         }
         if (!io->watching) {
             watch_start(c);
         }
-        flush_results(c, RPC_TIMEOUT_MS);
+        cl_flush_results(c, RPC_TIMEOUT_MS);
         if (io->registered) {
-            flush_events(c, RPC_TIMEOUT_MS, false);
+            cl_flush_events(c, RPC_TIMEOUT_MS, false);
         }
         retire(c);
     }
@@ -784,23 +400,23 @@ static void *io_main(void *arg)
     /* closing: deliver what is owed, within a bounded time (exec commands
      * still running get part of it; then their captures fail) */
     if (io->registered) {
-        take_outbox(c);
+        cl_take_outbox(c);
         int64_t until = cl_now_ms() + CLOSE_TIMEOUT_MS / 2;
         for (cl_result_t *r = io->results; r && cl_now_ms() < until;) {
-            if (exec_settled(r, false)) {
+            if (cl_exec_settled(r, false)) {
                 r = r->next;
                 continue;
             }
             struct timespec ts = {0, 5 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
-        flush_results(c, CLOSE_TIMEOUT_MS);
+        cl_flush_results(c, CLOSE_TIMEOUT_MS);
     }
     if (io->registered) {
-        flush_events(c, CLOSE_TIMEOUT_MS, true);
+        cl_flush_events(c, CLOSE_TIMEOUT_MS, true);
     }
     if (io->registered) {
-        say_bye(c);
+        cl_say_bye(c);
     }
     return NULL;
 }
@@ -880,7 +496,7 @@ int cl_io_start(profd_client_t *c)
     nng_socket_set_size(io->sock, NNG_OPT_RECVMAXSZ, 16u << 20);
     if ((rv = nng_ctx_open(&io->rpc_ctx, io->sock)) != 0 ||
         (rv = nng_ctx_open(&io->watch_ctx, io->sock)) != 0 ||
-        (rv = nng_aio_alloc(&io->rpc_aio, rpc_cb, c)) != 0 ||
+        (rv = nng_aio_alloc(&io->rpc_aio, cl_rpc_cb, c)) != 0 ||
         (rv = nng_aio_alloc(&io->watch_aio, watch_cb, c)) != 0) {
         goto fail;
     }
@@ -985,7 +601,7 @@ static void sock_close(cl_io_t *io)
         pthread_attr_destroy(&a);
         if (rv == 0) {
             struct timespec ts;
-            abs_deadline(&ts, cl_now_ms() + CLOSER_WAIT_MS);
+            cl_abs_deadline(&ts, cl_now_ms() + CLOSER_WAIT_MS);
             pthread_mutex_lock(&k->mu);
             while (!k->done && pthread_cond_timedwait(&k->cv, &k->mu, &ts) == 0) {
             }
@@ -1010,7 +626,7 @@ void cl_io_stop(profd_client_t *c)
     if (!io->started) {
         return;
     }
-    take_outbox(c);
+    cl_take_outbox(c);
     pthread_mutex_lock(&io->mu);
     io->stop = true;
     io->stop_ms = cl_now_ms();
