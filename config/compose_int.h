@@ -4,7 +4,9 @@
  * Internals of the Hydra composer, shared by compose.c (the defaults tree
  * and the merge), compose_elem.c (defaults-list elements and the config
  * repository) and compose_ovr.c (command-line and in-file overrides, the
- * setup, the value overrides). Not a public header.
+ * setup, the value overrides), over compose_util.c (messages): calls go
+ * compose.c -> compose_ovr.c -> compose_elem.c -> compose_util.c, never
+ * back. Not a public header.
  */
 #ifndef PD_COMPOSE_INT_H
 #define PD_COMPOSE_INT_H
@@ -120,7 +122,7 @@ typedef struct hc {
     yt_node_t *root; /* the composed config */
 } hc_t;
 
-/* ---- compose.c ---- */
+/* ---- compose_util.c: messages ---- */
 const char *hc_chain(hc_t *hc, const tnode_t *t, const char *leaf);
 /* err = "WHERE(at): MESSAGE (defaults: CHAIN(t))"; returns PROFD_ECONFIG. */
 int hc_fail(hc_t *hc, const tnode_t *t, const elem_t *at, const char *fmt, ...)

@@ -2,8 +2,9 @@
 // Copyright The profd authors
 /*
  * Internals shared by the profiling-config readers: profcfg.c (entry,
- * schema detection, typed getters, messages, output) and one file per
- * schema family (profcfg_verl.c, profcfg_ms.c). Not a public header.
+ * schema detection), the schema families (profcfg_verl*.c,
+ * profcfg_legacy.c, profcfg_ms.c) and, below them all, profcfg_util.c
+ * (typed getters, messages, output). Not a public header.
  */
 #ifndef PD_PROFCFG_INT_H
 #define PD_PROFCFG_INT_H
@@ -51,6 +52,9 @@ typedef struct kspec {
 } kspec_t;
 
 /* ---- messages ---- */
+
+/* Free a list of strings (the list itself is left empty). */
+void pc_strv_free(strv_t *v);
 
 /* Add "WHERE: key 'PATH': MESSAGE" to `to` (pc->warnings or
  * pc->spec_warnings). `at` gives position and key; never fails (a warning
