@@ -175,6 +175,8 @@ void pd_windows_fini(pd_windows_t *ws);
 pd_window_t *pd_windows_get(const pd_windows_t *ws, int64_t id);
 /* Pending or active: members still capture. */
 bool pd_windows_running(const pd_window_t *w);
+/* Done, cancelled or failed: nothing more happens to it. */
+bool pd_windows_finished(const pd_window_t *w);
 /* Windows not yet done or cancelled. */
 size_t pd_windows_live(const pd_windows_t *ws);
 

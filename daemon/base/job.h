@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/*
+ * A file job (gather.h says what each kind does): its record, and what the
+ * kinds share on the thread pool -- failing a job with its reason, reading
+ * a file while hashing it and writing it elsewhere, the free-disk floor.
+ * gather.c runs the capture gathering and queues every kind; filejob.c and
+ * mergejob.c run the others.
+ */
+#ifndef PD_JOB_H
+#define PD_JOB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "config.h"
+#include "profd/proto.h"
+
+typedef enum pd_job_kind {
+    PD_JOB_GATHER, /* move spool/src -> root/dst, list files */
+    PD_JOB_WRITE,  /* write `data` to root/dst atomically (manifest.json) */
+    PD_JOB_CHUNK,  /* write `data` at `offset` of root/<dst>.part; at `size`, verify and rename */
+    PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
+    PD_JOB_LINK,   /* link root/<links[i]> as root/dst/<its name> (TensorBoard's run folder) */
+    PD_JOB_MERGE,  /* merge the traces merge->inputs into root/dst (tracemerge.h) */
+    PD_JOB_DIFF,   /* compare two ranks' traces into diff->out (tracediff.h) */
+} pd_job_kind_t;
+
+/* Below the spool: copies waiting for removal (job names never start with a dot). */
+#define PD_TRASH ".trash"
+
+/* Where a gathering calls pd_job_t.hook: between a check and the use it
+ * guards, where a worker could swap a folder for a symlink. Tests swap it
+ * there, so that the race happens every time. */
+typedef enum pd_job_at {
+    PD_JOB_AT_OPEN,   /* before the capture folder is opened below the spool */
+    PD_JOB_AT_FOLDER, /* listing: an entry's status says folder; before it is opened */
+    PD_JOB_AT_LISTED, /* listed and checked; before it is moved, copied or checksummed */
+} pd_job_at_t;
+
+typedef struct pd_job {
+    uv_work_t work;
+    pd_job_kind_t kind;
+    /* in */
+    char spool[PD_PATH_MAX]; /* spool root (absolute) */
+    char src[PD_PATH_MAX];   /* PD_JOB_GATHER: capture folder, relative to the spool */
+    char root[PD_PATH_MAX];  /* the save tree (absolute) */
+    char dst[PD_PATH_MAX];   /* destination, relative to root; never followed through symlinks */
+    bool checksum;           /* xxh64 of every file */
+    bool list_only;          /* PD_JOB_GATHER: list and checksum in place, move nothing */
+    bool drop_empty;         /* PD_JOB_GATHER: a capture left with no file (not complete) is
+                                removed from the tree rather than kept as an empty folder */
+    bool recover;            /* PD_JOB_GATHER after a restart: a capture no longer in the
+                                spool is listed where a rename put it in the tree; a copy
+                                left half done there is made again */
+    int64_t owner;           /* PD_JOB_GATHER: uid everything must belong to; -1 any */
+    int64_t max_files;       /* PD_JOB_GATHER: files and folders in a capture; 0 = 100000 */
+    int64_t min_free;        /* free bytes to keep on the save tree's file system; 0 = none */
+    int64_t budget;          /* bytes the window may gather in all; -1 unlimited */
+    _Atomic int64_t *used;   /* with budget: bytes the window's captures claimed so far */
+    /* PD_JOB_GATHER: room kept for the window's manifest, relative to root
+     * ("" none): made at least reserve_base bytes, plus 256 per file the
+     * window's captures hold (*reserved counts them, shared by the window's
+     * jobs). PD_JOB_WRITE writes into that room. */
+    char manifest[PD_PATH_MAX];
+    int64_t reserve_base;
+    _Atomic int64_t *reserved;
+    char *data;   /* PD_JOB_WRITE: owned */
+    bool no_sync; /* PD_JOB_WRITE: no fsync before the rename (the page cache holds it
+                     against a killed process; the caller syncs later) */
+    size_t len;
+    char prune[PD_PATH_MAX]; /* PD_JOB_WRITE: then remove the empty folders of spool/prune */
+    int64_t offset, size;    /* PD_JOB_CHUNK */
+    char expect[32];         /* PD_JOB_CHUNK: "xxh64:..." of the whole file, "" none */
+    /* PD_JOB_CHUNK: the file's running xxh64 (an XXH64_state_t the caller
+     * keeps between the chunks of a file, one job at a time) over its first
+     * *hashed bytes: each chunk is hashed as it is written, no second pass
+     * over the file (a state that does not reach the chunk's offset, after
+     * a restart, is made again from the .part first). NULL: the whole file
+     * is read back at its end instead. */
+    void *hash;
+    int64_t *hashed;
+    char got[32]; /* PD_JOB_CHUNK, complete: "xxh64:..." of the file written */
+    char **links; /* PD_JOB_LINK: files relative to root, owned */
+    size_t nlinks;
+    struct pd_merge *merge; /* PD_JOB_MERGE: inputs in, counts out; owned */
+    struct pd_diff *diff;   /* PD_JOB_DIFF: files in, the diff out; owned */
+    /* out */
+    int rv;        /* 0, PROFD_EPATH, PROFD_EIO, PROFD_ELIMIT */
+    int64_t have;  /* PD_JOB_CHUNK: bytes in <dst>.part afterwards */
+    bool complete; /* PD_JOB_CHUNK: the file is whole, verified and renamed */
+    bool mismatch; /* PD_JOB_CHUNK: the whole file failed its checksum; the .part is gone */
+    char reason[512];
+    bool incomplete; /* a .part file was left in the capture (removed, not listed) */
+    int nparts;      /* how many */
+    char part[256];  /* the first of them */
+    char **parts;    /* all of them, relative to the capture */
+    bool renamed;    /* moved by rename(2): its files are not read again (moved) */
+    bool missing;    /* the capture folder is not in the spool */
+    bool dropped;    /* drop_empty: it held no file and is not in the tree */
+    bool left;       /* copied, but the spool copy could not be removed (see reason) */
+    bool trashed;    /* copied; the spool copy went to .trash/w<window> */
+    pp_file_t *files;
+    size_t nfiles, files_cap;
+    int64_t bytes;
+    /* completion on the loop thread; owns the job (pd_job_free) */
+    void (*done)(struct pd_job *j);
+    void *arg;
+    int64_t window, client;
+    size_t cap;
+    /* tests only: called on the worker thread at each pd_job_at_t; NULL */
+    void (*hook)(struct pd_job *j, pd_job_at_t at);
+    void *hook_arg;
+} pd_job_t;
+
+/* The unit of reads and writes. */
+#define PD_IO_CHUNK (1u << 20)
+
+/* Sets j->rv and j->reason; returns rv. */
+int pd_job_fail(pd_job_t *j, int rv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Read `size` bytes of `in`, checksum them (j->checksum, into *hash) and
+ * write them to `out` (-1: checksum only); `buf` holds PD_IO_CHUNK bytes.
+ * 0 or the error the job failed with. */
+int pd_job_pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, char *buf,
+                uint64_t *hash);
+
+/* A copy's write failed (errno): out of space truncates the capture
+ * (PROFD_ELIMIT), as the free-disk floor does, rather than fail it. */
+int pd_job_write_failed(pd_job_t *j, const char *rel);
+
+/* Would writing `need` bytes on the file system of `fd` leave less than
+ * j->min_free? 0, or the error the job failed with. */
+int pd_job_floor_check(pd_job_t *j, int fd, int64_t need);
+
+/* Create a folder and its parents (0755). 0 or PROFD_EIO with errno kept.
+ * For the daemon's own folders (run_dir, save_path, spool) only. */
+int pd_mkdirs(const char *path, int mode);
+
+#endif
