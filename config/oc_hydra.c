@@ -4,7 +4,7 @@
  * Hydra's override values through the parser (omegaconf_int.h, keep mode):
  * what the value lexer has no token for (hydra-core 1.3.2
  * hydra/grammar/OverrideLexer.g4), function calls (OverrideParser.g4,
- * evaluated by hydra_func.c) and oc_parse_value.
+ * evaluated by hydra_func.c).
  */
 #include <ctype.h>
 #include <limits.h>
@@ -130,7 +130,7 @@ int ocp_hydra_call(ip_t *p, val_t *out)
         }
         val_t v = {0};
         p->in_call++;
-        rc = ocp_element(p, &v);
+        rc = p->ops->element(p, &v);
         p->in_call--;
         if (rc == 0 && (rc = ocp_adopt(p, &v, &args[n])) != 0) {
             ocp_val_drop(&v);
@@ -175,42 +175,4 @@ int ocp_hydra_call(ip_t *p, val_t *out)
         ocp_set_origin_tree(out->node, p->origin);
     }
     return rc;
-}
-
-/* ---- public: override values ---------------------------------------------------- */
-
-int oc_parse_value(const char *origin, const char *text, yt_node_t **out, char *reason,
-                   size_t reasonlen)
-{
-    ip_t p = {.origin = origin, .s = text, .n = strlen(text)};
-    p.depth = &p.own_depth;
-    val_t v = {0};
-    int rc;
-    ocp_skip_ws(&p);
-    if (p.i == p.n) {
-        *out = ocp_mk(&p, YT_STR, "", 0); /* `key=` sets an empty string */
-        return *out ? 0 : PROFD_ENOMEM;
-    }
-    rc = ocp_element(&p, &v);
-    if (rc == 0) {
-        ocp_skip_ws(&p);
-        if (p.i < p.n) {
-            rc = p.s[p.i] == ','
-                     ? ocp_why(&p, /* config_loader_impl.py:64-78, from the shell */
-                               "Ambiguous value for argument '%s': 1. To use it as a list, use "
-                               "key=[value1,value2] 2. To use it as string, quote the value: "
-                               "key=\\'value1,value2\\' 3. To sweep over it, add --multirun to "
-                               "your command line",
-                               origin)
-                     : ocp_syn(&p, "unexpected '%c' at offset %zu", p.s[p.i], p.i);
-            ocp_val_drop(&v);
-        }
-    }
-    if (rc != 0) {
-        snprintf(reason, reasonlen, "%s", p.why);
-        return p.why[0] ? PROFD_ECONFIG : PROFD_ENOMEM;
-    }
-    ocp_set_origin_tree(v.node, origin);
-    *out = v.node;
-    return 0;
 }

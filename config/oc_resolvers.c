@@ -129,8 +129,9 @@ static int oc_decode_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
         out->owned = true;
         return out->node ? 0 : ocp_mk_failed(p);
     }
-    ip_t d = {.oc = p->oc, .node = p->node, .s = a->text, .n = len, .depth = p->depth};
-    int rc = ocp_element(&d, out);
+    ip_t d = {
+        .oc = p->oc, .ops = p->ops, .node = p->node, .s = a->text, .n = len, .depth = p->depth};
+    int rc = d.ops->element(&d, out);
     ocp_skip_ws(&d);
     if (rc == 0 && d.i < d.n) {
         ocp_val_drop(out);

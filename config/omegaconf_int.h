@@ -2,10 +2,13 @@
 // Copyright The profd authors
 /*
  * Internals of the OmegaConf / Hydra value parser, shared by omegaconf.c
- * (the element parser, interpolations, resolution), oc_text.c (strings,
- * typing, Python's str()), oc_resolvers.c (oc.select, oc.env, oc.decode and
- * the application's resolvers) and oc_hydra.c (Hydra's override values).
- * Not a public header.
+ * (the element parser, interpolations, resolution, override values),
+ * oc_resolvers.c (oc.select, oc.env, oc.decode and the application's
+ * resolvers), oc_hydra.c (Hydra's override lexer and function calls),
+ * oc_util.c (the parser's helpers) and oc_text.c (strings, typing,
+ * Python's str()). Calls go omegaconf.c -> oc_resolvers.c, oc_hydra.c ->
+ * oc_util.c, oc_text.c, never back: what is below reaches the parser
+ * through ip_t.ops. Not a public header.
  */
 #ifndef PD_OMEGACONF_INT_H
 #define PD_OMEGACONF_INT_H
@@ -33,16 +36,26 @@ void ocp_gram_type(yt_node_t *n);
 /* Python's str() (repr: repr()) of a value, appended. */
 void ocp_py_str(sbuf_t *b, const yt_node_t *v, bool repr);
 
-/* ---- omegaconf.c: the element parser ---- */
+/* ---- the element parser ---- */
 typedef struct val {
     yt_node_t *node;
     bool owned;
 } val_t;
 
-typedef struct ip {
-    oc_t *oc;           /* eval mode; NULL in keep mode */
-    yt_node_t *node;    /* eval: the string being resolved */
-    const char *origin; /* keep: the override text */
+typedef struct ip ip_t;
+
+/* The parser's entry points, for the helpers below it (omegaconf.c's
+ * element parser and oc_resolve()). */
+typedef struct ocp_ops {
+    int (*element)(ip_t *p, val_t *out);
+    int (*resolve)(oc_t *oc, yt_node_t *n, yt_node_t **out);
+} ocp_ops_t;
+
+struct ip {
+    oc_t *oc;             /* eval mode; NULL in keep mode */
+    const ocp_ops_t *ops; /* the parser (a nested parse copies it) */
+    yt_node_t *node;      /* eval: the string being resolved */
+    const char *origin;   /* keep: the override text */
     const char *s;
     size_t i, n;
     int *depth; /* shared with the resolver in eval mode */
@@ -50,7 +63,7 @@ typedef struct ip {
     bool syntax;   /* `why` is a syntax error of this text */
     char why[512]; /* the reason, when the error is about this text */
     int in_call;   /* keep mode: inside a function's arguments */
-} ip_t;
+};
 
 typedef struct kpath {
     int dots;
@@ -59,6 +72,7 @@ typedef struct kpath {
     char *seg[64];
 } kpath_t;
 
+/* oc_util.c */
 int ocp_why(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ocp_syn(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ocp_oom(ip_t *p);
@@ -66,7 +80,6 @@ void ocp_val_drop(val_t *v);
 yt_node_t *ocp_mk(ip_t *p, yt_type_t t, const char *text, size_t len);
 int ocp_mk_failed(ip_t *p);
 void ocp_skip_ws(ip_t *p);
-int ocp_element(ip_t *p, val_t *out);
 int ocp_adopt(ip_t *p, val_t *v, yt_node_t **out);
 void ocp_set_origin_tree(yt_node_t *n, const char *origin);
 int ocp_kpath_parse(ip_t *p, const char *s, kpath_t *k);
@@ -74,6 +87,9 @@ int ocp_kpath_find(ip_t *p, const kpath_t *k, yt_node_t **raw);
 bool ocp_is_missing_marker(const yt_node_t *n);
 int ocp_resolve_raw(ip_t *p, yt_node_t *raw, val_t *out);
 int ocp_null_value(ip_t *p, val_t *out);
+
+/* ---- omegaconf.c ---- */
+int ocp_element(ip_t *p, val_t *out);
 
 /* ---- oc_resolvers.c ---- */
 int ocp_call_resolver(ip_t *p, const char *name, val_t *args, size_t nargs, val_t *out);
