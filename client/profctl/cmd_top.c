@@ -19,54 +19,6 @@ static void on_int(int sig)
     stop_top = 1;
 }
 
-static void fmt_ms(char *buf, size_t len, double ms)
-{
-    if (ms <= 0) {
-        snprintf(buf, len, "-");
-    } else if (ms < 10) {
-        snprintf(buf, len, "%.2f", ms);
-    } else {
-        snprintf(buf, len, "%.1f", ms);
-    }
-}
-
-/* The per-role table profctl status and top share. */
-void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs)
-{
-    char a[24], b[24], c[24], step[24];
-    printf("%-10s %-12s %6s %8s %9s %9s %9s %7s  %s\n", "JOB", "ROLE", "RANKS", "STEP", "MIN_MS",
-           "P50_MS", "MAX_MS", "STALLED", "SLOWEST (rank: ms, x median)");
-    for (size_t i = 0; i < n; i++) {
-        const pp_role_stats_t *r = &v[i];
-        char slow[256] = "";
-        for (size_t k = 0; k < r->slowest_n; k++) {
-            size_t l = strlen(slow);
-            fmt_ms(a, sizeof(a), r->slowest[k].step_ms);
-            snprintf(slow + l, sizeof(slow) - l, "%s%lld: %s (%.2fx)", k ? ", " : "",
-                     (long long)r->slowest[k].rank, a, r->slowest[k].ratio);
-        }
-        fmt_ms(a, sizeof(a), r->min_ms);
-        fmt_ms(b, sizeof(b), r->p50_ms);
-        fmt_ms(c, sizeof(c), r->max_ms);
-        if (r->step == PP_NONE) {
-            snprintf(step, sizeof(step), "-");
-        } else {
-            snprintf(step, sizeof(step), "%lld", (long long)r->step);
-        }
-        printf("%-10s %-12s %6lld %8s %9s %9s %9s %7zu  %s\n", jobs ? r->job : r->job, r->role,
-               (long long)r->ranks, step, a, b, c, r->stalled_n, slow[0] ? slow : "-");
-    }
-    for (size_t i = 0; i < n; i++) {
-        for (size_t k = 0; k < v[i].stalled_n; k++) {
-            const pp_rank_stat_t *s = &v[i].stalled[k];
-            printf("stalled: %s rank %lld on %s%s%s%s, in step %lld for %.1f s\n", s->role,
-                   (long long)s->rank, s->host, s->node ? " (node " : "", s->node ? s->node : "",
-                   s->node ? ")" : "", (long long)(s->step == PP_NONE ? 0 : s->step),
-                   s->in_step_ms / 1000.0);
-        }
-    }
-}
-
 static void snapshot(const pp_top_reply_t *t)
 {
     time_t now = time(NULL);
@@ -88,7 +40,7 @@ static void snapshot(const pp_top_reply_t *t)
             printf("\n%-10s %-12s %6s %-16s %-12s %8s %9s %6s %s\n", "JOB", "ROLE", "RANK", "HOST",
                    "NODE", "STEP", "STEP_MS", "RATIO", "STALLED");
         }
-        fmt_ms(ms, sizeof(ms), r->step_ms);
+        ctl_fmt_ms(ms, sizeof(ms), r->step_ms);
         printf("%-10s %-12s %6lld %-16s %-12s %8lld %9s %6.2f %s\n", ctl_or_dash(r->job), r->role,
                (long long)r->rank, r->host, ctl_or_dash(r->node),
                (long long)(r->step == PP_NONE ? -1 : r->step), ms, r->ratio,
@@ -103,11 +55,11 @@ static void snapshot(const pp_top_reply_t *t)
                    "(individual)\n%-10s %-12s %6s %9s %10s %9s %9s %9s %8s %8s\n",
                    "JOB", "ROLE", "RANK", "STEP", "COMPUTE", "COMM", "DATA", "OTHER", "REL", "IND");
         }
-        fmt_ms(v[0], sizeof(v[0]), r->step_ms);
-        fmt_ms(v[1], sizeof(v[1]), r->compute_ms);
-        fmt_ms(v[2], sizeof(v[2]), r->comm_ms);
-        fmt_ms(v[3], sizeof(v[3]), r->data_ms);
-        fmt_ms(v[4], sizeof(v[4]), r->other_ms);
+        ctl_fmt_ms(v[0], sizeof(v[0]), r->step_ms);
+        ctl_fmt_ms(v[1], sizeof(v[1]), r->compute_ms);
+        ctl_fmt_ms(v[2], sizeof(v[2]), r->comm_ms);
+        ctl_fmt_ms(v[3], sizeof(v[3]), r->data_ms);
+        ctl_fmt_ms(v[4], sizeof(v[4]), r->other_ms);
         printf("%-10s %-12s %6lld %9s %10s %9s %9s %9s %8.2f %8.2f\n", r->job, r->role,
                (long long)r->rank, v[0], v[1], v[2], v[3], v[4], r->relative, r->individual);
     }

@@ -8,36 +8,6 @@
 
 #include "profctl.h"
 
-void ctl_print_trigger(const pp_straggler_t *t)
-{
-    char roles[256] = "";
-    for (size_t i = 0; i < t->roles_n; i++) {
-        size_t l = strlen(roles);
-        snprintf(roles + l, sizeof(roles) - l, "%s%s", i ? "," : "", t->roles[i]);
-    }
-    if (!t->armed) {
-        printf("straggler trigger: off");
-    } else {
-        printf("straggler trigger: armed: a rank over %.2fx its role's median for %lld step(s) "
-               "(roles %s%s%s) gets a window of %lld step(s) (tool %s) with a healthy peer; "
-               "at most one every %.0f s",
-               t->factor, (long long)t->consecutive, roles[0] ? roles : "all",
-               t->job ? ", job " : "", t->job ? t->job : "", (long long)t->steps,
-               ctl_or_dash(t->tool), (double)t->interval_ms / 1000.0);
-        if (t->max_bytes > 0) {
-            printf(", %lld of %lld bytes used", (long long)t->bytes, (long long)t->max_bytes);
-        }
-    }
-    printf("; %lld window(s) opened", (long long)t->fired);
-    if (t->last_window != PP_NONE) {
-        printf(", the last %lld", (long long)t->last_window);
-    }
-    printf("\n");
-    if (t->last_reason) {
-        printf("  last: %s\n", t->last_reason);
-    }
-}
-
 static int run_watch(ctl_t *c, int argc, char **argv)
 {
     enum { O_FACTOR = 256, O_CONSEC, O_STEPS, O_INTERVAL, O_MAXB, O_TOOL, O_OFF };

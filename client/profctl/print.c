@@ -251,3 +251,83 @@ void ctl_print_started(const pp_started_t *s, const char *verb)
         printf("no window %s\n", strcmp(verb, "stopping") == 0 ? "to stop" : "created");
     }
 }
+
+/* Milliseconds as top and status show them: "-" for none. */
+void ctl_fmt_ms(char *buf, size_t len, double ms)
+{
+    if (ms <= 0) {
+        snprintf(buf, len, "-");
+    } else if (ms < 10) {
+        snprintf(buf, len, "%.2f", ms);
+    } else {
+        snprintf(buf, len, "%.1f", ms);
+    }
+}
+
+/* The per-role table profctl status and top share. */
+void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs)
+{
+    char a[24], b[24], c[24], step[24];
+    printf("%-10s %-12s %6s %8s %9s %9s %9s %7s  %s\n", "JOB", "ROLE", "RANKS", "STEP", "MIN_MS",
+           "P50_MS", "MAX_MS", "STALLED", "SLOWEST (rank: ms, x median)");
+    for (size_t i = 0; i < n; i++) {
+        const pp_role_stats_t *r = &v[i];
+        char slow[256] = "";
+        for (size_t k = 0; k < r->slowest_n; k++) {
+            size_t l = strlen(slow);
+            ctl_fmt_ms(a, sizeof(a), r->slowest[k].step_ms);
+            snprintf(slow + l, sizeof(slow) - l, "%s%lld: %s (%.2fx)", k ? ", " : "",
+                     (long long)r->slowest[k].rank, a, r->slowest[k].ratio);
+        }
+        ctl_fmt_ms(a, sizeof(a), r->min_ms);
+        ctl_fmt_ms(b, sizeof(b), r->p50_ms);
+        ctl_fmt_ms(c, sizeof(c), r->max_ms);
+        if (r->step == PP_NONE) {
+            snprintf(step, sizeof(step), "-");
+        } else {
+            snprintf(step, sizeof(step), "%lld", (long long)r->step);
+        }
+        printf("%-10s %-12s %6lld %8s %9s %9s %9s %7zu  %s\n", jobs ? r->job : r->job, r->role,
+               (long long)r->ranks, step, a, b, c, r->stalled_n, slow[0] ? slow : "-");
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < v[i].stalled_n; k++) {
+            const pp_rank_stat_t *s = &v[i].stalled[k];
+            printf("stalled: %s rank %lld on %s%s%s%s, in step %lld for %.1f s\n", s->role,
+                   (long long)s->rank, s->host, s->node ? " (node " : "", s->node ? s->node : "",
+                   s->node ? ")" : "", (long long)(s->step == PP_NONE ? 0 : s->step),
+                   s->in_step_ms / 1000.0);
+        }
+    }
+}
+
+/* The straggler trigger (watch, top). */
+void ctl_print_trigger(const pp_straggler_t *t)
+{
+    char roles[256] = "";
+    for (size_t i = 0; i < t->roles_n; i++) {
+        size_t l = strlen(roles);
+        snprintf(roles + l, sizeof(roles) - l, "%s%s", i ? "," : "", t->roles[i]);
+    }
+    if (!t->armed) {
+        printf("straggler trigger: off");
+    } else {
+        printf("straggler trigger: armed: a rank over %.2fx its role's median for %lld step(s) "
+               "(roles %s%s%s) gets a window of %lld step(s) (tool %s) with a healthy peer; "
+               "at most one every %.0f s",
+               t->factor, (long long)t->consecutive, roles[0] ? roles : "all",
+               t->job ? ", job " : "", t->job ? t->job : "", (long long)t->steps,
+               ctl_or_dash(t->tool), (double)t->interval_ms / 1000.0);
+        if (t->max_bytes > 0) {
+            printf(", %lld of %lld bytes used", (long long)t->bytes, (long long)t->max_bytes);
+        }
+    }
+    printf("; %lld window(s) opened", (long long)t->fired);
+    if (t->last_window != PP_NONE) {
+        printf(", the last %lld", (long long)t->last_window);
+    }
+    printf("\n");
+    if (t->last_reason) {
+        printf("  last: %s\n", t->last_reason);
+    }
+}

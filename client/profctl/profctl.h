@@ -87,6 +87,8 @@ void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
 /* status: per-role figures (top, may be NULL), nodes and, with `ranks`,
  * every rank */
 void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *top, bool ranks);
+/* milliseconds: "-" for none, else 2 or 1 decimals */
+void ctl_fmt_ms(char *buf, size_t len, double ms);
 /* per-role step times (status, top) */
 void ctl_print_roles(const pp_role_stats_t *v, size_t n, bool jobs);
 /* the straggler trigger (watch, top) */
