@@ -5,6 +5,7 @@
 where given, on the built archives.
 
     check_layers.py SOURCE_DIR [--archive [LAYER=]LIB.a ...] [PURE_BINARY ...]
+                    [--tree DIR ... --objects DIR=OBJ|OBJ|... ...]
 
 A daemon file's layer is its folder: base/, net/, core/, node/, cluster/, or
 the daemon/ folder itself (the composition root). Includes go down only:
@@ -32,12 +33,18 @@ names exactly the modules of daemon/CMakeLists.txt's source lists, folder by
 folder, and the hook table names every hook of pd_windows_hooks_t and
 pd_node_hooks_t.
 
+Outside the daemon (check_tree.py): with --tree, no include cycle between
+the files of those folders and no call cycle (nm on the --objects) between
+their .c files.
+
 Prints what it checked; exit 1 with each violation on stderr.
 """
 import os
 import re
 import subprocess
 import sys
+
+import check_tree
 
 RANK = {"base": 0, "net": 1, "core": 1, "node": 2, "cluster": 3, "root": 4}
 PEERS = {("net", "core"), ("core", "net")}
@@ -246,7 +253,8 @@ def check_docs(root, problems):
 
 
 def main():
-    root, archives, binaries = parse_args(sys.argv[1:])
+    argv, trees, objects = check_tree.split_args(sys.argv[1:])
+    root, archives, binaries = parse_args(argv)
     daemon = os.path.join(root, "daemon")
     files, headers, problems = [], {}, []
     for d, _, names in os.walk(daemon):
@@ -308,6 +316,8 @@ def main():
     if archives:
         n = check_symbols(archives, problems)
         print("layers: %d archive(s): %d reference(s) between them checked" % (len(archives), n))
+    if trees:
+        print("layers: " + check_tree.check_tree(root, trees, objects, problems))
     mods = check_docs(root, problems)
     print("layers: docs/architecture.md's folder list against %d modules of "
           "daemon/CMakeLists.txt, its hook table against the hook structs" % mods)
