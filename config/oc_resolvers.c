@@ -30,12 +30,12 @@ static int oc_select_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
         return ocp_why(p, "oc.select takes a key and an optional default");
     }
     ocp_py_str(&b, args[0].node, false);
-    if (b.oom) {
-        free(b.p);
+    if (b.s.oom) {
+        pu_sbuf_free(&b.s);
         return ocp_oom(p);
     }
-    rc = ocp_kpath_parse(p, b.p ? b.p : "", &k);
-    free(b.p);
+    rc = ocp_kpath_parse(p, b.s.p ? b.s.p : "", &k);
+    pu_sbuf_free(&b.s);
     if (rc == 0) {
         rc = ocp_kpath_find(p, &k, &raw);
     }
@@ -69,25 +69,25 @@ static int oc_env_call(ip_t *p, val_t *args, size_t nargs, val_t *out)
         return ocp_why(p, "oc.env takes a variable name and an optional default");
     }
     ocp_py_str(&name, args[0].node, false);
-    const char *v = name.oom ? NULL : p->oc->env(p->oc->env_ctx, name.p ? name.p : "");
-    if (name.oom) {
+    const char *v = name.s.oom ? NULL : p->oc->env(p->oc->env_ctx, name.s.p ? name.s.p : "");
+    if (name.s.oom) {
         rc = ocp_oom(p);
     } else if (v != NULL) {
         out->node = ocp_mk(p, YT_STR, v, strlen(v));
         rc = out->node ? 0 : ocp_mk_failed(p);
         out->owned = true;
     } else if (nargs == 1) {
-        rc = ocp_why(p, "Environment variable '%s' not found", name.p ? name.p : "");
+        rc = ocp_why(p, "Environment variable '%s' not found", name.s.p ? name.s.p : "");
     } else if (args[1].node->type == YT_NULL) {
         rc = ocp_null_value(p, out);
     } else {
         ocp_py_str(&def, args[1].node, false);
-        out->node = def.oom ? NULL : ocp_mk(p, YT_STR, def.p ? def.p : "", def.n);
-        rc = out->node ? 0 : def.oom ? ocp_oom(p) : ocp_mk_failed(p);
+        out->node = def.s.oom ? NULL : ocp_mk(p, YT_STR, def.s.p ? def.s.p : "", def.s.len);
+        rc = out->node ? 0 : def.s.oom ? ocp_oom(p) : ocp_mk_failed(p);
         out->owned = true;
     }
-    free(name.p);
-    free(def.p);
+    pu_sbuf_free(&name.s);
+    pu_sbuf_free(&def.s);
     return rc;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /*
- * The parser's text helpers (omegaconf_int.h): a growable string, the
+ * The parser's text helpers (omegaconf_int.h): a bounded string, the
  * typing of a grammar primitive (INT, FLOAT, BOOL, NULL), Python's str() and
  * repr() of a value as string concatenation writes it.
  */
@@ -18,33 +18,18 @@
 #include "omegaconf_int.h"
 #include "profd/errors.h"
 
-/* ---- a growable string ----------------------------------------------------- */
+/* ---- a string of at most OC_MAX_STR bytes ------------------------------------ */
 
 void ocp_sb_add(sbuf_t *b, const char *s, size_t n)
 {
-    if (b->oom || b->over) {
+    if (b->s.oom || b->over) {
         return;
     }
-    if (b->n + n + 1 > OC_MAX_STR + 1) {
+    if (b->s.len + n > OC_MAX_STR) {
         b->over = true;
         return;
     }
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + n + 1) {
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
+    pu_sbuf_put(&b->s, s, n);
 }
 
 void ocp_sb_str(sbuf_t *b, const char *s)
@@ -244,8 +229,8 @@ void oc_float_repr(double v, char *buf, size_t len)
 {
     sbuf_t b = {0};
     py_float(&b, v);
-    snprintf(buf, len, "%s", b.p && !b.oom ? b.p : "nan");
-    free(b.p);
+    snprintf(buf, len, "%s", b.s.p && !b.s.oom ? b.s.p : "nan");
+    pu_sbuf_free(&b.s);
 }
 
 void ocp_py_str(sbuf_t *b, const yt_node_t *v, bool repr)

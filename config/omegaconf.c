@@ -199,11 +199,11 @@ static int quoted(ip_t *p, val_t *out)
             p->i++;
         }
     }
-    if (rc == 0 && (b.oom || b.over)) {
-        rc = b.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
+    if (rc == 0 && (b.s.oom || b.over)) {
+        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
     }
     if (rc == 0) {
-        out->node = ocp_mk(p, YT_STR, b.p ? b.p : "", b.n);
+        out->node = ocp_mk(p, YT_STR, b.s.p ? b.s.p : "", b.s.len);
         out->owned = true;
         if (out->node == NULL) {
             rc = ocp_mk_failed(p);
@@ -211,7 +211,7 @@ static int quoted(ip_t *p, val_t *out)
             out->node->flags |= YT_F_QUOTED | (p->oc == NULL ? YT_F_QSTR : 0);
         }
     }
-    free(b.p);
+    pu_sbuf_free(&b.s);
     return rc;
 }
 
@@ -256,15 +256,15 @@ static int primitive(ip_t *p, val_t *out)
                 continue;
             }
             val_t v = {0};
-            size_t before = b.n;
+            size_t before = b.s.len;
             if ((rc = interp(p, &v)) != 0) {
                 break;
             }
             ninterp++;
             ocp_py_str(&b, v.node, false);
-            if (ninterp == 1 && b.p != NULL && strspn(b.p, " \t") >= before) {
+            if (ninterp == 1 && b.s.p != NULL && strspn(b.s.p, " \t") >= before) {
                 single = v; /* may be the whole value */
-                single_at = b.n;
+                single_at = b.s.len;
             } else {
                 ocp_val_drop(&v);
             }
@@ -276,7 +276,7 @@ static int primitive(ip_t *p, val_t *out)
             plain = false;
             continue;
         }
-        if (p->oc == NULL && (rc = ocp_hydra_char(p, b.n)) != 0) {
+        if (p->oc == NULL && (rc = ocp_hydra_char(p, b.s.len)) != 0) {
             break;
         }
         if (c == '[' || c == '{' || c == '\'' || c == '"') {
@@ -286,23 +286,23 @@ static int primitive(ip_t *p, val_t *out)
         ocp_sb_chr(&b, c);
         p->i++;
     }
-    if (rc == 0 && (b.oom || b.over)) {
-        rc = b.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
+    if (rc == 0 && (b.s.oom || b.over)) {
+        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
     }
-    if (rc == 0 && ninterp == 1 && single.node != NULL && b.p != NULL &&
-        strspn(b.p + single_at, " \t") == b.n - single_at) {
+    if (rc == 0 && ninterp == 1 && single.node != NULL && b.s.p != NULL &&
+        strspn(b.s.p + single_at, " \t") == b.s.len - single_at) {
         *out = single; /* `${x}` alone keeps the type of x */
         single.node = NULL;
         single.owned = false;
     } else if (rc == 0) {
-        size_t s0 = 0, s1 = b.n;
-        while (s0 < s1 && (b.p[s0] == ' ' || b.p[s0] == '\t')) {
+        size_t s0 = 0, s1 = b.s.len;
+        while (s0 < s1 && (b.s.p[s0] == ' ' || b.s.p[s0] == '\t')) {
             s0++;
         }
-        while (s1 > s0 && (b.p[s1 - 1] == ' ' || b.p[s1 - 1] == '\t')) {
+        while (s1 > s0 && (b.s.p[s1 - 1] == ' ' || b.s.p[s1 - 1] == '\t')) {
             s1--;
         }
-        out->node = ocp_mk(p, YT_STR, b.p ? b.p + s0 : "", s1 - s0);
+        out->node = ocp_mk(p, YT_STR, b.s.p ? b.s.p + s0 : "", s1 - s0);
         out->owned = true;
         if (out->node == NULL) {
             rc = ocp_mk_failed(p);
@@ -311,7 +311,7 @@ static int primitive(ip_t *p, val_t *out)
         }
     }
     ocp_val_drop(&single);
-    free(b.p);
+    pu_sbuf_free(&b.s);
     return rc;
 }
 
@@ -451,7 +451,7 @@ static int interp_key(ip_t *p, sbuf_t *key)
         ocp_sb_chr(key, c);
         p->i++;
     }
-    if (rc == 0 && key->oom) {
+    if (rc == 0 && key->s.oom) {
         rc = ocp_oom(p);
     }
     return rc;
@@ -466,7 +466,7 @@ static int node_interp(ip_t *p, val_t *out)
         kpath_t kp;
         yt_node_t *raw;
         char txt[256];
-        if ((rc = ocp_kpath_parse(p, key.p ? key.p : "", &kp)) == 0 &&
+        if ((rc = ocp_kpath_parse(p, key.s.p ? key.s.p : "", &kp)) == 0 &&
             (rc = ocp_kpath_find(p, &kp, &raw)) == 0) {
             kpath_text(&kp, txt, sizeof(txt));
             if (raw == NULL) {
@@ -478,7 +478,7 @@ static int node_interp(ip_t *p, val_t *out)
             }
         }
     }
-    free(key.p);
+    pu_sbuf_free(&key.s);
     return rc;
 }
 
@@ -536,7 +536,7 @@ static int config_value(ip_t *p, val_t *out)
             }
             if (pieces == 0 && p->i == p->n) {
                 *out = v; /* the whole string is one interpolation */
-                free(b.p);
+                pu_sbuf_free(&b.s);
                 return 0;
             }
             ocp_py_str(&b, v.node, false);
@@ -548,17 +548,17 @@ static int config_value(ip_t *p, val_t *out)
         pieces++;
         p->i++;
     }
-    if (rc == 0 && (b.oom || b.over)) {
-        rc = b.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
+    if (rc == 0 && (b.s.oom || b.over)) {
+        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
     }
     if (rc == 0) {
-        out->node = ocp_mk(p, YT_STR, b.p ? b.p : "", b.n);
+        out->node = ocp_mk(p, YT_STR, b.s.p ? b.s.p : "", b.s.len);
         out->owned = true;
         if (out->node == NULL) {
             rc = ocp_mk_failed(p);
         }
     }
-    free(b.p);
+    pu_sbuf_free(&b.s);
     return rc;
 }
 

@@ -17,13 +17,15 @@
 #include <stddef.h>
 
 #include "omegaconf.h"
+#include "pu_buf.h"
 #include "yamltree.h"
 
 /* ---- oc_text.c ---- */
+/* A string of at most OC_MAX_STR bytes: the shared buffer, and `over` once
+ * an append would have gone past the bound (appends stop then). */
 typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool oom, over;
+    pu_sbuf_t s;
+    bool over;
 } sbuf_t;
 void ocp_sb_add(sbuf_t *b, const char *s, size_t n);
 void ocp_sb_str(sbuf_t *b, const char *s);

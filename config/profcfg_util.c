@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "profcfg_int.h"
+#include "pu_buf.h"
 
 const char *const pc_levels[] = {"level_none", "level0", "level1", "level2", NULL};
 
@@ -53,11 +54,10 @@ static void strv_add(strv_t *v, const char *s)
             return;
         }
     }
-    char **nv = realloc(v->v, (v->n + 1) * sizeof(*nv));
-    if (nv == NULL) {
+    size_t cap = v->n; /* the list keeps no capacity: it may be handed on */
+    if (PU_GROW(v->v, cap, v->n + 1) != 0) {
         return;
     }
-    v->v = nv;
     if ((v->v[v->n] = strdup(s)) != NULL) {
         yt_one_line(v->v[v->n++]);
     }
@@ -499,12 +499,11 @@ void pc_spec_begin(pc_t *pc)
 int pc_add_selector(pc_t *pc, pp_selector_t *sel)
 {
     pp_window_spec_t *s = &pc->spec;
-    pp_selector_t *v = realloc(s->selectors, (s->selectors_n + 1) * sizeof(*v));
-    if (v == NULL) {
+    size_t cap = s->selectors_n; /* a record keeps no capacity */
+    if (PU_GROW(s->selectors, cap, s->selectors_n + 1) != 0) {
         pp_record_free(&pp_desc_selector, sel);
         return pc_nomem(pc);
     }
-    s->selectors = v;
     s->selectors[s->selectors_n++] = *sel;
     pp_record_init(&pp_desc_selector, sel);
     return 0;

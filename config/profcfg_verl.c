@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "profcfg_verl.h"
+#include "pu_buf.h"
 
 static const char *const rank_spaces[] = {"replica", "global", NULL};
 
@@ -93,12 +94,11 @@ static int guess_rank_space(vctx_t *c, yt_node_t *rollout)
 void pc_drop_spec(pc_t *pc)
 {
     for (size_t i = 0; i < pc->spec_warnings.n; i++) {
-        char **nv = realloc(pc->warnings.v, (pc->warnings.n + 1) * sizeof(*nv));
-        if (nv == NULL) {
+        size_t cap = pc->warnings.n;
+        if (PU_GROW(pc->warnings.v, cap, pc->warnings.n + 1) != 0) {
             free(pc->spec_warnings.v[i]);
             continue;
         }
-        pc->warnings.v = nv;
         pc->warnings.v[pc->warnings.n++] = pc->spec_warnings.v[i];
     }
     free(pc->spec_warnings.v);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "profd/errors.h"
+#include "pu_buf.h"
 
 /* ---- nodes ---------------------------------------------------------------- */
 
@@ -77,25 +78,9 @@ void yt_free(yt_node_t *n)
 
 static int grow(yt_node_t *c)
 {
-    if (c->n < c->cap) {
-        return 0;
-    }
-    size_t cap = c->cap ? c->cap * 2 : 4;
-    if (c->type == YT_SEQ) {
-        yt_node_t **v = realloc(c->items, cap * sizeof(*v));
-        if (v == NULL) {
-            return PROFD_ENOMEM;
-        }
-        c->items = v;
-    } else {
-        yt_pair_t *v = realloc(c->pairs, cap * sizeof(*v));
-        if (v == NULL) {
-            return PROFD_ENOMEM;
-        }
-        c->pairs = v;
-    }
-    c->cap = cap;
-    return 0;
+    int rc = c->type == YT_SEQ ? PU_GROW(c->items, c->cap, c->n + 1)
+                               : PU_GROW(c->pairs, c->cap, c->n + 1);
+    return rc != 0 ? PROFD_ENOMEM : 0;
 }
 
 int yt_seq_push(yt_node_t *seq, yt_node_t *v)

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "profd/errors.h"
+#include "pu_buf.h"
 #include "yamltree.h"
 
 /* ---- the parser ------------------------------------------------------------ */
@@ -104,14 +105,8 @@ static int anchor_add(builder_t *b, const yaml_char_t *name, yt_node_t *node, bo
     if (name == NULL) {
         return 0;
     }
-    if (b->nanchors == b->capanchors) {
-        size_t cap = b->capanchors ? b->capanchors * 2 : 8;
-        anchor_t *v = realloc(b->anchors, cap * sizeof(*v));
-        if (v == NULL) {
-            return nomem(b);
-        }
-        b->anchors = v;
-        b->capanchors = cap;
+    if (PU_GROW(b->anchors, b->capanchors, b->nanchors + 1) != 0) {
+        return nomem(b);
     }
     char *str = strdup((const char *)name);
     if (str == NULL) {
