@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "profd/client.h"
+#include "profd/version.h"
 
 static void usage(FILE *out)
 {

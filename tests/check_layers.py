@@ -52,8 +52,11 @@ CORE_MAY_USE_OF_BASE = {"log.h", "text.h", "uix.h"}
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(uv\.h|nng/.*|pthread\.h|time\.h|unistd\.h|fcntl\.h|dirent\.h|"
                                    r"sys/.*)$")
 # Headers from outside the daemon, by where they may be included.
-OUTSIDE_ANY = re.compile(r"^(profd/(proto|errors)\.h|pu_buf\.h)$")
-OUTSIDE_NOT_CORE = re.compile(r"^(profd/client\.h|tlsconf\.h|pu_nng\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
+OUTSIDE_ANY = re.compile(r"^(profd/(proto|errors|version)\.h|pu_buf\.h)$")
+# The client library's API is no daemon's business: the version and the
+# error codes come from profd/version.h and profd/errors.h.
+OUTSIDE_NEVER = re.compile(r"^profd/client\.h$")
+OUTSIDE_NOT_CORE = re.compile(r"^(tlsconf\.h|pu_nng\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
                               r"profcfg\.h)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
@@ -293,6 +296,10 @@ def main():
                     problems.append("%s: the pure core includes %s" % (rel, headers[base]))
             elif OUTSIDE_ANY.match(inc):
                 continue
+            elif OUTSIDE_NEVER.match(inc):
+                problems.append("%s: includes %s, the client library's API (the version and "
+                                "error codes are in profd/version.h and profd/errors.h)"
+                                % (rel, inc))
             elif OUTSIDE_NOT_CORE.match(inc):
                 if layer == "core":
                     problems.append("%s: the pure core includes %s" % (rel, inc))

@@ -132,5 +132,31 @@ class Docs(unittest.TestCase):
             "docs/architecture.md: the hook table omits pd_node_hooks_t's `reply_durable`"])
 
 
+class ClientHeader(unittest.TestCase):
+    """The daemon takes the version and error codes from profd/version.h and
+    profd/errors.h: profd/client.h in a daemon file is reported."""
+
+    def test_client_header_in_the_daemon(self):
+        with tempfile.TemporaryDirectory(prefix="check-layers-") as tmp:
+            shutil.copytree(os.path.join(SOURCE, "daemon"), os.path.join(tmp, "daemon"))
+            os.makedirs(os.path.join(tmp, "docs"))
+            shutil.copy(os.path.join(SOURCE, "docs", "architecture.md"),
+                        os.path.join(tmp, "docs", "architecture.md"))
+            r = subprocess.run([sys.executable, os.path.join(HERE, "check_layers.py"), tmp],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            path = os.path.join(tmp, "daemon", "main.c")
+            text = open(path).read()
+            self.assertEqual(text.count('#include "profd/version.h"'), 1)
+            with open(path, "w") as f:
+                f.write(text.replace('#include "profd/version.h"', '#include "profd/client.h"'))
+            r = subprocess.run([sys.executable, os.path.join(HERE, "check_layers.py"), tmp],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+            self.assertEqual(r.stderr.splitlines(), [
+                "layers: daemon/main.c: includes profd/client.h, the client library's API (the "
+                "version and error codes are in profd/version.h and profd/errors.h)"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -16,7 +16,8 @@
 #include "gather.h"
 #include "link.h"
 #include "mirror.h"
-#include "profd/client.h"
+#include "profd/errors.h"
+#include "profd/version.h"
 #include "reqc.h"
 
 #define CTL_TIMEOUT_MS   5000

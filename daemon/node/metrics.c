@@ -11,7 +11,8 @@
 #include "clock.h"
 #include "metrics.h"
 #include "scores.h"
-#include "profd/client.h"
+#include "profd/errors.h"
+#include "profd/version.h"
 
 typedef struct buf {
     char *p;
