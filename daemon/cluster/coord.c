@@ -310,7 +310,10 @@ static peer_node_t *node_add(pd_coord_t *c, const char *name, const char *instan
 static peer_node_t *known(pd_coord_t *c, pd_req_t *req, const char *name, const char *instance)
 {
     peer_node_t *p = node_find(c, name);
-    if (p == NULL || strcmp(p->instance, instance) != 0) {
+    /* a node restored from the state file is heard from once it has joined
+     * again: one whose connection came back without it noticing the
+     * restart would otherwise go on unregistered (its ranks not bound) */
+    if (p == NULL || strcmp(p->instance, instance) != 0 || p->awaited) {
         pd_req_reply_error(req, PROFD_ECLIENT, "unknown node %s: register again", name);
         return NULL;
     }
@@ -514,7 +517,8 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
 static void on_chunk(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_coord_t *c = ctx;
-    if (node_find(c, msg->u.chunk.node) == NULL) {
+    peer_node_t *p = node_find(c, msg->u.chunk.node);
+    if (p == NULL || p->awaited) { /* see known() */
         pd_req_reply_error(req, PROFD_ECLIENT, "unknown node %s", msg->u.chunk.node);
         return;
     }

@@ -16,7 +16,8 @@ check="/usr/bin/python3 $here/check_manifest.py"
 tmp=$(mktemp -d "/tmp/profd-${lib_name:-sys}-XXXXXX")
 pids=()
 lib_cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # SIGCONT too: a test may fail while it holds a process stopped
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   if [ -n "${lib_on_exit:-}" ]; then "$lib_on_exit"; fi
   rm -rf "$tmp"
