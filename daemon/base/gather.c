@@ -15,6 +15,7 @@
 #include "confine.h"
 #include "gather.h"
 #include "job.h"
+#include "pu_buf.h"
 #include "text.h"
 #include "tracediff.h"
 #include "tracemerge.h"
@@ -100,14 +101,8 @@ static int add_file(pd_job_t *j, const char *rel, int64_t size)
     if (is_part(rel)) {
         return add_part(j, rel);
     }
-    if (j->nfiles == j->files_cap) {
-        size_t n = j->files_cap ? j->files_cap * 2 : 8;
-        pp_file_t *v = realloc(j->files, n * sizeof(*v));
-        if (v == NULL) {
-            return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
-        }
-        j->files = v;
-        j->files_cap = n;
+    if (PU_GROW(j->files, j->files_cap, j->nfiles + 1) != 0) {
+        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
     }
     pp_file_t *f = &j->files[j->nfiles];
     pp_record_init(&pp_desc_file, f);

@@ -12,6 +12,7 @@
 
 #include "confine.h"
 #include "gather.h"
+#include "pu_buf.h"
 #include "remote.h"
 
 /* ---- plans ---- */
@@ -82,14 +83,9 @@ int pd_remote_node_plan(const pd_node_t *n, const char *node, pp_node_plan_t *ou
                     }
                 }
                 if (ne == NULL) {
-                    if (out->entries_n == cap) {
-                        pp_node_entry_t *v = realloc(out->entries, 2 * cap * sizeof(*v));
-                        if (v == NULL) {
-                            pd_remote_node_plan_free(out);
-                            return PROFD_ENOMEM;
-                        }
-                        out->entries = v;
-                        cap *= 2;
+                    if (PU_GROW(out->entries, cap, out->entries_n + 1) != 0) {
+                        pd_remote_node_plan_free(out);
+                        return PROFD_ENOMEM;
                     }
                     ne = &out->entries[out->entries_n++];
                     pp_record_init(&pp_desc_node_entry, ne);

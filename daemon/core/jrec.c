@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jrec.h"
+#include "pu_buf.h"
 
 /* ---- building (borrowing) ---- */
 
@@ -282,21 +283,15 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
     sm->captures = NULL;
     sm->captures_n = 0;
     if (index == w->nmembers) {
-        if (w->nmembers == w->capm) {
-            size_t n = w->capm ? w->capm * 2 : 8;
-            pd_member_t *v = realloc(w->members, n * sizeof(*v));
-            if (v == NULL) {
-                for (size_t c = 0; c < m.ncaps; c++) {
-                    pp_record_free(&pp_desc_capture, &m.caps[c]);
-                }
-                free(m.caps);
-                free(m.gathered);
-                free(m.roles);
-                free(m.selnames);
-                return PROFD_ENOMEM;
+        if (PU_GROW(w->members, w->capm, w->nmembers + 1) != 0) {
+            for (size_t c = 0; c < m.ncaps; c++) {
+                pp_record_free(&pp_desc_capture, &m.caps[c]);
             }
-            w->members = v;
-            w->capm = n;
+            free(m.caps);
+            free(m.gathered);
+            free(m.roles);
+            free(m.selnames);
+            return PROFD_ENOMEM;
         }
         w->nmembers++;
     } else {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pu_buf.h"
 #include "text.h"
 #include "windows.h"
 #include "winpriv.h"
@@ -114,14 +115,8 @@ static bool folder_taken(pd_window_t *w, const pd_rank_t *k)
 pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selector, uint32_t roles)
 {
     bool pid_dir = folder_taken(w, k);
-    if (w->nmembers == w->capm) {
-        size_t n = w->capm ? w->capm * 2 : 8;
-        pd_member_t *v = realloc(w->members, n * sizeof(*v));
-        if (v == NULL) {
-            return NULL;
-        }
-        w->members = v;
-        w->capm = n;
+    if (PU_GROW(w->members, w->capm, w->nmembers + 1) != 0) {
+        return NULL;
     }
     pd_member_t *m = &w->members[w->nmembers++];
     memset(m, 0, sizeof(*m));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pu_buf.h"
 #include "text.h"
 #include "windows.h"
 #include "winpriv.h"
@@ -31,14 +32,9 @@ pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path)
     if (len > PD_INCOMING_PATH_MAX) {
         return NULL;
     }
-    if (w->nincoming == w->capincoming) { /* 16,384 ranks: grown by one, it was O(n^2) */
-        size_t cap = w->capincoming ? 2 * w->capincoming : 64;
-        pd_incoming_t *v = realloc(w->incoming, cap * sizeof(*v));
-        if (v == NULL) {
-            return NULL;
-        }
-        w->incoming = v;
-        w->capincoming = cap;
+    /* 16,384 ranks: grown by one, it was O(n^2) */
+    if (PU_GROW(w->incoming, w->capincoming, w->nincoming + 1) != 0) {
+        return NULL;
     }
     pd_incoming_t *in = &w->incoming[w->nincoming];
     memset(in, 0, sizeof(*in));

@@ -15,6 +15,7 @@
 #include "merge.h"
 #include "profd/errors.h"
 #include "profd/version.h"
+#include "pu_buf.h"
 #include "report.h"
 #include "scores.h"
 #include "start.h"
@@ -581,13 +582,8 @@ static void on_stop(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload,
             continue;
         }
         if (pd_start_stop(n, w->id, err, sizeof(err)) == 0) {
-            if (k == cap) {
-                cap = cap ? 2 * cap : 8;
-                int64_t *v = realloc(ids, cap * sizeof(*v));
-                if (v == NULL) {
-                    break;
-                }
-                ids = v;
+            if (PU_GROW(ids, cap, k + 1) != 0) {
+                break;
             }
             ids[k++] = w->id;
         }

@@ -15,6 +15,7 @@
 #include "finish.h"
 #include "jrec.h"
 #include "journal.h"
+#include "pu_buf.h"
 
 #define FLUSH_DELAY_MS    100
 #define SNAPSHOT_MIN      (1 << 20) /* compact past this size ... */
@@ -24,10 +25,7 @@
 #define LINE_MAX_BYTES    (256u << 20)
 #define JOURNAL_MAX_BYTES (1ll << 30) /* a larger file is refused, not read */
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-} buf_t;
+typedef pu_sbuf_t buf_t;
 
 struct pd_journal {
     pd_node_t *n;
@@ -52,23 +50,14 @@ struct pd_journal {
 
 /* ---- encoding ---- */
 
+/* An append; on failure the buffer is as it was and the next may succeed. */
 static int put(buf_t *b, const char *s, size_t len)
 {
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + len + 1) {
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            return PROFD_ENOMEM;
-        }
-        b->p = p;
-        b->cap = cap;
+    pu_sbuf_put(b, s, len);
+    if (b->oom) {
+        b->oom = false;
+        return PROFD_ENOMEM;
     }
-    memcpy(b->p + b->len, s, len);
-    b->len += len;
-    b->p[b->len] = '\0';
     return 0;
 }
 
@@ -539,14 +528,8 @@ static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
         if ((i = rank_slot(l, r->rank.id)) >= 0) {
             pp_record_free(&pp_desc_jrank, &l->ranks[i]);
         } else {
-            if (l->nranks == l->capranks) {
-                size_t cap = l->capranks ? 2 * l->capranks : 64;
-                pp_jrank_t *v = realloc(l->ranks, cap * sizeof(*v));
-                if (v == NULL) {
-                    return PROFD_ENOMEM;
-                }
-                l->ranks = v;
-                l->capranks = cap;
+            if (PU_GROW(l->ranks, l->capranks, l->nranks + 1) != 0) {
+                return PROFD_ENOMEM;
             }
             i = (int)l->nranks++;
         }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* The metrics endpoint's text (see metrics.h). */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,50 +12,16 @@
 #include "scores.h"
 #include "profd/errors.h"
 #include "profd/version.h"
+#include "pu_buf.h"
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} buf_t;
-
-static void add(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(buf_t *b, const char *fmt, ...)
+static void family(pu_sbuf_t *b, const char *name, const char *type, const char *help)
 {
-    va_list ap;
-    for (int pass = 0; pass < 2 && !b->oom; pass++) {
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap <= b->len + (size_t)n) {
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-}
-
-static void family(buf_t *b, const char *name, const char *type, const char *help)
-{
-    add(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    pu_sbuf_fmt(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
 {
-    buf_t b = {0};
+    pu_sbuf_t b = {0};
     pp_role_stats_t *roles = NULL;
     size_t nroles = 0;
     pp_status_reply_t st;
@@ -71,8 +36,8 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     }
 
     family(&b, "profd_info", "gauge", "The daemon: node name, mode and version (always 1).");
-    add(&b, "profd_info{node=\"%s\",mode=\"%s\",version=\"%s\"} 1\n", n->name, st.mode,
-        PROFD_VERSION_STRING);
+    pu_sbuf_fmt(&b, "profd_info{node=\"%s\",mode=\"%s\",version=\"%s\"} 1\n", n->name, st.mode,
+                PROFD_VERSION_STRING);
 
     /* ranks, by job, role and state */
     family(&b, "profd_ranks", "gauge", "Registered ranks by job, role and state.");
@@ -91,10 +56,10 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
                 c[q->state == PD_RANK_LOST]++;
             }
         }
-        add(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"active\"} %lld\n", k->job, k->role,
-            (long long)c[0]);
-        add(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"lost\"} %lld\n", k->job, k->role,
-            (long long)c[1]);
+        pu_sbuf_fmt(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"active\"} %lld\n", k->job,
+                    k->role, (long long)c[0]);
+        pu_sbuf_fmt(&b, "profd_ranks{job=\"%s\",role=\"%s\",state=\"lost\"} %lld\n", k->job,
+                    k->role, (long long)c[1]);
     }
 
     /* step times, per role */
@@ -103,8 +68,8 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
            "(at least 2 s); a lost rank (connection closed, or silent past "
            "limits.client_timeout_ms) is not counted.");
     for (size_t i = 0; i < nroles; i++) {
-        add(&b, "profd_ranks_stalled{job=\"%s\",role=\"%s\"} %zu\n", roles[i].job, roles[i].role,
-            roles[i].stalled_n);
+        pu_sbuf_fmt(&b, "profd_ranks_stalled{job=\"%s\",role=\"%s\"} %zu\n", roles[i].job,
+                    roles[i].role, roles[i].stalled_n);
     }
     family(&b, "profd_step_seconds", "gauge",
            "Step time of a role's ranks: min, median and max over the ranks of each one's median "
@@ -113,23 +78,24 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
         const char *q[3] = {"min", "p50", "max"};
         double v[3] = {roles[i].min_ms, roles[i].p50_ms, roles[i].max_ms};
         for (int k = 0; k < 3; k++) {
-            add(&b, "profd_step_seconds{job=\"%s\",role=\"%s\",stat=\"%s\"} %.6f\n", roles[i].job,
-                roles[i].role, q[k], v[k] / 1000.0);
+            pu_sbuf_fmt(&b, "profd_step_seconds{job=\"%s\",role=\"%s\",stat=\"%s\"} %.6f\n",
+                        roles[i].job, roles[i].role, q[k], v[k] / 1000.0);
         }
     }
     family(&b, "profd_step", "gauge", "The newest step any rank of the role has begun.");
     for (size_t i = 0; i < nroles; i++) {
         if (roles[i].step != PP_NONE) {
-            add(&b, "profd_step{job=\"%s\",role=\"%s\"} %lld\n", roles[i].job, roles[i].role,
-                (long long)roles[i].step);
+            pu_sbuf_fmt(&b, "profd_step{job=\"%s\",role=\"%s\"} %lld\n", roles[i].job,
+                        roles[i].role, (long long)roles[i].step);
         }
     }
     family(&b, "profd_phase_seconds", "gauge",
            "Median time per step of a phase over a role's ranks' recent steps.");
     for (size_t i = 0; i < nroles; i++) {
         for (size_t p = 0; p < roles[i].phases_n; p++) {
-            add(&b, "profd_phase_seconds{job=\"%s\",role=\"%s\",phase=\"%s\"} %.6f\n", roles[i].job,
-                roles[i].role, roles[i].phases[p], (double)roles[i].phase_us[p] / 1e6);
+            pu_sbuf_fmt(&b, "profd_phase_seconds{job=\"%s\",role=\"%s\",phase=\"%s\"} %.6f\n",
+                        roles[i].job, roles[i].role, roles[i].phases[p],
+                        (double)roles[i].phase_us[p] / 1e6);
         }
     }
     /* where each rank's time goes, and its compute's scores (scores.h) */
@@ -147,7 +113,8 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
         double v[4] = {sec[i].compute_ms, sec[i].comm_ms, sec[i].data_ms, sec[i].other_ms};
         for (int k = 0; k < 4; k++) {
             if (v[k] >= 0) {
-                add(&b,
+                pu_sbuf_fmt(
+                    &b,
                     "profd_section_seconds{job=\"%s\",role=\"%s\",rank=\"%lld\",section=\"%s\"} "
                     "%.6f\n",
                     sec[i].job, sec[i].role, (long long)sec[i].rank, name[k], v[k] / 1000.0);
@@ -160,13 +127,15 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
            "(1: as fast as the reference, 0.5: twice as slow).");
     for (size_t i = 0; i < nsec; i++) {
         if (sec[i].relative >= 0) {
-            add(&b,
+            pu_sbuf_fmt(
+                &b,
                 "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"relative\"} "
                 "%.4f\n",
                 sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].relative);
         }
         if (sec[i].individual >= 0) {
-            add(&b,
+            pu_sbuf_fmt(
+                &b,
                 "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"individual\"} "
                 "%.4f\n",
                 sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].individual);
@@ -181,79 +150,80 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
         for (pd_window_t *w = n->win->head; w; w = w->next) {
             c += (int)w->state == s;
         }
-        add(&b, "profd_windows{state=\"%s\"} %lld\n", pp_enum_name(&pp_enum_window_state, s),
-            (long long)c);
+        pu_sbuf_fmt(&b, "profd_windows{state=\"%s\"} %lld\n",
+                    pp_enum_name(&pp_enum_window_state, s), (long long)c);
     }
     family(&b, "profd_windows_done_total", "counter", "Windows finished (manifest written).");
-    add(&b, "profd_windows_done_total %lld\n", (long long)n->stats.windows_done);
+    pu_sbuf_fmt(&b, "profd_windows_done_total %lld\n", (long long)n->stats.windows_done);
     family(&b, "profd_captures_total", "counter", "Captures of finished windows, by status.");
     for (int s = PP_CAP_COMPLETE; s <= PP_CAP_TRUNCATED; s++) {
-        add(&b, "profd_captures_total{status=\"%s\"} %lld\n", pp_status_name(s),
-            (long long)n->stats.captures[s]);
+        pu_sbuf_fmt(&b, "profd_captures_total{status=\"%s\"} %lld\n", pp_status_name(s),
+                    (long long)n->stats.captures[s]);
     }
     family(&b, "profd_gathered_bytes_total", "counter", "Bytes gathered into finished windows.");
-    add(&b, "profd_gathered_bytes_total %lld\n", (long long)n->stats.bytes);
+    pu_sbuf_fmt(&b, "profd_gathered_bytes_total %lld\n", (long long)n->stats.bytes);
     /* the free-disk floor: below it no new window starts (retention.h) */
     struct statvfs sv;
     if (statvfs(n->save_path, &sv) == 0) {
         family(&b, "profd_save_path_free_bytes", "gauge",
                "Bytes free to unprivileged users on the file system of save_path.");
-        add(&b, "profd_save_path_free_bytes %lld\n",
-            (long long)sv.f_bavail * (long long)sv.f_frsize);
+        pu_sbuf_fmt(&b, "profd_save_path_free_bytes %lld\n",
+                    (long long)sv.f_bavail * (long long)sv.f_frsize);
     }
     family(&b, "profd_save_path_min_free_bytes", "gauge",
            "limits.min_free_bytes: with less free on save_path no new window starts.");
-    add(&b, "profd_save_path_min_free_bytes %lld\n", (long long)n->cfg->min_free_bytes);
+    pu_sbuf_fmt(&b, "profd_save_path_min_free_bytes %lld\n", (long long)n->cfg->min_free_bytes);
     family(&b, "profd_backlog_bytes", "gauge",
            "A node daemon: bytes of captures not yet streamed to its coordinator.");
-    add(&b, "profd_backlog_bytes %lld\n", (long long)st.backlog_bytes);
+    pu_sbuf_fmt(&b, "profd_backlog_bytes %lld\n", (long long)st.backlog_bytes);
 
     /* traffic and errors */
     family(&b, "profd_step_events_total", "counter", "Step events taken in from workers.");
-    add(&b, "profd_step_events_total %lld\n", (long long)n->stats.events);
+    pu_sbuf_fmt(&b, "profd_step_events_total %lld\n", (long long)n->stats.events);
     family(&b, "profd_step_events_dropped_total", "counter",
            "Step events workers dropped because their event ring was full.");
-    add(&b, "profd_step_events_dropped_total %lld\n", (long long)n->stats.dropped);
+    pu_sbuf_fmt(&b, "profd_step_events_dropped_total %lld\n", (long long)n->stats.dropped);
     family(&b, "profd_bad_requests_total", "counter",
            "Requests refused: malformed, unknown, too large or not permitted.");
-    add(&b, "profd_bad_requests_total %lld\n", (long long)n->bad_requests);
+    pu_sbuf_fmt(&b, "profd_bad_requests_total %lld\n", (long long)n->bad_requests);
     family(&b, "profd_rate_limited_total", "counter", "Requests refused by a rate limit.");
-    add(&b, "profd_rate_limited_total %lld\n", (long long)st.rate_limited);
+    pu_sbuf_fmt(&b, "profd_rate_limited_total %lld\n", (long long)st.rate_limited);
     family(&b, "profd_errors_total", "counter",
            "Failures writing a manifest, a report or a merged trace.");
-    add(&b, "profd_errors_total{kind=\"manifest\"} %lld\n", (long long)n->stats.errors_manifest);
-    add(&b, "profd_errors_total{kind=\"report\"} %lld\n", (long long)n->stats.errors_report);
-    add(&b, "profd_errors_total{kind=\"merge\"} %lld\n", (long long)n->stats.errors_merge);
+    pu_sbuf_fmt(&b, "profd_errors_total{kind=\"manifest\"} %lld\n",
+                (long long)n->stats.errors_manifest);
+    pu_sbuf_fmt(&b, "profd_errors_total{kind=\"report\"} %lld\n",
+                (long long)n->stats.errors_report);
+    pu_sbuf_fmt(&b, "profd_errors_total{kind=\"merge\"} %lld\n", (long long)n->stats.errors_merge);
     family(&b, "profd_trigger_windows_total", "counter", "Windows the straggler trigger opened.");
-    add(&b, "profd_trigger_windows_total %lld\n", (long long)(n->strag ? n->strag->fired : 0));
+    pu_sbuf_fmt(&b, "profd_trigger_windows_total %lld\n",
+                (long long)(n->strag ? n->strag->fired : 0));
     family(&b, "profd_state_saves_total", "counter",
            "A coordinator: saves of its state file (unfinished windows, nodes).");
-    add(&b, "profd_state_saves_total %lld\n", (long long)n->stats.state_saves);
+    pu_sbuf_fmt(&b, "profd_state_saves_total %lld\n", (long long)n->stats.state_saves);
     family(&b, "profd_state_save_seconds_total", "counter",
            "A coordinator: time its loop spent encoding and writing its state file.");
-    add(&b, "profd_state_save_seconds_total %.6f\n", (double)n->stats.state_save_us / 1e6);
+    pu_sbuf_fmt(&b, "profd_state_save_seconds_total %.6f\n", (double)n->stats.state_save_us / 1e6);
     family(&b, "profd_state_members_total", "counter",
            "A coordinator: window members its state saves wrote, encoded anew or unchanged "
            "from the last save.");
-    add(&b, "profd_state_members_total{how=\"encoded\"} %lld\n", (long long)n->stats.state_encoded);
-    add(&b, "profd_state_members_total{how=\"unchanged\"} %lld\n",
-        (long long)n->stats.state_cached);
+    pu_sbuf_fmt(&b, "profd_state_members_total{how=\"encoded\"} %lld\n",
+                (long long)n->stats.state_encoded);
+    pu_sbuf_fmt(&b, "profd_state_members_total{how=\"unchanged\"} %lld\n",
+                (long long)n->stats.state_cached);
     family(&b, "profd_chunks_deferred_total", "counter",
            "A coordinator: file chunks answered with no progress because it held "
            "coordinator.max_node_requests node requests (their nodes send them again later).");
-    add(&b, "profd_chunks_deferred_total %lld\n", (long long)n->stats.chunks_deferred);
+    pu_sbuf_fmt(&b, "profd_chunks_deferred_total %lld\n", (long long)n->stats.chunks_deferred);
     family(&b, "profd_plan_latency_seconds", "gauge",
            "The p99 of plan delivery to this daemon's workers.");
-    add(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);
+    pu_sbuf_fmt(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);
     family(&b, "profd_history_ranks", "gauge", "Ranks the step-time history holds.");
-    add(&b, "profd_history_ranks %zu\n", n->hist ? n->hist->n : 0);
+    pu_sbuf_fmt(&b, "profd_history_ranks %zu\n", n->hist ? n->hist->n : 0);
 
     pd_history_stats_free(roles, nroles, NULL);
-    if (b.oom) {
-        free(b.p);
+    if ((*out = pu_sbuf_take(&b, len)) == NULL) {
         return PROFD_ENOMEM;
     }
-    *out = b.p;
-    *len = b.len;
     return 0;
 }
