@@ -9,7 +9,8 @@ set -euo pipefail
 : "${PROFD_BUILD_DIR:?set by ctest}"
 
 test_name=$(basename "$0" .sh)
-failures=0
+# ok, bad, die, skip, checks_done
+. "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/profd-${test_name}.XXXXXX")
 pids=() # processes a test started: killed on exit
@@ -23,23 +24,6 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-ok() { echo "ok: $*"; }
-bad() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-skip() {
-  if [ "$failures" -ne 0 ]; then
-    echo "FAIL: $failures check(s) failed before the test skipped ($*)" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
 # check DESCRIPTION COMMAND...: run a command, record the outcome
 check() {
   local what=$1
@@ -49,9 +33,5 @@ check() {
 # quiet COMMAND...: run it with its output discarded (for check)
 quiet() { "$@" >/dev/null 2>&1; }
 finish() {
-  if [ "$failures" -ne 0 ]; then
-    echo "$test_name: $failures check(s) failed" >&2
-    exit 1
-  fi
-  echo "$test_name: all checks passed"
+  checks_done
 }

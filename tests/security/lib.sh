@@ -14,7 +14,8 @@ set -euo pipefail
 
 here=$(dirname "$(realpath "$0")")
 test_name=$(basename "$0" .sh)
-failures=0
+# ok, bad, die, skip, checks_done
+. "$(dirname "${BASH_SOURCE[0]}")/../checks.sh"
 pids=()
 daemon_logs=() # every log start_daemon wrote, earlier daemons' included
 
@@ -32,23 +33,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-ok() { echo "ok: $*"; }
-bad() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-die() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-skip() {
-  if [ "$failures" -ne 0 ]; then
-    echo "FAIL: $failures check(s) failed before the test skipped ($*)" >&2
-    exit 1
-  fi
-  echo "SKIP: $*"
-  exit 77
-}
 # need COMMAND PACKAGE: install the Debian package when the command is
 # missing (apt may be busy: retried), or fail.
 need() {
@@ -85,11 +69,7 @@ finish() {
     wait "$p" 2>/dev/null || true
   done
   check_logs
-  if [ "$failures" -ne 0 ]; then
-    echo "$test_name: $failures check(s) failed" >&2
-    exit 1
-  fi
-  echo "$test_name: all checks passed"
+  checks_done
 }
 
 # expect NAME RC PATTERN COMMAND...: the command exits RC and its output
@@ -160,3 +140,63 @@ as_user_in() {
 }
 
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+# ---- the usual daemon of a test: sockets in $tmp/run (the test exports
+# PROFD_RUN_DIR=$tmp/run), save_path $tmp/out, log $tmp/profd.log ----
+
+# needs_nobody WHY: the test runs something as nobody: root is needed
+# (else skip, saying WHY), setpriv installed, nobody's group in $ngid.
+needs_nobody() {
+  [ "$(id -u)" = 0 ] || skip "needs root ($1)"
+  need setpriv util-linux
+  ngid=$(id -g nobody)
+}
+# yaml LINE...: the daemon's configuration $tmp/profd.yaml, a line an argument
+yaml() { printf '%s\n' "$@" >"$tmp/profd.yaml"; }
+# start_profd [FLAGS...]: profd with $tmp/profd.yaml and save_path $tmp/out;
+# returns once its worker socket is in $tmp/run, else fails with its log.
+start_profd() {
+  start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$tmp/out" \
+    "$@"
+  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+}
+# status_until EXPR WANT: until the Python expression EXPR over
+# `profctl --json status` (d) prints WANT, 10 s at most: 0 once it does,
+# else 1. What it printed last is in $got.
+status_until() {
+  got=
+  for _ in $(seq 200); do
+    got=$("$PROFD_PROFCTL" --json status 2>/dev/null | json "$1" || echo "")
+    [ "$got" = "$2" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# newest_step: the newest step any rank has begun, once one has (10 s at
+# most; 0 if none did).
+newest_step() {
+  local s=0
+  for _ in $(seq 200); do
+    s=$("$PROFD_PROFCTL" --json status | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])')
+    [ "$s" -gt 0 ] && break
+    sleep 0.05
+  done
+  echo "$s"
+}
+# start_sim_window JOB STEP: a sim window of JOB over step STEP; its id
+# ("" when none started).
+start_sim_window() {
+  "$PROFD_PROFCTL" start --job "$1" --steps "$2" --tool sim |
+    sed -n 's/^started window \([0-9]*\) .*/\1/p'
+}
+# take_window JOB: a sim window of JOB 20 steps after the newest, waited
+# for (60 s at most, however it ends); its id.
+take_window() {
+  local id
+  id=$(start_sim_window "$1" $(($(newest_step) + 20)))
+  [ -n "$id" ] || die "no window"
+  "$PROFD_PROFCTL" wait "$id" --timeout 60 >/dev/null 2>&1 || true
+  echo "$id"
+}
+# win ID FIELD: that field of window ID (`profctl --json windows`).
+win() { "$PROFD_PROFCTL" --json windows "$1" | json "d['windows'][0].get('$2')"; }

@@ -125,12 +125,7 @@ expect "a user outside the group cannot connect at all" 1 \
 # 2. a worker's registration is bound to its uid
 "$PROFD_SIM" --layout actor:1 --steps 100000 --rate 5 --job acc >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do
-  n=$("$ctl" --json status | json 'len(d["ranks"])')
-  [ "$n" = 1 ] && break
-  sleep 0.05
-done
-[ "$n" = 1 ] || die "the worker did not register: $(cat "$tmp/sim.log")"
+status_until 'len(d["ranks"])' 1 || die "the worker did not register: $(cat "$tmp/sim.log")"
 id=$("$ctl" --json status | json 'd["ranks"][0]["client"]')
 expect "another user cannot speak for a worker of root" 0 \
   "\"name\":\"EPERM\",\"message\":\"client $id was registered by another user\"" \

@@ -26,24 +26,13 @@ daemon_with() { # HOOK-COMMAND TIMEOUT_MS
     --save-path "$tmp/out" --log-level info
   wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
 }
-take() { # a window, waited for; its id
-  local s id
-  for _ in $(seq 200); do
-    s=$("$ctl" --json status | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])')
-    [ "$s" -gt 0 ] && break
-    sleep 0.05
-  done
-  id=$("$ctl" start --job h --steps $((s + 20)) --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
-  "$ctl" wait "$id" --timeout 60 >/dev/null 2>&1 || true
-  echo "$id"
-}
 "$PROFD_SIM" --layout actor:1 --steps 1000000 --rate 20 --job h --trace-bytes 2000 \
   >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 
 # 1. the timeout
 daemon_with "setsid sleep 1717 & sleep 1717" 1000
-w=$(take)
+w=$(take_window h)
 for _ in $(seq 600); do
   case "$("$ctl" --json windows "$w" | json 'd["windows"][0].get("hook")')" in
   None | running | "waiting for the report's last write") sleep 0.1 ;;
@@ -59,7 +48,7 @@ stop_daemon
 
 # 2. the stop
 daemon_with "setsid sleep 1718 & sleep 1718" 600000
-take >/dev/null
+take_window h >/dev/null
 for _ in $(seq 100); do [ -n "$(left 1718)" ] && break; sleep 0.1; done
 [ -n "$(left 1718)" ] || die "the hook did not start: $(tail -5 "$tmp/profd.log")"
 stop_daemon

@@ -11,20 +11,16 @@
 # still not take over a registration.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (runs the worker as nobody with setpriv)"
+needs_nobody "runs the worker as nobody with setpriv"
 : "${PROFD_SIM:?set by ctest}"
-need setpriv util-linux
 need nngcat nng-utils
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 wk=ipc://$tmp/run/worker.sock
 
 daemon_with() { # CONFIG LINES...
-  printf '%s\n' "security:" "  socket_mode: \"0666\"" "$@" >"$tmp/profd.yaml"
-  start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" \
-    --save-path "$tmp/out" --log-level info
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+  yaml "security:" "  socket_mode: \"0666\"" "$@"
+  start_profd --log-level info
 }
 send() { nngcat --req --dial "$wk" --recv-timeout 5 --format ascii --data "$1" 2>&1 || true; }
 send_as_nobody() {
@@ -42,12 +38,7 @@ daemon_with
 setpriv --reuid=nobody --regid="$ngid" --clear-groups "$PROFD_SIM" --layout actor:1 \
   --steps 100000 --rate 10 --job imp --trace-bytes 2000 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do
-  n=$("$ctl" --json status | json 'len(d["ranks"])')
-  [ "$n" = 1 ] && break
-  sleep 0.05
-done
-[ "$n" = 1 ] || die "the worker did not register: $(cat "$tmp/sim.log")"
+status_until 'len(d["ranks"])' 1 || die "the worker did not register: $(cat "$tmp/sim.log")"
 read -r id job role rank host pid < <("$ctl" --json status |
   json '" ".join(str(d["ranks"][0][k]) for k in ("client","job","role","rank","host","pid"))')
 hello="{\"v\":1,\"type\":\"hello\",\"job\":\"$job\",\"role\":\"$role\",\"rank\":$rank,\"host\":\"$host\",\"pid\":$pid}"
@@ -98,12 +89,8 @@ stop_daemon
 # 5. security.shared_jobs: others may join the job, still not take a rank over
 daemon_with "  shared_jobs: true"
 # the daemon kept its ranks (its journal): the worker goes on under its id
-for _ in $(seq 200); do
-  st=$("$ctl" --json status | json '[r["state"] for r in d["ranks"] if r["client"] == '"$id"']')
-  [ "$st" = "['running']" ] && break
-  sleep 0.05
-done
-[ "$st" = "['running']" ] || die "the worker did not come back under its id ($st): $(cat "$tmp/sim.log")"
+status_until '[r["state"] for r in d["ranks"] if r["client"] == '"$id"']' "['running']" ||
+  die "the worker did not come back under its id ($got): $(cat "$tmp/sim.log")"
 reply_is "with shared_jobs root may add a rank to nobody's job" "$(send "$other")" \
   '"type":"welcome"'
 reply_is "with shared_jobs root still may not register as nobody's worker" "$(send "$hello")" \

@@ -11,18 +11,15 @@
 #     another uid still registers.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (a second uid registers with setpriv)"
-need setpriv util-linux
+needs_nobody "a second uid registers with setpriv"
 need nngcat nng-utils
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 ctl=ipc://$tmp/run/control.sock
 wk=ipc://$tmp/run/worker.sock
 
-printf '%s\n' "limits:" "  max_msg_bytes: 64KiB" "  max_clients: 16" "  max_clients_per_peer: 4" \
-  "security:" "  socket_mode: \"0666\"" >"$tmp/profd.yaml"
-start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$tmp/out"
-wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+yaml "limits:" "  max_msg_bytes: 64KiB" "  max_clients: 16" "  max_clients_per_peer: 4" \
+  "security:" "  socket_mode: \"0666\""
+start_profd
 
 # 1. oversized requests
 padded() { # FILE BYTES: a status request padded with spaces to BYTES

@@ -13,31 +13,14 @@
 #     bound named) and writes nothing (no merged file, no .part left).
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (runs the worker as nobody with setpriv)"
+needs_nobody "runs the worker as nobody with setpriv"
 : "${PROFD_SIM:?set by ctest}"
-need setpriv util-linux
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 
-daemon_with() { # CONFIG LINES...
-  printf '%s\n' "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" \
-    "$@" >"$tmp/profd.yaml"
-  start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" \
-    --save-path "$tmp/out" --log-level info
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
-}
-take() { # one window on the worker, waited for; its id
-  local s id
-  for _ in $(seq 200); do
-    s=$("$ctl" --json status | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])')
-    [ "$s" -gt 0 ] && break
-    sleep 0.05
-  done
-  id=$("$ctl" start --job b --steps $((s + 20)) --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
-  [ -n "$id" ] || die "no window"
-  "$ctl" wait "$id" --timeout 60 >/dev/null 2>&1 || true
-  echo "$id"
+daemon_with() { # LIMITS LINES...
+  yaml "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" "$@"
+  start_profd --log-level info
 }
 
 setpriv --reuid=nobody --regid="$ngid" --clear-groups "$PROFD_SIM" --layout actor:1 \
@@ -46,7 +29,7 @@ pids+=($!)
 
 # 1. no trace to merge
 daemon_with "  window_byte_budget: 1"
-w1=$(take)
+w1=$(take_window b)
 [ "$("$ctl" --json windows "$w1" | json 'd["windows"][0]["state"]')" = done ] || die "window $w1 not done"
 "$ctl" merge "$w1" >"$tmp/merge1.out" 2>&1 || true
 expect "after merging window $w1 (no trace file) the daemon still serves" 0 "ranks" \
@@ -55,7 +38,7 @@ stop_daemon
 
 # 2. and 3.: nobody's gathered trace rewritten
 daemon_with "  window_byte_budget: 16MiB"
-w2=$(take)
+w2=$(take_window b)
 dir=$("$ctl" --json windows "$w2" | json 'd["windows"][0]["path"]')
 trace=$(find "$dir" -name '*.pt.trace.json' -user nobody | head -1)
 [ -n "$trace" ] || die "no trace of nobody in $dir: $(ls -laR "$dir")"

@@ -12,11 +12,9 @@
 #     another path is 404, another method 405.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (the peer runs as nobody with setpriv)"
-need setpriv util-linux
+needs_nobody "the peer runs as nobody with setpriv"
 need curl curl
 need prlimit util-linux
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 printf '%s\n' "listen:" "  metrics: http://127.0.0.1:$port" "limits:" \

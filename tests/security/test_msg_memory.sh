@@ -14,19 +14,15 @@
 #     connects.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (the peer runs as nobody with setpriv)"
-need setpriv util-linux
+needs_nobody "the peer runs as nobody with setpriv"
 need nngcat nng-utils
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 ctl=ipc://$tmp/run/control.sock
 wk=ipc://$tmp/run/worker.sock
 raw=$here/rawsp.py
 
-printf '%s\n' "limits:" "  max_connections_per_peer: 20" "security:" "  socket_mode: \"0666\"" \
-  >"$tmp/profd.yaml"
-start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$tmp/out"
-wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+yaml "limits:" "  max_connections_per_peer: 20" "security:" "  socket_mode: \"0666\""
+start_profd
 hwm() { awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$daemon_pid/status"; }
 before=$(hwm)
 

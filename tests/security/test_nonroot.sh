@@ -8,10 +8,8 @@
 # the manifest lists every capture as complete.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (runs profd as nobody with setpriv)"
+needs_nobody "runs profd as nobody with setpriv"
 : "${PROFD_SIM:?set by ctest}"
-need setpriv util-linux
-ngid=$(id -g nobody)
 nr=$tmp/nr
 mkdir -p "$nr"
 chown nobody:"$ngid" "$nr"
@@ -24,12 +22,7 @@ wait_for "$nr/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.lo
 "$PROFD_SIM" --layout actor:2 --steps 100000 --rate 10 --trace-bytes 2000 --job nr \
   >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do
-  n=$("$ctl" --json status 2>/dev/null | json 'len(d["ranks"])' || echo 0)
-  [ "$n" = 2 ] && break
-  sleep 0.05
-done
-[ "$n" = 2 ] || die "the workers did not register: $(cat "$tmp/sim.log")"
+status_until 'len(d["ranks"])' 2 || die "the workers did not register: $(cat "$tmp/sim.log")"
 
 s=$(("$("$ctl" --json status | json 'max(r["step"] or 0 for r in d["ranks"])')" + 30))
 expect "root starts a window on nobody's daemon" 0 "^started window 1 " \

@@ -11,25 +11,19 @@
 #     job "a" stays: never pruned for another job's bytes.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (runs a worker as nobody with setpriv)"
+needs_nobody "runs a worker as nobody with setpriv"
 : "${PROFD_SIM:?set by ctest}"
-need setpriv util-linux
-ngid=$(id -g nobody)
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 
-daemon_with() { # CONFIG LINES...
-  printf '%s\n' "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" \
-    "$@" >"$tmp/profd.yaml"
-  start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" \
-    --save-path "$tmp/out" --log-level info
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+daemon_with() { # LIMITS LINES...
+  yaml "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" "$@"
+  start_profd --log-level info
 }
-win() { "$ctl" --json windows "$1" | json "d['windows'][0].get('$2')"; }
 take() { # JOB: one window of a few steps on the job's worker, waited for; its id
   local s id
   s=$(($("$ctl" --json status --job "$1" | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])') + 30))
-  id=$("$ctl" start --job "$1" --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
+  id=$(start_sim_window "$1" "$s")
   [ -n "$id" ] || die "no window on job $1"
   "$ctl" wait "$id" --timeout 60 >/dev/null || die "window $id: $("$ctl" --json windows "$id")"
   echo "$id"
@@ -42,12 +36,8 @@ pids+=($!)
 setpriv --reuid=nobody --regid="$ngid" --clear-groups "$PROFD_SIM" --layout actor:1 \
   --steps 1000000 --rate 20 --job b --trace-bytes 20000 >"$tmp/sim-b.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do
-  n=$("$ctl" --json status | json 'sum(1 for r in d["ranks"] if (r["step"] or 0) > 0)')
-  [ "$n" = 2 ] && break
-  sleep 0.05
-done
-[ "$n" = 2 ] || die "the workers did not register: $(cat "$tmp/sim-a.log" "$tmp/sim-b.log")"
+status_until 'sum(1 for r in d["ranks"] if (r["step"] or 0) > 0)' 2 ||
+  die "the workers did not register: $(cat "$tmp/sim-a.log" "$tmp/sim-b.log")"
 
 wa=$(take a)
 wb=$(take b)

@@ -27,7 +27,6 @@ daemon() {
     --log-level info
   wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
 }
-win() { "$ctl" --json windows "$1" | json "d['windows'][0].get('$2')"; }
 
 # 1. a forged folder in the journal
 daemon
@@ -35,12 +34,8 @@ daemon
   >"$tmp/sim.log" 2>&1 &
 sim=$!
 pids+=($sim)
-for _ in $(seq 200); do
-  s=$("$ctl" --json status | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])')
-  [ "$s" -gt 0 ] && break
-  sleep 0.05
-done
-id=$("$ctl" start --job f --steps $((s + 20)) --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
+s=$(newest_step)
+id=$(start_sim_window f $((s + 20)))
 "$ctl" wait "$id" --timeout 60 >/dev/null || die "window $id: $("$ctl" --json windows "$id")"
 name=$(win "$id" name)
 kill "$sim"
@@ -63,16 +58,7 @@ stop_daemon
 
 # 2. the journal not the daemon's own regular file
 refused() { # WHAT PATTERN: the daemon exits 1 at once with that one line
-  local rc=0
-  timeout 10 "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$save" \
-    >"$tmp/refused.out" 2>&1 || rc=$?
-  if [ "$rc" -ne 1 ]; then
-    bad "$1: exit $rc, want 1: $(head -c 400 "$tmp/refused.out")"
-  elif ! grep -Eq -- "$2" "$tmp/refused.out"; then
-    bad "$1: no /$2/ in: $(head -c 400 "$tmp/refused.out")"
-  else
-    ok "$1"
-  fi
+  expect "$1" 1 "$2" timeout 10 "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$save"
 }
 mv "$journal" "$tmp/journal.good"
 ln -s /dev/zero "$journal"
@@ -96,17 +82,8 @@ chmod 0600 "$journal"
 state=$tmp/c/save/.profd-coordinator.json
 mkdir -p "$tmp/c/save"
 coord_refused() { # WHAT PATTERN
-  local rc=0
-  timeout 10 "$PROFD_PROFD" --coordinator-listen "tcp://127.0.0.1:0" --insecure-tcp-links \
-    --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" >"$tmp/refused.out" 2>&1 ||
-    rc=$?
-  if [ "$rc" -ne 1 ]; then
-    bad "$1: exit $rc, want 1: $(head -c 400 "$tmp/refused.out")"
-  elif ! grep -Eq -- "$2" "$tmp/refused.out"; then
-    bad "$1: no /$2/ in: $(head -c 400 "$tmp/refused.out")"
-  else
-    ok "$1"
-  fi
+  expect "$1" 1 "$2" timeout 10 "$PROFD_PROFD" --coordinator-listen "tcp://127.0.0.1:0" \
+    --insecure-tcp-links --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save"
 }
 ln -s /dev/zero "$state"
 coord_refused "the coordinator's state linked to /dev/zero" \
