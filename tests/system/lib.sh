@@ -156,3 +156,38 @@ chrome() {
     --disable-background-networking --disable-component-update --disable-sync \
     --disable-default-apps --user-data-dir="$tmp/chrome-$RANDOM" "$@"
 }
+# ---- one daemon found by $PROFD_RUN_DIR (profctl with no --url) ----
+# start_profd CONFIG: profd with that configuration, save_path $save, its
+# log appended to $tmp/profd.log, its pid in profd_pid (and in pids);
+# returns once it answers status (5 s at most).
+start_profd() {
+  "$profd" --config "$1" --save-path "$save" --log-level info 2>>"$tmp/profd.log" &
+  pids+=($!)
+  profd_pid=$!
+  for _ in $(seq 100); do "$profctl_bin" status >/dev/null 2>&1 && return 0; sleep 0.05; done
+  fail "profd did not start"
+}
+# ranks_measured N: N ranks have a step time.
+ranks_measured() {
+  [ "$("$profctl_bin" --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = "$1" ]
+}
+# four_actors: profd-sim actors 0-2 (log $tmp/sim.log) and actor 3 apart
+# (its pid in sim3, log $tmp/sim3.log), 10 steps/s, 20 kB traces; returns
+# once all 4 have a step time (60 s at most).
+four_actors() {
+  "$sim" --layout actor:3 --steps 100000 --rate 10 --trace-bytes 20000 >"$tmp/sim.log" 2>&1 &
+  pids+=($!)
+  "$sim" --layout actor:1 --rank-offset 3 --steps 100000 --rate 10 --trace-bytes 20000 \
+    >"$tmp/sim3.log" 2>&1 &
+  sim3=$!
+  pids+=($sim3)
+  wait_until "4 ranks with a step time" 60 ranks_measured 4
+}
+# front_step: the newest step of the ranks not lost.
+front_step() {
+  "$profctl_bin" --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'
+}
+# step_now: the newest step any rank began (0: none yet).
+step_now() { "$profctl_bin" --json status | json 'max(r["step"] or 0 for r in d["ranks"])'; }
+# window_id: the id of the (first) window a `profctl start` printed on stdin.
+window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }

@@ -27,13 +27,6 @@ hook_yaml() { # FILE COMMAND [TIMEOUT_MS]
   printf 'limits:\n  client_timeout_ms: 120000\nhooks:\n  after_window:\n    command: %s\n    user: "%s"\n    timeout_ms: %s\n' \
     "$2" "$user" "${3:-60000}" >"$1"
 }
-start_profd() { # CONFIG
-  "$profd" --config "$1" --save-path "$save" --log-level info 2>>"$tmp/profd.log" &
-  pids+=($!)
-  profd_pid=$!
-  for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
-  fail "profd did not start"
-}
 wait_ranks() { # both ranks registered and stepping
   for _ in $(seq 200); do
     [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0 and r["state"] != "lost")')" = 2 ] && return 0

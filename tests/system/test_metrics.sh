@@ -47,8 +47,7 @@ wait_until "profd to answer status" 30 up
   --slow 2:3 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 # every rank with a step time: the step-time gauges have their ranks
-measured() { [ "$(profctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 5 ]; }
-wait_until "5 ranks with a step time" 60 measured
+wait_until "5 ranks with a step time" 60 ranks_measured 5
 profctl start --next 2 --tool sim >"$tmp/w.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
 profctl wait "$id" --timeout 60 >/dev/null || fail "wait"

@@ -37,20 +37,12 @@ start_daemon() {
   fail "profd did not start"
 }
 start_daemon
-"$sim" --layout actor:3 --steps 100000 --rate 10 --trace-bytes 20000 >"$tmp/sim.log" 2>&1 &
-pids+=($!)
-"$sim" --layout actor:1 --rank-offset 3 --steps 100000 --rate 10 --trace-bytes 20000 \
-  >"$tmp/sim3.log" 2>&1 &
-sim3=$!
-pids+=($sim3)
-measured() { [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ]; }
-wait_until "4 ranks with a step time" 60 measured
+four_actors
 ids=$(ctl --json status | json 'sorted((r["rank"], r["client"]) for r in d["ranks"])')
-front() { ctl --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'; }
 
 # window 1: 20 steps (2 s), planned 3 s ahead: a loaded machine still
 # kills inside it (the kill's timing is checked below, not assumed)
-s=$(($(front) + 30))
+s=$(($(front_step) + 30))
 last=$((s + 19))
 ctl start --steps "$s:$((s + 20))" --tool sim >"$tmp/w1.txt" || fail "start w1"
 w1=$(sed -n 's/^started window \([0-9]*\) \([^:]*\):.*/\1/p' "$tmp/w1.txt")
@@ -60,7 +52,7 @@ ctl start --steps "$p:$((p + 2))" --tool sim >"$tmp/w2.txt" || fail "start w2"
 w2=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt")
 n2=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
 # killed inside window 1; away until its steps are over
-in_window() { [ "$(front)" -ge $((s + 1)) ]; }
+in_window() { [ "$(front_step)" -ge $((s + 1)) ]; }
 wait_until "the ranks inside window 1 (step $((s + 1)))" 60 in_window
 kill -9 "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null || true

@@ -27,8 +27,6 @@ for _ in $(seq 200); do
 done
 [ "$n" = 9 ] || fail "9 ranks did not register (got $n)"
 
-step_now() { profctl --json status | json 'max(r["step"] or 0 for r in d["ranks"])'; }
-window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
 
 # 1. explicit steps, half-open range, every rank, end to end
 s=$(( $(step_now) + 40 ))

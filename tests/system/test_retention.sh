@@ -26,13 +26,6 @@ retention:
   max_bytes: 1MiB
   max_fraction: 0
 YAML
-start_profd() { # CONFIG
-  "$profd" --config "$1" --save-path "$save" --log-level info 2>>"$tmp/profd.log" &
-  pids+=($!)
-  profd_pid=$!
-  for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
-  fail "profd did not start"
-}
 start_profd "$tmp/profd.yaml"
 "$sim" --layout actor:2 --steps 100000 --rate 20 --job ret --trace-bytes 200000 \
   >"$tmp/sim.log" 2>&1 &

@@ -92,8 +92,6 @@ assert mid >= 10 * (b0 - a1), ("under 10 steps/s", mid, b0 - a1)
 print("ok: rates: %d steps in %.2f-%.2f s on every rank (+-3)" % (mid, b0 - a1, b1 - a0))
 PY
 
-step_now() { profctl --json status | json 'max(r["step"] or 0 for r in d["ranks"])'; }
-window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
 
 # 3. a window over every rank, end to end
 s=$(($(step_now) + 40))

@@ -26,16 +26,8 @@ daemon_pid=$!
 pids+=($daemon_pid)
 up() { ctl status >/dev/null 2>&1; }
 wait_until "profd to answer status" 30 up
-"$sim" --layout actor:3 --steps 100000 --rate 10 --trace-bytes 20000 >"$tmp/sim.log" 2>&1 &
-pids+=($!)
-"$sim" --layout actor:1 --rank-offset 3 --steps 100000 --rate 10 --trace-bytes 20000 \
-  >"$tmp/sim3.log" 2>&1 &
-sim3=$!
-pids+=($sim3)
-measured() { [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 4 ]; }
-wait_until "4 ranks with a step time" 60 measured
-front() { ctl --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'; }
-s=$(($(front) + 40))
+four_actors
+s=$(($(front_step) + 40))
 ctl start --steps "$s:$((s + 30))" --tool sim --ranks 0,1,2 >"$tmp/w1.txt" || fail "start w1"
 w1=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w1.txt")
 n1=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w1.txt")
@@ -46,7 +38,7 @@ n2=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
 
 # stopped inside window 1 (3 s long), for 5 s: its captures end while it is
 # stopped
-in_window() { [ "$(front)" -ge $((s + 1)) ]; }
+in_window() { [ "$(front_step)" -ge $((s + 1)) ]; }
 wait_until "the ranks inside window 1 (step $((s + 1)))" 60 in_window
 # the stimulus: 5 s stopped (past the 3 s client timeout), not a wait
 kill -STOP "$daemon_pid"
