@@ -200,3 +200,10 @@ take_window() {
 }
 # win ID FIELD: that field of window ID (`profctl --json windows`).
 win() { "$PROFD_PROFCTL" --json windows "$1" | json "d['windows'][0].get('$2')"; }
+# daemon_for_nobody LINE...: start_profd --log-level info with sockets
+# nobody may use (security.socket_mode "0666"), limits.client_timeout_ms
+# 120000, then these lines (more limits, unless they open a section).
+daemon_for_nobody() {
+  yaml "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" "$@"
+  start_profd --log-level info
+}

@@ -18,17 +18,13 @@ needs_nobody "runs the worker as nobody with setpriv"
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 
-daemon_with() { # LIMITS LINES...
-  yaml "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" "$@"
-  start_profd --log-level info
-}
 
 setpriv --reuid=nobody --regid="$ngid" --clear-groups "$PROFD_SIM" --layout actor:1 \
   --steps 1000000 --rate 20 --job b --trace-bytes 20000 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 
 # 1. no trace to merge
-daemon_with "  window_byte_budget: 1"
+daemon_for_nobody "  window_byte_budget: 1"
 w1=$(take_window b)
 [ "$("$ctl" --json windows "$w1" | json 'd["windows"][0]["state"]')" = done ] || die "window $w1 not done"
 "$ctl" merge "$w1" >"$tmp/merge1.out" 2>&1 || true
@@ -37,7 +33,7 @@ expect "after merging window $w1 (no trace file) the daemon still serves" 0 "ran
 stop_daemon
 
 # 2. and 3.: nobody's gathered trace rewritten
-daemon_with "  window_byte_budget: 16MiB"
+daemon_for_nobody "  window_byte_budget: 16MiB"
 w2=$(take_window b)
 dir=$("$ctl" --json windows "$w2" | json 'd["windows"][0]["path"]')
 trace=$(find "$dir" -name '*.pt.trace.json' -user nobody | head -1)

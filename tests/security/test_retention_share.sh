@@ -16,10 +16,6 @@ needs_nobody "runs a worker as nobody with setpriv"
 export PROFD_RUN_DIR=$tmp/run
 ctl=$PROFD_PROFCTL
 
-daemon_with() { # LIMITS LINES...
-  yaml "security:" "  socket_mode: \"0666\"" "limits:" "  client_timeout_ms: 120000" "$@"
-  start_profd --log-level info
-}
 take() { # JOB: one window of a few steps on the job's worker, waited for; its id
   local s id
   s=$(($("$ctl" --json status --job "$1" | json 'max([r["step"] or 0 for r in d["ranks"]] or [0])') + 30))
@@ -29,7 +25,7 @@ take() { # JOB: one window of a few steps on the job's worker, waited for; its i
   echo "$id"
 }
 
-daemon_with
+daemon_for_nobody
 "$PROFD_SIM" --layout actor:1 --steps 1000000 --rate 20 --job a --trace-bytes 20000 \
   >"$tmp/sim-a.log" 2>&1 &
 pids+=($!)
@@ -60,7 +56,7 @@ rm -f "$capb/sparse"
 stop_daemon
 
 # 2. a small total: b's real bytes prune only b's windows
-daemon_with "retention:" "  max_bytes: 4MiB" "  max_fraction: 0"
+daemon_for_nobody "retention:" "  max_bytes: 4MiB" "  max_fraction: 0"
 as_user nobody "$ngid" dd if=/dev/urandom of="$capb/filler" bs=1M count=6 status=none ||
   die "nobody cannot write into its gathered folder"
 for _ in $(seq 100); do # the first pass runs a second after the start

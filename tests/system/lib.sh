@@ -191,3 +191,13 @@ front_step() {
 step_now() { "$profctl_bin" --json status | json 'max(r["step"] or 0 for r in d["ranks"])'; }
 # window_id: the id of the (first) window a `profctl start` printed on stdin.
 window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
+# registered_ranks N: until N ranks are registered (10 s at most), else fail.
+registered_ranks() {
+  local n=0
+  for _ in $(seq 200); do
+    n=$("$profctl_bin" --json status | json 'len(d["ranks"])')
+    [ "$n" = "$1" ] && return 0
+    sleep 0.05
+  done
+  fail "$1 ranks did not register (got $n)"
+}

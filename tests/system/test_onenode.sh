@@ -20,12 +20,7 @@ profctl status >/dev/null || fail "profd did not come up"
   --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 sim_pid=$!
 pids+=($sim_pid)
-for _ in $(seq 200); do
-  n=$(profctl --json status | json 'len(d["ranks"])')
-  [ "$n" = 9 ] && break
-  sleep 0.05
-done
-[ "$n" = 9 ] || fail "9 ranks did not register (got $n)"
+registered_ranks 9
 
 
 # 1. explicit steps, half-open range, every rank, end to end

@@ -51,13 +51,7 @@ sim_t0=$(date +%s.%N) # before the ranks' first step
   --steps 100000 --rate 20 --substeps 2 --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 sim_pid=$!
 pids+=($sim_pid)
-n=0
-for _ in $(seq 200); do
-  n=$(profctl --json status | json 'len(d["ranks"])')
-  [ "$n" = 18 ] && break
-  sleep 0.05
-done
-[ "$n" = 18 ] || fail "18 ranks did not register (got $n)"
+registered_ranks 18
 grep -qx "profd-sim: 5 worker thread(s) for 18 rank(s), 100000 step(s) from 1 at 20/s" \
   "$tmp/sim.log" || fail "sim: $(head -1 "$tmp/sim.log")"
 
