@@ -41,8 +41,10 @@ typedef struct fixture {
     pd_http_t *h;
     int port;
     char url[64];
-    int calls; /* bodies asked for */
-    int fail;  /* what the body function returns */
+    pd_http_limits_t lim;
+    char ok[512]; /* the answer of a GET on PATH */
+    int calls;    /* bodies asked for */
+    int fail;     /* what the body function returns */
 } fixture_t;
 
 static int64_t now_ms(void)
@@ -77,12 +79,19 @@ static int free_port(void)
     return ntohs(sa.sin_port);
 }
 
-static void serve(fixture_t *f, const pd_http_limits_t *lim)
+/* Serve PATH on a free port with these limits. */
+static void serve(fixture_t *f, int max_conns, int max_per_peer, int64_t idle_ms)
 {
     char err[256] = "";
+    f->lim = (pd_http_limits_t){max_conns, max_per_peer, idle_ms};
+    snprintf(f->ok, sizeof(f->ok),
+             "HTTP/1.1 200 OK\r\nContent-Type: " CTYPE "\r\nContent-Length: %zu\r\n"
+             "Connection: close\r\n\r\n" BODY,
+             strlen(BODY));
     f->port = free_port();
     snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d", f->port);
-    int rv = pd_http_open(&f->h, &f->loop, f->url, PATH, CTYPE, lim, body_fn, f, err, sizeof(err));
+    int rv =
+        pd_http_open(&f->h, &f->loop, f->url, PATH, CTYPE, &f->lim, body_fn, f, err, sizeof(err));
     if (rv != 0) {
         fail_msg("pd_http_open %s: %d %s", f->url, rv, err);
     }
@@ -186,10 +195,6 @@ static const char *ask(fixture_t *f, const char *req, reader_t *r)
     return answer(f, fd, r);
 }
 
-#define ANSWER(status, reason, ctype, body)                                                        \
-    "HTTP/1.1 " status " " reason "\r\nContent-Type: " ctype "\r\nContent-Length: %zu\r\n"         \
-    "Connection: close\r\n\r\n" body
-
 static void expect_error(fixture_t *f, const char *req, const char *status, const char *reason)
 {
     reader_t r;
@@ -207,14 +212,11 @@ static void expect_error(fixture_t *f, const char *req, const char *status, cons
 static void test_http_get_answers_the_body(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
     reader_t r;
-    char want[512];
-    serve(f, &lim);
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r), want);
+    serve(f, 0, 0, 0);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r), f->ok);
     /* a query string is not part of the path; HTTP/1.0 is answered alike */
-    assert_string_equal(ask(f, "GET /metrics?name[]=up HTTP/1.0\r\n\r\n", &r), want);
+    assert_string_equal(ask(f, "GET /metrics?name[]=up HTTP/1.0\r\n\r\n", &r), f->ok);
     assert_int_equal(f->calls, 2);
     assert_int_equal(pd_http_served(f->h), 2);
     assert_int_equal(pd_http_refused(f->h), 0);
@@ -223,11 +225,8 @@ static void test_http_get_answers_the_body(void **state)
 static void test_http_head_in_pieces(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
     reader_t r;
-    char want[512];
-    serve(f, &lim);
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
+    serve(f, 0, 0, 0);
     /* the blank line split across reads: found where the pieces meet */
     int fd = connect_to(f);
     send_all(fd, "GET /metrics HTTP/1.1\r\nHost: x\r", 31);
@@ -237,15 +236,14 @@ static void test_http_head_in_pieces(void **state)
     pump(f, 100, NULL, NULL);
     assert_int_equal(f->calls, 0);
     send_all(fd, "\n", 1);
-    assert_string_equal(answer(f, fd, &r), want);
+    assert_string_equal(answer(f, fd, &r), f->ok);
     assert_int_equal(f->calls, 1);
 }
 
 static void test_http_refusals(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
-    serve(f, &lim);
+    serve(f, 0, 0, 0);
     expect_error(f, "GET /metricsx HTTP/1.1\r\n\r\n", "404", "Not Found");
     expect_error(f, "GET / HTTP/1.1\r\n\r\n", "404", "Not Found");
     expect_error(f, "GET /metric HTTP/1.1\r\n\r\n", "404", "Not Found");
@@ -264,16 +262,13 @@ static void test_http_refusals(void **state)
 static void test_http_body_failure_is_500(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
-    serve(f, &lim);
+    serve(f, 0, 0, 0);
     f->fail = PROFD_ENOMEM;
     expect_error(f, "GET /metrics HTTP/1.1\r\n\r\n", "500", "Internal Server Error");
     assert_int_equal(f->calls, 1);
     f->fail = 0; /* and serves again */
     reader_t r;
-    char want[512];
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), want);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
     assert_int_equal(pd_http_served(f->h), 2);
 }
 
@@ -282,11 +277,9 @@ static void test_http_body_failure_is_500(void **state)
 static void test_http_head_limit(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
     static char req[8192 + 1];
     reader_t r;
-    char want[512];
-    serve(f, &lim);
+    serve(f, 0, 0, 0);
     const char *line = "GET /metrics HTTP/1.1\r\nX-Pad: ";
     size_t k = strlen(line);
     memcpy(req, line, k);
@@ -294,8 +287,7 @@ static void test_http_head_limit(void **state)
     memcpy(req + 8192 - 4, "\r\n\r\n", 4);
     req[8192] = '\0';
     assert_int_equal(strlen(req), 8192);
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
-    assert_string_equal(ask(f, req, &r), want);
+    assert_string_equal(ask(f, req, &r), f->ok);
 
     memset(req + 8192 - 4, 'a', 4); /* no blank line in the 8 KiB */
     expect_error(f, req, "431", "Request Header Fields Too Large");
@@ -318,11 +310,8 @@ static bool refused_reached(void *arg)
 static void test_http_max_conns(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {.max_conns = 2};
     reader_t r;
-    char want[512];
-    serve(f, &lim);
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
+    serve(f, 2, 0, 0);
     int a = connect_to(f), b = connect_to(f);
     pump(f, 200, NULL, NULL);
     assert_int_equal(pd_http_refused(f->h), 0);
@@ -333,11 +322,11 @@ static void test_http_max_conns(void **state)
     assert_string_equal(answer(f, c, &r), "");
     /* the two held are served */
     send_all(a, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, a, &r), want);
+    assert_string_equal(answer(f, a, &r), f->ok);
     /* one gone: room for a new one */
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), want);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
     send_all(b, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, b, &r), want);
+    assert_string_equal(answer(f, b, &r), f->ok);
     assert_int_equal(pd_http_refused(f->h), 1);
     assert_int_equal(pd_http_served(f->h), 3);
 }
@@ -345,11 +334,8 @@ static void test_http_max_conns(void **state)
 static void test_http_max_per_peer(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {.max_per_peer = 1};
     reader_t r;
-    char want[512];
-    serve(f, &lim);
-    snprintf(want, sizeof(want), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
+    serve(f, 0, 1, 0);
     int a = connect_to(f);
     pump(f, 200, NULL, NULL);
     int b = connect_to(f); /* a second from 127.0.0.1 */
@@ -358,7 +344,7 @@ static void test_http_max_per_peer(void **state)
     assert_int_equal(pd_http_refused(f->h), 1);
     assert_string_equal(answer(f, b, &r), "");
     send_all(a, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, a, &r), want);
+    assert_string_equal(answer(f, a, &r), f->ok);
     assert_int_equal(pd_http_served(f->h), 1);
 }
 
@@ -367,9 +353,8 @@ static void test_http_max_per_peer(void **state)
 static void test_http_idle_closed(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {.idle_ms = 150};
     reader_t r;
-    serve(f, &lim);
+    serve(f, 0, 0, 150);
     int64_t t0 = now_ms();
     int fd = connect_to(f);
     send_all(fd, "GET /metr", 9);
@@ -386,9 +371,8 @@ static void test_http_idle_closed(void **state)
 static void test_http_close_with_connection_open(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
     reader_t r;
-    serve(f, &lim);
+    serve(f, 0, 0, 0);
     int fd = connect_to(f);
     send_all(fd, "GET /metrics HTTP/1.1\r\n", 23);
     pump(f, 100, NULL, NULL);
@@ -411,12 +395,11 @@ static void test_http_bad_urls(void **state)
         "http://:9",           "http://127.0.0.1:",  "http://127.0.0.1:9/x",
         "http://[]:9",         "http://127.0.0.1:/", "http://127.0.0.1:123456789012345678",
     };
-    pd_http_limits_t lim = {0};
     pd_http_t *h = (pd_http_t *)0x1;
     char err[256], want[300];
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(
-            pd_http_open(&h, &f->loop, bad[i], PATH, CTYPE, &lim, body_fn, f, err, sizeof(err)),
+            pd_http_open(&h, &f->loop, bad[i], PATH, CTYPE, &f->lim, body_fn, f, err, sizeof(err)),
             PROFD_EINVAL);
         snprintf(want, sizeof(want), "listen.metrics: expected http://HOST:PORT, found '%s'",
                  bad[i]);
@@ -428,23 +411,20 @@ static void test_http_bad_urls(void **state)
 static void test_http_port_in_use(void **state)
 {
     fixture_t *f = *state;
-    pd_http_limits_t lim = {0};
     pd_http_t *h2 = NULL;
     char err[256], want[300], url[80];
-    serve(f, &lim);
+    serve(f, 0, 0, 0);
     /* a trailing slash is accepted; the port is taken */
     snprintf(url, sizeof(url), "%s/", f->url);
     assert_int_equal(
-        pd_http_open(&h2, &f->loop, url, PATH, CTYPE, &lim, body_fn, f, err, sizeof(err)),
+        pd_http_open(&h2, &f->loop, url, PATH, CTYPE, &f->lim, body_fn, f, err, sizeof(err)),
         PROFD_EIO);
     snprintf(want, sizeof(want), "listen.metrics %s: address already in use", url);
     assert_string_equal(err, want);
     assert_null(h2);
     /* the first still serves */
     reader_t r;
-    char ok[512];
-    snprintf(ok, sizeof(ok), ANSWER("200", "OK", CTYPE, BODY), strlen(BODY));
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), ok);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
 }
 
 int main(void)

@@ -36,6 +36,9 @@ typedef struct fixture {
     pd_windows_t ws;
     pd_node_t n;
     char instance[24];
+    int64_t ids[3];        /* write_journal's ranks */
+    pd_journal_loaded_t l; /* what reopen read */
+    char err[512];         /* and its error */
 } fixture_t;
 
 /* A daemon's node state, empty, saving below f->dir. */
@@ -95,26 +98,33 @@ static pd_rank_t *add_rank(fixture_t *f, const char *role, int64_t rank, const c
     return k;
 }
 
-/* A journal written by the module: the head (instance INSTANCE), actor 0
- * on h0, actor 1 on h1, then actor 1 again on h9 (its later record), and
- * rollout 2 on h2 gone for good. Its three ids in ids[]. */
-static void write_journal(fixture_t *f, int64_t ids[3])
+/* A journal opened where there was none, the daemon's instance INSTANCE:
+ * nothing found, nothing restored. */
+static pd_journal_t *open_new(fixture_t *f)
 {
     pd_journal_t *j;
-    pd_journal_loaded_t l;
-    char err[256] = "";
     node_init(f);
     snprintf(f->instance, sizeof(f->instance), INSTANCE);
     assert_int_equal(
-        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &l, err, sizeof(err)), 0);
-    assert_false(l.found);
-    assert_int_equal(l.lines, 0);
+        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &f->l, f->err, sizeof(f->err)),
+        0);
+    assert_false(f->l.found);
+    assert_int_equal(f->l.lines + f->l.torn + f->l.ranks + f->l.windows, 0);
+    return j;
+}
+
+/* A journal written by the module: the head (instance INSTANCE), actor 0
+ * on h0, actor 1 on h1, then actor 1 again on h9 (its later record), and
+ * rollout 2 on h2 gone for good. Its three ids in f->ids. */
+static void write_journal(fixture_t *f)
+{
+    pd_journal_t *j = open_new(f);
     pd_rank_t *a = add_rank(f, "actor", 0, "h0");
     pd_rank_t *b = add_rank(f, "actor", 1, "h1");
     pd_rank_t *c = add_rank(f, "rollout", 2, "h2");
-    ids[0] = a->id;
-    ids[1] = b->id;
-    ids[2] = c->id;
+    f->ids[0] = a->id;
+    f->ids[1] = b->id;
+    f->ids[2] = c->id;
     pd_journal_rank(j, a);
     pd_journal_rank(j, b);
     pd_journal_rank(j, c);
@@ -125,14 +135,16 @@ static void write_journal(fixture_t *f, int64_t ids[3])
     node_fini(f);
 }
 
-/* Open the journal on a fresh node: its return code; what it read in *l,
- * its error in err. The node stays for the caller to look at and free. */
-static int reopen(fixture_t *f, pd_journal_loaded_t *l, char *err, size_t errlen)
+/* Open the journal on a fresh node: its return code; what it read in
+ * f->l, its error in f->err. The node stays for the caller to look at and
+ * free. */
+static int reopen(fixture_t *f)
 {
     pd_journal_t *j = NULL;
     node_init(f);
-    err[0] = '\0';
-    int rv = pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), l, err, errlen);
+    f->err[0] = '\0';
+    int rv =
+        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &f->l, f->err, sizeof(f->err));
     if (rv == 0) {
         pd_journal_fini(j);
     } else {
@@ -200,29 +212,26 @@ static void decode_error(const char *line, char *why, size_t len)
 static void test_journal_read_back(void **state)
 {
     fixture_t *f = *state;
-    int64_t ids[3];
-    pd_journal_loaded_t l;
-    char err[512];
-    write_journal(f, ids);
+    write_journal(f);
     size_t len;
     char *text = slurp(f->path, &len);
     assert_int_equal(nlines(text), 6); /* head, 4 ranks, a rank gone */
     free(text);
 
     memset(f->instance, 0, sizeof(f->instance));
-    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
-    assert_true(l.found);
-    assert_int_equal(l.lines, 6);
-    assert_int_equal(l.torn, 0);
-    assert_int_equal(l.ranks, 2);
-    assert_int_equal(l.windows, 0);
-    assert_string_equal(l.coordinator, "");
+    assert_int_equal(reopen(f), 0);
+    assert_true(f->l.found);
+    assert_int_equal(f->l.lines, 6);
+    assert_int_equal(f->l.torn, 0);
+    assert_int_equal(f->l.ranks, 2);
+    assert_int_equal(f->l.windows, 0);
+    assert_string_equal(f->l.coordinator, "");
     assert_string_equal(f->instance, INSTANCE); /* the same daemon */
-    pd_rank_t *a = pd_registry_get(&f->reg, ids[0]);
-    pd_rank_t *b = pd_registry_get(&f->reg, ids[1]);
+    pd_rank_t *a = pd_registry_get(&f->reg, f->ids[0]);
+    pd_rank_t *b = pd_registry_get(&f->reg, f->ids[1]);
     assert_non_null(a);
     assert_non_null(b);
-    assert_null(pd_registry_get(&f->reg, ids[2])); /* gone for good */
+    assert_null(pd_registry_get(&f->reg, f->ids[2])); /* gone for good */
     assert_string_equal(a->host, "h0");
     assert_string_equal(b->host, "h9"); /* the later record */
     assert_string_equal(b->job, "run");
@@ -237,17 +246,14 @@ static void test_journal_read_back(void **state)
 static void test_journal_torn_last_line(void **state)
 {
     fixture_t *f = *state;
-    int64_t ids[3];
-    pd_journal_loaded_t l;
-    char err[512];
     size_t len, len2;
-    write_journal(f, ids);
+    write_journal(f);
     char *before = slurp(f->path, &len);
     insert_line(f, 99, "{\"kind\":\"rank\",\"rank\":{\"id\":");
-    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
-    assert_int_equal(l.torn, 1);
-    assert_int_equal(l.lines, 6);
-    assert_int_equal(l.ranks, 2);
+    assert_int_equal(reopen(f), 0);
+    assert_int_equal(f->l.torn, 1);
+    assert_int_equal(f->l.lines, 6);
+    assert_int_equal(f->l.ranks, 2);
     node_fini(f);
     char *after = slurp(f->path, &len2);
     assert_int_equal(len2, len); /* nothing more was written: the torn part is gone */
@@ -257,9 +263,9 @@ static void test_journal_torn_last_line(void **state)
 
     /* one byte of a record cut short is torn as well */
     insert_line(f, 99, "{");
-    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
-    assert_int_equal(l.torn, 1);
-    assert_int_equal(l.ranks, 2);
+    assert_int_equal(reopen(f), 0);
+    assert_int_equal(f->l.torn, 1);
+    assert_int_equal(f->l.ranks, 2);
     node_fini(f);
 }
 
@@ -268,9 +274,7 @@ static void test_journal_torn_last_line(void **state)
 static void test_journal_corrupt_line_refused(void **state)
 {
     fixture_t *f = *state;
-    int64_t ids[3];
-    pd_journal_loaded_t l;
-    char err[512], want[700], why[256];
+    char want[700], why[256];
     static const struct {
         int at;
         const char *line;
@@ -289,7 +293,7 @@ static void test_journal_corrupt_line_refused(void **state)
         {2, "{\"kind\":\"member\",\"id\":42,\"index\":0,\"member\":{\"role\":\"actor\"}}\n",
          "a window member is not valid"},
     };
-    write_journal(f, ids);
+    write_journal(f);
     size_t len;
     char *good = slurp(f->path, &len);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -302,11 +306,11 @@ static void test_journal_corrupt_line_refused(void **state)
             snprintf(why, sizeof(why), "%s", cases[i].why);
         }
         snprintf(want, sizeof(want), "journal %s:%d: %s" AGAIN, f->path, line, why);
-        assert_int_equal(reopen(f, &l, err, sizeof(err)), PROFD_ECONFIG);
-        if (strcmp(err, want) != 0) {
-            fail_msg("case %zu: '%s', want '%s'", i, err, want);
+        assert_int_equal(reopen(f), PROFD_ECONFIG);
+        if (strcmp(f->err, want) != 0) {
+            fail_msg("case %zu: '%s', want '%s'", i, f->err, want);
         }
-        assert_int_equal(l.ranks, 0); /* nothing restored */
+        assert_int_equal(f->l.ranks, 0); /* nothing restored */
         node_fini(f);
         size_t len2;
         char *now = slurp(f->path, &len2);
@@ -320,15 +324,12 @@ static void test_journal_corrupt_line_refused(void **state)
 static void test_journal_empty_line_skipped(void **state)
 {
     fixture_t *f = *state;
-    int64_t ids[3];
-    pd_journal_loaded_t l;
-    char err[512];
-    write_journal(f, ids);
+    write_journal(f);
     insert_line(f, 3, "\n");
-    assert_int_equal(reopen(f, &l, err, sizeof(err)), 0);
-    assert_int_equal(l.lines, 6);
-    assert_int_equal(l.torn, 0);
-    assert_int_equal(l.ranks, 2);
+    assert_int_equal(reopen(f), 0);
+    assert_int_equal(f->l.lines, 6);
+    assert_int_equal(f->l.torn, 0);
+    assert_int_equal(f->l.ranks, 2);
     node_fini(f);
 }
 
@@ -336,18 +337,16 @@ static void test_journal_empty_line_skipped(void **state)
 static void test_journal_no_head(void **state)
 {
     fixture_t *f = *state;
-    int64_t ids[3];
-    pd_journal_loaded_t l;
-    char err[512], want[600];
+    char want[600];
     size_t len;
-    write_journal(f, ids);
+    write_journal(f);
     char *text = slurp(f->path, &len);
     const char *rest = strchr(text, '\n') + 1; /* line 1 is the head */
     spit(f->path, rest, len - (size_t)(rest - text));
     free(text);
-    assert_int_equal(reopen(f, &l, err, sizeof(err)), PROFD_ECONFIG);
+    assert_int_equal(reopen(f), PROFD_ECONFIG);
     snprintf(want, sizeof(want), "journal %s: no head record" AGAIN, f->path);
-    assert_string_equal(err, want);
+    assert_string_equal(f->err, want);
     node_fini(f);
 }
 
@@ -355,16 +354,7 @@ static void test_journal_no_head(void **state)
 static void test_journal_none(void **state)
 {
     fixture_t *f = *state;
-    pd_journal_t *j;
-    pd_journal_loaded_t l;
-    char err[256] = "";
-    node_init(f);
-    snprintf(f->instance, sizeof(f->instance), INSTANCE);
-    assert_int_equal(
-        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &l, err, sizeof(err)), 0);
-    assert_false(l.found);
-    assert_int_equal(l.lines + l.torn + l.ranks + l.windows, 0);
-    pd_journal_fini(j);
+    pd_journal_fini(open_new(f));
     node_fini(f);
     size_t len;
     char *text = slurp(f->path, &len);
