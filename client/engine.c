@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "pu_buf.h"
 
 enum slot_state { SLOT_ARMED, SLOT_ACTIVE, SLOT_DONE };
 
@@ -204,50 +205,16 @@ static void mark(ce_t *e, int kind, int64_t step, const char *phase)
     snprintf(m->phase, sizeof(m->phase), "%s", phase ? phase : "");
 }
 
-typedef struct mbuf {
-    char *p;
-    size_t len, cap;
-} mbuf_t;
-
-static void mput(mbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mput(mbuf_t *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || b->cap == (size_t)-1) {
-        return;
-    }
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap < b->len + (size_t)n + 1) {
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->cap = (size_t)-1; /* give up */
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static void range(mbuf_t *b, const ce_t *e, bool *first, const char *name, const char *phase,
+static void range(pu_sbuf_t *b, const ce_t *e, bool *first, const char *name, const char *phase,
                   int64_t step, int64_t t0, int64_t t1, bool open)
 {
-    mput(b,
-         "%s{\"name\":\"%s%s%s\",\"ph\":\"X\",\"cat\":\"profd\",\"ts\":%lld,\"dur\":%lld,"
-         "\"pid\":%lld,\"tid\":0,\"args\":{\"step\":%lld,%s%s%s\"profd_mono_us\":%lld%s}}",
-         *first ? "" : ",\n", name, phase ? "." : "", phase ? phase : "", (long long)t0,
-         (long long)(t1 > t0 ? t1 - t0 : 0), (long long)e->id.pid, (long long)step,
-         phase ? "\"phase\":\"" : "", phase ? phase : "", phase ? "\"," : "", (long long)t0,
-         open ? ",\"profd_open\":true" : "");
+    pu_sbuf_fmt(b,
+                "%s{\"name\":\"%s%s%s\",\"ph\":\"X\",\"cat\":\"profd\",\"ts\":%lld,\"dur\":%lld,"
+                "\"pid\":%lld,\"tid\":0,\"args\":{\"step\":%lld,%s%s%s\"profd_mono_us\":%lld%s}}",
+                *first ? "" : ",\n", name, phase ? "." : "", phase ? phase : "", (long long)t0,
+                (long long)(t1 > t0 ? t1 - t0 : 0), (long long)e->id.pid, (long long)step,
+                phase ? "\"phase\":\"" : "", phase ? phase : "", phase ? "\"," : "", (long long)t0,
+                open ? ",\"profd_open\":true" : "");
     *first = false;
 }
 
@@ -262,17 +229,17 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
     const char *ph = NULL, *ph_role = NULL;
     bool first = true;
     char name[32];
-    mbuf_t b = {0};
+    pu_sbuf_t b = {0};
     const char *phase = c->rec.phase;
     /* the worker: the capture's role and rank (a discrete capture of another
      * role of the process counts in that role's numbering), else the
      * process's primary role */
     const char *wrole = phase ? c->rec.role : e->id.role;
     int64_t wrank = phase ? c->rec.rank : e->id.rank;
-    mput(&b,
-         "{\"traceEvents\":[\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,"
-         "\"args\":{\"name\":\"profd: steps and phases\"}}",
-         (long long)e->id.pid);
+    pu_sbuf_fmt(&b,
+                "{\"traceEvents\":[\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,"
+                "\"args\":{\"name\":\"profd: steps and phases\"}}",
+                (long long)e->id.pid);
     first = false;
     bool step_open = false;
     for (size_t i = 0; i < e->nmarks; i++) {
@@ -305,20 +272,20 @@ static void markers_write(ce_t *e, const ce_slot_t *s, const ce_cap_t *c)
     if (ph) {
         range(&b, e, &first, ph_role, ph, ph_step, ph_t0, now, true);
     }
-    mput(&b,
-         "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"profd\":{\"version\":1,"
-         "\"clock\":\"CLOCK_MONOTONIC\",\"unit\":\"us\",\"worker\":\"rank%lld-%s%s%s\","
-         "\"job\":\"%s\",\"role\":\"%s\",\"rank\":%lld,\"host\":\"%s\",\"pid\":%lld,"
-         "\"window\":\"%s\",\"capture_role\":\"%s\",\"phase\":%s%s%s,\"part\":%lld,"
-         "\"start_us\":%lld,\"stop_us\":%lld,\"dropped\":%lld}}}\n",
-         (long long)wrank, wrole, phase ? "-" : "", phase ? phase : "", s->e->job, wrole,
-         (long long)wrank, e->id.host, (long long)e->id.pid, s->e->name, c->rec.role,
-         phase ? "\"" : "", phase ? phase : "null", phase ? "\"" : "", (long long)c->part,
-         (long long)c->t_start, (long long)now, (long long)e->marks_dropped);
-    if (b.cap != (size_t)-1 && b.p) {
+    pu_sbuf_fmt(&b,
+                "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"profd\":{\"version\":1,"
+                "\"clock\":\"CLOCK_MONOTONIC\",\"unit\":\"us\",\"worker\":\"rank%lld-%s%s%s\","
+                "\"job\":\"%s\",\"role\":\"%s\",\"rank\":%lld,\"host\":\"%s\",\"pid\":%lld,"
+                "\"window\":\"%s\",\"capture_role\":\"%s\",\"phase\":%s%s%s,\"part\":%lld,"
+                "\"start_us\":%lld,\"stop_us\":%lld,\"dropped\":%lld}}}\n",
+                (long long)wrank, wrole, phase ? "-" : "", phase ? phase : "", s->e->job, wrole,
+                (long long)wrank, e->id.host, (long long)e->id.pid, s->e->name, c->rec.role,
+                phase ? "\"" : "", phase ? phase : "null", phase ? "\"" : "", (long long)c->part,
+                (long long)c->t_start, (long long)now, (long long)e->marks_dropped);
+    if (!b.oom && b.p) {
         e->hooks.markers(c->dir, c->part, b.p, b.len, e->hooks.arg);
     }
-    free(b.p);
+    pu_sbuf_free(&b);
 }
 
 static void cap_fail(ce_cap_t *c, pp_capture_status_t status, const char *reason)
@@ -410,14 +377,8 @@ static void span_push(ce_cap_t *c, int64_t first, int64_t last)
     if (last < first) {
         return;
     }
-    if (c->rec.substeps_n == c->spans_cap) {
-        size_t n = c->spans_cap ? c->spans_cap * 2 : 4;
-        pp_span_t *v = realloc(c->rec.substeps, n * sizeof(*v));
-        if (v == NULL) {
-            return; /* the span list is informative; losing it is not fatal */
-        }
-        c->rec.substeps = v;
-        c->spans_cap = n;
+    if (PU_GROW(c->rec.substeps, c->spans_cap, c->rec.substeps_n + 1) != 0) {
+        return; /* the span list is informative; losing it is not fatal */
     }
     c->rec.substeps[c->rec.substeps_n].first = first;
     c->rec.substeps[c->rec.substeps_n].last = last;
@@ -428,16 +389,10 @@ static void span_push(ce_cap_t *c, int64_t first, int64_t last)
 static ce_cap_t *cap_new(ce_t *e, ce_slot_t *s, int ri, const char *phase, int64_t step)
 {
     char capdir[PP_MAX_PATH], rel[PP_MAX_PATH];
-    if (s->ncaps == s->capcap) {
-        size_t n = s->capcap ? s->capcap * 2 : 4;
-        ce_cap_t *v = realloc(s->caps, n * sizeof(*v));
-        if (v == NULL) {
-            return NULL;
-        }
-        s->caps = v;
-        s->capcap = n;
-        /* cur points into the array: it is only set while a phase runs, and
-         * a new capture is only made when none runs for this slot */
+    /* cur points into the array: it is only set while a phase runs, and a
+     * new capture is only made when none runs for this slot */
+    if (PU_GROW(s->caps, s->capcap, s->ncaps + 1) != 0) {
+        return NULL;
     }
     ce_cap_t *c = &s->caps[s->ncaps++];
     memset(c, 0, sizeof(*c));

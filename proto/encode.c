@@ -15,6 +15,7 @@
 
 #include "profd/proto.h"
 #include "fields.h"
+#include "pu_buf.h"
 
 /* ---- encoding ---- */
 
@@ -62,35 +63,15 @@ static bool field_empty(const pp_field_t *f, const void *rec)
  * read it before reads it the same; test_codec holds the printer to that. */
 
 typedef struct pbuf {
-    char *p;
-    size_t len, cap;
+    pu_sbuf_t sb; /* the text (common/pu_buf.h) */
     bool fmt;
     int depth;
-    bool oom;
     const pp_elem_hook_t *hook; /* pre-encoded elements of arrays of records */
 } pbuf_t;
 
 static void pb_put(pbuf_t *b, const char *s, size_t n)
 {
-    if (b->oom) {
-        return;
-    }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) {
-            cap *= 2;
-        }
-        char *np = realloc(b->p, cap);
-        if (np == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    pu_sbuf_put(&b->sb, s, n);
 }
 
 static void pb_cstr(pbuf_t *b, const char *s)
@@ -289,7 +270,7 @@ static bool pb_hooked(pbuf_t *b, const pp_field_t *f, const void *rec, size_t i)
     size_t len = 0;
     int rv = b->hook ? b->hook->elem(b->hook->arg, f, rec, i, &text, &len) : 0;
     if (rv < 0) {
-        b->oom = true;
+        b->sb.oom = true;
     } else if (rv > 0) {
         pb_put(b, text, len);
     }
@@ -378,7 +359,7 @@ static void pb_field(pbuf_t *b, const pp_field_t *f, const void *rec)
 
 static void pb_fields(pbuf_t *b, const pp_desc_t *d, const void *rec, bool *first)
 {
-    for (size_t i = 0; i < d->nfields && !b->oom; i++) {
+    for (size_t i = 0; i < d->nfields && !b->sb.oom; i++) {
         const pp_field_t *f = &d->fields[i];
         if ((f->flags & PP_OMIT) && field_empty(f, rec)) {
             continue;
@@ -397,14 +378,11 @@ static void pb_fields(pbuf_t *b, const pp_desc_t *d, const void *rec, bool *firs
 
 static int pb_done(pbuf_t *b, char **out, size_t *len)
 {
-    if (b->oom || b->p == NULL) {
-        free(b->p);
+    if (b->sb.oom || b->sb.p == NULL) {
+        pu_sbuf_free(&b->sb);
         return PROFD_ENOMEM;
     }
-    *out = b->p;
-    if (len) {
-        *len = b->len;
-    }
+    *out = pu_sbuf_take(&b->sb, len);
     return 0;
 }
 

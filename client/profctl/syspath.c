@@ -23,6 +23,7 @@
 
 #include "profctl.h"
 #include "profd/errors.h"
+#include "pu_buf.h"
 
 extern char **environ;
 
@@ -90,8 +91,7 @@ static int ask(const char *python, char **out)
         close(fd[0]);
         return PROFD_ENOENT;
     }
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
+    pu_sbuf_t out_b = {0};
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
@@ -100,27 +100,20 @@ static int ask(const char *python, char **out)
         long left =
             SYSPATH_WAIT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
         struct pollfd p = {.fd = fd[0], .events = POLLIN};
-        if (buf == NULL || left <= 0 || poll(&p, 1, (int)left) <= 0) {
+        char *at = pu_sbuf_reserve(&out_b, 4096);
+        if (at == NULL || left <= 0 || poll(&p, 1, (int)left) <= 0) {
             kill(pid, SIGKILL);
-            rc = buf ? PROFD_ETIMEDOUT : PROFD_ENOMEM;
+            rc = at ? PROFD_ETIMEDOUT : PROFD_ENOMEM;
             break;
         }
-        if (len + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
-            if (b == NULL) {
-                continue; /* buf kept: freed below */
-            }
-            buf = b;
-            cap *= 2;
-        }
-        ssize_t n = read(fd[0], buf + len, cap - len - 1);
+        ssize_t n = read(fd[0], at, 4096);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n <= 0) {
             break;
         }
-        len += (size_t)n;
+        pu_sbuf_commit(&out_b, (size_t)n);
     }
     close(fd[0]);
     int status = 0;
@@ -130,11 +123,12 @@ static int ask(const char *python, char **out)
         rc = PROFD_EIO;
     }
     if (rc != 0) {
-        free(buf);
+        pu_sbuf_free(&out_b);
         return rc;
     }
-    buf[len] = '\0';
-    *out = buf;
+    if ((*out = pu_sbuf_take(&out_b, NULL)) == NULL) {
+        return PROFD_ENOMEM;
+    }
     return 0;
 }
 
