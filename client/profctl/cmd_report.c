@@ -64,18 +64,6 @@ const ctl_command_t ctl_cmd_report = {
     "\n"
     "  --help     this help\n"};
 
-static void fmt_size(char *buf, size_t len, int64_t b)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, len, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
 static int run_merge(ctl_t *c, int argc, char **argv)
 {
     pp_msg_t req, rep;
@@ -97,7 +85,7 @@ static int run_merge(ctl_t *c, int argc, char **argv)
     if (c->json) {
         ctl_print_json(&rep);
     } else {
-        fmt_size(size, sizeof(size), m->bytes);
+        ctl_fmt_size(size, sizeof(size), m->bytes, " ");
         printf("%s\n", m->path);
         printf("%lld event(s) of %lld trace file(s), %lld rank(s), %s; ", (long long)m->events,
                (long long)m->files, (long long)m->ranks, size);

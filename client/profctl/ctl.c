@@ -161,32 +161,8 @@ static int exchange(ctl_t *c, const char *buf, size_t len, nng_msg **out, bool q
     return 0;
 }
 
-int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
-{
-    char *buf, err[256];
-    size_t len;
-    nng_msg *m;
-    if ((!c->open && ctl_connect(c) != 0) || pp_msg_encode(req, &buf, &len) != 0) {
-        return 1;
-    }
-    int rv = exchange(c, buf, len, &m, true);
-    free(buf);
-    if (rv != 0) {
-        return 1;
-    }
-    rv = pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 64u << 20, rep, err, sizeof(err));
-    nng_msg_free(m);
-    if (rv != 0) {
-        return 1;
-    }
-    if (rep->type == PP_T_error) {
-        pp_msg_free(rep);
-        return 1;
-    }
-    return 0;
-}
-
-int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
+/* One request and its reply; `quiet`: failures are not printed. */
+static int call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep, bool quiet)
 {
     char *buf, err[256];
     size_t len;
@@ -195,9 +171,9 @@ int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
         return 1;
     }
     if (pp_msg_encode(req, &buf, &len) != 0) {
-        return ctl_die(1, "cannot encode the request");
+        return quiet ? 1 : ctl_die(1, "cannot encode the request");
     }
-    int rv = exchange(c, buf, len, &m, false);
+    int rv = exchange(c, buf, len, &m, quiet);
     free(buf);
     if (rv != 0) {
         return 1;
@@ -205,15 +181,27 @@ int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
     rv = pp_msg_decode(nng_msg_body(m), nng_msg_len(m), 64u << 20, rep, err, sizeof(err));
     nng_msg_free(m);
     if (rv != 0) {
-        return ctl_die(1, "bad reply from profd: %s", err);
+        return quiet ? 1 : ctl_die(1, "bad reply from profd: %s", err);
     }
     if (rep->type == PP_T_error) {
-        ctl_die(1, "%s (%s)", rep->u.error.message ? rep->u.error.message : "error",
-                rep->u.error.name ? rep->u.error.name : "?");
+        if (!quiet) {
+            ctl_die(1, "%s (%s)", rep->u.error.message ? rep->u.error.message : "error",
+                    rep->u.error.name ? rep->u.error.name : "?");
+        }
         pp_msg_free(rep);
         return 1;
     }
     return 0;
+}
+
+int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
+{
+    return call(c, req, rep, true);
+}
+
+int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
+{
+    return call(c, req, rep, false);
 }
 
 void ctl_close(ctl_t *c)

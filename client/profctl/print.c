@@ -21,7 +21,7 @@ static void fmt_i64(char *buf, size_t len, int64_t v)
     }
 }
 
-static void fmt_bytes(char *buf, size_t len, int64_t b)
+void ctl_fmt_size(char *buf, size_t len, int64_t b, const char *sep)
 {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)b;
@@ -30,7 +30,7 @@ static void fmt_bytes(char *buf, size_t len, int64_t b)
         v /= 1024;
         i++;
     }
-    snprintf(buf, len, i ? "%.1f%s" : "%.0f%s", v, u[i]);
+    snprintf(buf, len, i ? "%.1f%s%s" : "%.0f%s%s", v, sep, u[i]);
 }
 
 void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last)
@@ -176,7 +176,7 @@ void ctl_print_windows(const pp_window_t *v, size_t n)
         const pp_window_t *w = &v[i];
         char steps[48], bytes[24], roles[128] = "";
         ctl_fmt_steps(steps, sizeof(steps), w->first_step, w->last_step);
-        fmt_bytes(bytes, sizeof(bytes), w->bytes);
+        ctl_fmt_size(bytes, sizeof(bytes), w->bytes, "");
         for (size_t k = 0; k < w->roles_n; k++) {
             size_t l = strlen(roles);
             snprintf(roles + l, sizeof(roles) - l, "%s%s", k ? "," : "", w->roles[k]);

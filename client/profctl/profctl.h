@@ -84,6 +84,8 @@ void ctl_print_window_detail(const pp_window_t *w);
 /* verb: "started", "stopping", "applied" */
 void ctl_print_started(const pp_started_t *s, const char *verb);
 void ctl_fmt_steps(char *buf, size_t len, int64_t first, int64_t last);
+/* bytes in B, KiB ... TiB (one decimal above B), sep between number and unit */
+void ctl_fmt_size(char *buf, size_t len, int64_t b, const char *sep);
 /* status: per-role figures (top, may be NULL), nodes and, with `ranks`,
  * every rank */
 void ctl_print_status_grouped(const pp_status_reply_t *s, const pp_top_reply_t *top, bool ranks);

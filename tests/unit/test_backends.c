@@ -186,6 +186,19 @@ static int sim_events(const cJSON *root, const char *name, const char *key, int6
     return n;
 }
 
+/* The one trace of `worker` in dir (its name into name), parsed; its
+ * length into *len when len is not NULL. */
+static cJSON *sim_trace(const char *dir, const char *worker, char *name, size_t nlen, long *len)
+{
+    assert_true(trace_named(dir, worker, name, nlen));
+    char *text = slurp(dir, name, len);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    free(text);
+    return root;
+}
+
 static void test_backends_sim_one_file_per_span(void **state)
 {
     fixture_t *f = *state;
@@ -207,20 +220,15 @@ static void test_backends_sim_one_file_per_span(void **state)
 
     /* no marker file (no engine here): the worker is named from the capture */
     char name[256];
-    assert_true(trace_named(f->dir, "rank3-rollout-generate", name, sizeof(name)));
-    char *text = slurp(f->dir, name, &len);
-    assert_non_null(text);
+    cJSON *root = sim_trace(f->dir, "rank3-rollout-generate", name, sizeof(name), &len);
     /* padded up to the size asked, within one event and the trailer */
     assert_in_range(len, 20000 - 40, 20000 + 160);
-    cJSON *root = cJSON_Parse(text);
-    assert_non_null(root);
     assert_int_equal(sim_events(root, "profd_step", "step", v, 8), 2);
     assert_int_equal(v[0], 5);
     assert_int_equal(v[1], 6);
     /* no schedule: no sub-step events */
     assert_int_equal(sim_events(root, "profd_substep", "substep", v, 8), 0);
     cJSON_Delete(root);
-    free(text);
 }
 
 static void test_backends_sim_schedule_span(void **state)
@@ -250,11 +258,7 @@ static void test_backends_sim_schedule_span(void **state)
     fclose(mf);
     assert_int_equal(stop(f, b), 0);
     assert_false(exists(f->dir, "profd-markers-p1.json"));
-    assert_true(trace_named(f->dir, "rank3-rollout-generate", name, sizeof(name)));
-    char *text = slurp(f->dir, name, NULL);
-    assert_non_null(text);
-    cJSON *root = cJSON_Parse(text);
-    assert_non_null(root);
+    cJSON *root = sim_trace(f->dir, "rank3-rollout-generate", name, sizeof(name), NULL);
     assert_int_equal(sim_events(root, "profd_substep", "substep", v, 8), 2);
     assert_int_equal(v[0], 2);
     assert_int_equal(v[1], 3);
@@ -264,7 +268,6 @@ static void test_backends_sim_schedule_span(void **state)
     assert_int_equal(v[0], 10);
     assert_int_equal(sim_events(root, "rollout.generate", "step", v, 8), 1);
     cJSON_Delete(root);
-    free(text);
     /* the default size is 64 KiB */
     long len;
     free(slurp(f->dir, name, &len));

@@ -563,68 +563,101 @@ static void test_engine_discrete_no_matching_phase(void **state)
     assert_string_equal(F.results[0]->captures[0].role, "actor");
 }
 
-static void test_engine_schedule_spans_non_native(void **state)
+/* One discrete window on step 1 with a schedule, over a phase "generate" of
+ * nsub sub-steps: the backend calls and the recorded spans expected. */
+typedef struct sched_case {
+    int64_t window;
+    const char *name, *phase, *tool; /* tool: NULL for "fake" */
+    pp_schedule_t schedule;
+    int nsub;
+    int ncalls;
+    struct {
+        const char *what;
+        int64_t step, substep, part;
+    } calls[8];
+    size_t nspans;
+    pp_span_t spans[2];
+} sched_case_t;
+
+static void check_schedule(const sched_case_t *k)
 {
-    const pp_plan_t *p = plan1(10, "w10-step1", 1, 1, "discrete", "generate");
-    entry.schedule =
-        (pp_schedule_t){.skip_first = 1, .wait = 1, .warmup = 1, .active = 2, .repeat = 1};
+    const pp_plan_t *p = plan1(k->window, k->name, 1, 1, "discrete", k->phase);
+    if (k->tool) {
+        entry.tool = (char *)k->tool;
+    }
+    entry.schedule = k->schedule;
     ce_adopt(&E, p);
     ce_on_step_begin(&E, 1);
-    phase("generate", 8);
+    phase("generate", k->nsub);
     ce_on_step_end(&E, 1);
-    /* record sub-steps 3 and 4 only: one start before 3, one stop after 4 */
-    assert_int_equal(F.ncalls, 2);
-    assert_call(0, "start", 1, 3, 0);
-    assert_call(1, "stop", 1, 5, 0);
+    assert_int_equal(F.ncalls, k->ncalls);
+    for (int i = 0; i < k->ncalls; i++) {
+        assert_call(i, k->calls[i].what, k->calls[i].step, k->calls[i].substep, k->calls[i].part);
+    }
     pp_capture_t *c = &F.results[0]->captures[0];
-    assert_int_equal(c->substeps_n, 1);
-    assert_int_equal(c->substeps[0].first, 3);
-    assert_int_equal(c->substeps[0].last, 4);
+    assert_int_equal(c->substeps_n, k->nspans);
+    for (size_t i = 0; i < k->nspans; i++) {
+        assert_int_equal(c->substeps[i].first, k->spans[i].first);
+        assert_int_equal(c->substeps[i].last, k->spans[i].last);
+    }
     assert_string_equal(pp_status_name(c->status), "complete");
+}
+
+static void test_engine_schedule_spans_non_native(void **state)
+{
+    /* record sub-steps 3 and 4 only: one start before 3, one stop after 4 */
+    static const sched_case_t k = {
+        .window = 10,
+        .name = "w10-step1",
+        .phase = "generate",
+        .schedule = {.skip_first = 1, .wait = 1, .warmup = 1, .active = 2, .repeat = 1},
+        .nsub = 8,
+        .ncalls = 2,
+        .calls = {{"start", 1, 3, 0}, {"stop", 1, 5, 0}},
+        .nspans = 1,
+        .spans = {{.first = 3, .last = 4}},
+    };
+    check_schedule(&k);
 }
 
 static void test_engine_schedule_repeat_cycles(void **state)
 {
-    const pp_plan_t *p = plan1(11, "w11-step1", 1, 1, "discrete", NULL);
-    entry.schedule = (pp_schedule_t){.wait = 1, .active = 1, .repeat = 2};
-    ce_adopt(&E, p);
-    ce_on_step_begin(&E, 1);
-    phase("generate", 6);
-    ce_on_step_end(&E, 1);
     /* cycles of (wait, active): record 1 and 3 */
-    assert_int_equal(F.ncalls, 4);
-    assert_call(0, "start", 1, 1, 0);
-    assert_call(1, "stop", 1, 2, 0);
-    assert_call(2, "start", 1, 3, 1);
-    assert_call(3, "stop", 1, 4, 1);
-    pp_capture_t *c = &F.results[0]->captures[0];
-    assert_int_equal(c->substeps_n, 2);
-    assert_int_equal(c->substeps[0].first, 1);
-    assert_int_equal(c->substeps[1].first, 3);
-    assert_int_equal(c->substeps[1].last, 3);
+    static const sched_case_t k = {
+        .window = 11,
+        .name = "w11-step1",
+        .schedule = {.wait = 1, .active = 1, .repeat = 2},
+        .nsub = 6,
+        .ncalls = 4,
+        .calls = {{"start", 1, 1, 0}, {"stop", 1, 2, 0}, {"start", 1, 3, 1}, {"stop", 1, 4, 1}},
+        .nspans = 2,
+        .spans = {{.first = 1, .last = 1}, {.first = 3, .last = 3}},
+    };
+    check_schedule(&k);
 }
 
 static void test_engine_schedule_native_backend(void **state)
 {
-    assert_int_equal(ce_add_backend(&E, &native_backend, NULL), 0);
-    const pp_plan_t *p = plan1(12, "w12-step1", 1, 1, "discrete", NULL);
-    entry.tool = "native";
-    entry.schedule = (pp_schedule_t){.wait = 1, .warmup = 1, .active = 2, .repeat = 1};
-    ce_adopt(&E, p);
-    ce_on_step_begin(&E, 1);
-    phase("generate", 5);
-    ce_on_step_end(&E, 1);
     /* native: start once, substep() every sub-step, stop at the phase end */
-    assert_int_equal(F.ncalls, 7);
-    assert_call(0, "start", 1, 0, 0);
-    for (int i = 0; i < 5; i++) {
-        assert_call(1 + i, "sub", 1, i, 0);
-    }
-    assert_call(6, "stop", 1, 5, 0);
-    pp_capture_t *c = &F.results[0]->captures[0];
-    assert_int_equal(c->substeps_n, 1);
-    assert_int_equal(c->substeps[0].first, 2);
-    assert_int_equal(c->substeps[0].last, 3);
+    static const sched_case_t k = {
+        .window = 12,
+        .name = "w12-step1",
+        .tool = "native",
+        .schedule = {.wait = 1, .warmup = 1, .active = 2, .repeat = 1},
+        .nsub = 5,
+        .ncalls = 7,
+        .calls = {{"start", 1, 0, 0},
+                  {"sub", 1, 0, 0},
+                  {"sub", 1, 1, 0},
+                  {"sub", 1, 2, 0},
+                  {"sub", 1, 3, 0},
+                  {"sub", 1, 4, 0},
+                  {"stop", 1, 5, 0}},
+        .nspans = 1,
+        .spans = {{.first = 2, .last = 3}},
+    };
+    assert_int_equal(ce_add_backend(&E, &native_backend, NULL), 0);
+    check_schedule(&k);
 }
 
 /* ---- plan changes ---- */

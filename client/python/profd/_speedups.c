@@ -174,25 +174,22 @@ static PyObject *scope_disable(PyObject *self, PyObject *unused)
     return PyObject_CallMethodNoArgs(s->slow, s_disable);
 }
 
+/* The objects a Scope holds references to (the garbage collector's view). */
+#define SCOPE_REFS(X)  X(s->step) X(s->slow) X(s->globals) X(s->bound[0]) X(s->bound[1])
+#define SCOPE_VISIT(o) Py_VISIT(o);
+#define SCOPE_CLEAR(o) Py_CLEAR(o);
+
 static int scope_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Scope *s = (Scope *)self;
-    Py_VISIT(s->step);
-    Py_VISIT(s->slow);
-    Py_VISIT(s->globals);
-    Py_VISIT(s->bound[0]);
-    Py_VISIT(s->bound[1]);
+    SCOPE_REFS(SCOPE_VISIT)
     return 0;
 }
 
 static int scope_clear(PyObject *self)
 {
     Scope *s = (Scope *)self;
-    Py_CLEAR(s->step);
-    Py_CLEAR(s->slow);
-    Py_CLEAR(s->globals);
-    Py_CLEAR(s->bound[0]);
-    Py_CLEAR(s->bound[1]);
+    SCOPE_REFS(SCOPE_CLEAR)
     s->h = NULL;
     s->begin = s->end = NULL;
     return 0;

@@ -117,6 +117,28 @@ def export_chrome_trace(prof, path, gz):
 # ---- torch.profiler ----
 
 
+class _LiveProfiler(Backend):
+    """A native backend with one live profiler per capture folder:
+    self._live[dir] = (profiler, what else the backend keeps)."""
+
+    native = True
+
+    def __init__(self):
+        self._live = {}
+
+    def abort(self, cap):
+        live = self._live.pop(cap.dir, None)
+        if live is not None:
+            try:
+                live[0].stop()
+            except Exception:
+                pass
+            self._discard(live)
+
+    def _discard(self, live):
+        """After an abort's stop: drop what the capture wrote so far."""
+
+
 class _TorchRun:
     """The output side of one torch.profiler run: one trace per recorded
     schedule cycle, or one at stop, each exported raw and finished at stop
@@ -166,7 +188,7 @@ class _TorchRun:
         self.raws = []
 
 
-class TorchBackend(Backend):
+class TorchBackend(_LiveProfiler):
     """torch.profiler.profile with the window's contents and schedule; Chrome
     traces <worker>.<ms>.pt.trace.json[.gz] in the capture folder (one per
     schedule cycle), with ProfilerStep#N (TrainingStep#N in a scheduled
@@ -174,10 +196,6 @@ class TorchBackend(Backend):
     ranges from libprofd's markers."""
 
     name = "torch"
-    native = True
-
-    def __init__(self):
-        self._live = {}
 
     def start(self, cap):
         torch = _import("torch", self.name)
@@ -214,14 +232,8 @@ class TorchBackend(Backend):
             run.discard()
             raise
 
-    def abort(self, cap):
-        live = self._live.pop(cap.dir, None)
-        if live is not None:
-            try:
-                live[0].stop()
-            except Exception:
-                pass
-            live[1].discard()
+    def _discard(self, live):
+        live[1].discard()
 
 
 def _recording(prof):
@@ -295,15 +307,11 @@ def _write_text(path, text):
         f.write(text)
 
 
-class NpuBackend(Backend):
+class NpuBackend(_LiveProfiler):
     """torch_npu.profiler.profile: level, export type, contents, schedule;
     output through tensorboard_trace_handler into the capture folder."""
 
     name = "npu"
-    native = True
-
-    def __init__(self):
-        self._live = {}
 
     def start(self, cap):
         torch_npu = _import("torch_npu", self.name)
@@ -322,14 +330,6 @@ class NpuBackend(Backend):
         prof.stop()
         if not analyse:
             write_analysis_marker(cap.dir)
-
-    def abort(self, cap):
-        live = self._live.pop(cap.dir, None)
-        if live is not None:
-            try:
-                live[0].stop()
-            except Exception:
-                pass
 
 
 # ---- CUDA memory history ----

@@ -193,6 +193,16 @@ def _write_reason(buf, size, text):
     ctypes.memmove(buf, data, len(data))
 
 
+class _CallState:
+    """What a backend callback had reached when it raised."""
+
+    __slots__ = ("cap", "key")
+
+    def __init__(self):
+        self.cap = None
+        self.key = None
+
+
 class _Table:
     """One profd_backend_t whose callbacks run a Python backend. Keeps the
     Capture of each capture between its start and stop, keyed by folder."""
@@ -201,12 +211,27 @@ class _Table:
         self.backend = backend
         self.caps = {}
         self.delegated = {}
-        self._fns = (N.BACKEND_FN(self._start), N.BACKEND_FN(self._stop), N.BACKEND_FN(self._substep))
+        self._fns = tuple(N.BACKEND_FN(self._guarded(what, fn))
+                          for what, fn in (("start", self._start), ("stop", self._stop),
+                                           ("step", self._substep)))
         self.struct = N.Backend(
             name.encode(),
             N.PROFD_BACKEND_NATIVE_SCHEDULE if backend.native else 0,
             *self._fns,
         )
+
+    def _guarded(self, what, fn):
+        """fn as a backend callback: whatever it raises fails the capture
+        (_fail) with the capture and folder fn had reached (its `st`)."""
+
+        def call(cptr, user, reason, size):
+            st = _CallState()
+            try:
+                return fn(st, cptr, reason, size)
+            except BaseException as e:
+                return self._fail(what, st.cap, st.key, e, reason, size)
+
+        return call
 
     def _fail(self, what, cap, key, e, reason, size):
         global _interrupted
@@ -232,53 +257,38 @@ class _Table:
             _interrupted = True  # the user's interrupt, not ours: raised again after the call
         return N.PROFD_EBACKEND
 
-    def _start(self, cptr, user, reason, size):
-        cap = None
-        key = None
-        try:
-            c = cptr.contents
-            key = c.dir
-            cap = Capture.from_c(c)
-            table = self.backend.delegate(cap)
-            if table is not None:
-                rv = table.contents.start(cptr, None, reason, size)
-                if rv == 0:
-                    self.delegated[key] = table
-                return rv
-            self.caps[key] = cap
-            self.backend.start(cap)
-            return 0
-        except BaseException as e:
-            return self._fail("start", cap, key, e, reason, size)
+    def _start(self, st, cptr, reason, size):
+        c = cptr.contents
+        st.key = c.dir
+        st.cap = cap = Capture.from_c(c)
+        table = self.backend.delegate(cap)
+        if table is not None:
+            rv = table.contents.start(cptr, None, reason, size)
+            if rv == 0:
+                self.delegated[st.key] = table
+            return rv
+        self.caps[st.key] = cap
+        self.backend.start(cap)
+        return 0
 
-    def _substep(self, cptr, user, reason, size):
-        cap = None
-        key = None
-        try:
-            c = cptr.contents
-            key = c.dir
-            cap = self.caps[key]
-            cap.update_from_c(c)
-            self.backend.step(cap)
-            return 0
-        except BaseException as e:
-            return self._fail("step", cap, key, e, reason, size)
+    def _substep(self, st, cptr, reason, size):
+        c = cptr.contents
+        st.key = c.dir
+        st.cap = self.caps[st.key]
+        st.cap.update_from_c(c)
+        self.backend.step(st.cap)
+        return 0
 
-    def _stop(self, cptr, user, reason, size):
-        cap = None
-        key = None
-        try:
-            c = cptr.contents
-            key = c.dir
-            table = self.delegated.pop(key, None)
-            if table is not None:
-                return table.contents.stop(cptr, None, reason, size)
-            cap = self.caps.pop(key)
-            cap.update_from_c(c)
-            self.backend.stop(cap)
-            return 0
-        except BaseException as e:
-            return self._fail("stop", cap, key, e, reason, size)
+    def _stop(self, st, cptr, reason, size):
+        c = cptr.contents
+        st.key = c.dir
+        table = self.delegated.pop(st.key, None)
+        if table is not None:
+            return table.contents.stop(cptr, None, reason, size)
+        st.cap = self.caps.pop(st.key)
+        st.cap.update_from_c(c)
+        self.backend.stop(st.cap)
+        return 0
 
 
 # ---- the client ----

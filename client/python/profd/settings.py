@@ -112,6 +112,16 @@ def schedule_args(schedule):
     }
 
 
+def _content_flags(c):
+    """The profile() flags torch and torch_npu share, from the contents c."""
+    return {
+        "record_shapes": "shapes" in c,
+        "profile_memory": "memory" in c,
+        "with_stack": "stack" in c,
+        "with_modules": "module" in c,
+    }
+
+
 def torch_profile_args(settings, cuda_available):
     """torch.profiler.profile() keyword arguments. Activities are names of
     torch.profiler.ProfilerActivity members: CPU always; CUDA when the
@@ -120,13 +130,7 @@ def torch_profile_args(settings, cuda_available):
     activities = ["CPU"]
     if "cuda" in c and cuda_available:
         activities.append("CUDA")
-    return {
-        "activities": activities,
-        "record_shapes": "shapes" in c,
-        "profile_memory": "memory" in c,
-        "with_stack": "stack" in c,
-        "with_modules": "module" in c,
-    }
+    return dict(_content_flags(c), activities=activities)
 
 
 def npu_profile_args(settings):
@@ -158,15 +162,8 @@ def npu_profile_args(settings):
         experimental["export_type"] = out if isinstance(et, (list, tuple)) else out[0]
     if settings.get("data_simplification") is not None:
         experimental["data_simplification"] = flag(settings, "data_simplification", False)
-    return {
-        "activities": activities,
-        "record_shapes": "shapes" in c,
-        "profile_memory": "memory" in c,
-        "with_stack": "stack" in c,
-        "with_modules": "module" in c,
-        "experimental": experimental,
-        "analyse": flag(settings, "analysis", True),
-    }
+    return dict(_content_flags(c), activities=activities, experimental=experimental,
+                analyse=flag(settings, "analysis", True))
 
 
 def memory_history_args(settings, params):
