@@ -19,6 +19,7 @@
 
 #include "compose.h"
 #include "profcfg.h"
+#include "fuzz_props.h"
 #include "profd/errors.h"
 #include "table_loader.h"
 
@@ -26,22 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_FILES 16
 #define MAX_ARGS  16
-
-static void check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "property violated: %s\n", what);
-        abort();
-    }
-}
-
-static void check_line(const char *s)
-{
-    check(s != NULL && s[0] != '\0', "a message is empty");
-    for (; *s != '\0'; s++) {
-        check((unsigned char)*s >= 0x20 && *s != 0x7f, "a message is not one line");
-    }
-}
 
 typedef struct input {
     tl_file_t files[MAX_FILES + 1];

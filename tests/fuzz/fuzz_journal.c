@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_props.h"
 #include "journal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -34,13 +35,8 @@ static void remove_dir(void)
 static void prepare(void)
 {
     if (dir[0] == '\0') {
-        snprintf(dir, sizeof(dir), "%s/profd-fuzz-journal-XXXXXX",
-                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-        if (mkdtemp(dir) == NULL) {
-            abort();
-        }
+        fuzz_tmpdir(dir, sizeof(dir), "journal", remove_dir);
         snprintf(path, sizeof(path), "%s/.profd-fz.journal", dir);
-        atexit(remove_dir);
     }
 }
 

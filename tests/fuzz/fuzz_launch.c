@@ -15,6 +15,7 @@
 
 #include "launch.h"
 #include "profcfg.h"
+#include "fuzz_props.h"
 #include "profd/errors.h"
 #include "table_loader.h"
 
@@ -33,22 +34,6 @@ static const tl_file_t tree[] = {
     {"train.yaml", "training:\n  profile: true\n  profile_step_start: 2\n"},
     {"app.py", "@hydra.main(config_path=\"verl/trainer/config\", config_name=\"ppo_trainer\")\n"},
     {NULL, NULL}};
-
-static void check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "property violated: %s\n", what);
-        abort();
-    }
-}
-
-static void check_line(const char *s)
-{
-    check(s != NULL && s[0] != '\0', "a message is empty");
-    for (; *s != '\0'; s++) {
-        check((unsigned char)*s >= 0x20 && *s != 0x7f, "a message is not one line");
-    }
-}
 
 static void run(int argc, char **argv)
 {

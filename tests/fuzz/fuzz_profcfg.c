@@ -16,27 +16,12 @@
 
 #include "config.h"
 #include "profcfg.h"
+#include "fuzz_props.h"
 #include "profd/errors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_OVERRIDES 8
-
-static void check(int cond, const char *what)
-{
-    if (!cond) {
-        fprintf(stderr, "property violated: %s\n", what);
-        abort();
-    }
-}
-
-static void check_line(const char *s)
-{
-    check(s != NULL && s[0] != '\0', "a message is empty");
-    for (; *s != '\0'; s++) {
-        check((unsigned char)*s >= 0x20 && *s != 0x7f, "a message is not one line");
-    }
-}
 
 static void check_json_object(const char *s)
 {

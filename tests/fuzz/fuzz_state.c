@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_props.h"
 #include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,14 +29,7 @@ static void remove_dir(void)
 
 static void prepare(void)
 {
-    if (dir[0] == '\0') {
-        snprintf(dir, sizeof(dir), "%s/profd-fuzz-state-XXXXXX",
-                 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
-        if (mkdtemp(dir) == NULL) {
-            abort();
-        }
-        atexit(remove_dir);
-    }
+    fuzz_tmpdir(dir, sizeof(dir), "state", remove_dir);
 }
 
 /* A coordinator's state alone: its window table, log and save_path, no
