@@ -41,23 +41,13 @@ bool oc_is_interp(const yt_node_t *n)
 
 /* ---- the parser's helpers ----------------------------------------------------- */
 
-int ocp_why(ip_t *p, const char *fmt, ...)
+int ocp_fail(ip_t *p, bool syntax, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(p->why, sizeof(p->why), fmt, ap);
     va_end(ap);
-    p->syntax = false;
-    return PROFD_ECONFIG;
-}
-
-int ocp_syn(ip_t *p, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->why, sizeof(p->why), fmt, ap);
-    va_end(ap);
-    p->syntax = true;
+    p->syntax = syntax;
     return PROFD_ECONFIG;
 }
 
@@ -107,6 +97,21 @@ yt_node_t *ocp_mk(ip_t *p, yt_type_t t, const char *text, size_t len)
         n->origin = p->origin;
     }
     return n;
+}
+
+int ocp_sb_check(ip_t *p, const sbuf_t *b)
+{
+    if (b->s.oom || b->over) {
+        return b->s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
+    }
+    return 0;
+}
+
+int ocp_sb_node(ip_t *p, const sbuf_t *b, val_t *out)
+{
+    out->node = ocp_mk(p, YT_STR, b->s.p ? b->s.p : "", b->s.len);
+    out->owned = true;
+    return out->node != NULL ? 0 : ocp_mk_failed(p);
 }
 
 /* nodes failed to build: ocp_mk() already set the reason or the OOM message */

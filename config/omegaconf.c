@@ -199,17 +199,8 @@ static int quoted(ip_t *p, val_t *out)
             p->i++;
         }
     }
-    if (rc == 0 && (b.s.oom || b.over)) {
-        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
-    }
-    if (rc == 0) {
-        out->node = ocp_mk(p, YT_STR, b.s.p ? b.s.p : "", b.s.len);
-        out->owned = true;
-        if (out->node == NULL) {
-            rc = ocp_mk_failed(p);
-        } else {
-            out->node->flags |= YT_F_QUOTED | (p->oc == NULL ? YT_F_QSTR : 0);
-        }
+    if (rc == 0 && (rc = ocp_sb_check(p, &b)) == 0 && (rc = ocp_sb_node(p, &b, out)) == 0) {
+        out->node->flags |= YT_F_QUOTED | (p->oc == NULL ? YT_F_QSTR : 0);
     }
     pu_sbuf_free(&b.s);
     return rc;
@@ -286,8 +277,8 @@ static int primitive(ip_t *p, val_t *out)
         ocp_sb_chr(&b, c);
         p->i++;
     }
-    if (rc == 0 && (b.s.oom || b.over)) {
-        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
+    if (rc == 0) {
+        rc = ocp_sb_check(p, &b);
     }
     if (rc == 0 && ninterp == 1 && single.node != NULL && b.s.p != NULL &&
         strspn(b.s.p + single_at, " \t") == b.s.len - single_at) {
@@ -548,15 +539,8 @@ static int config_value(ip_t *p, val_t *out)
         pieces++;
         p->i++;
     }
-    if (rc == 0 && (b.s.oom || b.over)) {
-        rc = b.s.oom ? ocp_oom(p) : ocp_why(p, "string longer than %d bytes", OC_MAX_STR);
-    }
-    if (rc == 0) {
-        out->node = ocp_mk(p, YT_STR, b.s.p ? b.s.p : "", b.s.len);
-        out->owned = true;
-        if (out->node == NULL) {
-            rc = ocp_mk_failed(p);
-        }
+    if (rc == 0 && (rc = ocp_sb_check(p, &b)) == 0) {
+        rc = ocp_sb_node(p, &b, out);
     }
     pu_sbuf_free(&b.s);
     return rc;

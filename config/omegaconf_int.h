@@ -75,12 +75,19 @@ typedef struct kpath {
 } kpath_t;
 
 /* oc_util.c */
-int ocp_why(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int ocp_syn(ip_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* p->why = the message, p->syntax = syntax; returns PROFD_ECONFIG. ocp_why:
+ * the text cannot be evaluated; ocp_syn: it is malformed. */
+int ocp_fail(ip_t *p, bool syntax, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define ocp_why(p, ...) ocp_fail((p), false, __VA_ARGS__)
+#define ocp_syn(p, ...) ocp_fail((p), true, __VA_ARGS__)
 int ocp_oom(ip_t *p);
 void ocp_val_drop(val_t *v);
 yt_node_t *ocp_mk(ip_t *p, yt_type_t t, const char *text, size_t len);
 int ocp_mk_failed(ip_t *p);
+/* 0, or the error of a string that ran out of memory or past OC_MAX_STR. */
+int ocp_sb_check(ip_t *p, const sbuf_t *b);
+/* The string as a new string value (owned). */
+int ocp_sb_node(ip_t *p, const sbuf_t *b, val_t *out);
 void ocp_skip_ws(ip_t *p);
 int ocp_adopt(ip_t *p, val_t *v, yt_node_t **out);
 void ocp_set_origin_tree(yt_node_t *n, const char *origin);

@@ -238,17 +238,27 @@ int pc_get(pc_t *pc, yt_node_t *base, const char *path, yt_node_t **raw)
     return oc_lookup(&pc->oc, base, path, raw);
 }
 
+/* The resolved value; *v NULL when absent or null. */
+static int present(pc_t *pc, yt_node_t *raw, yt_node_t **v)
+{
+    int rc = pc_val(pc, raw, v);
+    if (rc == 0 && *v != NULL && (*v)->type == YT_NULL) {
+        *v = NULL;
+    }
+    return rc;
+}
+
 int pc_bool(pc_t *pc, yt_node_t *raw, bool def, bool *out)
 {
     /* Strings and 0/1 as OmegaConf converts them for a bool field. */
     static const char *const yes[] = {"true", "yes", "on", "y", "1", NULL};
     static const char *const no[] = {"false", "no", "off", "n", "0", NULL};
     yt_node_t *v;
-    int rc = pc_val(pc, raw, &v);
+    int rc = present(pc, raw, &v);
     if (rc != 0) {
         return rc;
     }
-    if (v == NULL || v->type == YT_NULL) {
+    if (v == NULL) {
         *out = def;
         return 0;
     }
@@ -274,13 +284,12 @@ int pc_bool(pc_t *pc, yt_node_t *raw, bool def, bool *out)
 int pc_int(pc_t *pc, yt_node_t *raw, int64_t min, int64_t max, int64_t def, int64_t *out)
 {
     yt_node_t *v;
-    int rc = pc_val(pc, raw, &v);
-    if (rc != 0) {
-        return rc;
-    }
-    if (v == NULL || v->type == YT_NULL) {
+    int rc = present(pc, raw, &v);
+    if (rc == 0 && v == NULL) {
         *out = def;
-        return 0;
+    }
+    if (rc != 0 || v == NULL) {
+        return rc;
     }
     if (v->type != YT_INT || v->v.i < min || v->v.i > max) {
         if (max == INT64_MAX) {
@@ -296,13 +305,10 @@ int pc_int(pc_t *pc, yt_node_t *raw, int64_t min, int64_t max, int64_t def, int6
 int pc_str(pc_t *pc, yt_node_t *raw, const char *const *choices, const char *what, const char **out)
 {
     yt_node_t *v;
-    int rc = pc_val(pc, raw, &v);
+    int rc = present(pc, raw, &v);
     *out = NULL;
-    if (rc != 0) {
+    if (rc != 0 || v == NULL) {
         return rc;
-    }
-    if (v == NULL || v->type == YT_NULL) {
-        return 0;
     }
     if (v->type == YT_SEQ || v->type == YT_MAP || (choices != NULL && v->type != YT_STR)) {
         return pc_expected(pc, raw, NULL, v, "%s", what);
@@ -324,15 +330,12 @@ int pc_ints(pc_t *pc, yt_node_t *raw, int64_t min, int64_t max, const char *what
             size_t *n, bool *isnull)
 {
     yt_node_t *v;
-    int rc = pc_val(pc, raw, &v);
+    int rc = present(pc, raw, &v);
     *out = NULL;
     *n = 0;
     *isnull = true;
-    if (rc != 0) {
+    if (rc != 0 || v == NULL) {
         return rc;
-    }
-    if (v == NULL || v->type == YT_NULL) {
-        return 0;
     }
     if (v->type != YT_SEQ) {
         return pc_expected(pc, raw, NULL, v, "%s", what);
@@ -365,8 +368,8 @@ int pc_ints(pc_t *pc, yt_node_t *raw, int64_t min, int64_t max, const char *what
 int pc_names(pc_t *pc, yt_node_t *raw, const char *const *choices, const char *what)
 {
     yt_node_t *v, *e;
-    int rc = pc_val(pc, raw, &v);
-    if (rc != 0 || v == NULL || v->type == YT_NULL) {
+    int rc = present(pc, raw, &v);
+    if (rc != 0 || v == NULL) {
         return rc;
     }
     if (v->type != YT_SEQ) {
