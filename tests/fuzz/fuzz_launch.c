@@ -18,7 +18,6 @@
 #include "fuzz_props.h"
 #include "profd/errors.h"
 #include "table_loader.h"
-#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

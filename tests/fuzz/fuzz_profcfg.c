@@ -18,7 +18,6 @@
 #include "profcfg.h"
 #include "fuzz_props.h"
 #include "profd/errors.h"
-#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
