@@ -139,6 +139,28 @@ static yt_node_t *typed_value(const char *ov, yt_type_t type, yt_node_t **root)
     return v;
 }
 
+/* A scalar result: its type and value. */
+static void expect_int(const char *ov, int64_t want)
+{
+    yt_node_t *root, *v = typed_value(ov, YT_INT, &root);
+    assert_int_equal(v->v.i, want);
+    yt_free(root);
+}
+
+static void expect_float(const char *ov, double want)
+{
+    yt_node_t *root, *v = typed_value(ov, YT_FLOAT, &root);
+    assert_true(v->v.f == want);
+    yt_free(root);
+}
+
+static void expect_bool(const char *ov, bool want)
+{
+    yt_node_t *root, *v = typed_value(ov, YT_BOOL, &root);
+    assert_true(v->v.b == want);
+    yt_free(root);
+}
+
 /*
  * Functions that are not sweeps are evaluated (overrides_visitor.py:
  * 206-238 visitFunction, hydra/_internal/grammar/functions.py:32-79 eval,
@@ -150,27 +172,13 @@ static void test_hydra_functions(void **state)
 {
     (void)state;
     yt_node_t *root, *v;
-    v = typed_value("b=int(3.7)", YT_INT, &root);
-    assert_int_equal(v->v.i, 3);
-    yt_free(root);
-    v = typed_value("b=int('5')", YT_INT, &root);
-    assert_int_equal(v->v.i, 5);
-    yt_free(root);
-    v = typed_value("b=int(' 1_0 ')", YT_INT, &root);
-    assert_int_equal(v->v.i, 10);
-    yt_free(root);
-    v = typed_value("b=int(true)", YT_INT, &root);
-    assert_int_equal(v->v.i, 1);
-    yt_free(root);
-    v = typed_value("b=int(1e3)", YT_INT, &root);
-    assert_int_equal(v->v.i, 1000);
-    yt_free(root);
-    v = typed_value("b=float(2)", YT_FLOAT, &root);
-    assert_true(v->v.f == 2.0);
-    yt_free(root);
-    v = typed_value("b=float(' 1_0.5e1 ')", YT_FLOAT, &root);
-    assert_true(v->v.f == 105.0);
-    yt_free(root);
+    expect_int("b=int(3.7)", 3);
+    expect_int("b=int('5')", 5);
+    expect_int("b=int(' 1_0 ')", 10);
+    expect_int("b=int(true)", 1);
+    expect_int("b=int(1e3)", 1000);
+    expect_float("b=float(2)", 2.0);
+    expect_float("b=float(' 1_0.5e1 ')", 105.0);
     expect_str("b=str(1.50)", "1.5");
     expect_str("b=str(1e3)", "1000.0");
     expect_str("b=str(1e-5)", "1e-05");
@@ -179,15 +187,9 @@ static void test_hydra_functions(void **state)
     expect_str("b=str(true)", "true");
     expect_str("b=str(a b)", "a b");
     expect_str("b=str( 7 )", "7");
-    v = typed_value("b=bool(0)", YT_BOOL, &root);
-    assert_false(v->v.b);
-    yt_free(root);
-    v = typed_value("b=bool('True')", YT_BOOL, &root);
-    assert_true(v->v.b);
-    yt_free(root);
-    v = typed_value("b=int(value=7)", YT_INT, &root);
-    assert_int_equal(v->v.i, 7);
-    yt_free(root);
+    expect_bool("b=bool(0)", false);
+    expect_bool("b=bool('True')", true);
+    expect_int("b=int(value=7)", 7);
     /* containers: element by element, dict values (grammar_functions.py:21-30) */
     v = typed_value("b=int(['1',2.5])", YT_SEQ, &root);
     assert_int_equal(v->n, 2);
