@@ -1,11 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* Text fit for logs and manifests (see text.h). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "text.h"
+
+/* c as \xHH at out[*n], when it fits below len with the NUL. */
+static bool put_hex(char *out, size_t len, size_t *n, unsigned char c)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (*n + 4 >= len) {
+        return false;
+    }
+    out[(*n)++] = '\\';
+    out[(*n)++] = 'x';
+    out[(*n)++] = hex[c >> 4];
+    out[(*n)++] = hex[c & 15];
+    return true;
+}
 
 void pd_quote(char *out, size_t len, const char *in)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t n = 0;
     if (len == 0) {
         return;
@@ -16,14 +33,8 @@ void pd_quote(char *out, size_t len, const char *in)
                 break;
             }
             out[n++] = (char)*p;
-        } else {
-            if (n + 4 >= len) {
-                break;
-            }
-            out[n++] = '\\';
-            out[n++] = 'x';
-            out[n++] = hex[*p >> 4];
-            out[n++] = hex[*p & 15];
+        } else if (!put_hex(out, len, &n, *p)) {
+            break;
         }
     }
     out[n] = '\0';
@@ -52,7 +63,6 @@ static size_t utf8_len(const unsigned char *p)
 
 void pd_text_utf8(char *out, size_t len, const char *in)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t n = 0;
     if (len == 0) {
         return;
@@ -70,16 +80,25 @@ void pd_text_utf8(char *out, size_t len, const char *in)
                 out[n++] = (char)p[i];
             }
             p += k;
-        } else {
-            if (n + 4 >= len) {
-                break;
-            }
-            out[n++] = '\\';
-            out[n++] = 'x';
-            out[n++] = hex[*p >> 4];
-            out[n++] = hex[*p & 15];
+        } else if (put_hex(out, len, &n, *p)) {
             p++;
+        } else {
+            break;
         }
     }
     out[n] = '\0';
+}
+
+int pd_strv_add(char ***v, size_t *n, const char *s)
+{
+    char **grown = realloc(*v, (*n + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        return -1;
+    }
+    *v = grown;
+    if ((grown[*n] = strdup(s)) == NULL) {
+        return -1;
+    }
+    (*n)++;
+    return 0;
 }

@@ -19,4 +19,8 @@ void pd_quote(char *out, size_t len, const char *in);
  * a peer, fit for a reply. */
 void pd_text_utf8(char *out, size_t len, const char *in);
 
+/* A copy of s appended to the list *v of *n strings (a message's warnings).
+ * 0, or -1 without memory (the list then holds what it held). */
+int pd_strv_add(char ***v, size_t *n, const char *s);
+
 #endif

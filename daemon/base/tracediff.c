@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "confine.h"
+#include "text.h"
 #include "tracediff.h"
 #include "tracemerge.h"
 
@@ -314,16 +315,11 @@ static long gz_read(void *arg, char *buf, size_t len)
 static void diff_warn(pd_diff_t *d, const char *path, const char *why)
 {
     char buf[PP_MAX_PATH + 200];
-    char **w = realloc(d->out.warnings, (d->out.warnings_n + 1) * sizeof(*w));
-    if (w == NULL || d->out.warnings_n >= 8) {
-        d->out.warnings = w ? w : d->out.warnings;
+    if (d->out.warnings_n >= 8) {
         return;
     }
-    d->out.warnings = w;
     snprintf(buf, sizeof(buf), "%s: %s", path, why);
-    if ((w[d->out.warnings_n] = strdup(buf)) != NULL) {
-        d->out.warnings_n++;
-    }
+    pd_strv_add(&d->out.warnings, &d->out.warnings_n, buf);
 }
 
 int pd_diff_run_files(const char *root_path, pd_diff_t *d, char *reason, size_t reasonlen)

@@ -128,6 +128,19 @@ static int skip_value(rd_t *r, int c)
     }
 }
 
+/* c appended to the event at ebuf[*n], unless it is already too long. */
+static inline void keep(char *ebuf, size_t *n, bool *big, int c)
+{
+    if (*big) {
+        return;
+    }
+    if (*n + 1 >= PD_TRACE_MAX_EVENT) {
+        *big = true;
+    } else {
+        ebuf[(*n)++] = (char)c;
+    }
+}
+
 /* Read one object (its '{' read) into ebuf; *len its length, or
  * (size_t)-1 when longer than PD_TRACE_MAX_EVENT (skipped). false at the
  * end of input. */
@@ -142,26 +155,14 @@ static bool object(rd_t *r, char *ebuf, size_t *len)
         if (c < 0) {
             return false;
         }
-        if (!big) {
-            if (n + 1 >= PD_TRACE_MAX_EVENT) {
-                big = true;
-            } else {
-                ebuf[n++] = (char)c;
-            }
-        }
+        keep(ebuf, &n, &big, c);
         if (in_str) {
             if (c == '\\') {
                 int d = get(r);
                 if (d < 0) {
                     return false;
                 }
-                if (!big) {
-                    if (n + 1 >= PD_TRACE_MAX_EVENT) {
-                        big = true;
-                    } else {
-                        ebuf[n++] = (char)d;
-                    }
-                }
+                keep(ebuf, &n, &big, d);
             } else if (c == '"') {
                 in_str = false;
             }
@@ -576,12 +577,32 @@ static int64_t names(out_t *o, file_ctx_t *f, bool *first)
     return n;
 }
 
+/* The reader's buffers, and the reader moved to the first event of the
+ * traceEvents array. The event buffer (free it and r->buf), or NULL with
+ * `why` said and nothing held. */
+static char *reader_open(rd_t *r, char *why, size_t whylen)
+{
+    char *ebuf = malloc(PD_TRACE_MAX_EVENT + 1);
+    r->buf = malloc(RD_BUF);
+    if (ebuf == NULL || r->buf == NULL) {
+        snprintf(why, whylen, "out of memory");
+    } else if (!to_events(r)) {
+        snprintf(why, whylen, "not a Chrome trace (no traceEvents array)");
+    } else {
+        return ebuf;
+    }
+    free(ebuf);
+    free(r->buf);
+    r->buf = NULL;
+    return NULL;
+}
+
 int64_t pd_trace_merge_one(pd_trace_read_fn rdfn, void *rarg, int (*rewind)(void *rarg),
                            pd_trace_write_fn wr, void *warg, const pd_merge_input_t *in,
                            size_t index, bool *first, bool *aligned, char *why, size_t whylen)
 {
     rd_t r = {rdfn, rarg, NULL, 0, 0, false, false};
-    char *ebuf = malloc(PD_TRACE_MAX_EVENT + 1);
+    char *ebuf;
     file_ctx_t f;
     out_t o = {wr, warg, 0};
     int64_t count = 0;
@@ -592,19 +613,9 @@ int64_t pd_trace_merge_one(pd_trace_read_fn rdfn, void *rarg, int (*rewind)(void
     f.in = in;
     f.index = index;
     f.main_pid = -1;
-    r.buf = malloc(RD_BUF);
     *aligned = false;
-    if (ebuf == NULL || r.buf == NULL) {
-        snprintf(why, whylen, "out of memory");
-        free(ebuf);
-        free(r.buf);
-        return -1;
-    }
     /* 1. the clock marker, among the first events */
-    if (!to_events(&r)) {
-        snprintf(why, whylen, "not a Chrome trace (no traceEvents array)");
-        free(ebuf);
-        free(r.buf);
+    if ((ebuf = reader_open(&r, why, whylen)) == NULL) {
         return -1;
     }
     for (int i = 0; i < MARKER_LOOK && (k = next_event(&r, ebuf, &len, &at_first)) != 0; i++) {
@@ -701,22 +712,12 @@ int64_t pd_trace_each_x(pd_trace_read_fn rdfn, void *rarg, pd_trace_x_fn fn, voi
                         size_t whylen)
 {
     rd_t r = {rdfn, rarg, NULL, 0, 0, false, false};
-    char *ebuf = malloc(PD_TRACE_MAX_EVENT + 1);
+    char *ebuf;
     int64_t count = 0;
     size_t len;
     bool at_first = true;
     int k;
-    r.buf = malloc(RD_BUF);
-    if (ebuf == NULL || r.buf == NULL) {
-        snprintf(why, whylen, "out of memory");
-        free(ebuf);
-        free(r.buf);
-        return -1;
-    }
-    if (!to_events(&r)) {
-        snprintf(why, whylen, "not a Chrome trace (no traceEvents array)");
-        free(ebuf);
-        free(r.buf);
+    if ((ebuf = reader_open(&r, why, whylen)) == NULL) {
         return -1;
     }
     while ((k = next_event(&r, ebuf, &len, &at_first)) != 0) {

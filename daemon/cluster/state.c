@@ -670,21 +670,7 @@ static int load_window(pd_state_t *st0, pp_state_window_t *s, const char *file, 
         return PROFD_ENOMEM;
     }
     w->id = s->id;
-    snprintf(w->name, sizeof(w->name), "%s", s->name);
-    snprintf(w->job, sizeof(w->job), "%s", s->job);
-    w->spec = s->spec; /* moved */
-    pp_record_init(&pp_desc_window_spec, &s->spec);
-    w->first = s->first;
-    w->last = s->last;
-    w->state = s->state;
-    snprintf(w->dir, sizeof(w->dir), "%s", s->dir);
-    w->root_len = (size_t)s->root_len;
-    w->warnings = s->warnings; /* moved */
-    w->nwarnings = s->warnings_n;
-    s->warnings = NULL;
-    s->warnings_n = 0;
-    snprintf(w->reason, sizeof(w->reason), "%s", s->reason ? s->reason : "");
-    w->bytes = s->bytes;
+    pd_jrec_window_base(w, s);
     w->created_ms = pd_now_ms();
     w->capm = s->members_n;
     w->capincoming = s->incoming_n;

@@ -151,8 +151,7 @@ static bool window_ok(const pp_state_window_t *s)
            (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record));
 }
 
-/* The window-level fields of s into w (strings moved). */
-static void window_fields(pd_window_t *w, pp_state_window_t *s)
+void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s)
 {
     snprintf(w->name, sizeof(w->name), "%s", s->name);
     snprintf(w->job, sizeof(w->job), "%s", s->job);
@@ -174,6 +173,12 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     s->warnings_n = 0;
     snprintf(w->reason, sizeof(w->reason), "%s", s->reason ? s->reason : "");
     w->bytes = s->bytes;
+}
+
+/* The window-level fields of s into w (strings moved). */
+static void window_fields(pd_window_t *w, pp_state_window_t *s)
+{
+    pd_jrec_window_base(w, s);
     w->mirror = s->mirror;
     w->remote_id = s->remote_id;
     w->forwarded = s->forwarded;

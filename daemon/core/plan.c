@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "text.h"
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -338,16 +339,7 @@ static int add_warning(pd_plan_out_t *out, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    char **v = realloc(out->warnings, (out->n_warnings + 1) * sizeof(*v));
-    if (v == NULL) {
-        return PROFD_ENOMEM;
-    }
-    out->warnings = v;
-    if ((v[out->n_warnings] = strdup(buf)) == NULL) {
-        return PROFD_ENOMEM;
-    }
-    out->n_warnings++;
-    return 0;
+    return pd_strv_add(&out->warnings, &out->n_warnings, buf) == 0 ? 0 : PROFD_ENOMEM;
 }
 
 /* The windows: the expansion profctl apply --dry-run shares (proto). */

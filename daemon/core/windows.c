@@ -121,16 +121,7 @@ void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m)
 
 static int add_warning(pd_window_t *w, const char *text)
 {
-    char **v = realloc(w->warnings, (w->nwarnings + 1) * sizeof(*v));
-    if (v == NULL) {
-        return PROFD_ENOMEM;
-    }
-    w->warnings = v;
-    if ((v[w->nwarnings] = strdup(text)) == NULL) {
-        return PROFD_ENOMEM;
-    }
-    w->nwarnings++;
-    return 0;
+    return pd_strv_add(&w->warnings, &w->nwarnings, text) == 0 ? 0 : PROFD_ENOMEM;
 }
 void pd_windows_append(pd_windows_t *ws, pd_window_t *w)
 {
@@ -214,16 +205,10 @@ static int no_overlap(const pd_windows_t *ws, const pp_window_spec_t *spec, pd_p
         char buf[160];
         snprintf(buf, sizeof(buf), "queued: begins at step %lld instead of %lld",
                  (long long)out->segments[0].first, (long long)was);
-        char **v = realloc(out->warnings, (out->n_warnings + 1) * sizeof(*v));
-        if (v == NULL || (v[out->n_warnings] = strdup(buf)) == NULL) {
-            if (v) {
-                out->warnings = v;
-            }
+        if (pd_strv_add(&out->warnings, &out->n_warnings, buf) != 0) {
             snprintf(err, errlen, "out of memory");
             return PROFD_ENOMEM;
         }
-        out->warnings = v;
-        out->n_warnings++;
     }
     return 0;
 }

@@ -126,19 +126,15 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
            "role's fastest rank's compute / this rank's; individual = its own recent best / now "
            "(1: as fast as the reference, 0.5: twice as slow).");
     for (size_t i = 0; i < nsec; i++) {
-        if (sec[i].relative >= 0) {
-            pu_sbuf_fmt(
-                &b,
-                "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"relative\"} "
-                "%.4f\n",
-                sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].relative);
-        }
-        if (sec[i].individual >= 0) {
-            pu_sbuf_fmt(
-                &b,
-                "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score=\"individual\"} "
-                "%.4f\n",
-                sec[i].job, sec[i].role, (long long)sec[i].rank, sec[i].individual);
+        const char *kind[2] = {"relative", "individual"};
+        double score[2] = {sec[i].relative, sec[i].individual};
+        for (int k = 0; k < 2; k++) {
+            if (score[k] >= 0) {
+                pu_sbuf_fmt(&b,
+                            "profd_compute_score{job=\"%s\",role=\"%s\",rank=\"%lld\",score="
+                            "\"%s\"} %.4f\n",
+                            sec[i].job, sec[i].role, (long long)sec[i].rank, kind[k], score[k]);
+            }
         }
     }
     free(sec);
