@@ -35,6 +35,14 @@ static int load(pd_config_t *cfg, const char *text, char *err)
     return pd_config_load_text(cfg, "bad.yaml", text, strlen(text), err, 512);
 }
 
+/* The text is refused with exactly msg. */
+static void expect_bad(pd_config_t *c, const char *text, const char *msg)
+{
+    char err[512];
+    assert_int_equal(load(c, text, err), PROFD_ECONFIG);
+    assert_string_equal(err, msg);
+}
+
 static void test_config_defaults(void **state)
 {
     pd_config_t c;
@@ -457,10 +465,9 @@ static void test_config_atomic(void **state)
     char err[512];
     pd_config_defaults(&c);
     before = c;
-    assert_int_equal(load(&c, "save_path: /x\nlimits:\n  max_clients: 7\n  max_windows: 0\n", err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:4:16: key 'limits.max_windows': expected integer 1..4096, "
-                             "found '0'");
+    expect_bad(&c, "save_path: /x\nlimits:\n  max_clients: 7\n  max_windows: 0\n",
+               "bad.yaml:4:16: key 'limits.max_windows': expected integer 1..4096, "
+               "found '0'");
     assert_memory_equal(&c, &before, sizeof(c));
     /* an empty file changes nothing and is fine */
     assert_int_equal(load(&c, "# nothing\n", err), 0);
@@ -485,11 +492,10 @@ static void test_config_control_endpoints(void **state)
     pd_config_t c;
     char err[512];
     pd_config_defaults(&c);
-    assert_int_equal(load(&c, "listen:\n  control: tcp://0.0.0.0:7002\n", err), PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
-    assert_int_equal(load(&c, "listen:\n  control_remote: tcp://0.0.0.0:7002\n", err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': " PD_CONFIG_TCP_CONTROL);
+    expect_bad(&c, "listen:\n  control: tcp://0.0.0.0:7002\n",
+               "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
+    expect_bad(&c, "listen:\n  control_remote: tcp://0.0.0.0:7002\n",
+               "bad.yaml:2:19: key 'listen.control_remote': " PD_CONFIG_TCP_CONTROL);
     assert_int_equal(load(&c,
                           "listen:\n  control_remote: tcp://0.0.0.0:7002\n"
                           "security:\n  insecure_tcp_control: true\n",
@@ -499,14 +505,12 @@ static void test_config_control_endpoints(void **state)
     assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
 
     pd_config_defaults(&c);
-    assert_int_equal(load(&c, "listen:\n  control_remote: ipc:///tmp/x.sock\n", err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': expected a tls+tcp:// "
-                             "URL, found 'ipc:///tmp/x.sock'");
-    assert_int_equal(load(&c, "listen:\n  control_remote: tls+tcp://localhost:7002\n", err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:19: key 'listen.control_remote': tls+tcp:// needs "
-                             "tls.cert_file, tls.key_file and tls.ca_file");
+    expect_bad(&c, "listen:\n  control_remote: ipc:///tmp/x.sock\n",
+               "bad.yaml:2:19: key 'listen.control_remote': expected a tls+tcp:// "
+               "URL, found 'ipc:///tmp/x.sock'");
+    expect_bad(&c, "listen:\n  control_remote: tls+tcp://localhost:7002\n",
+               "bad.yaml:2:19: key 'listen.control_remote': tls+tcp:// needs "
+               "tls.cert_file, tls.key_file and tls.ca_file");
 
     /* flags bypass the file: checked again before listening */
     pd_config_defaults(&c);
@@ -534,29 +538,24 @@ static void test_config_links(void **state)
     char err[512];
     pd_config_defaults(&c);
     before = c;
-    assert_int_equal(load(&c, "coordinator:\n  url: tcp://coord.example:7710\n", err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:8: key 'coordinator.url': plain tcp:// node links are "
-                             "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
-                             "tls.cert_file and tls.key_file), or set "
-                             "security.insecure_tcp_links: true (--insecure-tcp-links)");
+    expect_bad(&c, "coordinator:\n  url: tcp://coord.example:7710\n",
+               "bad.yaml:2:8: key 'coordinator.url': plain tcp:// node links are "
+               "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
+               "tls.cert_file and tls.key_file), or set "
+               "security.insecure_tcp_links: true (--insecure-tcp-links)");
     assert_memory_equal(&c, &before, sizeof(c));
-    assert_int_equal(load(&c, "coordinator:\n  listen: tcp://0.0.0.0:7710\n", err), PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
+    expect_bad(&c, "coordinator:\n  listen: tcp://0.0.0.0:7710\n",
+               "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
     assert_memory_equal(&c, &before, sizeof(c));
     /* the control option does not allow links, nor the links option control */
-    assert_int_equal(load(&c,
-                          "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
-                          "security:\n  insecure_tcp_control: true\n",
-                          err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
-    assert_int_equal(load(&c,
-                          "listen:\n  control: tcp://0.0.0.0:7002\n"
-                          "security:\n  insecure_tcp_links: true\n",
-                          err),
-                     PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
+    expect_bad(&c,
+               "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
+               "security:\n  insecure_tcp_control: true\n",
+               "bad.yaml:2:11: key 'coordinator.listen': " PD_CONFIG_TCP_LINKS);
+    expect_bad(&c,
+               "listen:\n  control: tcp://0.0.0.0:7002\n"
+               "security:\n  insecure_tcp_links: true\n",
+               "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
     assert_memory_equal(&c, &before, sizeof(c));
 
     assert_int_equal(load(&c,
@@ -587,9 +586,9 @@ static void test_config_links(void **state)
     assert_int_equal(load(&c, "coordinator:\n  listen: ipc:///tmp/coord.sock\n", err), 0);
     assert_int_equal(load(&c, "coordinator:\n  url: inproc://coord\n", err), 0);
     assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
-    assert_int_equal(load(&c, "coordinator:\n  url: http://coord\n", err), PROFD_ECONFIG);
-    assert_string_equal(err, "bad.yaml:2:8: key 'coordinator.url': expected an ipc://, tcp://, "
-                             "tls+tcp:// or inproc:// URL, found 'http://coord'");
+    expect_bad(&c, "coordinator:\n  url: http://coord\n",
+               "bad.yaml:2:8: key 'coordinator.url': expected an ipc://, tcp://, "
+               "tls+tcp:// or inproc:// URL, found 'http://coord'");
 
     /* flags bypass the file: checked again before listening or dialing */
     pd_config_defaults(&c);
