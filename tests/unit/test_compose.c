@@ -29,6 +29,26 @@ typedef struct fx {
     char err[1024];
 } fx_t;
 
+/* Compose with a; on success f->oc reads the result. */
+static int compose_with(fx_t *f, const hy_compose_args_t *a)
+{
+    memset(f, 0, sizeof(*f));
+    int rc = hy_compose(a, &f->c, f->err, sizeof(f->err));
+    if (rc == 0) {
+        oc_init(&f->oc, f->c.primary, f->c.root, f->err, sizeof(f->err));
+    }
+    return rc;
+}
+
+static void compose_ok(fx_t *f, const hy_compose_args_t *a)
+{
+    int rc = compose_with(f, a);
+    if (rc != 0) {
+        print_error("%s\n", f->err);
+    }
+    assert_int_equal(rc, 0);
+}
+
 static int try_compose(fx_t *f, const tl_file_t *files, const char *const *search, size_t ns,
                        const char *name, const char *const *ov, size_t nov)
 {
@@ -39,12 +59,7 @@ static int try_compose(fx_t *f, const tl_file_t *files, const char *const *searc
                            .config_name = name,
                            .overrides = (char *const *)ov,
                            .n_overrides = nov};
-    memset(f, 0, sizeof(*f));
-    int rc = hy_compose(&a, &f->c, f->err, sizeof(f->err));
-    if (rc == 0) {
-        oc_init(&f->oc, f->c.primary, f->c.root, f->err, sizeof(f->err));
-    }
-    return rc;
+    return compose_with(f, &a);
 }
 
 static void compose(fx_t *f, const tl_file_t *files, const char *name, const char *const *ov,
@@ -484,13 +499,7 @@ static void test_compose_search_path_pkg(void **state)
                            .syspath_ctx = &asked,
                            .python = "python3.11"};
     fx_t f;
-    memset(&f, 0, sizeof(f));
-    int rc = hy_compose(&a, &f.c, f.err, sizeof(f.err));
-    if (rc != 0) {
-        print_error("%s\n", f.err);
-    }
-    assert_int_equal(rc, 0);
-    oc_init(&f.oc, f.c.primary, f.c.root, f.err, sizeof(f.err));
+    compose_ok(&f, &a);
     assert_string_equal(get_s(&f, "from"), "mylib");
     assert_int_equal(get_i(&f, "db.port"), 2);
     assert_string_equal(asked, "python3.11");
@@ -543,14 +552,8 @@ static void test_compose_hydra_resolvers(void **state)
                            .n_overrides = 4,
                            .runtime = &rt};
     fx_t f;
-    memset(&f, 0, sizeof(f));
-    int rc = hy_compose(&a, &f.c, f.err, sizeof(f.err));
-    if (rc != 0) {
-        print_error("%s\n", f.err);
-    }
-    assert_int_equal(rc, 0);
+    compose_ok(&f, &a);
     assert_null(yt_map_get(f.c.root, "hydra")); /* not the task's */
-    oc_init(&f.oc, f.c.primary, f.c.root, f.err, sizeof(f.err));
     f.oc.resolvers = hy_hydra_resolvers;
     f.oc.resolvers_ctx = &f.c.hydra;
     assert_string_equal(get_s(&f, "name"), "main_ppo");
