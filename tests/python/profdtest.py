@@ -193,6 +193,26 @@ class DaemonCase(unittest.TestCase):
         cls.d.cleanup()
 
 
+def sim_window_client(case, job, first, end, role):
+    """A sim window of job over steps first..end-1 (its id in case.wid),
+    and a client of that job, rank 0 of role, connected to case's daemon."""
+    import profd
+
+    case.wid = case.d.start_window("--job", job, "--steps", "%d:%d" % (first, end), "--tool", "sim")
+    c = profd.Client(role=role, rank=0, job=job, url=case.url)
+    wait_connected(c)
+    return c
+
+
+def finish_sim_window(case, client, job):
+    """After sim_window_client: case.rc the window's end (profctl wait),
+    the client closed; returns the window's steps.json."""
+    case.rc = case.d.wait(case.wid)
+    client.close()
+    with open(os.path.join(case.d.window_dir(job, case.wid), "steps.json")) as f:
+        return json.load(f)
+
+
 def wait_connected(client, timeout=10.0):
     deadline = time.monotonic() + timeout
     while not client.stats().connected:
@@ -246,3 +266,27 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class RecorderBase:
+    """A user backend that records its calls (each as entry(what, cap)
+    makes it) and fails where failed(what, cap) raises; with native, it has
+    a step() (the schedule is its own)."""
+
+    def __init__(self, native=False):
+        self.calls = []
+        if native:
+            self.step = self._step
+
+    def _do(self, what, cap):
+        self.calls.append(self.entry(what, cap))
+        self.failed(what, cap)
+
+    def start(self, cap):
+        self._do("start", cap)
+
+    def _step(self, cap):
+        self._do("step", cap)
+
+    def stop(self, cap):
+        self._do("stop", cap)

@@ -232,28 +232,19 @@ class TestNpuWithFakeModule(unittest.TestCase):
         self.assertEqual(os.listdir(self.dir), [])
 
 
-class Recorder:
+class Recorder(profdtest.RecorderBase):
     """A user backend that records its calls; raises where told to."""
 
     def __init__(self, native=False, fail=None):
-        self.calls = []
+        super().__init__(native)
         self.fail = fail or {}
-        if native:
-            self.step = self._step
 
-    def _do(self, what, cap):
-        self.calls.append((what, cap.step, cap.substep, cap.part))
+    def entry(self, what, cap):
+        return (what, cap.step, cap.substep, cap.part)
+
+    def failed(self, what, cap):
         if what in self.fail:
             raise self.fail[what]
-
-    def start(self, cap):
-        self._do("start", cap)
-
-    def _step(self, cap):
-        self._do("step", cap)
-
-    def stop(self, cap):
-        self._do("stop", cap)
 
 
 class TestTableGlue(unittest.TestCase):

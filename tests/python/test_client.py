@@ -23,29 +23,23 @@ profdtest.require(daemon=True)
 import profd  # noqa: E402
 
 
-class Recorder:
+class Recorder(profdtest.RecorderBase):
     """A user backend that records its calls and raises where told to."""
 
     name = "rec"
 
     def __init__(self, native=False, fail=None):
-        self.calls = []
+        super().__init__(native)
         self.fail = fail or (lambda what, cap: None)
-        if native:
-            self.step = self._step
 
-    def _do(self, what, cap):
-        self.calls.append((what, cap.window, cap.step, cap.substep, cap.part))
+    def entry(self, what, cap):
+        return (what, cap.window, cap.step, cap.substep, cap.part)
+
+    def failed(self, what, cap):
         self.fail(what, cap)
 
-    def start(self, cap):
-        self._do("start", cap)
-
-    def _step(self, cap):
-        self._do("step", cap)
-
     def stop(self, cap):
-        self._do("stop", cap)
+        super().stop(cap)
         with open(os.path.join(cap.dir, "rec-p%d.txt" % cap.part), "w") as f:
             f.write("%s %d\n" % (cap.window, cap.step))
 

@@ -37,10 +37,7 @@ class TestSections(profdtest.DaemonCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        d = cls.d
-        cls.wid = d.start_window("--job", JOB, "--steps", "%d:%d" % (FIRST, END), "--tool", "sim")
-        c = profd.Client(role="sect", rank=0, job=JOB, url=cls.url)
-        profdtest.wait_connected(c)
+        c = profdtest.sim_window_client(cls, JOB, FIRST, END, "sect")
         cls.b = {}
         for n in range(1, STEPS + 1):
             c.step_begin(n)
@@ -63,10 +60,7 @@ class TestSections(profdtest.DaemonCase):
             c.step_end(n)
             cls.b[n] = (f0, f1, f2, f3, c0, c1, c2, c3)
             time.sleep(0.002)
-        cls.rc = d.wait(cls.wid)
-        c.close()
-        with open(os.path.join(d.window_dir(JOB, cls.wid), "steps.json")) as f:
-            cls.doc = json.load(f)
+        cls.doc = profdtest.finish_sim_window(cls, c, JOB)
 
     def rows(self):
         (r,) = [r for r in self.doc["ranks"] if r["role"] == "sect"]

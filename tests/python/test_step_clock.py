@@ -35,10 +35,7 @@ class TestStepClock(profdtest.DaemonCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        d = cls.d
-        cls.wid = d.start_window("--job", JOB, "--steps", "%d:%d" % (FIRST, END), "--tool", "sim")
-        c = profd.Client(role="clocked", rank=0, job=JOB, url=cls.url)
-        profdtest.wait_connected(c)
+        c = profdtest.sim_window_client(cls, JOB, FIRST, END, "clocked")
         cls.inner, cls.outer, cls.ph_inner, cls.ph_outer = {}, {}, {}, {}
         for n in range(1, STEPS + 1):
             t0 = time.monotonic_ns()
@@ -59,10 +56,7 @@ class TestStepClock(profdtest.DaemonCase):
             cls.inner[n], cls.outer[n] = t2 - t1, t3 - t0
             cls.ph_inner[n], cls.ph_outer[n] = p2 - p1, p3 - p0
             time.sleep(0.002)
-        cls.rc = d.wait(cls.wid)
-        c.close()
-        with open(os.path.join(d.window_dir(JOB, cls.wid), "steps.json")) as f:
-            cls.steps = json.load(f)
+        cls.steps = profdtest.finish_sim_window(cls, c, JOB)
 
     def test_window_done(self):
         self.assertEqual(self.rc, 0)

@@ -92,6 +92,20 @@ static void fake_emit(pp_result_t *res, void *arg)
 
 static ce_t E;
 
+/* E as rank 3 of role actor on node1 with the fake backend, spool /spool. */
+static void engine_init(const ce_hooks_t *hooks)
+{
+    ce_identity_t id = {.job = "run",
+                        .role = "actor",
+                        .host = "node1",
+                        .rank = 3,
+                        .replica_rank = PP_NONE,
+                        .pid = 4242};
+    ce_init(&E, &id, hooks);
+    ce_set_spool(&E, "/spool");
+    assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
+}
+
 static int setup(void **state)
 {
     for (int i = 0; i < F.nresults; i++) {
@@ -99,16 +113,8 @@ static int setup(void **state)
         free(F.results[i]);
     }
     memset(&F, 0, sizeof(F));
-    ce_identity_t id = {.job = "run",
-                        .role = "actor",
-                        .host = "node1",
-                        .rank = 3,
-                        .replica_rank = PP_NONE,
-                        .pid = 4242};
     ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL, NULL, NULL};
-    ce_init(&E, &id, &hooks);
-    ce_set_spool(&E, "/spool");
-    assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
+    engine_init(&hooks);
     return 0;
 }
 
@@ -258,18 +264,10 @@ static void test_engine_markers_of_a_capture(void **state)
 {
     /* markers on: an e2e window over steps 3-4 */
     ce_fini(&E);
-    ce_identity_t id = {.job = "run",
-                        .role = "actor",
-                        .host = "node1",
-                        .rank = 3,
-                        .replica_rank = PP_NONE,
-                        .pid = 4242};
     ce_hooks_t hooks = {fake_mkdirs, fake_emit, NULL, fake_now, fake_markers};
     fake_clock = 0;
     nmarkers = 0;
-    ce_init(&E, &id, &hooks);
-    ce_set_spool(&E, "/spool");
-    assert_int_equal(ce_add_backend(&E, &fake_backend, NULL), 0);
+    engine_init(&hooks);
     ce_adopt(&E, plan1(1, "w1-steps3-4", 3, 4, "e2e", NULL));
     step(1); /* nothing due: no clock read, no marker */
     assert_int_equal(fake_clock, 0);

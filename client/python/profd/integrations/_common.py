@@ -52,6 +52,16 @@ def say_once(key, fmt, *args, level=logging.WARNING):
     log.log(level, fmt, *args)
 
 
+def install(name, label, install_fn):
+    """Run an integration's install(), where its module is imported: a
+    failure turns the integration off with one line and never breaks the
+    import that loaded it."""
+    try:
+        install_fn()
+    except Exception as e:
+        say_once(name + "-install", "profd: %s integration off: %s: %s", label, type(e).__name__, e)
+
+
 def client(**kw):
     """The process's profd.Client, opened at the first call with kw
     (role, rank, replica_rank, ...; the rest from the environment); None when

@@ -100,7 +100,4 @@ def install():
         _hooks.when_imported(MODULE, _patch)
 
 
-try:
-    install()
-except Exception as _e:
-    C.say_once("megatron-install", "profd: Megatron-LM integration off: %s: %s", type(_e).__name__, _e)
+C.install("megatron", "Megatron-LM", install)

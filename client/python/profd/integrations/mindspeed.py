@@ -234,7 +234,4 @@ def install():
         _hooks.when_imported(MODULE, _patch)
 
 
-try:
-    install()
-except Exception as _e:
-    C.say_once("mindspeed-install", "profd: MindSpeed-LLM integration off: %s: %s", type(_e).__name__, _e)
+C.install("mindspeed", "MindSpeed-LLM", install)

@@ -538,7 +538,4 @@ def install():
     when("verl", lambda module: enabled() and C.claim("verl"))
 
 
-try:
-    install()
-except Exception as _e:  # imported by `import verl`: never break it
-    C.say_once("verl-install", "profd: verl integration off: %s: %s", type(_e).__name__, _e)
+C.install("verl", "verl", install)
