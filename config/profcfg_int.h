@@ -118,6 +118,8 @@ int pc_json(pc_t *pc, yt_node_t *raw, const char *const *drop, const kspec_t *ke
             struct cJSON **out);
 /* JSON text of an object (consumed); NULL on ENOMEM. */
 char *pc_json_text(struct cJSON *obj);
+/* The same into *out; 0 or PROFD_ENOMEM (with the message). */
+int pc_json_out(pc_t *pc, struct cJSON *obj, char **out);
 
 /* Start the request (steps or start/end set by the caller). */
 void pc_spec_begin(pc_t *pc);

@@ -125,10 +125,7 @@ static int options_settings(pc_t *pc, yt_node_t *opt, char **out)
             cJSON_AddBoolToObject(j, "analysis", b);
         }
     }
-    if ((*out = pc_json_text(j)) == NULL) {
-        return pc_nomem(pc);
-    }
-    return 0;
+    return pc_json_out(pc, j, out);
 }
 
 /* The hybrid worker's selectors from options.roles (discrete npu only). */

@@ -176,10 +176,7 @@ static int npu_settings(pc_t *pc, const ms_t *m, char **out)
     cJSON_AddBoolToObject(j, "analysis", true);
     cJSON_AddStringToObject(j, "export_type", m->export_type ? m->export_type : "text");
     cJSON_AddBoolToObject(j, "data_simplification", m->simplification);
-    if ((*out = pc_json_text(j)) == NULL) {
-        return pc_nomem(pc);
-    }
-    return 0;
+    return pc_json_out(pc, j, out);
 }
 
 static int torch_settings(pc_t *pc, const ms_t *m, char **out)
@@ -197,10 +194,7 @@ static int torch_settings(pc_t *pc, const ms_t *m, char **out)
     if (m->collect_stack) {
         cJSON_AddItemToArray(c, cJSON_CreateString("stack"));
     }
-    if ((*out = pc_json_text(j)) == NULL) {
-        return pc_nomem(pc);
-    }
-    return 0;
+    return pc_json_out(pc, j, out);
 }
 
 /* The framework's own checks of start and end, in its words. */

@@ -493,6 +493,11 @@ char *pc_json_text(cJSON *obj)
     return s;
 }
 
+int pc_json_out(pc_t *pc, cJSON *obj, char **out)
+{
+    return (*out = pc_json_text(obj)) != NULL ? 0 : pc_nomem(pc);
+}
+
 void pc_spec_begin(pc_t *pc)
 {
     pp_record_init(&pp_desc_window_spec, &pc->spec);

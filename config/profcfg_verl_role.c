@@ -146,10 +146,7 @@ int pc_settings(vctx_t *c, const role_t *r, yt_node_t *sec, const char *tool, ch
             cJSON_AddItemToObject(j, "worker_nsight_options", a);
         }
     }
-    if ((*out = pc_json_text(j)) == NULL) {
-        return pc_nomem(pc);
-    }
-    return 0;
+    return pc_json_out(pc, j, out);
 }
 
 /* profile_token_start/end -> a schedule over decode steps (rollout only). */
