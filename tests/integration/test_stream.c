@@ -176,6 +176,19 @@ static void read_manifest(const fx_daemon_t *r, pp_manifest_t *man)
     assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, man, err, sizeof(err)), 0);
 }
 
+/* The node joins, window 1 starts and the node lists trace.json with the
+ * checksum `sum`; where its .part and the file land in part and file
+ * (1024 bytes each). The node's connection. */
+static nng_socket stream_begin(const fx_daemon_t *r, const char *sum, char *part, char *file)
+{
+    fx_path_of(part, 1024, "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
+    fx_path_of(file, 1024, "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    nng_socket s = node_join(r);
+    start_window(r);
+    node_result(s, sum);
+    return s;
+}
+
 /* ---- tests ---- */
 
 /* The last chunk of a file has a byte changed in flight: the coordinator
@@ -193,11 +206,7 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     bad[SIZE - 10] ^= 0x01;
     sum_of(data, sum, sizeof(sum));
     fx_daemon_t *r = coordinator_start();
-    fx_path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
-    fx_path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
-    nng_socket s = node_join(r);
-    start_window(r);
-    node_result(s, sum);
+    nng_socket s = stream_begin(r, sum, part, file);
 
     chunk(s, data, 0, CHUNK, sum, &have, &done);
     assert_int_equal(have, CHUNK);
@@ -264,11 +273,7 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
     sum_of(listed, sum, sizeof(sum));
     sum_of(data, got, sizeof(got));
     fx_daemon_t *r = coordinator_start();
-    fx_path_of(part, sizeof(part), "%s/j/w1-step5/" CAPDIR "/trace.json.part", r->cfg.save_path);
-    fx_path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
-    nng_socket s = node_join(r);
-    start_window(r);
-    node_result(s, sum);
+    nng_socket s = stream_begin(r, sum, part, file);
 
     for (int k = 1; k < PD_REMOTE_MAX_MISMATCHES; k++) {
         send_file(s, data, sum, &have, &done);
