@@ -93,16 +93,29 @@ static int fail(char *reason, size_t len, const char *what, const char *path)
     return PROFD_EBACKEND;
 }
 
+/* The capture's .part file (its path into path, PP_MAX_PATH bytes) opened
+ * with mode; NULL with *rv and reason set when it cannot be (`what` the
+ * failure's verb). */
+static FILE *open_part(const profd_capture_t *cap, char *path, const char *mode, const char *what,
+                       char *reason, size_t reason_len, int *rv)
+{
+    FILE *f = NULL;
+    if (part_path(cap, path, PP_MAX_PATH, true) != 0) {
+        snprintf(reason, reason_len, "sim: output path too long");
+        *rv = PROFD_EINVAL;
+    } else if ((f = fopen(path, mode)) == NULL) {
+        *rv = fail(reason, reason_len, what, path);
+    }
+    return f;
+}
+
 static int sim_start(const profd_capture_t *cap, void *user, char *reason, size_t reason_len)
 {
     char path[PP_MAX_PATH];
-    if (part_path(cap, path, sizeof(path), true) != 0) {
-        snprintf(reason, reason_len, "sim: output path too long");
-        return PROFD_EINVAL;
-    }
-    FILE *f = fopen(path, "wx");
+    int rv;
+    FILE *f = open_part(cap, path, "wx", "cannot create", reason, reason_len, &rv);
     if (f == NULL) {
-        return fail(reason, reason_len, "cannot create", path);
+        return rv;
     }
     /* the first line is read back by stop(): keep its layout */
     fprintf(f,
@@ -119,14 +132,11 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
 {
     char path[PP_MAX_PATH], final[PP_MAX_PATH], head[256] = "";
     long long s0 = 0, k0 = 0, t0 = 0;
+    int rv;
 
-    if (part_path(cap, path, sizeof(path), true) != 0) {
-        snprintf(reason, reason_len, "sim: output path too long");
-        return PROFD_EINVAL;
-    }
-    FILE *f = fopen(path, "r+");
+    FILE *f = open_part(cap, path, "r+", "cannot open", reason, reason_len, &rv);
     if (f == NULL) {
-        return fail(reason, reason_len, "cannot open", path);
+        return rv;
     }
     if (fgets(head, sizeof(head), f) == NULL ||
         sscanf(head,

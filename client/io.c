@@ -460,6 +460,16 @@ static int dial(profd_client_t *c)
     return dialer_start(c, c->url, &io->dialer);
 }
 
+/* A condition variable whose timed waits use CLOCK_MONOTONIC (cl_abs_deadline). */
+static void cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 int cl_io_start(profd_client_t *c)
 {
     cl_io_t *io = &c->io;
@@ -473,11 +483,7 @@ int cl_io_start(profd_client_t *c)
         free(io->pevbuf);
         return PROFD_ENOMEM;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&io->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&io->cv);
     pthread_mutex_init(&io->mu, NULL);
 
     if ((io->npipes = calloc(1, sizeof(*io->npipes))) == NULL) {
@@ -589,11 +595,7 @@ static void sock_close(cl_io_t *io)
         k->aios[0] = io->watch_aio;
         k->aios[1] = io->rpc_aio;
         k->refs = 2;
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&k->cv, &ca);
-        pthread_condattr_destroy(&ca);
+        cond_init_mono(&k->cv);
         pthread_mutex_init(&k->mu, NULL);
         pthread_attr_init(&a);
         pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
