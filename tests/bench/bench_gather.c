@@ -80,20 +80,14 @@ int main(int argc, char **argv)
 {
     const char *url = NULL;
     double rate = 20;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
-            url = argv[++i];
-        } else if (strcmp(argv[i], "--stage-file") == 0 && i + 1 < argc) {
-            g_stage_file = argv[++i];
-        } else if (strcmp(argv[i], "--rate") == 0 && i + 1 < argc) {
-            rate = atof(argv[++i]);
-        } else {
-            url = NULL;
-            break;
-        }
-    }
+    static const char usage[] =
+        "bench_gather --url WORKER_URL --stage-file PATH [--rate STEPS_PER_S]";
+    const bench_opt_t opts[] = {{"--url", BENCH_STR, &url},
+                                {"--stage-file", BENCH_STR, &g_stage_file},
+                                {"--rate", BENCH_DBL, &rate}};
+    bench_args(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
     if (url == NULL || g_stage_file == NULL || rate <= 0) {
-        bench_die("usage: bench_gather --url WORKER_URL --stage-file PATH [--rate STEPS_PER_S]");
+        bench_die("usage: %s", usage);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));

@@ -335,24 +335,17 @@ int main(int argc, char **argv)
     const char *url = NULL, *control = NULL;
     int reps = 7;
     int64_t loop = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
-            url = argv[++i];
-        } else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc) {
-            control = argv[++i];
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--syscall-loop") == 0 && i + 1 < argc) {
-            loop = atoll(argv[++i]);
-        } else {
-            bench_die("usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]");
-        }
-    }
+    static const char usage[] = "bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]";
+    const bench_opt_t opts[] = {{"--url", BENCH_STR, &url},
+                                {"--control", BENCH_STR, &control},
+                                {"--reps", BENCH_INT, &reps},
+                                {"--syscall-loop", BENCH_I64, &loop}};
+    bench_args(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
     if (url && loop > 0) {
         return syscall_loop(url, loop);
     }
     if (url == NULL || control == NULL || reps < 1 || reps > 100) {
-        bench_die("usage: bench_hotpath --url WORKER_URL --control CONTROL_URL [--reps N]");
+        bench_die("usage: %s", usage);
     }
     double empty[100], nngs[100], idle[100], capture[100], nodaemon[100];
     double ck_tsc[100], ck_mono[100], ck_coarse[100], idle_tsc[100], idle_mono[100];

@@ -125,28 +125,21 @@ int main(int argc, char **argv)
     int nclients = 64, reps = 5;
     double seconds = 3;
     pid_t dpid = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
-            url = argv[++i];
-        } else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc) {
-            control = argv[++i];
-        } else if (strcmp(argv[i], "--daemon-pid") == 0 && i + 1 < argc) {
-            dpid = (pid_t)atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc) {
-            nclients = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
-            seconds = atof(argv[++i]);
-        } else {
-            url = NULL;
-            break;
-        }
-    }
+    int daemon_pid = 0;
+    static const char usage[] =
+        "bench_ingest --url WORKER_URL --control CONTROL_URL --daemon-pid PID "
+        "[--clients N] [--reps R] [--seconds S]";
+    const bench_opt_t opts[] = {{"--url", BENCH_STR, &url},
+                                {"--control", BENCH_STR, &control},
+                                {"--daemon-pid", BENCH_INT, &daemon_pid},
+                                {"--clients", BENCH_INT, &nclients},
+                                {"--reps", BENCH_INT, &reps},
+                                {"--seconds", BENCH_DBL, &seconds}};
+    bench_args(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
+    dpid = (pid_t)daemon_pid;
     if (url == NULL || control == NULL || dpid <= 0 || nclients < 1 || nclients > MAX_CLIENTS ||
         reps < 1 || reps > 100 || seconds <= 0) {
-        bench_die("usage: bench_ingest --url WORKER_URL --control CONTROL_URL --daemon-pid PID "
-                  "[--clients N] [--reps R] [--seconds S]");
+        bench_die("usage: %s", usage);
     }
     int fds[2];
     if (pipe(fds) != 0) {

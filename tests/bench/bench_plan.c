@@ -128,24 +128,16 @@ int main(int argc, char **argv)
 {
     const char *url = NULL, *control = NULL;
     int nclients = 64, reps = 20;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
-            url = argv[++i];
-        } else if (strcmp(argv[i], "--control") == 0 && i + 1 < argc) {
-            control = argv[++i];
-        } else if (strcmp(argv[i], "--clients") == 0 && i + 1 < argc) {
-            nclients = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else {
-            url = NULL;
-            break;
-        }
-    }
+    static const char usage[] =
+        "bench_plan --url WORKER_URL --control CONTROL_URL [--clients N] [--reps R]";
+    const bench_opt_t opts[] = {{"--url", BENCH_STR, &url},
+                                {"--control", BENCH_STR, &control},
+                                {"--clients", BENCH_INT, &nclients},
+                                {"--reps", BENCH_INT, &reps}};
+    bench_args(argc, argv, opts, sizeof(opts) / sizeof(opts[0]), usage);
     if (url == NULL || control == NULL || nclients < 1 || nclients > MAX_CLIENTS || reps < 1 ||
         reps > 1000) {
-        bench_die("usage: bench_plan --url WORKER_URL --control CONTROL_URL [--clients N] "
-                  "[--reps R]");
+        bench_die("usage: %s", usage);
     }
     int fds[2];
     if (pipe(fds) != 0) {

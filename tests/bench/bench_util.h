@@ -45,6 +45,45 @@ static inline void bench_die(const char *fmt, ...)
     exit(1);
 }
 
+/* The benchmarks' options: "--name VALUE" each, into a string, an int, an
+ * int64_t or a double; an unknown option or a missing value dies with the
+ * usage line. */
+typedef enum { BENCH_STR, BENCH_INT, BENCH_I64, BENCH_DBL } bench_kind_t;
+typedef struct bench_opt {
+    const char *name; /* "--url" */
+    bench_kind_t kind;
+    void *out;
+} bench_opt_t;
+
+static inline void bench_args(int argc, char **argv, const bench_opt_t *opts, size_t n,
+                              const char *usage)
+{
+    for (int i = 1; i < argc; i++) {
+        size_t k = 0;
+        while (k < n && strcmp(argv[i], opts[k].name) != 0) {
+            k++;
+        }
+        if (k == n || i + 1 >= argc) {
+            bench_die("usage: %s", usage);
+        }
+        const char *v = argv[++i];
+        switch (opts[k].kind) {
+        case BENCH_STR:
+            *(const char **)opts[k].out = v;
+            break;
+        case BENCH_INT:
+            *(int *)opts[k].out = atoi(v);
+            break;
+        case BENCH_I64:
+            *(int64_t *)opts[k].out = atoll(v);
+            break;
+        case BENCH_DBL:
+            *(double *)opts[k].out = atof(v);
+            break;
+        }
+    }
+}
+
 /* A REQ socket dialed to a control endpoint (as profctl dials it). */
 static inline int bench_control_open(nng_socket *s, const char *url)
 {
