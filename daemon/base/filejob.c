@@ -19,24 +19,24 @@
 
 /* ---- manifests and streamed files ---- */
 
-void pd_write_run(pd_job_t *j)
+void pd_write_run(pd_write_job_t *j)
 {
     char why[400], part[NAME_MAX + 1];
     const char *base;
     int root, dir, rv;
     j->rv = 0;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "%s", why);
+        pd_job_fail(PD_JOB(j), rv, "%s", why);
         return;
     }
     rv = pd_confine_parent(root, j->dst, true, &dir, &base, why, sizeof(why));
     close(root);
     if (rv != 0) {
-        pd_job_fail(j, rv, "save_path tree: %s", why);
+        pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
         return;
     }
     if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
-        pd_job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
+        pd_job_fail(PD_JOB(j), PROFD_EPATH, "name too long: %.200s", j->dst);
         close(dir);
         return;
     }
@@ -44,7 +44,7 @@ void pd_write_run(pd_job_t *j)
      * written over from its start, then cut to size */
     int fd = openat(dir, part, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
         close(dir);
         return;
     }
@@ -54,7 +54,7 @@ void pd_write_run(pd_job_t *j)
             continue;
         }
         if (w < 0) {
-            pd_job_fail(j, PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
             close(fd);
             unlinkat(dir, part, 0);
             close(dir);
@@ -65,7 +65,7 @@ void pd_write_run(pd_job_t *j)
     /* on disk before it replaces the old one: a crash leaves one or the other */
     if (ftruncate(fd, (off_t)j->len) != 0 || (!j->no_sync && fsync(fd) != 0) || close(fd) != 0 ||
         renameat(dir, part, dir, base) != 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", j->dst, strerror(errno));
         unlinkat(dir, part, 0);
     }
     close(dir);
@@ -78,27 +78,27 @@ void pd_write_run(pd_job_t *j)
  * 0, after the free-disk check). 0; 1 when the .part does not end where
  * the chunk starts (j->have says where the sender resumes); or the error
  * the job failed with. */
-static int chunk_open(pd_job_t *j, int *dirp, int *fdp, char *part, size_t partlen,
+static int chunk_open(pd_chunk_job_t *j, int *dirp, int *fdp, char *part, size_t partlen,
                       const char **base)
 {
     char why[400];
     struct stat st;
     int root, dir, fd, rv;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        return pd_job_fail(j, rv, "%s", why);
+        return pd_job_fail(PD_JOB(j), rv, "%s", why);
     }
     rv = pd_confine_parent(root, j->dst, true, &dir, base, why, sizeof(why));
     close(root);
     if (rv != 0) {
         j->have = 0;
-        return pd_job_fail(j, rv, "save_path tree: %s", why);
+        return pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
     }
     if ((size_t)snprintf(part, partlen, "%s.part", *base) >= partlen) {
         close(dir);
-        return pd_job_fail(j, PROFD_EPATH, "name too long: %.200s", j->dst);
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH, "name too long: %.200s", j->dst);
     }
     if (j->offset == 0) {
-        if (pd_job_floor_check(j, dir, j->size) != 0) {
+        if (pd_job_floor_check(PD_JOB(j), j->min_free, 0, dir, j->size) != 0) {
             j->have = 0;
             close(dir);
             return j->rv;
@@ -109,7 +109,7 @@ static int chunk_open(pd_job_t *j, int *dirp, int *fdp, char *part, size_t partl
     }
     if (fd < 0) {
         j->have = 0; /* nothing usable here: start the file again */
-        rv = pd_job_fail(j, PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
+        rv = pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
         close(dir);
         return rv;
     }
@@ -126,18 +126,15 @@ static int chunk_open(pd_job_t *j, int *dirp, int *fdp, char *part, size_t partl
 
 /* The whole file against the checksum its sender listed; a mismatch drops
  * the .part and the sender starts again from 0. */
-static int chunk_verify(pd_job_t *j, int dir, int fd, const char *part)
+static int chunk_verify(pd_chunk_job_t *j, int dir, int fd, const char *part)
 {
     char *buf = malloc(PD_IO_CHUNK);
     uint64_t h = 0;
     char got[32];
-    bool sum = j->checksum;
-    j->checksum = true;
-    int rv = buf == NULL ? pd_job_fail(j, PROFD_ENOMEM, "out of memory")
+    int rv = buf == NULL ? pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory")
              : lseek(fd, 0, SEEK_SET) != 0
-                 ? pd_job_fail(j, PROFD_EIO, "cannot read %s: %s", part, strerror(errno))
-                 : pd_job_pump(j, fd, -1, j->size, part, buf, &h);
-    j->checksum = sum;
+                 ? pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot read %s: %s", part, strerror(errno))
+                 : pd_job_pump(PD_JOB(j), true, fd, -1, j->size, part, buf, &h);
     free(buf);
     if (rv != 0) {
         return rv;
@@ -147,7 +144,7 @@ static int chunk_verify(pd_job_t *j, int dir, int fd, const char *part)
         unlinkat(dir, part, 0);
         j->have = 0;
         j->mismatch = true;
-        return pd_job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", got,
+        return pd_job_fail(PD_JOB(j), PROFD_EIO, "checksum mismatch: received %s, expected %s", got,
                            j->expect);
     }
     return 0;
@@ -155,7 +152,7 @@ static int chunk_verify(pd_job_t *j, int dir, int fd, const char *part)
 
 /* The running hash of a chunk's file up to the chunk's offset: made again
  * from the .part when it stops short (a restart lost it). 0 or the error. */
-static int chunk_hash_upto(pd_job_t *j, int fd, const char *part)
+static int chunk_hash_upto(pd_chunk_job_t *j, int fd, const char *part)
 {
     XXH64_state_t *st = j->hash;
     if (*j->hashed == j->offset) {
@@ -163,7 +160,7 @@ static int chunk_hash_upto(pd_job_t *j, int fd, const char *part)
     }
     char *buf = malloc(PD_IO_CHUNK);
     if (buf == NULL) {
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     XXH64_reset(st, 0);
     *j->hashed = 0;
@@ -178,7 +175,7 @@ static int chunk_hash_upto(pd_job_t *j, int fd, const char *part)
             XXH64_reset(st, 0);
             *j->hashed = 0;
             j->have = 0; /* start the file again */
-            return pd_job_fail(j, PROFD_EIO, "cannot read %s: %s", part,
+            return pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot read %s: %s", part,
                                n < 0 ? strerror(errno) : "shorter than received");
         }
         XXH64_update(st, buf, (size_t)n);
@@ -188,7 +185,7 @@ static int chunk_hash_upto(pd_job_t *j, int fd, const char *part)
     return 0;
 }
 
-void pd_chunk_run(pd_job_t *j)
+void pd_chunk_run(pd_chunk_job_t *j)
 {
     char part[NAME_MAX + 1];
     const char *base;
@@ -212,7 +209,7 @@ void pd_chunk_run(pd_job_t *j)
             continue;
         }
         if (w < 0) {
-            pd_job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
             close(fd);
             close(dir);
             return;
@@ -226,7 +223,7 @@ void pd_chunk_run(pd_job_t *j)
     }
     if (j->have < j->size) {
         if (close(fd) != 0) {
-            pd_job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
         }
         close(dir);
         return;
@@ -240,7 +237,7 @@ void pd_chunk_run(pd_job_t *j)
             XXH64_reset(j->hash, 0); /* the file comes again from its start */
             *j->hashed = 0;
             j->mismatch = true;
-            pd_job_fail(j, PROFD_EIO, "checksum mismatch: received %s, expected %s", j->got,
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "checksum mismatch: received %s, expected %s", j->got,
                         j->expect);
             close(fd);
             close(dir);
@@ -252,9 +249,9 @@ void pd_chunk_run(pd_job_t *j)
         return;
     }
     if (close(fd) != 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
     } else if (renameat(dir, part, dir, base) != 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot rename %s: %s", part, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot rename %s: %s", part, strerror(errno));
     } else {
         j->complete = true;
     }
@@ -263,28 +260,28 @@ void pd_chunk_run(pd_job_t *j)
 
 /* ---- spool removal ---- */
 
-void pd_remove_run(pd_job_t *j)
+void pd_remove_run(pd_remove_job_t *j)
 {
     char why[400];
     const char *base;
     int spool, dir, rv;
     j->rv = 0;
     if (!pd_confine_rel_ok(j->src)) {
-        pd_job_fail(j, PROFD_EPATH, "not a plain path in the spool: %.200s", j->src);
+        pd_job_fail(PD_JOB(j), PROFD_EPATH, "not a plain path in the spool: %.200s", j->src);
         return;
     }
     if ((rv = pd_confine_root(j->spool, &spool, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "spool: %s", why);
+        pd_job_fail(PD_JOB(j), rv, "spool: %s", why);
         return;
     }
     rv = pd_confine_parent(spool, j->src, false, &dir, &base, why, sizeof(why));
     if (rv == 0) {
         if (pd_confine_remove(dir, base) != 0) {
-            pd_job_fail(j, PROFD_EIO, "cannot remove %s from the spool", j->src);
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot remove %s from the spool", j->src);
         }
         close(dir);
     } else if (errno != ENOENT) {
-        pd_job_fail(j, rv, "%s", why);
+        pd_job_fail(PD_JOB(j), rv, "%s", why);
     }
     pd_confine_prune(spool, PD_TRASH); /* gone when nothing else waits there */
     close(spool);
@@ -292,18 +289,18 @@ void pd_remove_run(pd_job_t *j)
 
 /* ---- views and merges ---- */
 
-void pd_link_run(pd_job_t *j)
+void pd_link_run(pd_link_job_t *j)
 {
     char why[400];
     int root, dir, rv;
     j->rv = 0;
     j->have = 0;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "%s", why);
+        pd_job_fail(PD_JOB(j), rv, "%s", why);
         return;
     }
     if ((rv = pd_confine_dir(root, j->dst, true, &dir, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "save_path tree: %s", why);
+        pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
         close(root);
         return;
     }
@@ -311,7 +308,7 @@ void pd_link_run(pd_job_t *j)
         const char *base;
         int from;
         if (pd_confine_parent(root, j->links[i], false, &from, &base, why, sizeof(why)) != 0) {
-            pd_job_fail(j, PROFD_EPATH, "%s", why);
+            pd_job_fail(PD_JOB(j), PROFD_EPATH, "%s", why);
             continue;
         }
         struct stat st;
@@ -333,8 +330,8 @@ void pd_link_run(pd_job_t *j)
                 if (symlinkat(target, dir, base) == 0) {
                     j->have++;
                 } else if (errno != EEXIST) {
-                    pd_job_fail(j, PROFD_EIO, "cannot link %s into %s: %s", j->links[i], j->dst,
-                                strerror(errno));
+                    pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot link %s into %s: %s", j->links[i],
+                                j->dst, strerror(errno));
                 }
             }
         }

@@ -80,7 +80,7 @@ static bool is_part(const char *rel)
     return len > 5 && strcmp(rel + len - 5, ".part") == 0;
 }
 
-static int add_part(pd_job_t *j, const char *rel)
+static int add_part(pd_gather_job_t *j, const char *rel)
 {
     j->incomplete = true;
     if (j->nparts++ == 0) {
@@ -90,24 +90,24 @@ static int add_part(pd_job_t *j, const char *rel)
     if (v == NULL || (v[j->nparts - 1] = strdup(rel)) == NULL) {
         j->parts = v ? v : j->parts;
         j->nparts -= v != NULL;
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     j->parts = v;
     return 0;
 }
 
-static int add_file(pd_job_t *j, const char *rel, int64_t size)
+static int add_file(pd_gather_job_t *j, const char *rel, int64_t size)
 {
     if (is_part(rel)) {
         return add_part(j, rel);
     }
     if (PU_GROW(j->files, j->files_cap, j->nfiles + 1) != 0) {
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     pp_file_t *f = &j->files[j->nfiles];
     pp_record_init(&pp_desc_file, f);
     if ((f->path = strdup(rel)) == NULL) {
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     f->bytes = size;
     j->nfiles++;
@@ -116,7 +116,7 @@ static int add_file(pd_job_t *j, const char *rel, int64_t size)
 }
 
 /* Remove the partial files listed, below the folder descriptor `dir`. */
-static void remove_parts(pd_job_t *j, int dir)
+static void remove_parts(pd_gather_job_t *j, int dir)
 {
     for (int i = 0; i < j->nparts; i++) {
         char why[400];
@@ -130,34 +130,37 @@ static void remove_parts(pd_job_t *j, int dir)
 }
 
 typedef struct walk {
-    pd_job_t *j;
+    pd_gather_job_t *j;
     int64_t entries, max_entries;
 } walk_t;
 
 /* One entry of a capture folder, by its status (never followed). */
 static int check_entry(walk_t *w, const char *rel, const struct stat *st)
 {
-    pd_job_t *j = w->j;
+    pd_gather_job_t *j = w->j;
     char q[300];
     if (++w->entries > w->max_entries) {
-        return pd_job_fail(j, PROFD_ELIMIT, "more than %lld files and folders in the capture",
+        return pd_job_fail(PD_JOB(j), PROFD_ELIMIT,
+                           "more than %lld files and folders in the capture",
                            (long long)w->max_entries);
     }
     pd_quote(q, sizeof(q), rel);
     if (S_ISLNK(st->st_mode)) {
-        return pd_job_fail(j, PROFD_EPATH, "'%s' in the capture is a symlink (not followed)", q);
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH,
+                           "'%s' in the capture is a symlink (not followed)", q);
     }
     if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode)) {
-        return pd_job_fail(j, PROFD_EPATH, "'%s' in the capture is %s", q, kind_name(st->st_mode));
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH, "'%s' in the capture is %s", q,
+                           kind_name(st->st_mode));
     }
     if (j->owner >= 0 && (int64_t)st->st_uid != j->owner) {
-        return pd_job_fail(j, PROFD_EPATH,
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH,
                            "'%s' in the capture belongs to uid %lld, not to the worker that "
                            "reported it (uid %lld)",
                            q, (long long)st->st_uid, (long long)j->owner);
     }
     if (S_ISREG(st->st_mode) && st->st_nlink > 1) {
-        return pd_job_fail(j, PROFD_EPATH, "'%s' in the capture has %llu hard links", q,
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH, "'%s' in the capture has %llu hard links", q,
                            (unsigned long long)st->st_nlink);
     }
     return 0;
@@ -166,15 +169,16 @@ static int check_entry(walk_t *w, const char *rel, const struct stat *st)
 /* List a folder without following symlinks; takes fd0. */
 static int walk(walk_t *w, int fd0, const char *prefix, int depth)
 {
-    pd_job_t *j = w->j;
+    pd_gather_job_t *j = w->j;
     if (depth > MAX_DEPTH) {
         close(fd0);
-        return pd_job_fail(j, PROFD_EPATH, "capture folders nested deeper than %d", MAX_DEPTH);
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH, "capture folders nested deeper than %d",
+                           MAX_DEPTH);
     }
     DIR *d = fdopendir(fd0);
     if (d == NULL) {
         close(fd0);
-        return pd_job_fail(j, PROFD_EIO, "cannot read '%s': %s", prefix[0] ? prefix : ".",
+        return pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot read '%s': %s", prefix[0] ? prefix : ".",
                            strerror(errno));
     }
     struct dirent *de;
@@ -187,19 +191,19 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
         }
         int n = snprintf(rel, sizeof(rel), "%s%s%s", prefix, prefix[0] ? "/" : "", de->d_name);
         if (n < 0 || (size_t)n >= sizeof(rel)) {
-            rv = pd_job_fail(j, PROFD_EPATH, "path too long in the capture");
+            rv = pd_job_fail(PD_JOB(j), PROFD_EPATH, "path too long in the capture");
             break;
         }
         if (!name_ok(de->d_name)) {
             pd_quote(q, sizeof(q), rel);
             rv =
-                pd_job_fail(j, PROFD_EPATH,
+                pd_job_fail(PD_JOB(j), PROFD_EPATH,
                             "'%s' in the capture: a name with a control character or not UTF-8", q);
             break;
         }
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             pd_quote(q, sizeof(q), rel);
-            rv = pd_job_fail(j, PROFD_EIO, "cannot stat '%s': %s", q, strerror(errno));
+            rv = pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot stat '%s': %s", q, strerror(errno));
         } else if ((rv = check_entry(w, rel, &st)) != 0) {
             break;
         } else if (S_ISDIR(st.st_mode)) {
@@ -209,7 +213,8 @@ static int walk(walk_t *w, int fd0, const char *prefix, int depth)
             int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (fd < 0) {
                 pd_quote(q, sizeof(q), rel);
-                rv = pd_job_fail(j, errno == ELOOP || errno == ENOTDIR ? PROFD_EPATH : PROFD_EIO,
+                rv = pd_job_fail(PD_JOB(j),
+                                 errno == ELOOP || errno == ENOTDIR ? PROFD_EPATH : PROFD_EIO,
                                  "cannot open '%s' in the capture: %s", q, strerror(errno));
             } else {
                 rv = walk(w, fd, rel, depth + 1);
@@ -231,12 +236,12 @@ static void set_checksum(pp_file_t *f, uint64_t h)
 }
 
 /* Checksum every listed file below the folder descriptor `dir`. */
-static int hash_all(pd_job_t *j, int dir)
+static int hash_all(pd_gather_job_t *j, int dir)
 {
     char *buf = j->checksum ? malloc(PD_IO_CHUNK) : NULL;
     int rv = 0;
     if (j->checksum && buf == NULL) {
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     for (size_t i = 0; j->checksum && rv == 0 && i < j->nfiles; i++) {
         char why[400];
@@ -244,10 +249,11 @@ static int hash_all(pd_job_t *j, int dir)
         uint64_t h = 0;
         int fd;
         if ((rv = pd_confine_open_file(dir, j->files[i].path, &fd, &st, why, sizeof(why))) != 0) {
-            pd_job_fail(j, rv, "%s", why);
+            pd_job_fail(PD_JOB(j), rv, "%s", why);
             break;
         }
-        if ((rv = pd_job_pump(j, fd, -1, j->files[i].bytes, j->files[i].path, buf, &h)) == 0) {
+        if ((rv = pd_job_pump(PD_JOB(j), j->checksum, fd, -1, j->files[i].bytes, j->files[i].path,
+                              buf, &h)) == 0) {
             set_checksum(&j->files[i], h);
         }
         close(fd);
@@ -257,12 +263,12 @@ static int hash_all(pd_job_t *j, int dir)
 }
 
 /* Copy every listed file from the folder `src` into the new folder `dst`. */
-static int copy_all(pd_job_t *j, int src, int dst)
+static int copy_all(pd_gather_job_t *j, int src, int dst)
 {
     char *buf = malloc(PD_IO_CHUNK);
     int rv = 0;
     if (buf == NULL) {
-        return pd_job_fail(j, PROFD_ENOMEM, "out of memory");
+        return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
     for (size_t i = 0; rv == 0 && i < j->nfiles; i++) {
         const char *rel = j->files[i].path, *base;
@@ -271,27 +277,29 @@ static int copy_all(pd_job_t *j, int src, int dst)
         uint64_t h = 0;
         int in, dir, out;
         if ((rv = pd_confine_open_file(src, rel, &in, &st, why, sizeof(why))) != 0) {
-            pd_job_fail(j, rv, "%s", why);
+            pd_job_fail(PD_JOB(j), rv, "%s", why);
             break;
         }
         if ((rv = pd_confine_parent(dst, rel, true, &dir, &base, why, sizeof(why))) != 0) {
-            pd_job_fail(j, rv, "%s", why);
+            pd_job_fail(PD_JOB(j), rv, "%s", why);
             close(in);
             break;
         }
         if ((size_t)snprintf(part, sizeof(part), "%s.part", base) >= sizeof(part)) {
-            rv = pd_job_fail(j, PROFD_EPATH, "name too long: '%.200s'", rel);
+            rv = pd_job_fail(PD_JOB(j), PROFD_EPATH, "name too long: '%.200s'", rel);
 
         } else if ((out = openat(dir, part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                                  0644)) < 0) {
-            rv = pd_job_fail(j, PROFD_EIO, "cannot create '%s.part': %s", rel, strerror(errno));
+            rv = pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot create '%s.part': %s", rel,
+                             strerror(errno));
         } else {
-            rv = pd_job_pump(j, in, out, j->files[i].bytes, rel, buf, &h);
+            rv = pd_job_pump(PD_JOB(j), j->checksum, in, out, j->files[i].bytes, rel, buf, &h);
             if (close(out) != 0 && rv == 0) {
-                rv = pd_job_write_failed(j, rel);
+                rv = pd_job_write_failed(PD_JOB(j), rel);
             }
             if (rv == 0 && renameat(dir, part, dir, base) != 0) {
-                rv = pd_job_fail(j, PROFD_EIO, "cannot rename '%s.part': %s", rel, strerror(errno));
+                rv = pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot rename '%s.part': %s", rel,
+                                 strerror(errno));
             }
             if (rv != 0) {
                 unlinkat(dir, part, 0);
@@ -310,7 +318,7 @@ static int copy_all(pd_job_t *j, int src, int dst)
 
 /* Claim the capture's bytes from the window's budget, shared by the jobs
  * of the window running at the same time. */
-static int budget_claim(pd_job_t *j)
+static int budget_claim(pd_gather_job_t *j)
 {
     if (j->budget < 0 || j->used == NULL) {
         return 0;
@@ -319,7 +327,7 @@ static int budget_claim(pd_job_t *j)
     do {
         if (cur + j->bytes > j->budget) {
             return pd_job_fail(
-                j, PROFD_ELIMIT,
+                PD_JOB(j), PROFD_ELIMIT,
                 "capture of %lld bytes exceeds the window's remaining budget of %lld "
                 "bytes (limits.window_byte_budget)",
                 (long long)j->bytes, (long long)(j->budget > cur ? j->budget - cur : 0));
@@ -328,7 +336,7 @@ static int budget_claim(pd_job_t *j)
     return 0;
 }
 
-static void budget_release(pd_job_t *j)
+static void budget_release(pd_gather_job_t *j)
 {
     if (j->budget >= 0 && j->used != NULL) {
         atomic_fetch_sub(j->used, j->bytes);
@@ -357,17 +365,17 @@ static void gather_close(gather_t *g)
 }
 
 /* Open the capture folder below the spool, and list it. */
-static int gather_open(pd_job_t *j, gather_t *g)
+static int gather_open(pd_gather_job_t *j, gather_t *g)
 {
     char why[400], q[300];
     int rv;
     pd_quote(q, sizeof(q), j->src);
     if (!pd_confine_rel_ok(j->src)) {
-        return pd_job_fail(j, PROFD_EPATH, "capture folder '%s' is not a plain path in the spool",
-                           q);
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH,
+                           "capture folder '%s' is not a plain path in the spool", q);
     }
     if ((rv = pd_confine_root(j->spool, &g->spool, why, sizeof(why))) != 0) {
-        return pd_job_fail(j, rv, "spool: %s", why);
+        return pd_job_fail(PD_JOB(j), rv, "spool: %s", why);
     }
     if (j->hook) {
         j->hook(j, PD_JOB_AT_OPEN);
@@ -376,46 +384,49 @@ static int gather_open(pd_job_t *j, gather_t *g)
         0) {
         if (rv == PROFD_EIO && errno == ENOENT) {
             j->missing = true;
-            return pd_job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
+            return pd_job_fail(PD_JOB(j), PROFD_EIO, "capture folder '%s' is missing", q);
         }
-        return pd_job_fail(j, rv, "spool: %s", why);
+        return pd_job_fail(PD_JOB(j), rv, "spool: %s", why);
     }
     g->cap = openat(g->parent, g->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (g->cap < 0) {
         if (errno == ENOENT) {
             j->missing = true;
-            return pd_job_fail(j, PROFD_EIO, "capture folder '%s' is missing", q);
+            return pd_job_fail(PD_JOB(j), PROFD_EIO, "capture folder '%s' is missing", q);
         }
         struct stat st;
         if (errno == ELOOP ||
             (fstatat(g->parent, g->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))) {
-            return pd_job_fail(j, PROFD_EPATH, "capture folder '%s' is a symlink (not followed)",
-                               q);
+            return pd_job_fail(PD_JOB(j), PROFD_EPATH,
+                               "capture folder '%s' is a symlink (not followed)", q);
         }
         if (errno == ENOTDIR) {
-            return pd_job_fail(j, PROFD_EPATH, "capture folder '%s' is not a folder", q);
+            return pd_job_fail(PD_JOB(j), PROFD_EPATH, "capture folder '%s' is not a folder", q);
         }
-        return pd_job_fail(j, PROFD_EIO, "cannot open capture folder '%s': %s", q, strerror(errno));
+        return pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot open capture folder '%s': %s", q,
+                           strerror(errno));
     }
     if (fstat(g->cap, &g->st) != 0) {
-        return pd_job_fail(j, PROFD_EIO, "cannot stat capture folder '%s': %s", q, strerror(errno));
+        return pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot stat capture folder '%s': %s", q,
+                           strerror(errno));
     }
     if (j->owner >= 0 && (int64_t)g->st.st_uid != j->owner) {
-        return pd_job_fail(j, PROFD_EPATH,
+        return pd_job_fail(PD_JOB(j), PROFD_EPATH,
                            "capture folder '%s' belongs to uid %lld, not to the worker that "
                            "reported it (uid %lld)",
                            q, (long long)g->st.st_uid, (long long)j->owner);
     }
     int fd = fcntl(g->cap, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
-        return pd_job_fail(j, PROFD_EIO, "cannot read capture folder '%s': %s", q, strerror(errno));
+        return pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot read capture folder '%s': %s", q,
+                           strerror(errno));
     }
     walk_t w = {j, 0, j->max_files > 0 ? j->max_files : DEFAULT_MAX_FILES};
     return walk(&w, fd, "", 0);
 }
 
 /* Rename the capture into place; true when done (or failed for good). */
-static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
+static bool gather_rename(pd_gather_job_t *j, gather_t *g, int *err)
 {
     struct stat st;
     if (renameat(g->parent, g->name, g->dparent, g->dname) != 0) {
@@ -428,7 +439,7 @@ static bool gather_rename(pd_job_t *j, gather_t *g, int *err)
         if (renameat(g->dparent, g->dname, g->parent, g->name) != 0) {
             pd_confine_remove(g->dparent, g->dname);
         }
-        pd_job_fail(j, PROFD_EPATH, "capture folder was replaced while it was gathered");
+        pd_job_fail(PD_JOB(j), PROFD_EPATH, "capture folder was replaced while it was gathered");
         return true;
     }
     /* moved, not read again: O(1) in bytes (the files are listed as moved,
@@ -467,7 +478,7 @@ static int own_dir(int at, const char *name)
 
 /* Move the copied capture to .trash/w<window>/ in the spool; false when it
  * cannot go there (then it is removed at once). */
-static bool trash_aside(pd_job_t *j, gather_t *g)
+static bool trash_aside(pd_gather_job_t *j, gather_t *g)
 {
     char wdir[32], name[48];
     int t, w;
@@ -485,10 +496,10 @@ static bool trash_aside(pd_job_t *j, gather_t *g)
     return ok;
 }
 
-static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
+static void gather_copy(pd_gather_job_t *j, gather_t *g, int why_errno)
 {
     int dir;
-    if (pd_job_floor_check(j, g->dparent, j->bytes) != 0) {
+    if (pd_job_floor_check(PD_JOB(j), j->min_free, j->bytes, g->dparent, j->bytes) != 0) {
         return;
     }
     if (j->nfiles == 0 && j->drop_empty) {
@@ -499,11 +510,11 @@ static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
         return;
     }
     if (mkdirat(g->dparent, g->dname, 0755) != 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot create '%s': %s", j->dst, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot create '%s': %s", j->dst, strerror(errno));
         return;
     }
     if ((dir = openat(g->dparent, g->dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot open '%s': %s", j->dst, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot open '%s': %s", j->dst, strerror(errno));
         return;
     }
     int rv = copy_all(j, g->cap, dir);
@@ -530,7 +541,7 @@ static void gather_copy(pd_job_t *j, gather_t *g, int why_errno)
 /* Keep room for the window's manifest: its .part, allocated to the room
  * the captures gathered so far need. Best effort: a disk already full
  * leaves the manifest to be written once there is room. */
-static void reserve_manifest(pd_job_t *j, int root)
+static void reserve_manifest(pd_gather_job_t *j, int root)
 {
     char why[400], part[NAME_MAX + 1];
     const char *base;
@@ -558,7 +569,7 @@ static void reserve_manifest(pd_job_t *j, int root)
 
 /* After a restart: a capture no longer in the spool was renamed into the
  * tree before the daemon stopped: list it there. */
-static void recover_in_tree(pd_job_t *j)
+static void recover_in_tree(pd_gather_job_t *j)
 {
     char why[400], q[300];
     const char *base;
@@ -567,7 +578,8 @@ static void recover_in_tree(pd_job_t *j)
     j->rv = 0;
     j->reason[0] = '\0';
     if (pd_confine_root(j->root, &root, why, sizeof(why)) != 0) {
-        pd_job_fail(j, PROFD_EIO, "capture folder '%s' is missing (and the tree: %s)", q, why);
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "capture folder '%s' is missing (and the tree: %s)", q,
+                    why);
         return;
     }
     if (pd_confine_parent(root, j->dst, false, &parent, &base, why, sizeof(why)) == 0) {
@@ -576,7 +588,7 @@ static void recover_in_tree(pd_job_t *j)
     }
     close(root);
     if (cap < 0) {
-        pd_job_fail(j, PROFD_EIO,
+        pd_job_fail(PD_JOB(j), PROFD_EIO,
                     "capture folder '%s' is missing: neither in the spool nor in the tree after "
                     "the daemon restarted",
                     q);
@@ -591,12 +603,12 @@ static void recover_in_tree(pd_job_t *j)
             j->files[i].moved = true;
         }
     } else if (fd < 0) {
-        pd_job_fail(j, PROFD_EIO, "cannot read '%s' in the tree: %s", q, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot read '%s' in the tree: %s", q, strerror(errno));
     }
     close(cap);
 }
 
-void pd_gather_run(pd_job_t *j)
+void pd_gather_run(pd_gather_job_t *j)
 {
     gather_t g = {-1, -1, -1, NULL, {0}, -1, -1, NULL};
     char why[400];
@@ -632,7 +644,7 @@ void pd_gather_run(pd_job_t *j)
     if ((rv = pd_confine_root(j->root, &g.root, why, sizeof(why))) != 0 ||
         (rv = pd_confine_parent(g.root, j->dst, true, &g.dparent, &g.dname, why, sizeof(why))) !=
             0) {
-        pd_job_fail(j, rv, "save_path tree: %s", why);
+        pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
     } else {
         struct stat dst;
         bool same = fstat(g.dparent, &dst) == 0 && dst.st_dev == g.st.st_dev;
@@ -641,12 +653,13 @@ void pd_gather_run(pd_job_t *j)
         }
         reserve_manifest(j, g.root);
         /* a rename takes no space; a copy takes the capture's size */
-        if (pd_job_floor_check(j, g.dparent, same ? 0 : j->bytes) == 0 &&
+        if (pd_job_floor_check(PD_JOB(j), j->min_free, j->bytes, g.dparent, same ? 0 : j->bytes) ==
+                0 &&
             !gather_rename(j, &g, &e)) {
             if (e == EXDEV || e == EACCES || e == EPERM) {
                 gather_copy(j, &g, e);
             } else {
-                pd_job_fail(j, PROFD_EIO, "cannot move the capture to '%s': %s", j->dst,
+                pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot move the capture to '%s': %s", j->dst,
                             strerror(e));
             }
         }
@@ -662,24 +675,36 @@ void pd_gather_run(pd_job_t *j)
 
 /* ---- thread pool glue ---- */
 
+void pd_job_run(pd_job_t *j)
+{
+    switch (j->kind) {
+    case PD_JOB_GATHER:
+        pd_gather_run((pd_gather_job_t *)j);
+        break;
+    case PD_JOB_WRITE:
+        pd_write_run((pd_write_job_t *)j);
+        break;
+    case PD_JOB_CHUNK:
+        pd_chunk_run((pd_chunk_job_t *)j);
+        break;
+    case PD_JOB_REMOVE:
+        pd_remove_run((pd_remove_job_t *)j);
+        break;
+    case PD_JOB_LINK:
+        pd_link_run((pd_link_job_t *)j);
+        break;
+    case PD_JOB_MERGE:
+        pd_merge_run((pd_merge_job_t *)j);
+        break;
+    case PD_JOB_DIFF:
+        pd_diff_run((pd_diff_job_t *)j);
+        break;
+    }
+}
+
 static void job_work(uv_work_t *w)
 {
-    pd_job_t *j = w->data;
-    if (j->kind == PD_JOB_GATHER) {
-        pd_gather_run(j);
-    } else if (j->kind == PD_JOB_CHUNK) {
-        pd_chunk_run(j);
-    } else if (j->kind == PD_JOB_REMOVE) {
-        pd_remove_run(j);
-    } else if (j->kind == PD_JOB_LINK) {
-        pd_link_run(j);
-    } else if (j->kind == PD_JOB_MERGE) {
-        pd_merge_run(j);
-    } else if (j->kind == PD_JOB_DIFF) {
-        pd_diff_run(j);
-    } else {
-        pd_write_run(j);
-    }
+    pd_job_run(w->data);
 }
 
 static void job_after(uv_work_t *w, int status)
@@ -697,11 +722,8 @@ int pd_job_submit(uv_loop_t *loop, pd_job_t *j)
     return uv_queue_work(loop, &j->work, job_work, job_after) == 0 ? 0 : PROFD_EINTERNAL;
 }
 
-void pd_job_free(pd_job_t *j)
+static void gather_free(pd_gather_job_t *j)
 {
-    if (j == NULL) {
-        return;
-    }
     for (size_t i = 0; i < j->nfiles; i++) {
         pp_record_free(&pp_desc_file, &j->files[i]);
     }
@@ -710,12 +732,42 @@ void pd_job_free(pd_job_t *j)
         free(j->parts[i]);
     }
     free(j->parts);
-    free(j->data);
+}
+
+static void links_free(pd_link_job_t *j)
+{
     for (size_t i = 0; i < j->nlinks; i++) {
         free(j->links[i]);
     }
     free(j->links);
-    pd_merge_free(j->merge);
-    pd_diff_free(j->diff);
+}
+
+void pd_job_free(pd_job_t *j)
+{
+    if (j == NULL) {
+        return;
+    }
+    switch (j->kind) {
+    case PD_JOB_GATHER:
+        gather_free((pd_gather_job_t *)j);
+        break;
+    case PD_JOB_WRITE:
+        free(((pd_write_job_t *)j)->data);
+        break;
+    case PD_JOB_CHUNK:
+        free(((pd_chunk_job_t *)j)->data);
+        break;
+    case PD_JOB_REMOVE:
+        break;
+    case PD_JOB_LINK:
+        links_free((pd_link_job_t *)j);
+        break;
+    case PD_JOB_MERGE:
+        pd_merge_free(((pd_merge_job_t *)j)->merge);
+        break;
+    case PD_JOB_DIFF:
+        pd_diff_free(((pd_diff_job_t *)j)->diff);
+        break;
+    }
     free(j);
 }

@@ -39,22 +39,27 @@
 
 #include "job.h"
 
-/* Queue a job. Returns 0, or PROFD_EINTERNAL (done() is then not called). */
+/* Queue a job (pd_job_new, filled in as its kind). Returns 0, or
+ * PROFD_EINTERNAL (done() is then not called). */
 int pd_job_submit(uv_loop_t *loop, pd_job_t *j);
 void pd_job_free(pd_job_t *j);
 
+/* The job's work, by its kind, synchronous: what the thread pool runs, and
+ * what a caller runs itself when the pool is gone (stopping). */
+void pd_job_run(pd_job_t *j);
+
 /* The work itself, synchronous (used by the job runner and by tests). */
-void pd_gather_run(pd_job_t *j);
-void pd_write_run(pd_job_t *j);
-void pd_chunk_run(pd_job_t *j);
-void pd_remove_run(pd_job_t *j);
+void pd_gather_run(pd_gather_job_t *j);
+void pd_write_run(pd_write_job_t *j);
+void pd_chunk_run(pd_chunk_job_t *j);
+void pd_remove_run(pd_remove_job_t *j);
 /* Hard links (a symlink where the file system has none) of regular files
  * into a folder made for them; an existing name is left alone. Counts the
  * links made in `have`. */
-void pd_link_run(pd_job_t *j);
+void pd_link_run(pd_link_job_t *j);
 /* The merged trace, written as <dst>.part and renamed when complete. */
-void pd_merge_run(pd_job_t *j);
+void pd_merge_run(pd_merge_job_t *j);
 /* The trace diff of diff->files into diff->out (tracediff.h). */
-void pd_diff_run(pd_job_t *j);
+void pd_diff_run(pd_diff_job_t *j);
 
 #endif

@@ -15,6 +15,21 @@
 #include "hasher.h"
 #include "job.h"
 
+pd_job_t *pd_job_new(pd_job_kind_t kind)
+{
+    static const size_t size[] = {
+        [PD_JOB_GATHER] = sizeof(pd_gather_job_t), [PD_JOB_WRITE] = sizeof(pd_write_job_t),
+        [PD_JOB_CHUNK] = sizeof(pd_chunk_job_t),   [PD_JOB_REMOVE] = sizeof(pd_remove_job_t),
+        [PD_JOB_LINK] = sizeof(pd_link_job_t),     [PD_JOB_MERGE] = sizeof(pd_merge_job_t),
+        [PD_JOB_DIFF] = sizeof(pd_diff_job_t),
+    };
+    pd_job_t *j = calloc(1, size[kind]);
+    if (j != NULL) {
+        j->kind = kind;
+    }
+    return j;
+}
+
 int pd_job_fail(pd_job_t *j, int rv, const char *fmt, ...)
 {
     va_list ap;
@@ -59,11 +74,11 @@ typedef struct {
     pd_hasher_t *th;   /* or on a thread */
 } sum_t;
 
-static int sum_start(sum_t *s, pd_job_t *j, bool thread)
+static int sum_start(sum_t *s, pd_job_t *j, bool checksum, bool thread)
 {
     s->st = NULL;
     s->th = NULL;
-    if (!j->checksum || (thread && pd_hasher_start(&s->th) == 0)) {
+    if (!checksum || (thread && pd_hasher_start(&s->th) == 0)) {
         return 0;
     }
     if ((s->st = XXH64_createState()) == NULL) {
@@ -108,20 +123,20 @@ int pd_job_write_failed(pd_job_t *j, const char *rel)
     return pd_job_fail(j, PROFD_EIO, "cannot write '%s': %s", rel, strerror(errno));
 }
 
-/* Read `size` bytes of `in`, checksum them (j->checksum) and write them to
+/* Read `size` bytes of `in`, checksum them (when `checksum`) and write them to
  * `out` (-1: checksum only). A large copy alternates `buf` and a second
  * buffer while another thread hashes the one just read. */
-int pd_job_pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, char *buf,
-                uint64_t *hash)
+int pd_job_pump(pd_job_t *j, bool checksum, int in, int out, int64_t size, const char *rel,
+                char *buf, uint64_t *hash)
 {
     char *bufs[2] = {buf, NULL};
     sum_t sum;
     int64_t left = size;
     int rv = 0, k = 0;
-    if (j->checksum && out >= 0 && size >= HASH_THREAD_MIN) {
+    if (checksum && out >= 0 && size >= HASH_THREAD_MIN) {
         bufs[1] = malloc(PD_IO_CHUNK); /* without it: one buffer, hashed inline */
     }
-    if ((rv = sum_start(&sum, j, bufs[1] != NULL)) != 0) {
+    if ((rv = sum_start(&sum, j, checksum, bufs[1] != NULL)) != 0) {
         free(bufs[1]);
         return rv;
     }
@@ -153,7 +168,7 @@ int pd_job_pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, cha
     }
     XXH64_hash_t h = sum_end(&sum); /* waits for the hashing thread */
     free(bufs[1]);
-    if (rv == 0 && j->checksum) {
+    if (rv == 0 && checksum) {
         *hash = h;
     }
     return rv;
@@ -163,10 +178,10 @@ int pd_job_pump(pd_job_t *j, int in, int out, int64_t size, const char *rel, cha
 
 /* Would writing `need` bytes on the file system of `fd` leave less than
  * min_free? */
-int pd_job_floor_check(pd_job_t *j, int fd, int64_t need)
+int pd_job_floor_check(pd_job_t *j, int64_t min_free, int64_t bytes, int fd, int64_t need)
 {
     struct statvfs vfs;
-    if (j->min_free <= 0) {
+    if (min_free <= 0) {
         return 0;
     }
     if (fstatvfs(fd, &vfs) != 0) {
@@ -174,11 +189,11 @@ int pd_job_floor_check(pd_job_t *j, int fd, int64_t need)
                            strerror(errno));
     }
     int64_t avail = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-    if (avail - need < j->min_free) {
+    if (avail - need < min_free) {
         return pd_job_fail(j, PROFD_ELIMIT,
                            "%lld bytes free on the save_path file system; the capture of %lld "
                            "bytes would leave less than limits.min_free_bytes (%lld)",
-                           (long long)avail, (long long)j->bytes, (long long)j->min_free);
+                           (long long)avail, (long long)bytes, (long long)min_free);
     }
     return 0;
 }

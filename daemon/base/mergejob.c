@@ -114,7 +114,7 @@ static void merge_warn(pd_merge_t *m, const char *fmt, ...)
     va_end(ap);
 }
 
-void pd_merge_run(pd_job_t *j)
+void pd_merge_run(pd_merge_job_t *j)
 {
     pd_merge_t *m = j->merge;
     char why[400], part[NAME_MAX + 1];
@@ -124,11 +124,11 @@ void pd_merge_run(pd_job_t *j)
     bool first = true;
     j->rv = 0;
     if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "%s", why);
+        pd_job_fail(PD_JOB(j), rv, "%s", why);
         return;
     }
     if ((rv = pd_confine_parent(root, j->dst, false, &dir, &base, why, sizeof(why))) != 0) {
-        pd_job_fail(j, rv, "save_path tree: %s", why);
+        pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
         close(root);
         return;
     }
@@ -136,7 +136,7 @@ void pd_merge_run(pd_job_t *j)
     o.fd = openat(dir, part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     o.buf = malloc(1u << 20);
     if (o.fd < 0 || o.buf == NULL) {
-        pd_job_fail(j, PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
+        pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot create %s.part: %s", j->dst, strerror(errno));
         goto out;
     }
     mout_write(&o, "{\"traceEvents\":[\n", strlen("{\"traceEvents\":[\n"));
@@ -165,14 +165,14 @@ void pd_merge_run(pd_job_t *j)
         gzclose(gz);
         if (n == -2 && o.over) {
             pd_job_fail(
-                j, PROFD_ELIMIT,
+                PD_JOB(j), PROFD_ELIMIT,
                 "the merged timeline would pass %lld bytes (the window's byte budget, or the "
                 "free space above limits.min_free_bytes): not written",
                 (long long)o.max);
             goto out;
         }
         if (n == -2) {
-            pd_job_fail(j, PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
             goto out;
         }
         if (n < 0 && r.over) {
@@ -204,7 +204,7 @@ void pd_merge_run(pd_job_t *j)
                      (long long)m->unaligned, (long long)m->skipped, (long long)m->err_us);
     if (mout_write(&o, tail, (size_t)k) != 0 || mout_flush(&o) != 0 || fsync(o.fd) != 0 ||
         renameat(dir, part, dir, base) != 0) {
-        pd_job_fail(j, o.over ? PROFD_ELIMIT : PROFD_EIO, "cannot write %s: %s", j->dst,
+        pd_job_fail(PD_JOB(j), o.over ? PROFD_ELIMIT : PROFD_EIO, "cannot write %s: %s", j->dst,
                     o.over ? "over the window's byte budget" : strerror(errno));
         goto out;
     }
@@ -221,7 +221,7 @@ out:
     close(root);
 }
 
-void pd_diff_run(pd_job_t *j)
+void pd_diff_run(pd_diff_job_t *j)
 {
     j->rv = pd_diff_run_files(j->root, j->diff, j->reason, sizeof(j->reason));
 }

@@ -270,8 +270,9 @@ typedef struct chunk_ctx {
     int64_t hashed;
 } chunk_ctx_t;
 
-static void chunk_done(pd_job_t *j)
+static void chunk_done(pd_job_t *job)
 {
+    pd_chunk_job_t *j = (pd_chunk_job_t *)job;
     chunk_ctx_t *cc = j->arg;
     pd_node_t *n = cc->n;
     pd_window_t *w = pd_windows_get(n->win, cc->window);
@@ -323,7 +324,7 @@ static void chunk_done(pd_job_t *j)
         }
     }
     free(cc);
-    pd_job_free(j);
+    pd_job_free(job);
 }
 
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
@@ -370,7 +371,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         reply_ack(n, req, in->have, false);
         return;
     }
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_chunk_job_t *j = (pd_chunk_job_t *)pd_job_new(PD_JOB_CHUNK);
     chunk_ctx_t *cc = calloc(1, sizeof(*cc));
     if (j == NULL || cc == NULL || (plen && (j->data = malloc(plen)) == NULL)) {
         free(j);
@@ -378,7 +379,6 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
         return;
     }
-    j->kind = PD_JOB_CHUNK;
     if (plen) {
         memcpy(j->data, payload, plen);
     }
@@ -391,7 +391,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
              c->checksum && c->checksum[0] ? c->checksum : in->checksum);
     if (in->hash == NULL) {
         if ((in->hash = malloc(sizeof(XXH64_state_t))) == NULL) {
-            pd_job_free(j);
+            pd_job_free(PD_JOB(j));
             free(cc);
             pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
             return;
@@ -407,7 +407,7 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
     j->min_free = n->cfg->min_free_bytes;
     if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
         sizeof(j->dst)) {
-        pd_job_free(j);
+        pd_job_free(PD_JOB(j));
         free(cc);
         pd_req_reply_error(req, PROFD_EINVAL, "path too long");
         return;
@@ -420,10 +420,10 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
     j->done = chunk_done;
     j->arg = cc;
     in->busy = true;
-    if (pd_job_submit(&n->loop->uv, j) != 0) {
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
         in->busy = false;
         free(cc);
-        pd_job_free(j);
+        pd_job_free(PD_JOB(j));
         pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
     }
 }

@@ -359,16 +359,15 @@ static void sync_after(uv_work_t *w, int status)
 static int save_now(pd_state_t *s)
 {
     int64_t t0 = pd_now_us();
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_write_job_t *j = (pd_write_job_t *)pd_job_new(PD_JOB_WRITE);
     bool was_dirty = s->dirty;
     s->dirty = false;
     if (j == NULL || encode(s, &j->data, &j->len) != 0) {
         PD_LOG(s->n->log, PD_LOG_ERROR, "state", "cannot encode the coordinator state");
-        pd_job_free(j);
+        pd_job_free(PD_JOB(j));
         s->dirty = was_dirty;
         return PROFD_ENOMEM;
     }
-    j->kind = PD_JOB_WRITE;
     j->no_sync = true;
     snprintf(j->root, sizeof(j->root), "%s", s->n->save_path);
     snprintf(j->dst, sizeof(j->dst), "%s", STATE_FILE);
@@ -399,7 +398,7 @@ static int save_now(pd_state_t *s)
             s->syncing = uv_queue_work(&s->n->loop->uv, &s->sync, sync_work, sync_after) == 0;
         }
     }
-    pd_job_free(j);
+    pd_job_free(PD_JOB(j));
     return rv;
 }
 
@@ -537,9 +536,8 @@ void pd_state_stop(pd_state_t *s)
 
 void pd_state_fini(pd_state_t *s)
 {
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_write_job_t *j = (pd_write_job_t *)pd_job_new(PD_JOB_WRITE);
     if (j && encode(s, &j->data, &j->len) == 0) {
-        j->kind = PD_JOB_WRITE;
         snprintf(j->root, sizeof(j->root), "%s", s->n->save_path);
         snprintf(j->dst, sizeof(j->dst), "%s", STATE_FILE);
         pd_write_run(j);
@@ -548,7 +546,7 @@ void pd_state_fini(pd_state_t *s)
                    j->reason);
         }
     }
-    pd_job_free(j);
+    pd_job_free(PD_JOB(j));
     cache_drop(s);
 }
 

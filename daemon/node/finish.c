@@ -14,8 +14,9 @@
 #include "retention.h"
 #include "text.h"
 
-static void gather_done(pd_job_t *j)
+static void gather_done(pd_job_t *job)
 {
+    pd_gather_job_t *j = (pd_gather_job_t *)job;
     pd_node_t *n = j->arg;
     pd_window_t *w = pd_windows_get(n->win, j->window);
     pd_member_t *m = w ? pd_windows_member(w, j->client) : NULL;
@@ -69,7 +70,7 @@ static void gather_done(pd_job_t *j)
         }
         pd_windows_maybe_finish(n->win, w);
     }
-    pd_job_free(j);
+    pd_job_free(job);
 }
 
 /* recover: after a restart, the capture may be in the spool still, half
@@ -79,12 +80,11 @@ static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int6
 {
     pp_capture_t *c = &m->caps[ci];
     size_t prefix = strlen(w->job) + 1 + strlen(w->name) + 1;
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_gather_job_t *j = (pd_gather_job_t *)pd_job_new(PD_JOB_GATHER);
     if (j == NULL) {
         pd_windows_set_status(c, PP_CAP_FAILED, "out of memory while gathering");
         return;
     }
-    j->kind = PD_JOB_GATHER;
     /* c->dir is "<job>/<window>/<capdir>", the same below the spool and the
      * save tree (after a restart: "<capdir>", relative to the window);
      * gathering checks it again, component by component */
@@ -100,7 +100,7 @@ static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int6
         pd_windows_set_status(c, PP_CAP_FAILED, "capture path too long");
         free(c->dir);
         c->dir = NULL;
-        pd_job_free(j);
+        pd_job_free(PD_JOB(j));
         return;
     }
     j->checksum = strcmp(n->cfg->checksum, "none") != 0;
@@ -132,10 +132,10 @@ static void gather(pd_node_t *n, pd_window_t *w, pd_member_t *m, size_t ci, int6
         memmove(c->dir, c->dir + prefix, strlen(c->dir + prefix) + 1);
     }
     w->pending++;
-    if (pd_job_submit(&n->loop->uv, j) != 0) {
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
         w->pending--;
         pd_windows_set_status(c, PP_CAP_FAILED, "cannot queue the gathering");
-        pd_job_free(j);
+        pd_job_free(PD_JOB(j));
     }
 }
 
@@ -175,17 +175,16 @@ static void remove_done(pd_job_t *j)
 
 void pd_finish_remove_spool(pd_node_t *n, const char *rel)
 {
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_remove_job_t *j = (pd_remove_job_t *)pd_job_new(PD_JOB_REMOVE);
     if (j == NULL) {
         return; /* left for the next start */
     }
-    j->kind = PD_JOB_REMOVE;
     snprintf(j->spool, sizeof(j->spool), "%s", n->spool);
     snprintf(j->src, sizeof(j->src), "%s", rel);
     j->done = remove_done;
     j->arg = n;
-    if (pd_job_submit(&n->loop->uv, j) != 0) {
-        pd_job_free(j);
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
+        pd_job_free(PD_JOB(j));
     }
 }
 
@@ -310,7 +309,7 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
         w->manifest_retry_ms = 0;
         n->manifests_waiting--;
     }
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_write_job_t *j = (pd_write_job_t *)pd_job_new(PD_JOB_WRITE);
     char *text = NULL;
     size_t len = 0;
     int rv = j == NULL ? PROFD_ENOMEM : pd_manifest_build(w, &man);
@@ -326,7 +325,6 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
         manifest_later(n, w, "out of memory");
         return;
     }
-    j->kind = PD_JOB_WRITE;
     j->data = text;
     j->len = len;
     /* fits: the window's folder left room below it */
@@ -346,8 +344,8 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
         PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
     }
     pd_manifest_free(&man);
-    if (pd_job_submit(&n->loop->uv, j) != 0) {
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
         pd_write_run(j); /* the pool is gone: do it here */
-        manifest_done(j);
+        manifest_done(PD_JOB(j));
     }
 }

@@ -51,7 +51,7 @@ static int cmp_input(const void *a, const void *b)
 static void job_done(pd_job_t *j)
 {
     mctx_t *c = j->arg;
-    c->done(c->n, j->window, j->rv, j->reason, j->merge, c->arg);
+    c->done(c->n, j->window, j->rv, j->reason, ((pd_merge_job_t *)j)->merge, c->arg);
     free(c);
     pd_job_free(j);
 }
@@ -97,7 +97,7 @@ int pd_merge_window(pd_node_t *n, const pd_window_t *w, pd_merge_done_fn done, v
         }
     }
     pd_merge_t *m = calloc(1, sizeof(*m));
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_merge_job_t *j = (pd_merge_job_t *)pd_job_new(PD_JOB_MERGE);
     mctx_t *ctx = calloc(1, sizeof(*ctx));
     if (m == NULL || j == NULL || ctx == NULL ||
         (cap && (m->inputs = calloc(cap, sizeof(*m->inputs))) == NULL)) {
@@ -144,7 +144,6 @@ int pd_merge_window(pd_node_t *n, const pd_window_t *w, pd_merge_done_fn done, v
     snprintf(m->job, sizeof(m->job), "%s", w->job);
     snprintf(m->window, sizeof(m->window), "%s", w->name);
     snprintf(m->clock, sizeof(m->clock), "%s", n->name);
-    j->kind = PD_JOB_MERGE;
     j->merge = m;
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
     snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, PD_MERGE_FILE);
@@ -154,8 +153,8 @@ int pd_merge_window(pd_node_t *n, const pd_window_t *w, pd_merge_done_fn done, v
     ctx->n = n;
     ctx->done = done;
     ctx->arg = arg;
-    if (pd_job_submit(&n->loop->uv, j) != 0) {
-        pd_job_free(j);
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
+        pd_job_free(PD_JOB(j));
         free(ctx);
         snprintf(err, errlen, "cannot queue the merge (stopping)");
         return PROFD_EINTERNAL;

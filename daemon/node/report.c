@@ -64,7 +64,7 @@ static void job_done(pd_job_t *j)
         snprintf(c->res.reason, sizeof(c->res.reason), "%.250s", j->reason);
     }
     if (j->kind == PD_JOB_LINK) {
-        c->res.links = j->have;
+        c->res.links = ((pd_link_job_t *)j)->have;
     }
     pd_job_free(j);
     release(c);
@@ -72,11 +72,10 @@ static void job_done(pd_job_t *j)
 
 static pd_job_t *job_new(rctx_t *c, const pd_window_t *w, pd_job_kind_t kind, const char *name)
 {
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_job_t *j = pd_job_new(kind);
     if (j == NULL) {
         return NULL;
     }
-    j->kind = kind;
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
     snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, name);
     j->done = job_done;
@@ -95,7 +94,7 @@ static bool is_tb_trace(const char *path)
 }
 
 /* Every TensorBoard trace of the window's captures, relative to the root. */
-static int links_of(const pd_window_t *w, const pp_manifest_t *man, pd_job_t *j)
+static int links_of(const pd_window_t *w, const pp_manifest_t *man, pd_link_job_t *j)
 {
     size_t n = 0;
     for (size_t i = 0; i < man->captures_n; i++) {
@@ -321,11 +320,10 @@ static pd_diff_t *diff_plan(const pp_steps_doc_t *doc, const pp_manifest_t *man,
 
 static pd_job_t *held_job(rctx_t *c, pd_job_kind_t kind, const char *name)
 {
-    pd_job_t *j = calloc(1, sizeof(*j));
+    pd_job_t *j = pd_job_new(kind);
     if (j == NULL) {
         return NULL;
     }
-    j->kind = kind;
     snprintf(j->root, sizeof(j->root), "%s", c->root);
     snprintf(j->dst, sizeof(j->dst), "%s/%s", c->dst, name);
     j->done = job_done;
@@ -338,13 +336,7 @@ static void submit(rctx_t *c, pd_job_t *j)
 {
     c->left++;
     if (pd_job_submit(&c->n->loop->uv, j) != 0) { /* the pool is gone (stopping) */
-        if (j->kind == PD_JOB_LINK) {
-            pd_link_run(j);
-        } else if (j->kind == PD_JOB_DIFF) {
-            pd_diff_run(j);
-        } else {
-            pd_write_run(j);
-        }
+        pd_job_run(j);
         j->done(j);
     }
 }
@@ -353,19 +345,20 @@ static void submit(rctx_t *c, pd_job_t *j)
 static void diff_done(pd_job_t *j)
 {
     rctx_t *c = j->arg;
-    const pp_trace_diff_t *diff = j->rv == 0 ? &j->diff->out : NULL;
+    const pp_trace_diff_t *diff = j->rv == 0 ? &((pd_diff_job_t *)j)->diff->out : NULL;
     char *html = NULL, *dj = NULL;
     size_t hlen = 0, dlen = 0;
     if (j->rv != 0) {
         PD_LOG(c->n->log, PD_LOG_WARN, "report", "window %lld: trace diff: %s",
                (long long)c->window, j->reason);
     }
-    pd_job_t *hj = held_job(c, PD_JOB_WRITE, "report.html");
-    pd_job_t *dj_ = diff ? held_job(c, PD_JOB_WRITE, "tracediff.json") : NULL;
+    pd_write_job_t *hj = (pd_write_job_t *)held_job(c, PD_JOB_WRITE, "report.html");
+    pd_write_job_t *dj_ =
+        diff ? (pd_write_job_t *)held_job(c, PD_JOB_WRITE, "tracediff.json") : NULL;
     if (hj == NULL || (diff && dj_ == NULL) || html_of(&c->doc, &c->man, diff, &html, &hlen) != 0 ||
         (diff && pp_record_encode(&pp_desc_trace_diff, diff, true, &dj, &dlen) != 0)) {
-        pd_job_free(hj);
-        pd_job_free(dj_);
+        pd_job_free(PD_JOB(hj));
+        pd_job_free(PD_JOB(dj_));
         free(html);
         free(dj);
         if (c->res.rv == 0) {
@@ -375,11 +368,11 @@ static void diff_done(pd_job_t *j)
     } else {
         hj->data = html;
         hj->len = hlen;
-        submit(c, hj);
+        submit(c, PD_JOB(hj));
         if (dj_) {
             dj_->data = dj;
             dj_->len = dlen;
-            submit(c, dj_);
+            submit(c, PD_JOB(dj_));
         }
     }
     pd_job_free(j);
@@ -439,7 +432,7 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         free(old);
     }
     pd_diff_t *diff = rv == 0 ? diff_plan(&doc, man, w) : NULL;
-    pd_job_t *dj = NULL;
+    pd_diff_job_t *dj = NULL;
     if (rv == 0 && diff == NULL) { /* else report.html after the diff */
         rv = html_of(&doc, man, NULL, &html, &hlen);
     }
@@ -447,8 +440,7 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         jobs[0] = again ? NULL : job_new(c, w, PD_JOB_WRITE, "steps.json");
         jobs[1] = diff ? NULL : job_new(c, w, PD_JOB_WRITE, "report.html");
         jobs[2] = links ? job_new(c, w, PD_JOB_LINK, PD_REPORT_TB_DIR) : NULL;
-        if (diff && (dj = calloc(1, sizeof(*dj))) != NULL) {
-            dj->kind = PD_JOB_DIFF;
+        if (diff && (dj = (pd_diff_job_t *)pd_job_new(PD_JOB_DIFF)) != NULL) {
             snprintf(dj->root, sizeof(dj->root), "%.*s", (int)w->root_len, w->dir);
             dj->diff = diff;
             dj->done = diff_done;
@@ -458,10 +450,10 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         }
     }
     if (rv != 0 || c == NULL || (!again && jobs[0] == NULL) || (dj == NULL && jobs[1] == NULL) ||
-        (links && (jobs[2] == NULL || links_of(w, man, jobs[2]) != 0)) ||
+        (links && (jobs[2] == NULL || links_of(w, man, (pd_link_job_t *)jobs[2]) != 0)) ||
         (dj && pp_record_copy(&pp_desc_manifest, &c->man, man) != 0)) {
         pd_diff_free(diff);
-        pd_job_free(dj);
+        pd_job_free(PD_JOB(dj));
         if (c && dj) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
@@ -508,15 +500,14 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     c->window = w->id;
     c->done = done;
     c->arg = arg;
-    if (jobs[0] != NULL) {
-        jobs[0]->data = json;
-        jobs[0]->len = jlen;
+    for (int i = 0; i < 2; i++) {
+        pd_write_job_t *wj = (pd_write_job_t *)jobs[i];
+        if (wj != NULL) {
+            wj->data = i == 0 ? json : html;
+            wj->len = i == 0 ? jlen : hlen;
+        }
     }
-    if (jobs[1] != NULL) {
-        jobs[1]->data = html;
-        jobs[1]->len = hlen;
-    }
-    if (jobs[2] && jobs[2]->nlinks == 0) {
+    if (jobs[2] && ((pd_link_job_t *)jobs[2])->nlinks == 0) {
         pd_job_free(jobs[2]); /* no TensorBoard trace in this window */
         jobs[2] = NULL;
     }
@@ -528,16 +519,12 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         c->left++;
         if (pd_job_submit(&n->loop->uv, jobs[i]) != 0) {
             /* the pool is gone (stopping): do it here */
-            if (jobs[i]->kind == PD_JOB_LINK) {
-                pd_link_run(jobs[i]);
-            } else {
-                pd_write_run(jobs[i]);
-            }
+            pd_job_run(jobs[i]);
             job_done(jobs[i]);
         }
     }
     if (dj) {
-        submit(c, dj);
+        submit(c, PD_JOB(dj));
     }
     release(c);
     return 0;

@@ -261,7 +261,7 @@ static void test_gather_confine_symlinks(void **state)
 
 /* ---- gathering ---- */
 
-static void job_init(pd_job_t *j, const char *src, const char *dst)
+static void job_init(pd_gather_job_t *j, const char *src, const char *dst)
 {
     memset(j, 0, sizeof(*j));
     j->kind = PD_JOB_GATHER;
@@ -274,7 +274,7 @@ static void job_init(pd_job_t *j, const char *src, const char *dst)
     j->budget = -1;
 }
 
-static void job_reset(pd_job_t *j)
+static void job_reset(pd_gather_job_t *j)
 {
     for (size_t i = 0; i < j->nfiles; i++) {
         pp_record_free(&pp_desc_file, &j->files[i]);
@@ -288,7 +288,7 @@ static void job_reset(pd_job_t *j)
 static void test_gather_owner_and_links(void **state)
 {
     char p[512], q[512];
-    pd_job_t j;
+    pd_gather_job_t j;
     pathf(p, sizeof(p), "%s/spool/j/w1/e2e/r0", tmp);
     mkdirs(p);
     pathf(p, sizeof(p), "%s/save", tmp);
@@ -354,7 +354,6 @@ static void test_gather_owner_and_links(void **state)
 static void test_gather_write_and_chunk_refuse_symlinks(void **state)
 {
     char p[512], q[512];
-    pd_job_t j;
     pathf(p, sizeof(p), "%s/save/j", tmp);
     mkdirs(p);
     pathf(q, sizeof(q), "%s/elsewhere", tmp);
@@ -362,28 +361,32 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
     pathf(p, sizeof(p), "%s/save/j/w1", tmp);
     assert_int_equal(symlink(q, p), 0);
 
-    memset(&j, 0, sizeof(j));
-    j.kind = PD_JOB_WRITE;
-    pathf(j.root, sizeof(j.root), "%s/save", tmp);
-    snprintf(j.dst, sizeof(j.dst), "j/w1/manifest.json");
-    j.data = strdup("{}");
-    j.len = 2;
-    pd_write_run(&j);
-    assert_int_equal(j.rv, PROFD_EPATH);
-    assert_string_equal(j.reason, "save_path tree: 'j/w1' is a symlink (not followed)");
-    free(j.data);
+    {
+        pd_write_job_t j;
+        memset(&j, 0, sizeof(j));
+        pathf(j.root, sizeof(j.root), "%s/save", tmp);
+        snprintf(j.dst, sizeof(j.dst), "j/w1/manifest.json");
+        j.data = strdup("{}");
+        j.len = 2;
+        pd_write_run(&j);
+        assert_int_equal(j.rv, PROFD_EPATH);
+        assert_string_equal(j.reason, "save_path tree: 'j/w1' is a symlink (not followed)");
+        free(j.data);
+    }
 
-    memset(&j, 0, sizeof(j));
-    j.kind = PD_JOB_CHUNK;
-    pathf(j.root, sizeof(j.root), "%s/save", tmp);
-    snprintf(j.dst, sizeof(j.dst), "j/w1/e2e/r0/trace.json");
-    j.data = strdup("abc");
-    j.len = 3;
-    j.size = 3;
-    pd_chunk_run(&j);
-    assert_int_equal(j.rv, PROFD_EPATH);
-    assert_false(j.complete);
-    free(j.data);
+    {
+        pd_chunk_job_t j;
+        memset(&j, 0, sizeof(j));
+        pathf(j.root, sizeof(j.root), "%s/save", tmp);
+        snprintf(j.dst, sizeof(j.dst), "j/w1/e2e/r0/trace.json");
+        j.data = strdup("abc");
+        j.len = 3;
+        j.size = 3;
+        pd_chunk_run(&j);
+        assert_int_equal(j.rv, PROFD_EPATH);
+        assert_false(j.complete);
+        free(j.data);
+    }
 
     pathf(p, sizeof(p), "%s/elsewhere/manifest.json", tmp);
     assert_false(exists(p));
@@ -391,23 +394,25 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
     assert_false(exists(p));
 
     /* a streamed file that would go below the free-disk floor */
-    memset(&j, 0, sizeof(j));
-    j.kind = PD_JOB_CHUNK;
-    pathf(j.root, sizeof(j.root), "%s/save", tmp);
-    snprintf(j.dst, sizeof(j.dst), "j/w2/e2e/r0/trace.json");
-    j.data = strdup("abc");
-    j.len = 3;
-    j.size = 3;
-    j.min_free = 1LL << 50;
-    pd_chunk_run(&j);
-    assert_int_equal(j.rv, PROFD_ELIMIT);
-    assert_int_equal(j.have, 0);
-    free(j.data);
+    {
+        pd_chunk_job_t j;
+        memset(&j, 0, sizeof(j));
+        pathf(j.root, sizeof(j.root), "%s/save", tmp);
+        snprintf(j.dst, sizeof(j.dst), "j/w2/e2e/r0/trace.json");
+        j.data = strdup("abc");
+        j.len = 3;
+        j.size = 3;
+        j.min_free = 1LL << 50;
+        pd_chunk_run(&j);
+        assert_int_equal(j.rv, PROFD_ELIMIT);
+        assert_int_equal(j.have, 0);
+        free(j.data);
+    }
 }
 
 /* ---- streamed files ---- */
 
-static void chunk_job(pd_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
+static void chunk_job(pd_chunk_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
                       const char *expect)
 {
     memset(j, 0, sizeof(*j));
@@ -432,7 +437,7 @@ static void test_gather_chunk_checksum(void **state)
     static const char data[] = "{\"traceEvents\":[{\"name\":\"step\",\"ph\":\"X\"}]}\n";
     const size_t size = sizeof(data) - 1, half = size / 2;
     char bad[sizeof(data)], want[32], got[32], reason[200], part[512], file[512];
-    pd_job_t j;
+    pd_chunk_job_t j;
     snprintf(want, sizeof(want), "xxh64:%016llx", (unsigned long long)XXH64(data, size, 0));
     memcpy(bad, data, sizeof(data));
     bad[size - 3] ^= 0x20; /* in the second chunk */
@@ -489,7 +494,7 @@ static void test_gather_chunk_checksum(void **state)
 /* ---- checksum: none ---- */
 
 /* Empties the file named by hook_arg once the capture is listed. */
-static void empty_hook(pd_job_t *j, pd_job_at_t at)
+static void empty_hook(pd_gather_job_t *j, pd_job_at_t at)
 {
     if (at == PD_JOB_AT_LISTED) {
         assert_int_equal(truncate(j->hook_arg, 0), 0);
@@ -504,7 +509,7 @@ static void test_gather_checksum_none(void **state)
 {
     static const char trace[] = "{\"traceEvents\":[]}\n";
     char cap[512], file[512], p[512];
-    pd_job_t j;
+    pd_gather_job_t j;
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     mkdirs(cap);
     pathf(p, sizeof(p), "%s/save", tmp);
@@ -546,7 +551,7 @@ typedef struct swap {
     int swaps;
 } swap_t;
 
-static void swap_hook(pd_job_t *j, pd_job_at_t at)
+static void swap_hook(pd_gather_job_t *j, pd_job_at_t at)
 {
     swap_t *s = j->hook_arg;
     if (at == s->at && rename(s->path, s->real) == 0 && symlink(s->target, s->path) == 0) {
@@ -595,7 +600,7 @@ static void race(const char *swap_rel, const char *target_rel, pd_job_at_t at, i
     pathf(s.real, sizeof(s.real), "%s/spool/%s.real", tmp, swap_rel);
     pathf(s.target, sizeof(s.target), "%s%s%s", outside, target_rel[0] ? "/" : "", target_rel);
     for (int round = 0; round < RACE_ROUNDS; round++) {
-        pd_job_t j;
+        pd_gather_job_t j;
         race_fixture(cap, outside);
         job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
         j.hook = swap_hook;
@@ -684,7 +689,7 @@ static void test_gather_race_copy(void **state)
         pathf(s.real, sizeof(s.real), "%s/sub.real", cap);
         snprintf(s.target, sizeof(s.target), "%s", outside);
         for (int round = 0; round < RACE_ROUNDS; round++) {
-            pd_job_t j;
+            pd_gather_job_t j;
             mkdirs(sub);
             pathf(p, sizeof(p), "%s/trace.json", sub);
             put(p, "{\"traceEvents\":[]}\n");
@@ -766,7 +771,7 @@ static void test_gather_copy_checksums(void **state)
         pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
         write_pattern(p, files[i].size, (unsigned)i, sums[i], sizeof(sums[i]));
     }
-    pd_job_t j;
+    pd_gather_job_t j;
     job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
     snprintf(j.root, sizeof(j.root), "%s", fs);
     pd_gather_run(&j);
@@ -835,7 +840,6 @@ static void test_gather_copy_trash(void **state)
 {
     char fs[512], cap[512], p[512], trash[512];
     struct stat st;
-    pd_job_t j;
     pathf(fs, sizeof(fs), "%s/fs", tmp);
     mkdirs(fs);
     if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
@@ -846,33 +850,40 @@ static void test_gather_copy_trash(void **state)
     mkdirs(p);
     pathf(p, sizeof(p), "%s/sub/trace.json", cap);
     put(p, "{\"traceEvents\":[]}\n");
-    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-    snprintf(j.root, sizeof(j.root), "%s", fs);
-    j.window = 7;
-    j.client = 3;
-    j.cap = 1;
-    pd_gather_run(&j);
-    assert_int_equal(j.rv, 0);
-    assert_false(j.renamed);
-    assert_true(j.trashed);
-    assert_false(exists(cap));
-    pathf(p, sizeof(p), "%s/spool/.trash/w7/c3-1/sub/trace.json", tmp);
-    assert_true(exists(p));
-    pathf(trash, sizeof(trash), "%s/spool/.trash", tmp);
-    assert_int_equal(stat(trash, &st), 0);
-    assert_int_equal(st.st_mode & 0777, 0700);
-    pathf(p, sizeof(p), "%s/j/w1/e2e/r0/sub/trace.json", fs);
-    assert_true(exists(p));
-    job_reset(&j);
+    {
+        pd_gather_job_t j;
+        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+        snprintf(j.root, sizeof(j.root), "%s", fs);
+        j.window = 7;
+        j.client = 3;
+        j.cap = 1;
+        pd_gather_run(&j);
+        assert_int_equal(j.rv, 0);
+        assert_false(j.renamed);
+        assert_true(j.trashed);
+        assert_false(exists(cap));
+        pathf(p, sizeof(p), "%s/spool/.trash/w7/c3-1/sub/trace.json", tmp);
+        assert_true(exists(p));
+        pathf(trash, sizeof(trash), "%s/spool/.trash", tmp);
+        assert_int_equal(stat(trash, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0700);
+        pathf(p, sizeof(p), "%s/j/w1/e2e/r0/sub/trace.json", fs);
+        assert_true(exists(p));
+        job_reset(&j);
+    }
 
     /* the removal after the manifest; .trash goes with its last entry */
-    job_init(&j, ".trash/w7", "");
-    j.kind = PD_JOB_REMOVE;
-    pd_remove_run(&j);
-    assert_int_equal(j.rv, 0);
-    assert_false(exists(trash));
-    pd_remove_run(&j); /* nothing left: not an error */
-    assert_int_equal(j.rv, 0);
+    {
+        pd_remove_job_t j;
+        memset(&j, 0, sizeof(j));
+        pathf(j.spool, sizeof(j.spool), "%s/spool", tmp);
+        snprintf(j.src, sizeof(j.src), ".trash/w7");
+        pd_remove_run(&j);
+        assert_int_equal(j.rv, 0);
+        assert_false(exists(trash));
+        pd_remove_run(&j); /* nothing left: not an error */
+        assert_int_equal(j.rv, 0);
+    }
 
     /* a .trash writable by others is not used */
     mkdirs(trash);
@@ -882,15 +893,18 @@ static void test_gather_copy_trash(void **state)
     put(p, "{}\n");
     pathf(p, sizeof(p), "%s/j", fs);
     rm_rf(p);
-    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-    snprintf(j.root, sizeof(j.root), "%s", fs);
-    pd_gather_run(&j);
-    assert_int_equal(j.rv, 0);
-    assert_false(j.trashed);
-    assert_false(exists(cap));
-    pathf(p, sizeof(p), "%s/w0", trash);
-    assert_false(exists(p));
-    job_reset(&j);
+    {
+        pd_gather_job_t j;
+        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+        snprintf(j.root, sizeof(j.root), "%s", fs);
+        pd_gather_run(&j);
+        assert_int_equal(j.rv, 0);
+        assert_false(j.trashed);
+        assert_false(exists(cap));
+        pathf(p, sizeof(p), "%s/w0", trash);
+        assert_false(exists(p));
+        job_reset(&j);
+    }
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
