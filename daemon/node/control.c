@@ -684,15 +684,12 @@ static int listen_on(pd_control_t *c, const char *url, pd_endpoint_t **out, char
         .name = "control",
         .what = "a control request",
         .accept = PD_ACCEPT(PP_ACC_READ) | PD_ACCEPT(PP_ACC_WRITE),
-        .max_json = (size_t)n->cfg->max_msg_bytes,
-        .framed = PP_T_NONE,
         .handlers = handlers,
         .nhandlers = sizeof(handlers) / sizeof(handlers[0]),
         .permit = permit,
-        .bad_requests = &n->bad_requests,
-        .log = n->log,
         .ctx = c,
     };
+    pd_node_endpoint_opts(n, &eo);
     if (strncmp(url, "tcp://", 6) == 0) {
         PD_LOG(n->log, PD_LOG_WARN, "control",
                "%s is plain tcp:// (security.insecure_tcp_control): anyone who can connect to it "

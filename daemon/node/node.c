@@ -110,6 +110,14 @@ void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, 
     out->tls = tls;
 }
 
+void pd_node_endpoint_opts(pd_node_t *n, pd_endpoint_opts_t *eo)
+{
+    eo->max_json = (size_t)n->cfg->max_msg_bytes;
+    eo->framed = PP_T_NONE;
+    eo->bad_requests = &n->bad_requests;
+    eo->log = n->log;
+}
+
 void pd_node_roster_changed(pd_node_t *n)
 {
     if (n->hooks.roster_changed) {

@@ -119,6 +119,9 @@ void pd_node_reply_ack_durable(pd_node_t *n, pd_req_t *req);
  * socket mode and group, and TLS files (tls points at storage of the
  * caller's that outlives the call). */
 void pd_node_rep_opts(const pd_node_t *n, const char *url, pt_tls_files_t *tls, pd_rep_opts_t *out);
+/* What every endpoint of this daemon shares in its dispatcher's options:
+ * the JSON bound, no framed type, the refusal counter, the log. */
+void pd_node_endpoint_opts(pd_node_t *n, pd_endpoint_opts_t *eo);
 
 /* A rank of `job` was lost or left: when no rank of the job is active any
  * more, its windows with nobody to wait for expire (pd_windows_job_gone). */

@@ -304,15 +304,12 @@ int pd_worker_init(pd_worker_t **out, pd_node_t *n, char *err, size_t errlen)
         .name = "worker",
         .what = "a request of the worker endpoint",
         .accept = PD_ACCEPT(PP_ACC_WORKER),
-        .max_json = (size_t)n->cfg->max_msg_bytes,
-        .framed = PP_T_NONE,
         .handlers = handlers,
         .nhandlers = sizeof(handlers) / sizeof(handlers[0]),
         .permit = permit,
-        .bad_requests = &n->bad_requests,
-        .log = n->log,
         .ctx = w,
     };
+    pd_node_endpoint_opts(n, &eo);
     int rv = pd_endpoint_open(&w->ep, n->loop, &ro, &eo, err, errlen);
     if (rv != 0) {
         free(w);
