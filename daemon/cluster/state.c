@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "confine.h"
 #include "gather.h"
+#include "hook.h"
 #include "jrec.h"
 #include "state.h"
 
@@ -170,9 +171,10 @@ static int member_text(void *arg, const pp_field_t *f, const void *rec, size_t i
 /* One window's record but its members, which the hook gives (strings and
  * captures borrowed from the window; the incoming array is the caller's
  * to free). */
-static int encode_window(const pd_window_t *w, pp_state_window_t *s)
+static int encode_window(pd_node_t *n, const pd_window_t *w, pp_state_window_t *s)
 {
     pd_jrec_window(w, s);
+    pd_hook_record(n->hook, w->id, s);
     s->members = NULL;
     s->members_n = w->nmembers;
     s->incoming = w->nincoming ? calloc(w->nincoming, sizeof(*s->incoming)) : NULL;
@@ -235,7 +237,7 @@ static int encode_with(pd_state_t *s0, bool fresh, char **out, size_t *len)
             if (!fresh && (x.caches[k] = wcache_get(s0, w)) == NULL) {
                 rv = PROFD_ENOMEM;
             }
-            rv = rv ? rv : encode_window(w, &st.windows[k]);
+            rv = rv ? rv : encode_window(s0->n, w, &st.windows[k]);
             k++;
         }
     }

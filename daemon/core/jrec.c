@@ -32,9 +32,6 @@ void pd_jrec_window(const pd_window_t *w, pp_state_window_t *s)
     s->trash = w->trash;
     s->origin = w->origin;
     s->pruned = w->pruned[0] ? (char *)w->pruned : NULL;
-    s->hook = w->hook[0] ? (char *)w->hook : NULL;
-    s->hook_exit = w->hook_exited ? w->hook_exit : PP_NONE;
-    s->hook_output = w->hook_output[0] ? (char *)w->hook_output : NULL;
     s->record = w->record[0] ? (char *)w->record : NULL;
     s->record_bytes = w->record_bytes;
 }
@@ -187,11 +184,6 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     w->origin = s->origin; /* moved */
     s->origin = NULL;
     snprintf(w->pruned, sizeof(w->pruned), "%s", s->pruned ? s->pruned : "");
-    snprintf(w->hook, sizeof(w->hook), "%s", s->hook ? s->hook : "");
-    w->hook_running = strcmp(w->hook, "running") == 0 || strcmp(w->hook, PD_HOOK_WAITING) == 0;
-    w->hook_exited = s->hook_exit != PP_NONE;
-    w->hook_exit = w->hook_exited ? s->hook_exit : 0;
-    snprintf(w->hook_output, sizeof(w->hook_output), "%s", s->hook_output ? s->hook_output : "");
     snprintf(w->record, sizeof(w->record), "%s", s->record ? s->record : "");
     w->record_bytes = s->record_bytes > 0 ? s->record_bytes : 0;
 }

@@ -381,7 +381,7 @@ int pd_windows_stop(pd_windows_t *ws, const pd_registry_t *reg, int64_t id,
  * hook running; in the first pass only a pruned one. */
 static bool droppable(const pd_window_t *w, bool pruned_only)
 {
-    return pd_windows_finished(w) && w->pending == 0 && !w->hook_running &&
+    return pd_windows_finished(w) && w->pending == 0 && !w->held &&
            (!pruned_only || w->pruned[0] != '\0');
 }
 

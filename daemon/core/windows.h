@@ -23,13 +23,6 @@
 #include "uix.h"
 #include "registry.h"
 
-/* An after-window hook's state while the window's report is written once
- * more (the steps after the window still to come): it runs after that
- * write, and again after a restart that came first. */
-#define PD_HOOK_WAITING "waiting for the report's last write"
-/* The bytes of an after-window hook's output a window keeps (its end). */
-#define PD_HOOK_TAIL 2048
-
 typedef struct pd_member {
     int64_t client;
     char role[PP_MAX_NAME + 1]; /* the primary role */
@@ -124,14 +117,10 @@ typedef struct pd_window {
     /* retention (node/retention.c) removed its folder from the tree: why
      * ("older than 30d"); "" not pruned */
     char pruned[128];
-    /* the after-window hook (node/hook.c): what became of it ("running",
-     * "exit 0", "exit 3", "killed by signal 9", "timed out after 600s",
-     * "not started: ..."; "" none), its exit status when it exited
-     * (hook_exited) and the last PD_HOOK_TAIL bytes of its output */
-    char hook[160];
-    bool hook_running, hook_exited;
-    int64_t hook_exit;
-    char hook_output[PD_HOOK_TAIL + 1];
+    /* an upper layer still works on it (the after-window hook runs or
+     * waits to, node/hook.c, which keeps the hook's state itself): the
+     * table does not forget it */
+    bool held;
     /* its record (node/report.c): steps.json as written at its end, "xxh64:<hex>" of
      * its bytes and their count; "" none (a window from before records) */
     char record[32];

@@ -140,9 +140,6 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
     out->warnings_n = w->nwarnings;
     out->reason = w->reason[0] ? (char *)w->reason : NULL;
     out->pruned = w->pruned[0] ? (char *)w->pruned : NULL;
-    out->hook = w->hook[0] ? (char *)w->hook : NULL;
-    out->hook_exit = w->hook_exited ? w->hook_exit : PP_NONE;
-    out->hook_output = w->hook_output[0] ? (char *)w->hook_output : NULL;
     out->source = w->spec.source;
     out->selectors = w->spec.selectors; /* borrowed: what the request selects */
     out->selectors_n = w->spec.selectors_n;

@@ -11,6 +11,7 @@
 #include "apply.h"
 #include "clock.h"
 #include "control.h"
+#include "hook.h"
 #include "manifest.h"
 #include "merge.h"
 #include "profd/errors.h"
@@ -112,7 +113,8 @@ static void reply_started(pd_node_t *n, pd_req_t *req, const int64_t *ids, size_
     for (size_t i = 0; v && i < k; i++) {
         pd_window_t *w = pd_windows_get(n->win, ids[i]);
         if (w) {
-            pd_windows_info(w, false, &v[j++]);
+            pd_windows_info(w, false, &v[j]);
+            pd_hook_info(n->hook, w->id, &v[j++]);
         }
     }
     m.u.started.windows = v;
@@ -527,6 +529,7 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
             continue;
         }
         pd_windows_info(w, q->id != PP_NONE, &v[j]);
+        pd_hook_info(n->hook, w->id, &v[j]);
         failures_fill(w, &v[j]);
         /* its record of step times, once final (none still open for it)
          * and written */

@@ -15,7 +15,9 @@
 #include <uv.h>
 
 #include "hook.h"
+#include "pu_buf.h"
 #include "retention.h"
+#include "uix.h"
 
 extern char **environ;
 
@@ -36,6 +38,18 @@ typedef struct run {
     struct run *next;
 } run_t;
 
+/* What became of a window's hook: kept here, beside the window table (the
+ * core's window holds only `held`), found by window id. */
+typedef struct hrec {
+    int64_t window;
+    /* "running", "exit 0", "exit 3", "killed by signal 9", "timed out after
+     * 600s", "not started: ...", PD_HOOK_WAITING; "" none */
+    char state[160];
+    bool running, exited;
+    int64_t exit;                  /* when it exited */
+    char output[PD_HOOK_TAIL + 1]; /* the last PD_HOOK_TAIL bytes of its output */
+} hrec_t;
+
 struct pd_hook {
     pd_node_t *n;
     bool as_user; /* switch to uid / gid in the child */
@@ -45,7 +59,141 @@ struct pd_hook {
     char home[1024];
     run_t *runs;
     bool stopping;
+    hrec_t *recs; /* the windows' hook records */
+    size_t nrecs, caprecs;
+    pd_uix_t rix; /* their index by window id */
 };
+
+/* ---- the windows' records ---- */
+
+static bool rec_index(pd_hook_t *h)
+{
+    pd_uix_t *x = &h->rix;
+    if (x->n > h->nrecs) {
+        x->n = h->nrecs;
+    }
+    if (pd_uix_room(x, h->nrecs, h->nrecs - x->n) < 0) {
+        return false;
+    }
+    for (; x->n < h->nrecs; x->n++) {
+        pd_uix_put(x, pd_uix_hash_i64(h->recs[x->n].window), x->n);
+    }
+    return true;
+}
+
+static hrec_t *rec_find(pd_hook_t *h, int64_t window)
+{
+    if (h == NULL) {
+        return NULL;
+    }
+    if (!rec_index(h)) { /* no memory for the index: a scan */
+        for (size_t i = 0; i < h->nrecs; i++) {
+            if (h->recs[i].window == window) {
+                return &h->recs[i];
+            }
+        }
+        return NULL;
+    }
+    for (size_t at = pd_uix_first(&h->rix, pd_uix_hash_i64(window)); h->rix.slot[at];
+         at = pd_uix_next(&h->rix, at)) {
+        size_t i = pd_uix_at(&h->rix, at);
+        if (i < h->nrecs && h->recs[i].window == window) {
+            return &h->recs[i];
+        }
+    }
+    return NULL;
+}
+
+/* The records of windows the table forgot go (before the array grows). */
+static void rec_prune(pd_hook_t *h)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < h->nrecs; i++) {
+        if (pd_windows_get(h->n->win, h->recs[i].window) != NULL) {
+            h->recs[k++] = h->recs[i];
+        }
+    }
+    if (k < h->nrecs) {
+        h->nrecs = k;
+        pd_uix_free(&h->rix); /* positions moved: put again at the next lookup */
+        memset(&h->rix, 0, sizeof(h->rix));
+    }
+}
+
+/* w's record, made empty when it has none; NULL without memory. */
+static hrec_t *rec_of(pd_hook_t *h, pd_window_t *w)
+{
+    hrec_t *r = rec_find(h, w->id);
+    if (r != NULL) {
+        return r;
+    }
+    if (h->nrecs == h->caprecs) {
+        rec_prune(h);
+    }
+    if (PU_GROW(h->recs, h->caprecs, h->nrecs + 1) != 0) {
+        return NULL;
+    }
+    r = &h->recs[h->nrecs++];
+    memset(r, 0, sizeof(*r));
+    r->window = w->id;
+    return r;
+}
+
+/* The hook's state changed: the window keeps "held" while it runs (the
+ * table does not forget it) and the journal writes its record again. */
+static void rec_touch(pd_hook_t *h, pd_window_t *w, const hrec_t *r)
+{
+    w->held = r->running;
+    pd_windows_touch(h->n->win, w, NULL);
+}
+
+void pd_hook_record(pd_hook_t *h, int64_t window, pp_state_window_t *s)
+{
+    const hrec_t *r = rec_find(h, window);
+    if (r != NULL) {
+        s->hook = r->state[0] ? (char *)r->state : NULL;
+        s->hook_exit = r->exited ? r->exit : PP_NONE;
+        s->hook_output = r->output[0] ? (char *)r->output : NULL;
+    }
+}
+
+void pd_hook_info(pd_hook_t *h, int64_t window, pp_window_t *out)
+{
+    const hrec_t *r = rec_find(h, window);
+    if (r != NULL) {
+        out->hook = r->state[0] ? (char *)r->state : NULL;
+        out->hook_exit = r->exited ? r->exit : PP_NONE;
+        out->hook_output = r->output[0] ? (char *)r->output : NULL;
+    }
+}
+
+int pd_hook_restore(pd_hook_t *h, pd_window_t *w, const pp_state_window_t *s)
+{
+    hrec_t *r = rec_find(h, w->id);
+    bool any =
+        (s->hook && s->hook[0]) || s->hook_exit != PP_NONE || (s->hook_output && s->hook_output[0]);
+    if (h == NULL || (r == NULL && !any)) { /* (no hook module: a test's daemon) */
+        w->held =
+            s->hook && (strcmp(s->hook, "running") == 0 || strcmp(s->hook, PD_HOOK_WAITING) == 0);
+        return 0;
+    }
+    if (r == NULL && (r = rec_of(h, w)) == NULL) {
+        return PROFD_ENOMEM;
+    }
+    snprintf(r->state, sizeof(r->state), "%s", s->hook ? s->hook : "");
+    r->running = strcmp(r->state, "running") == 0 || strcmp(r->state, PD_HOOK_WAITING) == 0;
+    r->exited = s->hook_exit != PP_NONE;
+    r->exit = r->exited ? s->hook_exit : 0;
+    snprintf(r->output, sizeof(r->output), "%s", s->hook_output ? s->hook_output : "");
+    w->held = r->running;
+    return 0;
+}
+
+bool pd_hook_waiting(pd_hook_t *h, int64_t window)
+{
+    const hrec_t *r = rec_find(h, window);
+    return r != NULL && strcmp(r->state, PD_HOOK_WAITING) == 0;
+}
 
 /* ---- the user ---- */
 
@@ -164,26 +312,32 @@ static void run_record(run_t *r)
 {
     pd_node_t *n = r->h->n;
     pd_window_t *w = pd_windows_get(n->win, r->window);
+    hrec_t *hr = w ? rec_of(r->h, w) : NULL;
     r->recorded = true;
     if (w == NULL) {
         return;
     }
-    w->hook_running = false;
-    w->hook_exited = !r->timed_out && r->signal == 0;
-    w->hook_exit = w->hook_exited ? r->status : 0;
+    if (hr == NULL) { /* no memory: the window is no longer held, what became of it unknown */
+        w->held = false;
+        pd_windows_touch(n->win, w, NULL);
+        return;
+    }
+    hr->running = false;
+    hr->exited = !r->timed_out && r->signal == 0;
+    hr->exit = hr->exited ? r->status : 0;
     if (r->timed_out) {
-        snprintf(w->hook, sizeof(w->hook), "timed out after %llds (killed)",
+        snprintf(hr->state, sizeof(hr->state), "timed out after %llds (killed)",
                  (long long)(n->cfg->hook_timeout_ms / 1000));
     } else if (r->signal) {
-        snprintf(w->hook, sizeof(w->hook), "killed by signal %d", r->signal);
+        snprintf(hr->state, sizeof(hr->state), "killed by signal %d", r->signal);
     } else {
-        snprintf(w->hook, sizeof(w->hook), "exit %lld", (long long)r->status);
+        snprintf(hr->state, sizeof(hr->state), "exit %lld", (long long)r->status);
     }
-    tail_copy(r, w->hook_output, sizeof(w->hook_output));
-    bool ok = w->hook_exited && w->hook_exit == 0;
+    tail_copy(r, hr->output, sizeof(hr->output));
+    bool ok = hr->exited && hr->exit == 0;
     PD_LOG(n->log, ok ? PD_LOG_INFO : PD_LOG_WARN, "hook", "window %s: after-window hook: %s",
-           w->name, w->hook);
-    pd_windows_touch(n->win, w, NULL);
+           w->name, hr->state);
+    rec_touch(r->h, w, hr);
     pd_retention_kick(n->retention);
 }
 
@@ -391,12 +545,19 @@ static int spawn(pd_hook_t *h, run_t *r, const pd_window_t *w, uv_file wfd)
 
 static void not_started(pd_hook_t *h, pd_window_t *w, const char *why)
 {
-    w->hook_running = false;
-    w->hook_exited = false;
-    w->hook_output[0] = '\0';
-    snprintf(w->hook, sizeof(w->hook), "not started: %.140s", why);
-    PD_LOG(h->n->log, PD_LOG_WARN, "hook", "window %s: after-window hook %s", w->name, w->hook);
-    pd_windows_touch(h->n->win, w, NULL);
+    hrec_t *r = rec_of(h, w);
+    PD_LOG(h->n->log, PD_LOG_WARN, "hook", "window %s: after-window hook not started: %.140s",
+           w->name, why);
+    if (r == NULL) {
+        w->held = false;
+        pd_windows_touch(h->n->win, w, NULL);
+        return;
+    }
+    r->running = false;
+    r->exited = false;
+    r->output[0] = '\0';
+    snprintf(r->state, sizeof(r->state), "not started: %.140s", why);
+    rec_touch(h, w, r);
 }
 
 void pd_hook_window(pd_hook_t *h, pd_window_t *w)
@@ -406,6 +567,7 @@ void pd_hook_window(pd_hook_t *h, pd_window_t *w)
     }
     uv_loop_t *loop = &h->n->loop->uv;
     uv_file fds[2];
+    hrec_t *hr = rec_of(h, w);
     run_t *r = calloc(1, sizeof(*r));
     int rv = r ? uv_pipe(fds, 0, 0) : UV_ENOMEM;
     if (rv != 0) {
@@ -434,13 +596,16 @@ void pd_hook_window(pd_hook_t *h, pd_window_t *w)
     uv_pipe_open(&r->out, fds[0]);
     uv_read_start((uv_stream_t *)&r->out, on_alloc, on_read);
     uv_timer_start(&r->timer, on_timer, (uint64_t)h->n->cfg->hook_timeout_ms, 0);
-    w->hook_running = true;
-    w->hook_exited = false;
-    w->hook_output[0] = '\0';
-    snprintf(w->hook, sizeof(w->hook), "running");
     PD_LOG(h->n->log, PD_LOG_INFO, "hook", "window %s: after-window hook started (pid %d)", w->name,
            r->proc.pid);
-    pd_windows_touch(h->n->win, w, NULL);
+    if (hr == NULL) {
+        return; /* no memory for its record: it runs, unrecorded */
+    }
+    hr->running = true;
+    hr->exited = false;
+    hr->output[0] = '\0';
+    snprintf(hr->state, sizeof(hr->state), "running");
+    rec_touch(h, w, hr);
 }
 
 void pd_hook_defer(pd_hook_t *h, pd_window_t *w)
@@ -448,24 +613,29 @@ void pd_hook_defer(pd_hook_t *h, pd_window_t *w)
     if (h == NULL || h->n->cfg->hook_command[0] == '\0' || h->stopping) {
         return;
     }
-    w->hook_running = true;
-    snprintf(w->hook, sizeof(w->hook), "%s", PD_HOOK_WAITING);
-    pd_windows_touch(h->n->win, w, NULL);
+    hrec_t *r = rec_of(h, w);
+    if (r != NULL) {
+        r->running = true;
+        snprintf(r->state, sizeof(r->state), "%s", PD_HOOK_WAITING);
+        rec_touch(h, w, r);
+    }
 }
 
 void pd_hook_resume(pd_hook_t *h)
 {
     for (pd_window_t *w = h ? h->n->win->head : NULL; w; w = w->next) {
-        if (!w->hook_running) {
+        hrec_t *r = rec_find(h, w->id);
+        if (r == NULL || !r->running) {
             continue;
         }
-        w->hook_running = false;
+        r->running = false;
+        w->held = false;
         if (h->n->cfg->hook_command[0]) {
             pd_hook_window(h, w); /* interrupted by the restart: again */
         } else {
-            snprintf(w->hook, sizeof(w->hook),
+            snprintf(r->state, sizeof(r->state),
                      "not run again after a restart: no hooks.after_window.command");
-            pd_windows_touch(h->n->win, w, NULL);
+            rec_touch(h, w, r);
         }
     }
 }
@@ -495,5 +665,7 @@ void pd_hook_fini(pd_hook_t *h)
         h->runs = r->next;
         free(r);
     }
+    free(h->recs);
+    pd_uix_free(&h->rix);
     free(h);
 }

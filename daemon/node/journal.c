@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "confine.h"
 #include "finish.h"
+#include "hook.h"
 #include "jrec.h"
 #include "journal.h"
 #include "pu_buf.h"
@@ -124,6 +125,7 @@ static int put_window(pd_journal_t *j, buf_t *b, const pd_window_t *w)
     pp_jrec_t r;
     rec_init(j, &r, PP_JR_WINDOW);
     pd_jrec_window(w, &r.window);
+    pd_hook_record(j->n->hook, w->id, &r.window);
     return put_rec(j, b, &r);
 }
 
@@ -552,12 +554,18 @@ static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
         }
         pd_window_t *w = pd_windows_get(n->win, r->window.id);
         if (w) {
-            return pd_jrec_window_update(w, &r->window, why, whylen) == 0 ? 0 : PROFD_ECONFIG;
+            if (pd_jrec_window_update(w, &r->window, why, whylen) != 0) {
+                return PROFD_ECONFIG;
+            }
+            return pd_hook_restore(n->hook, w, &r->window);
         }
         if ((w = pd_jrec_window_restore(&r->window, pd_now_ms(), why, whylen)) == NULL) {
             return PROFD_ECONFIG;
         }
         pd_windows_append(n->win, w);
+        if (pd_hook_restore(n->hook, w, &r->window) != 0) {
+            return PROFD_ENOMEM;
+        }
         if (w->id > l->next_id) {
             l->next_id = w->id;
         }

@@ -538,7 +538,7 @@ static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r
     if (w != NULL && w->pending > 0) {
         w->pending--;
     }
-    if (w != NULL && strcmp(w->hook, PD_HOOK_WAITING) == 0) {
+    if (w != NULL && pd_hook_waiting(n->hook, w->id)) {
         pd_hook_window(n->hook, w); /* the report's last write is over */
     }
 }
@@ -574,7 +574,7 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             w->pending--;
             PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
             pd_wrecords_drop(n->wrec, id);
-            if (strcmp(w->hook, PD_HOOK_WAITING) == 0) {
+            if (pd_hook_waiting(n->hook, w->id)) {
                 pd_hook_window(n->hook, w); /* with the report as it is */
             }
         }

@@ -219,7 +219,7 @@ static void decide(pd_retention_t *r, pass_t *p)
         if (w == NULL || !owned(n, w) || (it->final && !it->exists)) {
             continue;
         }
-        bool busy = w->hook_running || w->pending > 0 || !final_state(w);
+        bool busy = w->held || w->pending > 0 || !final_state(w); /* held: its hook runs */
         items[k] = (pd_prune_item_t){it->id,
                                      it->mtime_ms,
                                      it->final ? it->bytes : w->bytes,
