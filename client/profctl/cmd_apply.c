@@ -152,7 +152,7 @@ static int read_config(const apply_opts_t *o, int argc, char **argv, pd_profcfg_
 
 static int send(ctl_t *c, const apply_opts_t *o, const char *name, pd_profcfg_t *cfg)
 {
-    pp_msg_t req, rep;
+    pp_msg_t req;
     pp_msg_init(&req, PP_T_apply);
     req.u.apply.file = (char *)name;
     req.u.apply.job = (char *)o->job;
@@ -160,17 +160,7 @@ static int send(ctl_t *c, const apply_opts_t *o, const char *name, pd_profcfg_t 
     req.u.apply.specs_n = cfg->n_specs;
     req.u.apply.warnings = cfg->warnings;
     req.u.apply.warnings_n = cfg->n_warnings;
-    int rv = ctl_call(c, &req, &rep);
-    if (rv != 0) {
-        return 1;
-    }
-    if (c->json) {
-        ctl_print_json(&rep);
-    } else {
-        ctl_print_started(&rep.u.started, "applied");
-    }
-    pp_msg_free(&rep);
-    return 0;
+    return ctl_call_started(c, &req, "applied");
 }
 
 static int run_apply(ctl_t *c, int argc, char **argv)

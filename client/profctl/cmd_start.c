@@ -285,7 +285,7 @@ static int parse_start(start_t *st, int argc, char **argv)
 
 static int run_start(ctl_t *c, int argc, char **argv)
 {
-    pp_msg_t req, rep;
+    pp_msg_t req;
     start_t st = {.c = c};
     pp_msg_init(&req, PP_T_start);
     st.spec = &req.u.start;
@@ -297,15 +297,7 @@ static int run_start(ctl_t *c, int argc, char **argv)
         rv = finish_request(&st);
     }
     if (rv == 0) {
-        rv = ctl_call(c, &req, &rep) != 0 ? 1 : 0;
-        if (rv == 0 && c->json) {
-            ctl_print_json(&rep);
-        } else if (rv == 0) {
-            ctl_print_started(&rep.u.started, "started");
-        }
-        if (rv == 0) {
-            pp_msg_free(&rep);
-        }
+        rv = ctl_call_started(c, &req, "started");
     }
     for (size_t i = 0; i < st.nroles; i++) {
         free(st.roles[i]);
@@ -353,7 +345,7 @@ static int run_stop(ctl_t *c, int argc, char **argv)
 {
     static const struct option o[] = {
         {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    pp_msg_t req, rep;
+    pp_msg_t req;
     int ch;
     pp_msg_init(&req, PP_T_stop);
     while ((ch = getopt_long(argc, argv, "j:h", o, NULL)) != -1) {
@@ -371,16 +363,7 @@ static int run_stop(ctl_t *c, int argc, char **argv)
     if (optind < argc) {
         return ctl_usage(c, "stop: unexpected argument '%s'", argv[optind]);
     }
-    if (ctl_call(c, &req, &rep) != 0) {
-        return 1;
-    }
-    if (c->json) {
-        ctl_print_json(&rep);
-    } else {
-        ctl_print_started(&rep.u.started, "stopping");
-    }
-    pp_msg_free(&rep);
-    return 0;
+    return ctl_call_started(c, &req, "stopping");
 }
 
 const ctl_command_t ctl_cmd_stop = {

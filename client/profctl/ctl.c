@@ -204,6 +204,21 @@ int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep)
     return call(c, req, rep, false);
 }
 
+int ctl_call_started(ctl_t *c, const pp_msg_t *req, const char *verb)
+{
+    pp_msg_t rep;
+    if (ctl_call(c, req, &rep) != 0) {
+        return 1;
+    }
+    if (c->json) {
+        ctl_print_json(&rep);
+    } else {
+        ctl_print_started(&rep.u.started, verb);
+    }
+    pp_msg_free(&rep);
+    return 0;
+}
+
 void ctl_close(ctl_t *c)
 {
     if (c->open) {

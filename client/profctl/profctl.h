@@ -64,6 +64,9 @@ void ctl_default_url(char *buf, size_t len);
 int ctl_call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
 /* The same, saying nothing on failure (an optional request). */
 int ctl_call_quiet(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep);
+/* A request answered by a `started` reply (start, stop, apply): the reply
+ * printed (JSON with --json, else ctl_print_started); 0, or 1 (said). */
+int ctl_call_started(ctl_t *c, const pp_msg_t *req, const char *verb);
 void ctl_close(ctl_t *c);
 /* The reply document, as JSON, on stdout. */
 void ctl_print_json(const pp_msg_t *m);

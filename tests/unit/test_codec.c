@@ -120,21 +120,28 @@ static void test_codec_copy_is_deep(void **state)
     pp_record_free(&pp_desc_capture, &b);
 }
 
+/* A version-1 manifest of window 4 over the two steps steps[0..1]. */
+static void manifest4(pp_manifest_t *man, const char *job, const char *name, int64_t *steps,
+                      const char *settings)
+{
+    pp_record_init(&pp_desc_manifest, man);
+    man->version = 1;
+    man->job = (char *)job;
+    man->window.id = 4;
+    man->window.name = (char *)name;
+    man->window.steps = steps;
+    man->window.steps_n = 2;
+    man->window.settings = (char *)settings;
+}
+
 static void test_codec_manifest_nulls(void **state)
 {
     pp_manifest_t man;
     pp_capture_t cap;
     char *buf;
     int64_t steps[] = {5, 10};
-    pp_record_init(&pp_desc_manifest, &man);
+    manifest4(&man, "run-42", "w4-steps5-9", steps, "{}");
     pp_record_init(&pp_desc_capture, &cap);
-    man.version = 1;
-    man.job = "run-42";
-    man.window.id = 4;
-    man.window.name = "w4-steps5-9";
-    man.window.steps = steps;
-    man.window.steps_n = 2;
-    man.window.settings = "{}";
     cap.role = "actor";
     cap.status = PP_CAP_COMPLETE;
     cap.first_step = 5;
@@ -217,14 +224,8 @@ static void test_codec_prints_as_cjson(void **state)
     pp_manifest_t man;
     pp_capture_t cap[2];
     int64_t steps[] = {5, 10};
-    pp_record_init(&pp_desc_manifest, &man);
-    man.version = 1;
-    man.job = "run";
-    man.window.id = 4;
-    man.window.name = "w4";
-    man.window.steps = steps;
-    man.window.steps_n = 2;
-    man.window.settings = "{\"a\":[1,{\"b\":{}},[]],\"c\":{\"d\":2.5e-3,\"e\":\"x\"},\"f\":{}}";
+    manifest4(&man, "run", "w4", steps,
+              "{\"a\":[1,{\"b\":{}},[]],\"c\":{\"d\":2.5e-3,\"e\":\"x\"},\"f\":{}}");
     for (int i = 0; i < 2; i++) {
         pp_record_init(&pp_desc_capture, &cap[i]);
         cap[i].role = "rollout";
