@@ -70,7 +70,8 @@ def include_graph(root, trees, files):
     edges = {}
     for rel in files:
         edges.setdefault(rel, set())
-        text = open(os.path.join(root, rel), errors="replace").read()
+        with open(os.path.join(root, rel), errors="replace") as f:
+            text = f.read()
         for kind, inc in INCLUDE.findall(text):
             cands = ([os.path.join(os.path.dirname(rel), inc)] if kind == '"' else []) + \
                     [os.path.join(s, inc) for s in search]

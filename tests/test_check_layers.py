@@ -146,7 +146,8 @@ class ClientHeader(unittest.TestCase):
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
             path = os.path.join(tmp, "daemon", "main.c")
-            text = open(path).read()
+            with open(path) as f:
+                text = f.read()
             self.assertEqual(text.count('#include "profd/version.h"'), 1)
             with open(path, "w") as f:
                 f.write(text.replace('#include "profd/version.h"', '#include "profd/client.h"'))

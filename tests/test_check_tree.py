@@ -5,9 +5,11 @@ deliberate include cycle and call cycle (tests/fixtures/tree_cycle: x.h
 and y.h include each other, a.c and b.c call each other, c.c calls a.c one
 way), and its pieces do what they say.
 
-    test_check_tree.py SOURCE_DIR FIXTURE_OBJECTS
+    test_check_tree.py SOURCE_DIR FIXTURE_OBJECTS LINKED_PROGRAM
 
-FIXTURE_OBJECTS: the fixture's objects, |-separated ($<TARGET_OBJECTS>).
+FIXTURE_OBJECTS: the fixture's objects, |-separated ($<TARGET_OBJECTS>);
+LINKED_PROGRAM links them (tests/fixtures/tree_cycle_main.c): the circle
+links and runs.
 """
 
 import os
@@ -20,7 +22,7 @@ sys.path.insert(0, HERE)
 
 import check_tree  # noqa: E402
 
-SOURCE, OBJECTS = sys.argv[1:3]
+SOURCE, OBJECTS, LINKED = sys.argv[1:4]
 del sys.argv[1:]
 FIX = "tests/fixtures/tree_cycle"
 
@@ -31,6 +33,9 @@ def run_check(*extra):
 
 
 class Fixture(unittest.TestCase):
+    def test_the_call_cycle_links_and_runs(self):
+        self.assertEqual(subprocess.run([LINKED]).returncode, 0)
+
     def test_cycles_are_reported(self):
         r = run_check("--tree", FIX, "--objects", "tests=" + OBJECTS)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
