@@ -103,7 +103,9 @@ static void lost_coordinator(pd_link_t *l, const char *why)
     l->backoff_ms = l->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : l->backoff_ms * 2;
 }
 
-static int reply_of(const void *body, size_t len, pp_msg_t *m)
+/* The reply in body: 0 with *m (of type want, unless PP_T_NONE), or the
+ * error the coordinator answered, PROFD_EPROTO for another type. */
+static int reply_of(const void *body, size_t len, pp_type_t want, pp_msg_t *m)
 {
     char err[256];
     size_t jl;
@@ -118,6 +120,10 @@ static int reply_of(const void *body, size_t len, pp_msg_t *m)
         rv = (int)m->u.error.code;
         pp_msg_free(m);
         return rv < 0 ? rv : PROFD_EPROTO;
+    }
+    if (want != PP_T_NONE && m->type != want) {
+        pp_msg_free(m);
+        return PROFD_EPROTO;
     }
     return 0;
 }
@@ -170,9 +176,8 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->hello_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0 && m.type != PP_T_node_welcome) {
-        pp_msg_free(&m);
-        rv = PROFD_EPROTO;
+    if (rv == 0) {
+        rv = reply_of(body, len, PP_T_node_welcome, &m);
     }
     if (rv != 0) {
         lost_coordinator(l, profd_strerror(rv));
@@ -216,7 +221,7 @@ static void on_roster(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->roster_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0) {
+    if (rv == 0 && (rv = reply_of(body, len, PP_T_NONE, &m)) == 0) {
         pp_msg_free(&m);
         return;
     }
@@ -260,7 +265,7 @@ static void on_summary(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     int64_t t3 = pd_now_us();
     l->summary_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0) {
+    if (rv == 0 && (rv = reply_of(body, len, PP_T_NONE, &m)) == 0) {
         if (m.type == PP_T_ack && m.u.ack.t_us > 0 && t3 >= l->summary_sent_us) {
             /* the coordinator read its clock between our send and our receive */
             l->clk_off[l->clk_pos] = m.u.ack.t_us - (l->summary_sent_us + t3) / 2;
@@ -443,9 +448,8 @@ static void on_watch(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->watch_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, &m)) == 0 && m.type != PP_T_node_plan) {
-        pp_msg_free(&m);
-        rv = PROFD_EPROTO;
+    if (rv == 0) {
+        rv = reply_of(body, len, PP_T_node_plan, &m);
     }
     if (rv != 0) {
         if (rv != PROFD_ETIMEDOUT) {
@@ -498,7 +502,7 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     f->out = false;
     l->results_out--;
     if (rv == 0) {
-        rv = reply_of(body, len, &m);
+        rv = reply_of(body, len, PP_T_NONE, &m);
         if (rv == 0) {
             pp_msg_free(&m);
         }
@@ -612,7 +616,7 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     l->nxfers_out--;
     if (rv == 0) {
-        rv = reply_of(body, len, &m);
+        rv = reply_of(body, len, PP_T_NONE, &m);
     }
     if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
         rv == PROFD_ECLIENT) {

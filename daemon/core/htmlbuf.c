@@ -5,33 +5,21 @@
 
 void pd_html_esc(pu_sbuf_t *b, const char *s)
 {
+    static const char *const entity[128] = {
+        ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;",
+    };
     if (s == NULL) {
         pu_sbuf_str(b, "-");
         return;
     }
     for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            pu_sbuf_str(b, "&amp;");
-            break;
-        case '<':
-            pu_sbuf_str(b, "&lt;");
-            break;
-        case '>':
-            pu_sbuf_str(b, "&gt;");
-            break;
-        case '"':
-            pu_sbuf_str(b, "&quot;");
-            break;
-        case '\'':
-            pu_sbuf_str(b, "&#39;");
-            break;
-        default:
-            if ((unsigned char)*s < 0x20) {
-                pu_sbuf_str(b, " ");
-            } else {
-                pu_sbuf_put(b, s, 1);
-            }
+        unsigned char c = (unsigned char)*s;
+        if (c < 128 && entity[c] != NULL) {
+            pu_sbuf_str(b, entity[c]);
+        } else if (c < 0x20) {
+            pu_sbuf_str(b, " ");
+        } else {
+            pu_sbuf_put(b, s, 1);
         }
     }
 }

@@ -147,24 +147,26 @@ static void rec_touch(pd_hook_t *h, pd_window_t *w, const hrec_t *r)
     pd_windows_touch(h->n->win, w, NULL);
 }
 
-void pd_hook_record(pd_hook_t *h, int64_t window, pp_state_window_t *s)
+/* Window `window`'s hook into a record's three fields (borrowed), left as
+ * they are when it has none. */
+static void rec_out(pd_hook_t *h, int64_t window, char **state, int64_t *exit, char **output)
 {
     const hrec_t *r = rec_find(h, window);
     if (r != NULL) {
-        s->hook = r->state[0] ? (char *)r->state : NULL;
-        s->hook_exit = r->exited ? r->exit : PP_NONE;
-        s->hook_output = r->output[0] ? (char *)r->output : NULL;
+        *state = r->state[0] ? (char *)r->state : NULL;
+        *exit = r->exited ? r->exit : PP_NONE;
+        *output = r->output[0] ? (char *)r->output : NULL;
     }
+}
+
+void pd_hook_record(pd_hook_t *h, int64_t window, pp_state_window_t *s)
+{
+    rec_out(h, window, &s->hook, &s->hook_exit, &s->hook_output);
 }
 
 void pd_hook_info(pd_hook_t *h, int64_t window, pp_window_t *out)
 {
-    const hrec_t *r = rec_find(h, window);
-    if (r != NULL) {
-        out->hook = r->state[0] ? (char *)r->state : NULL;
-        out->hook_exit = r->exited ? r->exit : PP_NONE;
-        out->hook_output = r->output[0] ? (char *)r->output : NULL;
-    }
+    rec_out(h, window, &out->hook, &out->hook_exit, &out->hook_output);
 }
 
 int pd_hook_restore(pd_hook_t *h, pd_window_t *w, const pp_state_window_t *s)
