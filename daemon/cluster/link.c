@@ -103,16 +103,20 @@ static void lost_coordinator(pd_link_t *l, const char *why)
     l->backoff_ms = l->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : l->backoff_ms * 2;
 }
 
-/* The reply in body: 0 with *m (of type want, unless PP_T_NONE), or the
- * error the coordinator answered, PROFD_EPROTO for another type. */
-static int reply_of(const void *body, size_t len, pp_type_t want, pp_msg_t *m)
+/* The reply in body to a request that ended with rv: 0 with *m (of type
+ * want, unless PP_T_NONE); else rv, the error the coordinator answered, or
+ * PROFD_EPROTO for another type. */
+static int reply_of(int rv, const void *body, size_t len, pp_type_t want, pp_msg_t *m)
 {
+    if (rv != 0) {
+        return rv;
+    }
     char err[256];
     size_t jl;
     const void *payload;
     size_t plen;
     jl = pp_frame_split(body, len, &payload, &plen);
-    int rv = pp_msg_decode(body, jl, 0, m, err, sizeof(err));
+    rv = pp_msg_decode(body, jl, 0, m, err, sizeof(err));
     if (rv != 0) {
         return rv;
     }
@@ -176,10 +180,7 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->hello_out = false;
-    if (rv == 0) {
-        rv = reply_of(body, len, PP_T_node_welcome, &m);
-    }
-    if (rv != 0) {
+    if ((rv = reply_of(rv, body, len, PP_T_node_welcome, &m)) != 0) {
         lost_coordinator(l, profd_strerror(rv));
         return;
     }
@@ -221,7 +222,7 @@ static void on_roster(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->roster_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, PP_T_NONE, &m)) == 0) {
+    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
         pp_msg_free(&m);
         return;
     }
@@ -265,7 +266,7 @@ static void on_summary(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     int64_t t3 = pd_now_us();
     l->summary_out = false;
-    if (rv == 0 && (rv = reply_of(body, len, PP_T_NONE, &m)) == 0) {
+    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
         if (m.type == PP_T_ack && m.u.ack.t_us > 0 && t3 >= l->summary_sent_us) {
             /* the coordinator read its clock between our send and our receive */
             l->clk_off[l->clk_pos] = m.u.ack.t_us - (l->summary_sent_us + t3) / 2;
@@ -448,10 +449,7 @@ static void on_watch(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->watch_out = false;
-    if (rv == 0) {
-        rv = reply_of(body, len, PP_T_node_plan, &m);
-    }
-    if (rv != 0) {
+    if ((rv = reply_of(rv, body, len, PP_T_node_plan, &m)) != 0) {
         if (rv != PROFD_ETIMEDOUT) {
             lost_coordinator(l, profd_strerror(rv));
         }
@@ -501,11 +499,8 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     f->out = false;
     l->results_out--;
-    if (rv == 0) {
-        rv = reply_of(body, len, PP_T_NONE, &m);
-        if (rv == 0) {
-            pp_msg_free(&m);
-        }
+    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
+        pp_msg_free(&m);
     }
     if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
         rv == PROFD_ECLIENT) {
@@ -615,9 +610,7 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = x->l;
     pp_msg_t m;
     l->nxfers_out--;
-    if (rv == 0) {
-        rv = reply_of(body, len, PP_T_NONE, &m);
-    }
+    rv = reply_of(rv, body, len, PP_T_NONE, &m);
     if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
         rv == PROFD_ECLIENT) {
         if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
