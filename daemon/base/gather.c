@@ -673,33 +673,112 @@ void pd_gather_run(pd_gather_job_t *j)
     gather_close(&g);
 }
 
-/* ---- thread pool glue ---- */
+/* ---- the kinds, and the thread pool glue ---- */
+
+static void gather_run(pd_job_t *j)
+{
+    pd_gather_run((pd_gather_job_t *)j);
+}
+
+static void gather_free(pd_job_t *job)
+{
+    pd_gather_job_t *j = (pd_gather_job_t *)job;
+    for (size_t i = 0; i < j->nfiles; i++) {
+        pp_record_free(&pp_desc_file, &j->files[i]);
+    }
+    free(j->files);
+    for (int i = 0; i < j->nparts; i++) {
+        free(j->parts[i]);
+    }
+    free(j->parts);
+}
+
+static void write_run(pd_job_t *j)
+{
+    pd_write_run((pd_write_job_t *)j);
+}
+
+static void write_free(pd_job_t *j)
+{
+    free(((pd_write_job_t *)j)->data);
+}
+
+static void chunk_run(pd_job_t *j)
+{
+    pd_chunk_run((pd_chunk_job_t *)j);
+}
+
+static void chunk_free(pd_job_t *j)
+{
+    free(((pd_chunk_job_t *)j)->data);
+}
+
+static void remove_run(pd_job_t *j)
+{
+    pd_remove_run((pd_remove_job_t *)j);
+}
+
+static void link_run(pd_job_t *j)
+{
+    pd_link_run((pd_link_job_t *)j);
+}
+
+static void link_free(pd_job_t *job)
+{
+    pd_link_job_t *j = (pd_link_job_t *)job;
+    for (size_t i = 0; i < j->nlinks; i++) {
+        free(j->links[i]);
+    }
+    free(j->links);
+}
+
+static void merge_run(pd_job_t *j)
+{
+    pd_merge_run((pd_merge_job_t *)j);
+}
+
+static void merge_free(pd_job_t *j)
+{
+    pd_merge_free(((pd_merge_job_t *)j)->merge);
+}
+
+static void diff_run(pd_job_t *j)
+{
+    pd_diff_run((pd_diff_job_t *)j);
+}
+
+static void diff_free(pd_job_t *j)
+{
+    pd_diff_free(((pd_diff_job_t *)j)->diff);
+}
+
+/* Each kind: its struct's size, its work, what it owns (NULL: nothing). */
+static const struct {
+    size_t size;
+    void (*run)(pd_job_t *j);
+    void (*free)(pd_job_t *j);
+} kinds[] = {
+    [PD_JOB_GATHER] = {sizeof(pd_gather_job_t), gather_run, gather_free},
+    [PD_JOB_WRITE] = {sizeof(pd_write_job_t), write_run, write_free},
+    [PD_JOB_CHUNK] = {sizeof(pd_chunk_job_t), chunk_run, chunk_free},
+    [PD_JOB_REMOVE] = {sizeof(pd_remove_job_t), remove_run, NULL},
+    [PD_JOB_LINK] = {sizeof(pd_link_job_t), link_run, link_free},
+    [PD_JOB_MERGE] = {sizeof(pd_merge_job_t), merge_run, merge_free},
+    [PD_JOB_DIFF] = {sizeof(pd_diff_job_t), diff_run, diff_free},
+};
+
+pd_job_t *pd_job_new(pd_job_kind_t kind)
+{
+    pd_job_t *j = calloc(1, kinds[kind].size);
+    if (j != NULL) {
+        j->kind = kind;
+    }
+    return j;
+}
 
 void pd_job_run(pd_job_t *j)
 {
-    switch (j->kind) {
-    case PD_JOB_GATHER:
-        pd_gather_run((pd_gather_job_t *)j);
-        break;
-    case PD_JOB_WRITE:
-        pd_write_run((pd_write_job_t *)j);
-        break;
-    case PD_JOB_CHUNK:
-        pd_chunk_run((pd_chunk_job_t *)j);
-        break;
-    case PD_JOB_REMOVE:
-        pd_remove_run((pd_remove_job_t *)j);
-        break;
-    case PD_JOB_LINK:
-        pd_link_run((pd_link_job_t *)j);
-        break;
-    case PD_JOB_MERGE:
-        pd_merge_run((pd_merge_job_t *)j);
-        break;
-    case PD_JOB_DIFF:
-        pd_diff_run((pd_diff_job_t *)j);
-        break;
-    }
+    kinds[j->kind].run(j);
 }
 
 static void job_work(uv_work_t *w)
@@ -722,52 +801,13 @@ int pd_job_submit(uv_loop_t *loop, pd_job_t *j)
     return uv_queue_work(loop, &j->work, job_work, job_after) == 0 ? 0 : PROFD_EINTERNAL;
 }
 
-static void gather_free(pd_gather_job_t *j)
-{
-    for (size_t i = 0; i < j->nfiles; i++) {
-        pp_record_free(&pp_desc_file, &j->files[i]);
-    }
-    free(j->files);
-    for (int i = 0; i < j->nparts; i++) {
-        free(j->parts[i]);
-    }
-    free(j->parts);
-}
-
-static void links_free(pd_link_job_t *j)
-{
-    for (size_t i = 0; i < j->nlinks; i++) {
-        free(j->links[i]);
-    }
-    free(j->links);
-}
-
 void pd_job_free(pd_job_t *j)
 {
     if (j == NULL) {
         return;
     }
-    switch (j->kind) {
-    case PD_JOB_GATHER:
-        gather_free((pd_gather_job_t *)j);
-        break;
-    case PD_JOB_WRITE:
-        free(((pd_write_job_t *)j)->data);
-        break;
-    case PD_JOB_CHUNK:
-        free(((pd_chunk_job_t *)j)->data);
-        break;
-    case PD_JOB_REMOVE:
-        break;
-    case PD_JOB_LINK:
-        links_free((pd_link_job_t *)j);
-        break;
-    case PD_JOB_MERGE:
-        pd_merge_free(((pd_merge_job_t *)j)->merge);
-        break;
-    case PD_JOB_DIFF:
-        pd_diff_free(((pd_diff_job_t *)j)->diff);
-        break;
+    if (kinds[j->kind].free != NULL) {
+        kinds[j->kind].free(j);
     }
     free(j);
 }

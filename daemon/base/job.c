@@ -15,21 +15,6 @@
 #include "hasher.h"
 #include "job.h"
 
-pd_job_t *pd_job_new(pd_job_kind_t kind)
-{
-    static const size_t size[] = {
-        [PD_JOB_GATHER] = sizeof(pd_gather_job_t), [PD_JOB_WRITE] = sizeof(pd_write_job_t),
-        [PD_JOB_CHUNK] = sizeof(pd_chunk_job_t),   [PD_JOB_REMOVE] = sizeof(pd_remove_job_t),
-        [PD_JOB_LINK] = sizeof(pd_link_job_t),     [PD_JOB_MERGE] = sizeof(pd_merge_job_t),
-        [PD_JOB_DIFF] = sizeof(pd_diff_job_t),
-    };
-    pd_job_t *j = calloc(1, size[kind]);
-    if (j != NULL) {
-        j->kind = kind;
-    }
-    return j;
-}
-
 int pd_job_fail(pd_job_t *j, int rv, const char *fmt, ...)
 {
     va_list ap;

@@ -6,8 +6,9 @@
  * libuv's requests start with UV_REQ_FIELDS), and what the kinds share on
  * the thread pool -- failing a job with its reason, reading a file while
  * hashing it and writing it elsewhere, the free-disk floor. gather.c runs
- * the capture gathering and queues every kind (pd_job_run: one switch on
- * the kind); filejob.c and mergejob.c run the others.
+ * the capture gathering and queues every kind through a table of the kinds
+ * (size, work, what each owns: as nng's ops tables); filejob.c and
+ * mergejob.c run the others.
  */
 #ifndef PD_JOB_H
 #define PD_JOB_H
@@ -174,7 +175,7 @@ typedef struct pd_diff_job {
 } pd_diff_job_t;
 
 /* A job of that kind, zeroed, its kind set; NULL without memory. Cast it to
- * the kind's struct to fill it in. */
+ * the kind's struct to fill it in. (gather.c, with the kinds' table.) */
 pd_job_t *pd_job_new(pd_job_kind_t kind);
 
 /* The unit of reads and writes. */
