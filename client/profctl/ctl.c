@@ -166,7 +166,7 @@ static int call(ctl_t *c, const pp_msg_t *req, pp_msg_t *rep, bool quiet)
 {
     char *buf, err[256];
     size_t len;
-    nng_msg *m;
+    nng_msg *m = NULL;
     if (!c->open && ctl_connect(c) != 0) {
         return 1;
     }
