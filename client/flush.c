@@ -233,7 +233,11 @@ void cl_say_bye(profd_client_t *c)
     pp_msg_t req, rep;
     pp_msg_init(&req, PP_T_bye);
     req.u.bye.client = c->io.client_id;
-    if (cl_rpc(c, &req, &rep, CLOSE_TIMEOUT_MS) == 0) {
+    int rv = cl_rpc(c, &req, &rep, CLOSE_TIMEOUT_MS);
+    if (rv == 0) {
         pp_msg_free(&rep);
+        cl_log(c, PROFD_LOG_DEBUG, "profd: goodbye acknowledged");
+    } else {
+        cl_log(c, PROFD_LOG_DEBUG, "profd: goodbye not acknowledged: %s", profd_strerror(rv));
     }
 }
