@@ -37,7 +37,8 @@ fail() {
   exit 1
 }
 # The end of a test: every process in $pids is stopped (SIGTERM, so that
-# LeakSanitizer reports), the last started first, each gone before the
+# LeakSanitizer reports), the last in $pids first (a coordinator is put at
+# its head, also when it is started again), each gone before the
 # next (workers before their node, nodes before the coordinator, as an
 # orderly shutdown goes), then every log in $tmp is read for sanitizer
 # reports: each daemon's and worker's, the earlier runs of a restarted one
@@ -88,7 +89,7 @@ coordinator_start() {
   "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
     --run-dir "$tmp/c/run" --save-path "$tmp/c/save" "$@" 2>>"$tmp/coordinator.log" &
   coord_pid=$!
-  pids+=("$coord_pid")
+  pids=("$coord_pid" "${pids[@]}") # stopped last (check_logs), even when started again
 }
 # node_start I [ARGS...]: node daemon node<I> of that coordinator, folders
 # under $tmp/n<I>, log appended to $tmp/node<I>.log, pid in node_pid[I] (and

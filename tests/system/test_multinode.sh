@@ -67,7 +67,7 @@ start_coordinator() {
   ip netns exec "$C" "$profd" --coordinator-listen tcp://0.0.0.0:7710 --insecure-tcp-links \
     --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/out" 2>>"$tmp/coordinator.log" &
   coord_pid=$!
-  pids+=($coord_pid)
+  pids=($coord_pid "${pids[@]}") # stopped after the nodes (check_logs)
   for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
   fail "coordinator did not start"
 }

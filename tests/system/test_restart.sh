@@ -28,7 +28,7 @@ start_coordinator() { # LOG
   "$profd" --config "$tmp/coordinator.yaml" --coordinator-listen "tcp://127.0.0.1:$port" \
     --insecure-tcp-links --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>>"$tmp/$1" &
   coordinator_pid=$!
-  pids+=($coordinator_pid)
+  pids=($coordinator_pid "${pids[@]}") # stopped after the nodes (check_logs), also when restarted
   for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
   fail "the coordinator did not start"
 }
