@@ -202,7 +202,16 @@ grep -qE "^JOB +ROLE +RANK +HOST" "$tmp/topr.txt" || fail "top --ranks header: $
 [ "$(grep -cE '^default +(actor|rollout) +[0-9]+ +[^ ]+ +[^ ]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +(yes|no)$' \
   "$tmp/topr.txt")" = 8 ] ||
   fail "top --ranks rows: $(cat "$tmp/topr.txt")"
-timeout -s INT 3.5 "$profctl_bin" --json top --interval 1 --ranks >"$tmp/topj.txt" || true
+# streamed until two documents are out, then stopped: a signal sent at a
+# fixed time (timeout -s INT 3.5) could come before profctl's handler on
+# loaded cores, and an INT inherited as ignored (a background job's) was
+# lost: profctl went on streaming until ctest's timeout
+"$profctl_bin" --json top --interval 1 --ranks >"$tmp/topj.txt" &
+topj=$!
+two_docs() { [ "$(wc -l <"$tmp/topj.txt")" -ge 2 ]; }
+wait_until "two documents from profctl --json top --interval 1" 60 two_docs
+kill -TERM "$topj"
+wait "$topj" || fail "profctl --json top stopped by SIGTERM: exit $?"
 /usr/bin/python3 - "$tmp/topj.txt" <<'PY' || fail "--json top stream: $(head -c 600 "$tmp/topj.txt")"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
