@@ -305,7 +305,7 @@ def main():
                     problems.append("%s: the pure core includes %s" % (rel, inc))
             else:
                 problems.append("%s: includes \"%s\", which is no known header" % (rel, inc))
-    cycles = strongly_connected(edges)
+    cycles = check_tree.strongly_connected(edges)
     for c in cycles:
         problems.append("include cycle: %s" % " ".join(sorted(c)))
     for binary in binaries:
@@ -338,39 +338,6 @@ def main():
                                      for l in ("base", "net", "core", "node", "cluster", "root")),
              len(cycles), len(problems)))
     return 1 if problems else 0
-
-
-def strongly_connected(edges):
-    """Tarjan: the sets of modules that include each other (size > 1)."""
-    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
-    sys.setrecursionlimit(10000)
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(comp)
-
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
-    return out
 
 
 if __name__ == "__main__":
