@@ -11,6 +11,8 @@
 
 #include <nng/protocol/reqrep0/req.h>
 
+#include "pd_tmp.h"
+
 #define FX_TIMEOUT_MS 10000
 
 void fx_sleep_ms(int ms)
@@ -73,15 +75,12 @@ char *fx_slurp(const char *path)
 
 void fx_tmp_make(char *dir, size_t len, const char *prefix)
 {
-    fx_path_of(dir, len, "/tmp/%s-XXXXXX", prefix);
-    assert_non_null(mkdtemp(dir));
+    assert_non_null(pd_tmp_make(dir, len, prefix));
 }
 
 int fx_tmp_remove(const char *dir)
 {
-    char cmd[600];
-    fx_path_of(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return pd_tmp_remove(dir);
 }
 
 /* ---- the daemon ---- */
@@ -174,6 +173,21 @@ char *fx_call_raw(const char *url, const void *buf, size_t len)
     nng_msg_free(m);
     nng_close(s);
     return out;
+}
+
+int64_t fx_start_window(const char *control_url, const char *json, const char *name,
+                        int64_t selected)
+{
+    pp_msg_t rep;
+    assert_int_equal(fx_ask_once(control_url, json, &rep), 0);
+    assert_int_equal(rep.u.started.windows_n, 1);
+    assert_string_equal(rep.u.started.windows[0].name, name);
+    if (selected >= 0) {
+        assert_int_equal(rep.u.started.windows[0].selected, selected);
+    }
+    int64_t id = rep.u.started.windows[0].id;
+    pp_msg_free(&rep);
+    return id;
 }
 
 void fx_wait_state(const char *control_url, int64_t id, const char *want, char *reason, size_t len)

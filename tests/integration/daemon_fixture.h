@@ -79,6 +79,10 @@ int fx_ask_once(const char *url, const char *json, pp_msg_t *rep); /* a connecti
 /* The reply's text as received (NUL-terminated, the caller frees it). */
 char *fx_call_raw(const char *url, const void *buf, size_t len);
 
+/* Starts `json` (a start request): one window named `name`, selecting
+ * `selected` ranks (not checked when negative); its id. */
+int64_t fx_start_window(const char *control_url, const char *json, const char *name,
+                        int64_t selected);
 /* Asks for window `id` until it is in state `want` (10 s at most, else the
  * test fails); its reason ("" for none) in reason[len] if reason is not NULL. */
 void fx_wait_state(const char *control_url, int64_t id, const char *want, char *reason, size_t len);

@@ -46,15 +46,9 @@ int64_t sec_hello(nng_socket s, int64_t rank, const char *host)
 int64_t sec_start_window(const fx_daemon_t *r, int64_t step, const char *name)
 {
     char q[160];
-    pp_msg_t rep;
     snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"start\",\"steps\":[%lld],\"tool\":\"sim\"}",
              (long long)step);
-    assert_int_equal(fx_ask_once(r->cfg.control_url, q, &rep), 0);
-    assert_int_equal(rep.u.started.windows_n, 1);
-    assert_string_equal(rep.u.started.windows[0].name, name);
-    int64_t id = rep.u.started.windows[0].id;
-    pp_msg_free(&rep);
-    return id;
+    return fx_start_window(r->cfg.control_url, q, name, -1);
 }
 
 void sec_wait_done(const fx_daemon_t *r, int64_t id, char *reason, size_t len)

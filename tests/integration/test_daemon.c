@@ -21,6 +21,7 @@
 #include "daemon_fixture.h"
 #include "internal.h" /* cl_open: a client with run directory candidates of ours */
 #include "profd/client.h"
+#include "pd_skip.h"
 
 /* A daemon with its sockets in run_dir and its output below dir. */
 static void daemon_config_in(fx_daemon_t *r, const char *dir, const char *run_dir)
@@ -137,18 +138,12 @@ static void test_daemon_window_end_to_end(void **state)
     pp_msg_free(&rep);
 
     /* steps 5..6 for the actors, the rollout replica 1 and nobody else */
-    assert_int_equal(
-        fx_ask_once(r->cfg.control_url,
+    fx_start_window(r->cfg.control_url,
                     "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
                     "\"settings\":{\"bytes\":1000},\"selectors\":["
                     "{\"role\":\"actor\",\"all_ranks\":true},"
                     "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
-                    &rep),
-        0);
-    assert_int_equal(rep.u.started.windows_n, 1);
-    assert_string_equal(rep.u.started.windows[0].name, "w1-steps5-6");
-    assert_int_equal(rep.u.started.windows[0].selected, 3);
-    pp_msg_free(&rep);
+                    "w1-steps5-6", 3);
 
     run_steps(c, NCLIENTS, 3, 8);
     for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
@@ -299,28 +294,29 @@ static void test_daemon_bad_input_keeps_serving(void **state)
     fx_daemon_start(r);
 
     const char *ctl = r->cfg.control_url;
-    assert_int_equal(fx_ask_once(ctl, "{not json", &rep), PROFD_EPROTO);
-    assert_string_equal(rep.u.error.message, "not valid JSON");
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":9,\"type\":\"status\"}", &rep), PROFD_EVERSION);
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"launch\"}", &rep), PROFD_ETYPE);
-    assert_string_equal(rep.u.error.message, "unknown message type 'launch'");
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"events\",\"client\":1}", &rep),
-                     PROFD_ETYPE);
-    assert_string_equal(rep.u.error.message, "'events' is not a control request");
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":\"five\"}", &rep),
-                     PROFD_EPROTO);
-    assert_string_equal(rep.u.error.message, "field 'steps': expected array, found string");
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"start\",\"steps\":[0]}", &rep),
-                     PROFD_EINVAL);
-    assert_string_equal(rep.u.error.message, "steps must be >= 1, found 0");
-    pp_msg_free(&rep);
-    assert_int_equal(fx_ask_once(ctl, "{\"v\":1,\"type\":\"stop\",\"id\":42}", &rep), PROFD_ENOENT);
-    pp_msg_free(&rep);
+    /* refused with the code and message (NULL: not compared) */
+    static const struct {
+        const char *json;
+        int rc;
+        const char *message;
+    } refused[] = {
+        {"{not json", PROFD_EPROTO, "not valid JSON"},
+        {"{\"v\":9,\"type\":\"status\"}", PROFD_EVERSION, NULL},
+        {"{\"v\":1,\"type\":\"launch\"}", PROFD_ETYPE, "unknown message type 'launch'"},
+        {"{\"v\":1,\"type\":\"events\",\"client\":1}", PROFD_ETYPE,
+         "'events' is not a control request"},
+        {"{\"v\":1,\"type\":\"start\",\"steps\":\"five\"}", PROFD_EPROTO,
+         "field 'steps': expected array, found string"},
+        {"{\"v\":1,\"type\":\"start\",\"steps\":[0]}", PROFD_EINVAL, "steps must be >= 1, found 0"},
+        {"{\"v\":1,\"type\":\"stop\",\"id\":42}", PROFD_ENOENT, NULL},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        assert_int_equal(fx_ask_once(ctl, refused[i].json, &rep), refused[i].rc);
+        if (refused[i].message != NULL) {
+            assert_string_equal(rep.u.error.message, refused[i].message);
+        }
+        pp_msg_free(&rep);
+    }
 
     /* oversized: the limit is 64 KiB here */
     size_t big = 100000;
@@ -581,15 +577,8 @@ static void test_daemon_close_without_daemon_is_quick(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_daemon_window_end_to_end, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_checksum_none, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_bad_input_keeps_serving, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_restart_under_clients, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_two_in_one_process, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_client_finds_late_daemon_by_rule, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_daemon_close_without_daemon_is_quick, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, teardown, test_daemon_window_end_to_end, test_daemon_checksum_none,
+                       test_daemon_bad_input_keeps_serving, test_daemon_restart_under_clients,
+                       test_daemon_two_in_one_process, test_daemon_client_finds_late_daemon_by_rule,
+                       test_daemon_close_without_daemon_is_quick);
 }

@@ -219,6 +219,22 @@ static void test_security_disk_floor_tmpfs(void **state)
 
 /* ---- rate limits ---- */
 
+/* Asks `q` on s: answered (*ok counts it) or refused by the rate limit with
+ * `limit_message` (*limited counts it). */
+static void ask_rated(nng_socket s, const char *q, const char *limit_message, int *ok, int *limited)
+{
+    pp_msg_t rep;
+    int rv = fx_ask(s, q, &rep);
+    if (rv == 0) {
+        (*ok)++;
+    } else {
+        assert_int_equal(rv, PROFD_ELIMIT);
+        assert_string_equal(rep.u.error.message, limit_message);
+        (*limited)++;
+    }
+    pp_msg_free(&rep);
+}
+
 static void test_security_rate_limits(void **state)
 {
     fx_daemon_t *r = sec_daemon(tmp, "rate");
@@ -232,15 +248,7 @@ static void test_security_rate_limits(void **state)
     int64_t t0 = fx_now_ms();
     int ok = 0, limited = 0;
     for (int i = 0; i < 8; i++) {
-        int rv = fx_ask(s, "{\"v\":1,\"type\":\"status\"}", &rep);
-        if (rv == 0) {
-            ok++;
-        } else {
-            assert_int_equal(rv, PROFD_ELIMIT);
-            assert_string_equal(rep.u.error.message, "rate limit: 5 requests/s");
-            limited++;
-        }
-        pp_msg_free(&rep);
+        ask_rated(s, "{\"v\":1,\"type\":\"status\"}", "rate limit: 5 requests/s", &ok, &limited);
     }
     int64_t spent = fx_now_ms() - t0;
     /* refilled at 5/s while asking */
@@ -263,15 +271,7 @@ static void test_security_rate_limits(void **state)
     for (int i = 0; i < 40; i++) {
         snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"events\",\"client\":%lld,\"ev\":[1,%d,%d]}",
                  (long long)client, i + 1, i * 1000);
-        int rv = fx_ask(w, q, &rep);
-        if (rv == 0) {
-            ok++;
-        } else {
-            assert_int_equal(rv, PROFD_ELIMIT);
-            assert_string_equal(rep.u.error.message, "rate limit: 20 requests/s");
-            limited++;
-        }
-        pp_msg_free(&rep);
+        ask_rated(w, q, "rate limit: 20 requests/s", &ok, &limited);
     }
     spent = fx_now_ms() - t0;
     assert_true(ok >= 19 && ok <= 19 + (int)(spent * 20 / 1000) + 1); /* hello took one */
@@ -329,12 +329,7 @@ static int teardown(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_security_budget, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_security_disk_floor, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_security_disk_floor_tmpfs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_security_rate_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_security_startup, setup, teardown),
-    };
-    return PD_RUN_TESTS(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, teardown, test_security_budget, test_security_disk_floor,
+                       test_security_disk_floor_tmpfs, test_security_rate_limits,
+                       test_security_startup);
 }

@@ -76,16 +76,9 @@ static nng_socket node_join(const fx_daemon_t *r)
 /* Window 1, step 5, every rank of job j: w1-step5. */
 static void start_window(const fx_daemon_t *r)
 {
-    pp_msg_t rep;
-    assert_int_equal(fx_ask_once(r->cfg.control_url,
-                                 "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],"
-                                 "\"tool\":\"sim\"}",
-                                 &rep),
-                     0);
-    assert_int_equal(rep.u.started.windows_n, 1);
-    assert_string_equal(rep.u.started.windows[0].name, "w1-step5");
-    assert_int_equal(rep.u.started.windows[0].selected, 1);
-    pp_msg_free(&rep);
+    fx_start_window(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],\"tool\":\"sim\"}",
+                    "w1-step5", 1);
 }
 
 /* The node's result for window 1: one capture, one file of SIZE bytes

@@ -25,6 +25,8 @@
 
 #include "backend_exec.h" /* cl_exec_outcome: what the background thread asks */
 #include "profd/client.h"
+#include "pd_skip.h"
+#include "pd_tmp.h"
 
 typedef struct fixture {
     char dir[256];
@@ -39,8 +41,7 @@ static int setup(void **state)
     if (f == NULL) {
         return -1;
     }
-    snprintf(f->dir, sizeof(f->dir), "/tmp/profd-test-backends-XXXXXX");
-    if (mkdtemp(f->dir) == NULL) {
+    if (pd_tmp_make(f->dir, sizeof(f->dir), "profd-test-backends") == NULL) {
         free(f);
         return -1;
     }
@@ -69,11 +70,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-    int rv = system(cmd);
+    int rv = pd_tmp_remove(f->dir);
     free(f);
-    return rv == 0 ? 0 : -1;
+    return rv;
 }
 
 static char *slurp(const char *dir, const char *name, long *len)
@@ -627,25 +626,12 @@ static void test_backends_cuda_fake_runtime(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_backends_sim_one_file_per_span, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_sim_schedule_span, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_sim_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_variables, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_placeholders, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_working_folder_and_noop, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_exit_status, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_timeout_kills_the_group, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_does_not_block_the_step, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_refuses_unsafe_values, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_exec_too_long, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_cuda_missing_library, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_cuda_system_runtime, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_cuda_missing_symbol, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_backends_cuda_fake_runtime, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(
+        setup, teardown, test_backends_sim_one_file_per_span, test_backends_sim_schedule_span,
+        test_backends_sim_failures, test_backends_exec_variables, test_backends_exec_placeholders,
+        test_backends_exec_working_folder_and_noop, test_backends_exec_exit_status,
+        test_backends_exec_timeout_kills_the_group, test_backends_exec_does_not_block_the_step,
+        test_backends_exec_refuses_unsafe_values, test_backends_exec_too_long,
+        test_backends_cuda_missing_library, test_backends_cuda_system_runtime,
+        test_backends_cuda_missing_symbol, test_backends_cuda_fake_runtime);
 }

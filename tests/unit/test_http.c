@@ -31,6 +31,7 @@
 #include "http.h"
 #include "loop.h"
 #include "profd/errors.h"
+#include "pd_skip.h"
 
 #define BODY  "profd_info 1\n"
 #define CTYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -429,18 +430,9 @@ static void test_http_port_in_use(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_http_get_answers_the_body, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_head_in_pieces, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_body_failure_is_500, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_head_limit, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_max_conns, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_max_per_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_idle_closed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_close_with_connection_open, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_bad_urls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_http_port_in_use, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, teardown, test_http_get_answers_the_body, test_http_head_in_pieces,
+                       test_http_refusals, test_http_body_failure_is_500, test_http_head_limit,
+                       test_http_max_conns, test_http_max_per_peer, test_http_idle_closed,
+                       test_http_close_with_connection_open, test_http_bad_urls,
+                       test_http_port_in_use);
 }

@@ -23,6 +23,7 @@
 #include "hydra.h"
 #include "omegaconf.h"
 #include "profd/errors.h"
+#include "pd_skip.h"
 
 /* The value `b=...` sets (override applied to `b: 0`); NULL on error
  * (err holds the message). The caller frees *root. */
@@ -286,11 +287,6 @@ static void test_hydra_function_errors(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hydra_quoted_backslashes),
-        cmocka_unit_test(test_hydra_lexer_refusals),
-        cmocka_unit_test(test_hydra_functions),
-        cmocka_unit_test(test_hydra_function_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(NULL, NULL, test_hydra_quoted_backslashes, test_hydra_lexer_refusals,
+                       test_hydra_functions, test_hydra_function_errors);
 }

@@ -76,20 +76,27 @@ static void test_sbuf_appends_and_takes(void **state)
     free(s);
 }
 
+/* Formatted text past pu_sbuf_fmt's stack buffer, n characters between the
+ * brackets (2000: test_htmlbuf's case before the report shared this buffer). */
 static void test_sbuf_long_format(void **state)
 {
     (void)state;
-    pu_sbuf_t b = {0};
-    char big[3001];
-    memset(big, 'x', 3000);
-    big[3000] = '\0';
-    pu_sbuf_fmt(&b, "<%s>", big); /* past the stack buffer */
-    assert_int_equal(b.len, 3002);
-    assert_int_equal(b.p[0], '<');
-    assert_int_equal(b.p[3001], '>');
-    assert_int_equal(b.p[3002], '\0');
-    pu_sbuf_free(&b);
-    assert_null(b.p);
+    static const size_t lens[] = {2000, 3000};
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        size_t n = lens[i];
+        pu_sbuf_t b = {0};
+        char big[3001];
+        memset(big, 'x', n);
+        big[n] = '\0';
+        pu_sbuf_fmt(&b, "<%s>", big);
+        assert_false(b.oom);
+        assert_int_equal(b.len, n + 2);
+        assert_int_equal(b.p[0], '<');
+        assert_int_equal(b.p[n + 1], '>');
+        assert_int_equal(b.p[n + 2], '\0');
+        pu_sbuf_free(&b);
+        assert_null(b.p);
+    }
 }
 
 static void test_sbuf_failure_sticks(void **state)
