@@ -18,6 +18,7 @@
 
 #include "fuzz_props.h"
 #include "journal.h"
+#include "../unit/node_fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,14 +41,10 @@ static void prepare(void)
     }
 }
 
-/* A node daemon's tables alone: registry, windows, log, save_path; no
- * loop (the journal is opened and closed, never started). */
+/* A node daemon's tables alone (unit_node_t); no loop (the journal is
+ * opened and closed, never started). */
 typedef struct daemon {
-    pd_log_t log;
-    pd_registry_t reg;
-    pd_windows_t win;
-    pd_config_t cfg;
-    pd_node_t node;
+    unit_node_t d;
     char instance[24];
     pd_journal_t *j;
     pd_journal_loaded_t loaded;
@@ -59,28 +56,18 @@ static daemon_t *daemon_open(int *rv, char *err, size_t errlen)
     if (d == NULL) {
         abort();
     }
-    pd_log_init(&d->log, PD_LOG_ERROR - 1); /* quiet */
-    pd_config_defaults(&d->cfg);
-    pd_registry_init(&d->reg, 64);
-    pd_windows_init(&d->win, &d->log, 0);
-    d->node.cfg = &d->cfg;
-    d->node.log = &d->log;
-    d->node.reg = &d->reg;
-    d->node.win = &d->win;
-    d->node.name = "fz";
-    d->node.save_path = dir;
-    d->node.instance = d->instance;
+    unit_node_init(&d->d, "fz", dir, 0);
+    d->d.n.instance = d->instance;
     snprintf(d->instance, sizeof(d->instance), "fz-instance");
     *rv =
-        pd_journal_open(&d->j, &d->node, d->instance, sizeof(d->instance), &d->loaded, err, errlen);
+        pd_journal_open(&d->j, &d->d.n, d->instance, sizeof(d->instance), &d->loaded, err, errlen);
     return d;
 }
 
 static void daemon_close(daemon_t *d)
 {
     pd_journal_fini(d->j); /* NULL is fine */
-    pd_windows_fini(&d->win);
-    pd_registry_fini(&d->reg);
+    unit_node_fini(&d->d);
     free(d);
 }
 

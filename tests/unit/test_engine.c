@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "ring.h"
+#include "unit_fixture.h"
 
 /* ---- fakes ---- */
 
@@ -775,32 +776,20 @@ static void test_engine_open_window_closed_mid_step(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_push_pop_and_drop),
-        cmocka_unit_test(test_engine_schedule_matches_torch),
-        cmocka_unit_test_setup_teardown(test_engine_e2e_window_exact_steps, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_missed_when_plan_arrives_late, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_missed_when_start_step_skipped, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_engine_backend_failure_marks_failed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_no_backend_for_tool, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_mkdir_failure, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_discrete_one_capture_per_phase, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_engine_discrete_phase_filter_multi_step, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_engine_discrete_no_matching_phase, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_multi_role_discrete, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_multi_role_e2e, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_schedule_spans_non_native, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_schedule_repeat_cycles, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_schedule_native_backend, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_stop_shortens_open_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_window_cancelled_and_restart, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_close_truncates_and_misses, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_open_window_ends_with_the_job, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_open_window_closed_mid_step, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_engine_markers_of_a_capture, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int plain =
+        PD_RUN_EACH(NULL, NULL, test_ring_push_pop_and_drop, test_engine_schedule_matches_torch);
+    return unit_exit2(
+        plain,
+        PD_RUN_EACH(
+            setup, teardown, test_engine_e2e_window_exact_steps,
+            test_engine_missed_when_plan_arrives_late, test_engine_missed_when_start_step_skipped,
+            test_engine_backend_failure_marks_failed, test_engine_no_backend_for_tool,
+            test_engine_mkdir_failure, test_engine_discrete_one_capture_per_phase,
+            test_engine_discrete_phase_filter_multi_step, test_engine_discrete_no_matching_phase,
+            test_engine_multi_role_discrete, test_engine_multi_role_e2e,
+            test_engine_schedule_spans_non_native, test_engine_schedule_repeat_cycles,
+            test_engine_schedule_native_backend, test_engine_stop_shortens_open_window,
+            test_engine_window_cancelled_and_restart, test_engine_close_truncates_and_misses,
+            test_engine_open_window_ends_with_the_job, test_engine_open_window_closed_mid_step,
+            test_engine_markers_of_a_capture));
 }

@@ -34,6 +34,7 @@
 #include "pd_skip.h"
 #include "text.h"
 #include "profd/errors.h"
+#include "unit_fixture.h"
 
 #define SECRET      "TOP-SECRET-outside-the-spool"
 #define RACE_ROUNDS 20
@@ -85,9 +86,7 @@ static bool exists(const char *path)
 
 static void rm_rf(const char *path)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(pd_tmp_remove(path), 0);
 }
 
 /* No file below `dir` holds SECRET, and nothing there is a symlink. */
@@ -123,8 +122,7 @@ static void assert_clean(const char *dir)
 
 static int setup(void **state)
 {
-    snprintf(tmp, sizeof(tmp), "/tmp/profd-gather-XXXXXX");
-    assert_non_null(mkdtemp(tmp));
+    assert_non_null(pd_tmp_make(tmp, sizeof(tmp), "profd-gather"));
     return 0;
 }
 
@@ -910,20 +908,12 @@ static void test_gather_copy_trash(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gather_rel_ok),
-        cmocka_unit_test(test_gather_quote),
-        cmocka_unit_test_setup_teardown(test_gather_confine_symlinks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_owner_and_links, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_write_and_chunk_refuse_symlinks, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_gather_chunk_checksum, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_checksum_none, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_race_spool_folder, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_race_capture_folder, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_race_copy, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_copy_checksums, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gather_copy_trash, setup, teardown),
-    };
-    return PD_RUN_TESTS(tests, NULL, NULL);
+    int plain = PD_RUN_EACH(NULL, NULL, test_gather_rel_ok, test_gather_quote);
+    return unit_exit2(plain, PD_RUN_EACH(setup, teardown, test_gather_confine_symlinks,
+                                         test_gather_owner_and_links,
+                                         test_gather_write_and_chunk_refuse_symlinks,
+                                         test_gather_chunk_checksum, test_gather_checksum_none,
+                                         test_gather_race_spool_folder,
+                                         test_gather_race_capture_folder, test_gather_race_copy,
+                                         test_gather_copy_checksums, test_gather_copy_trash));
 }

@@ -10,91 +10,43 @@
  * (ranks registered, then pd_journal_fini) and then changed by hand. No
  * loop runs: nothing here waits for a timer.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "unit_fixture.h"
 
 #include "journal.h"
+#include "node_fixture.h"
 #include "profd/errors.h"
 
 #define INSTANCE "0123456789abcdef"
 #define AGAIN    " (move the file away to start afresh)"
 
 typedef struct fixture {
-    char dir[64], path[128];
-    pd_log_t log;
-    pd_config_t cfg;
-    pd_registry_t reg;
-    pd_windows_t ws;
-    pd_node_t n;
+    unit_dir_t files; /* first: unit_dir_setup */
+    unit_node_t d;
     char instance[24];
     int64_t ids[3];        /* write_journal's ranks */
     pd_journal_loaded_t l; /* what reopen read */
     char err[512];         /* and its error */
 } fixture_t;
 
-/* A daemon's node state, empty, saving below f->dir. */
+/* A daemon's node state, empty, saving below f->files.dir. */
 static void node_init(fixture_t *f)
 {
-    memset(&f->n, 0, sizeof(f->n));
-    pd_log_init(&f->log, PD_LOG_ERROR - 1); /* quiet */
-    pd_config_defaults(&f->cfg);
-    pd_registry_init(&f->reg, 64);
-    pd_windows_init(&f->ws, &f->log, 8);
-    f->n.cfg = &f->cfg;
-    f->n.log = &f->log;
-    f->n.reg = &f->reg;
-    f->n.win = &f->ws;
-    f->n.name = "node1";
-    f->n.save_path = f->dir;
+    unit_node_init(&f->d, "node1", f->files.dir, 8);
     memset(f->instance, 0, sizeof(f->instance));
-}
-
-static void node_fini(fixture_t *f)
-{
-    pd_windows_fini(&f->ws);
-    pd_registry_fini(&f->reg);
 }
 
 static int setup(void **state)
 {
-    fixture_t *f = calloc(1, sizeof(*f));
-    snprintf(f->dir, sizeof(f->dir), "/tmp/profd-journal-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof(f->path), "%s/.profd-node1.journal", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-    int rv = system(cmd);
-    free(f);
-    return rv == 0 ? 0 : -1;
+    return unit_dir_setup(state, sizeof(fixture_t), "profd-journal", ".profd-node1.journal");
 }
 
 static pd_rank_t *add_rank(fixture_t *f, const char *role, int64_t rank, const char *host)
 {
     pd_rank_t *k;
-    pp_hello_t h;
-    pp_record_init(&pp_desc_hello, &h);
-    h.job = "run";
-    h.role = (char *)role;
-    h.rank = rank;
-    h.host = (char *)host;
-    h.pid = 100 + rank;
-    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    assert_int_equal(unit_node_add(&f->d, role, rank, host, "node1", &k), 0);
     return k;
 }
 
@@ -105,9 +57,9 @@ static pd_journal_t *open_new(fixture_t *f)
     pd_journal_t *j;
     node_init(f);
     snprintf(f->instance, sizeof(f->instance), INSTANCE);
-    assert_int_equal(
-        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &f->l, f->err, sizeof(f->err)),
-        0);
+    assert_int_equal(pd_journal_open(&j, &f->d.n, f->instance, sizeof(f->instance), &f->l, f->err,
+                                     sizeof(f->err)),
+                     0);
     assert_false(f->l.found);
     assert_int_equal(f->l.lines + f->l.torn + f->l.ranks + f->l.windows, 0);
     return j;
@@ -132,7 +84,7 @@ static void write_journal(fixture_t *f)
     pd_journal_rank(j, b);
     pd_journal_rank_gone(j, c->id);
     pd_journal_fini(j);
-    node_fini(f);
+    unit_node_fini(&f->d);
 }
 
 /* Open the journal on a fresh node: its return code; what it read in
@@ -143,14 +95,24 @@ static int reopen(fixture_t *f)
     pd_journal_t *j = NULL;
     node_init(f);
     f->err[0] = '\0';
-    int rv =
-        pd_journal_open(&j, &f->n, f->instance, sizeof(f->instance), &f->l, f->err, sizeof(f->err));
+    int rv = pd_journal_open(&j, &f->d.n, f->instance, sizeof(f->instance), &f->l, f->err,
+                             sizeof(f->err));
     if (rv == 0) {
         pd_journal_fini(j);
     } else {
         assert_null(j);
     }
     return rv;
+}
+
+/* reopen() succeeds, having read `lines` lines, `torn` of them cut short,
+ * and restored `ranks` ranks. */
+static void reopen_read(fixture_t *f, size_t lines, size_t torn, size_t ranks)
+{
+    assert_int_equal(reopen(f), 0);
+    assert_int_equal(f->l.lines, lines);
+    assert_int_equal(f->l.torn, torn);
+    assert_int_equal(f->l.ranks, ranks);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -185,7 +147,7 @@ static int nlines(const char *text)
 static void insert_line(fixture_t *f, int at, const char *line)
 {
     size_t len;
-    char *text = slurp(f->path, &len);
+    char *text = slurp(f->files.path, &len);
     char *out = calloc(1, len + strlen(line) + 1);
     const char *p = text;
     for (int no = 1; no < at && *p; no++) {
@@ -195,9 +157,18 @@ static void insert_line(fixture_t *f, int at, const char *line)
     memcpy(out, text, head);
     memcpy(out + head, line, strlen(line));
     memcpy(out + head + strlen(line), p, len - head);
-    spit(f->path, out, len + strlen(line));
+    spit(f->files.path, out, len + strlen(line));
     free(out);
     free(text);
+}
+
+/* `line` put before line `at` (insert_line), the journal reopened: read
+ * as 6 lines, `torn` of them cut short, and its 2 ranks restored. */
+static void reopen_with(fixture_t *f, int at, const char *line, size_t torn)
+{
+    insert_line(f, at, line);
+    reopen_read(f, 6, torn, 2);
+    unit_node_fini(&f->d);
 }
 
 /* What the codec says of `line`: the reason the journal must name. */
@@ -214,31 +185,28 @@ static void test_journal_read_back(void **state)
     fixture_t *f = *state;
     write_journal(f);
     size_t len;
-    char *text = slurp(f->path, &len);
+    char *text = slurp(f->files.path, &len);
     assert_int_equal(nlines(text), 6); /* head, 4 ranks, a rank gone */
     free(text);
 
     memset(f->instance, 0, sizeof(f->instance));
-    assert_int_equal(reopen(f), 0);
+    reopen_read(f, 6, 0, 2);
     assert_true(f->l.found);
-    assert_int_equal(f->l.lines, 6);
-    assert_int_equal(f->l.torn, 0);
-    assert_int_equal(f->l.ranks, 2);
     assert_int_equal(f->l.windows, 0);
     assert_string_equal(f->l.coordinator, "");
     assert_string_equal(f->instance, INSTANCE); /* the same daemon */
-    pd_rank_t *a = pd_registry_get(&f->reg, f->ids[0]);
-    pd_rank_t *b = pd_registry_get(&f->reg, f->ids[1]);
+    pd_rank_t *a = pd_registry_get(&f->d.reg, f->ids[0]);
+    pd_rank_t *b = pd_registry_get(&f->d.reg, f->ids[1]);
     assert_non_null(a);
     assert_non_null(b);
-    assert_null(pd_registry_get(&f->reg, f->ids[2])); /* gone for good */
+    assert_null(pd_registry_get(&f->d.reg, f->ids[2])); /* gone for good */
     assert_string_equal(a->host, "h0");
     assert_string_equal(b->host, "h9"); /* the later record */
     assert_string_equal(b->job, "run");
     assert_int_equal(b->rank, 1);
     assert_int_equal(b->pid, 101);
     assert_true(b->restored);
-    node_fini(f);
+    unit_node_fini(&f->d);
 }
 
 /* A kill in the middle of a write: the last line is cut short. It is
@@ -248,25 +216,16 @@ static void test_journal_torn_last_line(void **state)
     fixture_t *f = *state;
     size_t len, len2;
     write_journal(f);
-    char *before = slurp(f->path, &len);
-    insert_line(f, 99, "{\"kind\":\"rank\",\"rank\":{\"id\":");
-    assert_int_equal(reopen(f), 0);
-    assert_int_equal(f->l.torn, 1);
-    assert_int_equal(f->l.lines, 6);
-    assert_int_equal(f->l.ranks, 2);
-    node_fini(f);
-    char *after = slurp(f->path, &len2);
+    char *before = slurp(f->files.path, &len);
+    reopen_with(f, 99, "{\"kind\":\"rank\",\"rank\":{\"id\":", 1);
+    char *after = slurp(f->files.path, &len2);
     assert_int_equal(len2, len); /* nothing more was written: the torn part is gone */
     assert_memory_equal(after, before, len);
     free(after);
     free(before);
 
     /* one byte of a record cut short is torn as well */
-    insert_line(f, 99, "{");
-    assert_int_equal(reopen(f), 0);
-    assert_int_equal(f->l.torn, 1);
-    assert_int_equal(f->l.ranks, 2);
-    node_fini(f);
+    reopen_with(f, 99, "{", 1);
 }
 
 /* A whole line that does not decode, anywhere, stops the daemon with the
@@ -295,9 +254,9 @@ static void test_journal_corrupt_line_refused(void **state)
     };
     write_journal(f);
     size_t len;
-    char *good = slurp(f->path, &len);
+    char *good = slurp(f->files.path, &len);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        spit(f->path, good, len);
+        spit(f->files.path, good, len);
         insert_line(f, cases[i].at, cases[i].line);
         int line = cases[i].at > 7 ? 7 : cases[i].at;
         if (cases[i].why == NULL) {
@@ -305,15 +264,15 @@ static void test_journal_corrupt_line_refused(void **state)
         } else {
             snprintf(why, sizeof(why), "%s", cases[i].why);
         }
-        snprintf(want, sizeof(want), "journal %s:%d: %s" AGAIN, f->path, line, why);
+        snprintf(want, sizeof(want), "journal %s:%d: %s" AGAIN, f->files.path, line, why);
         assert_int_equal(reopen(f), PROFD_ECONFIG);
         if (strcmp(f->err, want) != 0) {
             fail_msg("case %zu: '%s', want '%s'", i, f->err, want);
         }
         assert_int_equal(f->l.ranks, 0); /* nothing restored */
-        node_fini(f);
+        unit_node_fini(&f->d);
         size_t len2;
-        char *now = slurp(f->path, &len2);
+        char *now = slurp(f->files.path, &len2);
         assert_int_equal(len2, len + strlen(cases[i].line)); /* left as it was */
         free(now);
     }
@@ -325,12 +284,7 @@ static void test_journal_empty_line_skipped(void **state)
 {
     fixture_t *f = *state;
     write_journal(f);
-    insert_line(f, 3, "\n");
-    assert_int_equal(reopen(f), 0);
-    assert_int_equal(f->l.lines, 6);
-    assert_int_equal(f->l.torn, 0);
-    assert_int_equal(f->l.ranks, 2);
-    node_fini(f);
+    reopen_with(f, 3, "\n", 0);
 }
 
 /* Records without the head that says whose they are: refused. */
@@ -340,14 +294,14 @@ static void test_journal_no_head(void **state)
     char want[600];
     size_t len;
     write_journal(f);
-    char *text = slurp(f->path, &len);
+    char *text = slurp(f->files.path, &len);
     const char *rest = strchr(text, '\n') + 1; /* line 1 is the head */
-    spit(f->path, rest, len - (size_t)(rest - text));
+    spit(f->files.path, rest, len - (size_t)(rest - text));
     free(text);
     assert_int_equal(reopen(f), PROFD_ECONFIG);
-    snprintf(want, sizeof(want), "journal %s: no head record" AGAIN, f->path);
+    snprintf(want, sizeof(want), "journal %s: no head record" AGAIN, f->files.path);
     assert_string_equal(f->err, want);
-    node_fini(f);
+    unit_node_fini(&f->d);
 }
 
 /* No journal: nothing found, and the new one starts with the head. */
@@ -355,9 +309,9 @@ static void test_journal_none(void **state)
 {
     fixture_t *f = *state;
     pd_journal_fini(open_new(f));
-    node_fini(f);
+    unit_node_fini(&f->d);
     size_t len;
-    char *text = slurp(f->path, &len);
+    char *text = slurp(f->files.path, &len);
     assert_int_equal(nlines(text), 1);
     pp_jrec_t r;
     char why[256];
@@ -368,19 +322,13 @@ static void test_journal_none(void **state)
     pp_record_free(&pp_desc_jrec, &r);
     free(text);
     struct stat st;
-    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(stat(f->files.path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_journal_read_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_journal_torn_last_line, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_journal_corrupt_line_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_journal_empty_line_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_journal_no_head, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_journal_none, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, unit_dir_teardown, test_journal_read_back,
+                       test_journal_torn_last_line, test_journal_corrupt_line_refused,
+                       test_journal_empty_line_skipped, test_journal_no_head, test_journal_none);
 }

@@ -12,24 +12,13 @@
  * ids match none of them. Plans are written as the coordinator sends them
  * (JSON) and decoded.
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
+#include "unit_fixture.h"
 
 #include "mirror.h"
+#include "node_fixture.h"
 
 typedef struct fixture {
-    pd_log_t log;
-    pd_config_t cfg;
-    pd_registry_t reg;
-    pd_windows_t ws;
-    pd_node_t n;
+    unit_node_t d;
     int64_t id[3]; /* actor 0, actor 1, rollout 2 */
     int changed;   /* the table's hooks */
     int late;      /* the late-joiner callback */
@@ -57,33 +46,17 @@ static void on_late(void *arg, pd_window_t *w, pd_member_t *m)
 static int64_t add_rank(fixture_t *f, const char *role, int64_t rank)
 {
     pd_rank_t *k;
-    pp_hello_t h;
-    pp_record_init(&pp_desc_hello, &h);
-    h.job = "run";
-    h.role = (char *)role;
-    h.rank = rank;
-    h.host = "h1";
-    h.pid = 100 + rank;
-    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    assert_int_equal(unit_node_add(&f->d, role, rank, "h1", "node1", &k), 0);
     return k->id;
 }
 
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof(*f));
-    pd_log_init(&f->log, PD_LOG_ERROR - 1); /* quiet */
-    pd_config_defaults(&f->cfg);
-    pd_registry_init(&f->reg, 64);
-    pd_windows_init(&f->ws, &f->log, 8);
-    f->ws.hooks.changed = on_changed;
-    f->ws.hooks.dirty = on_dirty;
-    f->ws.hooks.arg = f;
-    f->n.cfg = &f->cfg;
-    f->n.log = &f->log;
-    f->n.reg = &f->reg;
-    f->n.win = &f->ws;
-    f->n.name = "node1";
-    f->n.save_path = "/save";
+    unit_node_init(&f->d, "node1", "/save", 8);
+    f->d.ws.hooks.changed = on_changed;
+    f->d.ws.hooks.dirty = on_dirty;
+    f->d.ws.hooks.arg = f;
     f->id[0] = add_rank(f, "actor", 0);
     f->id[1] = add_rank(f, "actor", 1);
     f->id[2] = add_rank(f, "rollout", 2);
@@ -94,8 +67,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *f = *state;
-    pd_windows_fini(&f->ws);
-    pd_registry_fini(&f->reg);
+    unit_node_fini(&f->d);
     free(f);
     return 0;
 }
@@ -111,14 +83,14 @@ static void apply(fixture_t *f, const char *json, bool with_late)
     if (pp_record_decode(&pp_desc_node_plan, text, strlen(text), &plan, err, sizeof(err)) != 0) {
         fail_msg("plan %s: %s", text, err);
     }
-    pd_mirror_apply(&f->n, &plan, with_late ? on_late : NULL, f);
+    pd_mirror_apply(&f->d.n, &plan, with_late ? on_late : NULL, f);
     pp_record_free(&pp_desc_node_plan, &plan);
 }
 
 static size_t nwindows(const fixture_t *f)
 {
     size_t n = 0;
-    for (pd_window_t *w = f->ws.head; w; w = w->next) {
+    for (pd_window_t *w = f->d.ws.head; w; w = w->next) {
         n++;
     }
     return n;
@@ -129,6 +101,14 @@ static size_t nwindows(const fixture_t *f)
     "\"last_step\":" #last ",\"tool\":\"sim\",\"mode\":\"e2e\"},\"clients\":" clients "}"
 #define PLAN(...) "{\"gen\":1,\"entries\":[" __VA_ARGS__ "]}"
 
+/* Window 7 over step 5 for actor 0, as the coordinator plans it, applied:
+ * the first mirror. */
+static pd_window_t *plan_w7(fixture_t *f)
+{
+    apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld]")), true);
+    return f->d.ws.head;
+}
+
 /* ---- tests ---- */
 
 static void test_mirror_new_window(void **state)
@@ -137,7 +117,7 @@ static void test_mirror_new_window(void **state)
     /* two of the node's workers and one it does not know */
     apply(f, PLAN(ENTRY(7, "w7-step5", 6, "[%lld,%lld,99999]")), true);
     assert_int_equal(nwindows(f), 1);
-    pd_window_t *w = f->ws.head;
+    pd_window_t *w = f->d.ws.head;
     assert_string_equal(w->name, "w7-step5");
     assert_string_equal(w->job, "run");
     assert_int_equal(w->first, 5);
@@ -157,8 +137,8 @@ static void test_mirror_new_window(void **state)
     /* the same plan again: nothing new */
     apply(f, PLAN(ENTRY(7, "w7-step5", 6, "[%lld,%lld,99999]")), true);
     assert_int_equal(nwindows(f), 1);
-    assert_int_equal(f->ws.head->nmembers, 2);
-    assert_int_equal(f->ws.head->spec.selectors_n, 1);
+    assert_int_equal(f->d.ws.head->nmembers, 2);
+    assert_int_equal(f->d.ws.head->spec.selectors_n, 1);
     assert_int_equal(f->changed, 1);
 }
 
@@ -186,7 +166,7 @@ static void test_mirror_stop_and_late_joiner(void **state)
 {
     fixture_t *f = *state;
     apply(f, PLAN(ENTRY(7, "w7-steps5-9", 9, "[%lld]")), true);
-    pd_window_t *w = f->ws.head;
+    pd_window_t *w = f->d.ws.head;
     assert_int_equal(w->last, 9);
     assert_int_equal(w->nmembers, 1);
     /* stopped at step 6 by the coordinator, and rank 1 joins */
@@ -204,7 +184,7 @@ static void test_mirror_dropped_window_cancelled(void **state)
     fixture_t *f = *state;
     apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld]") "," ENTRY(8, "w8-step7", 7, "[%lld]")), true);
     assert_int_equal(nwindows(f), 2);
-    pd_window_t *w7 = f->ws.head, *w8 = w7->next;
+    pd_window_t *w7 = f->d.ws.head, *w8 = w7->next;
     assert_string_equal(w8->name, "w8-step7");
     apply(f, PLAN(ENTRY(8, "w8-step7", 7, "[%lld]")), true);
     assert_int_equal(w7->state, PP_WS_CANCELLED);
@@ -225,8 +205,7 @@ static void test_mirror_dropped_window_cancelled(void **state)
 static void test_mirror_joined_after_finish(void **state)
 {
     fixture_t *f = *state;
-    apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld]")), true);
-    pd_window_t *w = f->ws.head;
+    pd_window_t *w = plan_w7(f);
     w->state = PP_WS_DONE; /* finished here */
     apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld,%lld]")), false);
     assert_int_equal(w->nmembers, 1);
@@ -250,14 +229,13 @@ static void test_mirror_joined_after_finish(void **state)
 static void test_mirror_reset(void **state)
 {
     fixture_t *f = *state;
-    apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld]")), true);
-    pd_window_t *old = f->ws.head;
+    pd_window_t *old = plan_w7(f);
     int changed = f->changed;
-    pd_mirror_reset(&f->n);
+    pd_mirror_reset(&f->d.n);
     assert_int_equal(old->state, PP_WS_CANCELLED);
     assert_string_equal(old->reason, "the coordinator restarted");
     assert_int_equal(f->changed, changed + 1);
-    apply(f, PLAN(ENTRY(7, "w7-step5", 5, "[%lld]")), true);
+    plan_w7(f);
     assert_int_equal(nwindows(f), 2);
     pd_window_t *w = old->next;
     assert_non_null(w);
@@ -269,13 +247,7 @@ static void test_mirror_reset(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_mirror_new_window, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mirror_refuses_bad_names, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mirror_stop_and_late_joiner, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mirror_dropped_window_cancelled, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mirror_joined_after_finish, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_mirror_reset, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, teardown, test_mirror_new_window, test_mirror_refuses_bad_names,
+                       test_mirror_stop_and_late_joiner, test_mirror_dropped_window_cancelled,
+                       test_mirror_joined_after_finish, test_mirror_reset);
 }

@@ -21,21 +21,19 @@
 #include <cmocka.h>
 
 #include "rundir.h"
+#include "unit_fixture.h"
 
 static char tmp[64];
 
 static int setup(void **state)
 {
-    snprintf(tmp, sizeof(tmp), "/tmp/profd-rundir-XXXXXX");
-    assert_non_null(mkdtemp(tmp));
+    assert_non_null(pd_tmp_make(tmp, sizeof(tmp), "profd-rundir"));
     return 0;
 }
 
 static int teardown(void **state)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
-    return system(cmd) == 0 ? 0 : -1;
+    return pd_tmp_remove(tmp);
 }
 
 /* A socket file, as a listening daemon leaves it. */
@@ -166,9 +164,6 @@ static void test_rundir_search(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rundir_env),
-        cmocka_unit_test_setup_teardown(test_rundir_search, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int plain = PD_RUN_EACH(NULL, NULL, test_rundir_env);
+    return unit_exit2(plain, PD_RUN_EACH(setup, teardown, test_rundir_search));
 }

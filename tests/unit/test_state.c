@@ -9,17 +9,11 @@
  * naming the file and what is wrong, rather than lose it. No loop runs and
  * there is no node list (coord NULL, as state.h allows).
  */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include <cmocka.h>
+#include "unit_fixture.h"
 
+#include "node_fixture.h"
 #include "state.h"
 
 #define INSTANCE "c0ffee0123456789"
@@ -28,72 +22,30 @@
 #define NOW      (1000000 * MS) /* us */
 
 typedef struct fixture {
-    char dir[64], path[128];
-    pd_log_t log;
-    pd_config_t cfg;
-    pd_registry_t reg;
-    pd_windows_t ws;
-    pd_node_t n;
+    unit_dir_t files; /* first: unit_dir_setup */
+    unit_node_t d;
     pd_state_t s;
     char instance[24];
     char err[512];
 } fixture_t;
 
-/* A coordinator's node state, empty, saving below f->dir. */
+/* A coordinator's node state, empty, saving below f->files.dir. */
 static void node_init(fixture_t *f)
 {
-    memset(&f->n, 0, sizeof(f->n));
-    pd_log_init(&f->log, PD_LOG_ERROR - 1); /* quiet */
-    pd_config_defaults(&f->cfg);
-    pd_registry_init(&f->reg, 64);
-    pd_windows_init(&f->ws, &f->log, 8);
-    f->n.cfg = &f->cfg;
-    f->n.log = &f->log;
-    f->n.reg = &f->reg;
-    f->n.win = &f->ws;
-    f->n.name = "coordinator";
-    f->n.save_path = f->dir;
+    unit_node_init(&f->d, "coordinator", f->files.dir, 8);
     memset(f->instance, 0, sizeof(f->instance));
-    pd_state_init(&f->s, &f->n, NULL, f->instance, sizeof(f->instance));
-}
-
-static void node_fini(fixture_t *f)
-{
-    pd_windows_fini(&f->ws);
-    pd_registry_fini(&f->reg);
+    pd_state_init(&f->s, &f->d.n, NULL, f->instance, sizeof(f->instance));
 }
 
 static int setup(void **state)
 {
-    fixture_t *f = calloc(1, sizeof(*f));
-    snprintf(f->dir, sizeof(f->dir), "/tmp/profd-state-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof(f->path), "%s/.profd-coordinator.json", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture_t *f = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-    int rv = system(cmd);
-    free(f);
-    return rv == 0 ? 0 : -1;
+    return unit_dir_setup(state, sizeof(fixture_t), "profd-state", ".profd-coordinator.json");
 }
 
 static void add_rank(fixture_t *f, int64_t rank, const char *node)
 {
     pd_rank_t *k;
-    pp_hello_t h;
-    pp_record_init(&pp_desc_hello, &h);
-    h.job = "run";
-    h.role = "actor";
-    h.rank = rank;
-    h.host = "h1";
-    h.pid = 100 + rank;
-    assert_int_equal(pd_registry_add(&f->reg, &h, node, 0, &k), 0);
+    assert_int_equal(unit_node_add(&f->d, "actor", rank, "h1", node, &k), 0);
     /* at step 10, 100 ms a step */
     k->step = 10;
     k->in_step = true;
@@ -122,11 +74,11 @@ static int64_t add_window(fixture_t *f, int64_t first, int64_t last)
     spec.selectors_n = 1;
     spec.mode = PP_MODE_E2E;
     spec.tool = "sim";
-    if (pd_windows_plan(&f->ws, &f->reg, &spec, &p, &out, err, sizeof(err)) != 0) {
+    if (pd_windows_plan(&f->d.ws, &f->d.reg, &spec, &p, &out, err, sizeof(err)) != 0) {
         fail_msg("plan: %s", err);
     }
-    assert_int_equal(pd_windows_add(&f->ws, &f->reg, &spec, &out, f->dir, NOW / MS, &ids, &nids),
-                     0);
+    assert_int_equal(
+        pd_windows_add(&f->d.ws, &f->d.reg, &spec, &out, f->files.dir, NOW / MS, &ids, &nids), 0);
     assert_int_equal(nids, 1);
     int64_t id = ids[0];
     free(ids);
@@ -143,10 +95,10 @@ static void save_state(fixture_t *f)
     add_rank(f, 1, "node2");
     assert_int_equal(add_window(f, 100, 101), 1);
     assert_int_equal(add_window(f, 200, 200), 2);
-    pd_windows_get(&f->ws, 2)->state = PP_WS_DONE;
+    pd_windows_get(&f->d.ws, 2)->state = PP_WS_DONE;
     pd_state_fini(&f->s);
-    node_fini(f);
-    assert_int_equal(access(f->path, R_OK), 0);
+    unit_node_fini(&f->d);
+    assert_int_equal(access(f->files.path, R_OK), 0);
 }
 
 /* A restarted coordinator reads the file: its return code. */
@@ -174,10 +126,10 @@ static void test_state_read_back(void **state)
     assert_int_equal(load(f), 0);
     assert_string_equal(f->err, "");
     assert_string_equal(f->instance, INSTANCE); /* the same coordinator */
-    assert_int_equal(f->ws.count, 1);           /* the finished window is not kept */
-    pd_window_t *w = pd_windows_get(&f->ws, 1);
+    assert_int_equal(f->d.ws.count, 1);         /* the finished window is not kept */
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
     assert_non_null(w);
-    assert_null(pd_windows_get(&f->ws, 2));
+    assert_null(pd_windows_get(&f->d.ws, 2));
     assert_string_equal(w->name, "w1-steps100-101");
     assert_string_equal(w->job, "run");
     assert_int_equal(w->first, 100);
@@ -191,11 +143,11 @@ static void test_state_read_back(void **state)
     assert_string_equal(w->members[1].node, "node2");
     assert_int_equal(w->members[0].state, PP_MS_EXPECTED);
     char dir[256];
-    snprintf(dir, sizeof(dir), "%s/run/w1-steps100-101", f->dir);
+    snprintf(dir, sizeof(dir), "%s/run/w1-steps100-101", f->files.dir);
     assert_string_equal(w->dir, dir);
     /* window ids go on past the last run's */
-    assert_true(f->ws.next_id >= 2);
-    node_fini(f);
+    assert_true(f->d.ws.next_id >= 2);
+    unit_node_fini(&f->d);
 }
 
 static void test_state_none(void **state)
@@ -203,8 +155,8 @@ static void test_state_none(void **state)
     fixture_t *f = *state;
     assert_int_equal(load(f), 0);
     assert_string_equal(f->instance, ""); /* left to the daemon to draw */
-    assert_int_equal(f->ws.count, 0);
-    node_fini(f);
+    assert_int_equal(f->d.ws.count, 0);
+    unit_node_fini(&f->d);
 }
 
 /* What cannot be read back stops the start with the file and the reason. */
@@ -240,23 +192,19 @@ static void test_state_corrupt_refused(void **state)
         } else {
             snprintf(why, sizeof(why), "%s", cases[i].why);
         }
-        snprintf(want, sizeof(want), "coordinator state %s: %s" AGAIN, f->path, why);
-        spit(f->path, cases[i].text);
+        snprintf(want, sizeof(want), "coordinator state %s: %s" AGAIN, f->files.path, why);
+        spit(f->files.path, cases[i].text);
         int rv = load(f);
         if (rv != PROFD_ECONFIG || strcmp(f->err, want) != 0) {
             fail_msg("case %zu: %d '%s', want %d '%s'", i, rv, f->err, PROFD_ECONFIG, want);
         }
-        assert_int_equal(f->ws.count, 0);
-        node_fini(f);
+        assert_int_equal(f->d.ws.count, 0);
+        unit_node_fini(&f->d);
     }
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_state_read_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_state_none, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_state_corrupt_refused, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
+                       test_state_corrupt_refused);
 }

@@ -14,6 +14,7 @@
 
 #include "latency.h"
 #include "manifest.h"
+#include "unit_fixture.h"
 #include "windows_fixture.h"
 
 /* ---- membership ---- */
@@ -252,16 +253,29 @@ typedef struct report_case {
     bool want_dir; /* kept, and handed to the gather hook */
 } report_case_t;
 
-static void report_one(fixture_t *f, pd_window_t *w, const report_case_t *c)
+/* A result for window w with one capture, empty: the caller fills it in. */
+static pp_capture_t *one_capture(pp_result_t *res, const pd_window_t *w)
+{
+    pp_record_init(&pp_desc_result, res);
+    res->window = w->id;
+    res->captures = calloc(1, sizeof(*res->captures));
+    res->captures_n = 1;
+    pp_record_init(&pp_desc_capture, &res->captures[0]);
+    return &res->captures[0];
+}
+
+/* Rank k reports res, accepted; res freed. */
+static void deliver(fixture_t *f, pd_rank_t *k, pp_result_t *res)
 {
     char err[256];
+    assert_int_equal(pd_windows_on_result(&f->ws, k, res, err, sizeof(err)), 0);
+    pp_record_free(&pp_desc_result, res);
+}
+
+static void report_one(fixture_t *f, pd_window_t *w, const report_case_t *c)
+{
     pp_result_t res;
-    pp_record_init(&pp_desc_result, &res);
-    res.window = w->id;
-    res.captures = calloc(1, sizeof(*res.captures));
-    res.captures_n = 1;
-    pp_capture_t *cap = &res.captures[0];
-    pp_record_init(&pp_desc_capture, cap);
+    pp_capture_t *cap = one_capture(&res, w);
     cap->status = c->status;
     cap->role = strdup(c->role);
     cap->phase = c->phase ? strdup(c->phase) : NULL;
@@ -270,8 +284,7 @@ static void report_one(fixture_t *f, pd_window_t *w, const report_case_t *c)
     cap->host = strdup("forged-host");
     cap->rank = 77;
     cap->first_step = 20;
-    assert_int_equal(pd_windows_on_result(&f->ws, f->k[0], &res, err, sizeof(err)), 0);
-    pp_record_free(&pp_desc_result, &res);
+    deliver(f, f->k[0], &res);
 }
 
 static void test_windows_report_checks(void **state)
@@ -455,21 +468,14 @@ static pd_rank_t *add_multi(fixture_t *f, const char *role, int64_t rank, const 
 static const pp_capture_t *report_by(fixture_t *f, pd_window_t *w, pd_rank_t *k, const char *role,
                                      const char *phase, const char *dir)
 {
-    char err[256];
     pp_result_t res;
-    pp_record_init(&pp_desc_result, &res);
-    res.window = w->id;
-    res.captures = calloc(1, sizeof(*res.captures));
-    res.captures_n = 1;
-    pp_capture_t *cap = &res.captures[0];
-    pp_record_init(&pp_desc_capture, cap);
+    pp_capture_t *cap = one_capture(&res, w);
     cap->status = PP_CAP_COMPLETE;
     cap->role = strdup(role);
     cap->phase = phase ? strdup(phase) : NULL;
     cap->dir = strdup(dir);
     cap->first_step = 20;
-    assert_int_equal(pd_windows_on_result(&f->ws, k, &res, err, sizeof(err)), 0);
-    pp_record_free(&pp_desc_result, &res);
+    deliver(f, k, &res);
     pd_member_t *m = pd_windows_member(w, k->id);
     return &m->caps[m->ncaps - 1];
 }
@@ -601,22 +607,14 @@ static void test_windows_added_role_joins(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_windows_membership_by_selector),
-        cmocka_unit_test_setup_teardown(test_windows_plan_for_members_only, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_late_joiner, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_missed_warning_for_late_ranks, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_windows_overlap_refused_or_queued, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_dead_job_never_chosen, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_limit_of_unfinished, setup, teardown),
-        cmocka_unit_test(test_windows_report_checks),
-        cmocka_unit_test_setup_teardown(test_windows_report_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_complete_when_nothing_left, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_lost_before_first_step, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_multi_role_e2e_folders, setup, teardown),
-        cmocka_unit_test(test_windows_multi_role_discrete_reports),
-        cmocka_unit_test_setup_teardown(test_windows_added_role_joins, setup, teardown),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int plain = PD_RUN_EACH(NULL, NULL, test_windows_membership_by_selector,
+                            test_windows_report_checks, test_windows_multi_role_discrete_reports);
+    return unit_exit2(
+        plain,
+        PD_RUN_EACH(setup, teardown, test_windows_plan_for_members_only, test_windows_late_joiner,
+                    test_windows_missed_warning_for_late_ranks,
+                    test_windows_overlap_refused_or_queued, test_windows_dead_job_never_chosen,
+                    test_windows_limit_of_unfinished, test_windows_report_refusals,
+                    test_windows_complete_when_nothing_left, test_windows_lost_before_first_step,
+                    test_windows_multi_role_e2e_folders, test_windows_added_role_joins));
 }

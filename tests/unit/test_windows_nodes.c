@@ -12,6 +12,7 @@
 
 #include "latency.h"
 #include "manifest.h"
+#include "unit_fixture.h"
 #include "windows_fixture.h"
 
 /* ---- stop ---- */
@@ -340,16 +341,11 @@ static void test_windows_member_index(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_windows_stop_rules, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_node_gone_and_rebind, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_job_gone, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_node_restarted, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_trim_keeps_the_recent, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_windows_manifest_order_and_steps, setup, teardown),
-        cmocka_unit_test(test_windows_latency_p99),
-        cmocka_unit_test(test_windows_incoming_index),
-        cmocka_unit_test(test_windows_member_index),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int plain = PD_RUN_EACH(NULL, NULL, test_windows_latency_p99, test_windows_incoming_index,
+                            test_windows_member_index);
+    return unit_exit2(plain,
+                      PD_RUN_EACH(setup, teardown, test_windows_stop_rules,
+                                  test_windows_node_gone_and_rebind, test_windows_job_gone,
+                                  test_windows_node_restarted, test_windows_trim_keeps_the_recent,
+                                  test_windows_manifest_order_and_steps));
 }
