@@ -98,6 +98,16 @@ static void put_trace(const char *capdir)
     write_file(p, "{\"traceEvents\":[]}");
 }
 
+/* The trace, and the path of `name` in the capture folder for the case to
+ * put there or change (valid until the next call). */
+static const char *beside_trace(const char *capdir, const char *name)
+{
+    static char p[1024];
+    put_trace(capdir);
+    fx_path_of(p, sizeof(p), "%s/%s", capdir, name);
+    return p;
+}
+
 static void s_good(const char *capdir)
 {
     put_trace(capdir);
@@ -118,18 +128,12 @@ static void s_folder_symlink(const char *capdir)
 
 static void s_symlink_inside(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/passwd", capdir);
-    assert_int_equal(symlink("/etc/passwd", p), 0);
+    assert_int_equal(symlink("/etc/passwd", beside_trace(capdir, "passwd")), 0);
 }
 
 static void s_symlink_to_secret_dir(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/more", capdir);
-    assert_int_equal(symlink(outside, p), 0);
+    assert_int_equal(symlink(outside, beside_trace(capdir, "more")), 0);
 }
 
 static void s_parent_symlink(const char *capdir)
@@ -149,10 +153,7 @@ static void s_parent_symlink(const char *capdir)
 
 static void s_fifo(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/fifo", capdir);
-    assert_int_equal(mkfifo(p, 0644), 0);
+    assert_int_equal(mkfifo(beside_trace(capdir, "fifo"), 0644), 0);
 }
 
 static void s_socket(const char *capdir)
@@ -168,19 +169,14 @@ static void s_socket(const char *capdir)
 
 static void s_device(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/null", capdir);
-    assert_int_equal(mknod(p, S_IFCHR | 0666, makedev(1, 3)), 0);
+    assert_int_equal(mknod(beside_trace(capdir, "null"), S_IFCHR | 0666, makedev(1, 3)), 0);
 }
 
 static void s_hardlink(const char *capdir)
 {
-    char p[1024], src[1024];
-    put_trace(capdir);
+    char src[1024];
     fx_path_of(src, sizeof(src), "%s/secret.txt", outside);
-    fx_path_of(p, sizeof(p), "%s/secret.txt", capdir);
-    assert_int_equal(link(src, p), 0);
+    assert_int_equal(link(src, beside_trace(capdir, "secret.txt")), 0);
 }
 
 static void s_deep(const char *capdir)
@@ -206,18 +202,12 @@ static void s_many(const char *capdir)
 
 static void s_newline_name(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/bad\nname", capdir);
-    write_file(p, "x");
+    write_file(beside_trace(capdir, "bad\nname"), "x");
 }
 
 static void s_not_utf8(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/\xff\xfe.json", capdir);
-    write_file(p, "x");
+    write_file(beside_trace(capdir, "\xff\xfe.json"), "x");
 }
 
 static void s_foreign_folder(const char *capdir)
@@ -228,10 +218,7 @@ static void s_foreign_folder(const char *capdir)
 
 static void s_foreign_file(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/trace.json", capdir);
-    assert_int_equal(chown(p, 65534, 65534), 0);
+    assert_int_equal(chown(beside_trace(capdir, "trace.json"), 65534, 65534), 0);
 }
 
 static void s_file_not_folder(const char *capdir)
@@ -245,10 +232,7 @@ static void s_file_not_folder(const char *capdir)
 
 static void s_part(const char *capdir)
 {
-    char p[1024];
-    put_trace(capdir);
-    fx_path_of(p, sizeof(p), "%s/trace2.json.part", capdir);
-    write_file(p, "{");
+    write_file(beside_trace(capdir, "trace2.json.part"), "{");
 }
 
 #define NOT_HERE "capture folder '%s' is not where this capture belongs"

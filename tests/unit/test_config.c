@@ -487,22 +487,41 @@ static void test_config_file_errors(void **state)
 
 /* Control endpoints: plain tcp:// only with the insecure option, the
  * remote one TLS only; the same rules for URLs given as flags. */
+/* The text is read without an error. */
+static void expect_good(pd_config_t *c, const char *text)
+{
+    char err[512];
+    assert_int_equal(load(c, text, err), 0);
+}
+
+/* check (pd_config_check_control or _links) accepts c, or refuses it with
+ * exactly msg. */
+static void expect_verdict(int (*check)(const pd_config_t *, char *, size_t), const pd_config_t *c,
+                           const char *msg)
+{
+    char err[512];
+    if (msg == NULL) {
+        assert_int_equal(check(c, err, sizeof(err)), 0);
+    } else {
+        assert_int_equal(check(c, err, sizeof(err)), PROFD_ECONFIG);
+        assert_string_equal(err, msg);
+    }
+}
+
+#define SET_URL(field, url) snprintf(field, sizeof(field), "%s", url)
+
 static void test_config_control_endpoints(void **state)
 {
     pd_config_t c;
-    char err[512];
     pd_config_defaults(&c);
     expect_bad(&c, "listen:\n  control: tcp://0.0.0.0:7002\n",
                "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
     expect_bad(&c, "listen:\n  control_remote: tcp://0.0.0.0:7002\n",
                "bad.yaml:2:19: key 'listen.control_remote': " PD_CONFIG_TCP_CONTROL);
-    assert_int_equal(load(&c,
-                          "listen:\n  control_remote: tcp://0.0.0.0:7002\n"
-                          "security:\n  insecure_tcp_control: true\n",
-                          err),
-                     0);
+    expect_good(&c, "listen:\n  control_remote: tcp://0.0.0.0:7002\n"
+                    "security:\n  insecure_tcp_control: true\n");
     assert_string_equal(c.control_remote_url, "tcp://0.0.0.0:7002");
-    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+    expect_verdict(pd_config_check_control, &c, NULL);
 
     pd_config_defaults(&c);
     expect_bad(&c, "listen:\n  control_remote: ipc:///tmp/x.sock\n",
@@ -514,19 +533,18 @@ static void test_config_control_endpoints(void **state)
 
     /* flags bypass the file: checked again before listening */
     pd_config_defaults(&c);
-    snprintf(c.control_url, sizeof(c.control_url), "tcp://127.0.0.1:7002");
-    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err, "control endpoint tcp://127.0.0.1:7002: " PD_CONFIG_TCP_CONTROL);
-    snprintf(c.control_url, sizeof(c.control_url), "ipc:///tmp/c.sock");
-    snprintf(c.control_remote_url, sizeof(c.control_remote_url), "ipc:///tmp/r.sock");
-    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err,
-                        "remote control endpoint ipc:///tmp/r.sock: expected a tls+tcp:// URL");
-    snprintf(c.control_remote_url, sizeof(c.control_remote_url), "tls+tcp://localhost:7002");
-    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+    SET_URL(c.control_url, "tcp://127.0.0.1:7002");
+    expect_verdict(pd_config_check_control, &c,
+                   "control endpoint tcp://127.0.0.1:7002: " PD_CONFIG_TCP_CONTROL);
+    SET_URL(c.control_url, "ipc:///tmp/c.sock");
+    SET_URL(c.control_remote_url, "ipc:///tmp/r.sock");
+    expect_verdict(pd_config_check_control, &c,
+                   "remote control endpoint ipc:///tmp/r.sock: expected a tls+tcp:// URL");
+    SET_URL(c.control_remote_url, "tls+tcp://localhost:7002");
+    expect_verdict(pd_config_check_control, &c, NULL);
     c.insecure_tcp_control = true;
-    snprintf(c.control_url, sizeof(c.control_url), "tcp://127.0.0.1:7002");
-    assert_int_equal(pd_config_check_control(&c, err, sizeof(err)), 0);
+    SET_URL(c.control_url, "tcp://127.0.0.1:7002");
+    expect_verdict(pd_config_check_control, &c, NULL);
 }
 
 /* Node <-> coordinator links: plain tcp:// only with
@@ -535,7 +553,6 @@ static void test_config_control_endpoints(void **state)
 static void test_config_links(void **state)
 {
     pd_config_t c, before;
-    char err[512];
     pd_config_defaults(&c);
     before = c;
     expect_bad(&c, "coordinator:\n  url: tcp://coord.example:7710\n",
@@ -558,61 +575,54 @@ static void test_config_links(void **state)
                "bad.yaml:2:12: key 'listen.control': " PD_CONFIG_TCP_CONTROL);
     assert_memory_equal(&c, &before, sizeof(c));
 
-    assert_int_equal(load(&c,
-                          "coordinator:\n  url: tcp://coord.example:7710\n"
-                          "security:\n  insecure_tcp_links: true\n",
-                          err),
-                     0);
+    expect_good(&c, "coordinator:\n  url: tcp://coord.example:7710\n"
+                    "security:\n  insecure_tcp_links: true\n");
     assert_string_equal(c.coordinator_url, "tcp://coord.example:7710");
     assert_true(c.insecure_tcp_links);
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    expect_verdict(pd_config_check_links, &c, NULL);
     pd_config_defaults(&c);
-    assert_int_equal(load(&c,
-                          "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
-                          "security:\n  insecure_tcp_links: true\n",
-                          err),
-                     0);
+    expect_good(&c, "coordinator:\n  listen: tcp://0.0.0.0:7710\n"
+                    "security:\n  insecure_tcp_links: true\n");
     assert_string_equal(c.coordinator_listen, "tcp://0.0.0.0:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    expect_verdict(pd_config_check_links, &c, NULL);
 
     /* the flag is set before the file is read (main.c) */
     pd_config_defaults(&c);
     c.insecure_tcp_links = true;
-    assert_int_equal(load(&c, "coordinator:\n  url: tcp://coord.example:7710\n", err), 0);
+    expect_good(&c, "coordinator:\n  url: tcp://coord.example:7710\n");
     assert_string_equal(c.coordinator_url, "tcp://coord.example:7710");
 
     /* no option needed for the others */
     pd_config_defaults(&c);
-    assert_int_equal(load(&c, "coordinator:\n  listen: ipc:///tmp/coord.sock\n", err), 0);
-    assert_int_equal(load(&c, "coordinator:\n  url: inproc://coord\n", err), 0);
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    expect_good(&c, "coordinator:\n  listen: ipc:///tmp/coord.sock\n");
+    expect_good(&c, "coordinator:\n  url: inproc://coord\n");
+    expect_verdict(pd_config_check_links, &c, NULL);
     expect_bad(&c, "coordinator:\n  url: http://coord\n",
                "bad.yaml:2:8: key 'coordinator.url': expected an ipc://, tcp://, "
                "tls+tcp:// or inproc:// URL, found 'http://coord'");
 
     /* flags bypass the file: checked again before listening or dialing */
     pd_config_defaults(&c);
-    snprintf(c.coordinator_url, sizeof(c.coordinator_url), "tcp://127.0.0.1:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err, "coordinator URL tcp://127.0.0.1:7710: plain tcp:// node links are "
-                             "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
-                             "tls.cert_file and tls.key_file), or set "
-                             "security.insecure_tcp_links: true (--insecure-tcp-links)");
+    SET_URL(c.coordinator_url, "tcp://127.0.0.1:7710");
+    expect_verdict(pd_config_check_links, &c,
+                   "coordinator URL tcp://127.0.0.1:7710: plain tcp:// node links are "
+                   "unauthenticated and unencrypted: use tls+tcp:// (with tls.ca_file, "
+                   "tls.cert_file and tls.key_file), or set "
+                   "security.insecure_tcp_links: true (--insecure-tcp-links)");
     c.coordinator_url[0] = '\0';
-    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp://0.0.0.0:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err,
-                        "coordinator listen endpoint tcp://0.0.0.0:7710: " PD_CONFIG_TCP_LINKS);
-    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp4://0.0.0.0:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), PROFD_ECONFIG);
-    assert_string_equal(err, "coordinator listen endpoint tcp4://0.0.0.0:7710: expected an ipc://, "
-                             "tcp://, tls+tcp:// or inproc:// URL");
-    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tls+tcp://0.0.0.0:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    SET_URL(c.coordinator_listen, "tcp://0.0.0.0:7710");
+    expect_verdict(pd_config_check_links, &c,
+                   "coordinator listen endpoint tcp://0.0.0.0:7710: " PD_CONFIG_TCP_LINKS);
+    SET_URL(c.coordinator_listen, "tcp4://0.0.0.0:7710");
+    expect_verdict(pd_config_check_links, &c,
+                   "coordinator listen endpoint tcp4://0.0.0.0:7710: expected an ipc://, "
+                   "tcp://, tls+tcp:// or inproc:// URL");
+    SET_URL(c.coordinator_listen, "tls+tcp://0.0.0.0:7710");
+    expect_verdict(pd_config_check_links, &c, NULL);
     c.insecure_tcp_links = true;
-    snprintf(c.coordinator_listen, sizeof(c.coordinator_listen), "tcp://0.0.0.0:7710");
-    snprintf(c.coordinator_url, sizeof(c.coordinator_url), "tcp://127.0.0.1:7710");
-    assert_int_equal(pd_config_check_links(&c, err, sizeof(err)), 0);
+    SET_URL(c.coordinator_listen, "tcp://0.0.0.0:7710");
+    SET_URL(c.coordinator_url, "tcp://127.0.0.1:7710");
+    expect_verdict(pd_config_check_links, &c, NULL);
 }
 
 static void test_config_finish(void **state)

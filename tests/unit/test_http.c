@@ -37,6 +37,15 @@
 #define CTYPE "text/plain; version=0.0.4; charset=utf-8"
 #define PATH  "/metrics"
 
+/* What the endpoint sends on fd until it closes it (5 s at most), as text;
+ * its length, or -1 if the connection was reset. */
+typedef struct reader {
+    int fd;
+    char buf[16384];
+    size_t len;
+    bool eof, reset;
+} reader_t;
+
 typedef struct fixture {
     pd_loop_t loop;
     pd_http_t *h;
@@ -46,6 +55,7 @@ typedef struct fixture {
     char ok[512]; /* the answer of a GET on PATH */
     int calls;    /* bodies asked for */
     int fail;     /* what the body function returns */
+    reader_t r;   /* the answer read last */
 } fixture_t;
 
 static int64_t now_ms(void)
@@ -80,9 +90,10 @@ static int free_port(void)
     return ntohs(sa.sin_port);
 }
 
-/* Serve PATH on a free port with these limits. */
-static void serve(fixture_t *f, int max_conns, int max_per_peer, int64_t idle_ms)
+/* Serve PATH on a free port with these limits; the test's fixture. */
+static fixture_t *serve(void **state, int max_conns, int max_per_peer, int64_t idle_ms)
 {
+    fixture_t *f = *state;
     char err[256] = "";
     f->lim = (pd_http_limits_t){max_conns, max_per_peer, idle_ms};
     snprintf(f->ok, sizeof(f->ok),
@@ -96,6 +107,7 @@ static void serve(fixture_t *f, int max_conns, int max_per_peer, int64_t idle_ms
     if (rv != 0) {
         fail_msg("pd_http_open %s: %d %s", f->url, rv, err);
     }
+    return f;
 }
 
 static int setup(void **state)
@@ -148,15 +160,6 @@ static void send_all(int fd, const char *buf, size_t len)
     }
 }
 
-/* What the endpoint sends on fd until it closes it (5 s at most), as text;
- * its length, or -1 if the connection was reset. */
-typedef struct reader {
-    int fd;
-    char buf[16384];
-    size_t len;
-    bool eof, reset;
-} reader_t;
-
 static bool read_some(void *arg)
 {
     reader_t *r = arg;
@@ -176,8 +179,9 @@ static bool read_some(void *arg)
     }
 }
 
-static const char *answer(fixture_t *f, int fd, reader_t *r)
+static const char *answer(fixture_t *f, int fd)
 {
+    reader_t *r = &f->r;
     memset(r, 0, sizeof(*r));
     r->fd = fd;
     pump(f, 5000, read_some, r);
@@ -189,62 +193,67 @@ static const char *answer(fixture_t *f, int fd, reader_t *r)
 }
 
 /* One request on a connection of its own; the whole answer. */
-static const char *ask(fixture_t *f, const char *req, reader_t *r)
+static const char *ask(fixture_t *f, const char *req)
 {
     int fd = connect_to(f);
     send_all(fd, req, strlen(req));
-    return answer(f, fd, r);
+    return answer(f, fd);
 }
 
 static void expect_error(fixture_t *f, const char *req, const char *status, const char *reason)
 {
-    reader_t r;
     char want[512], body[128];
     snprintf(body, sizeof(body), "%s %s\n", status, reason);
     snprintf(want, sizeof(want),
              "HTTP/1.1 %s %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
              "%zu\r\nConnection: close\r\n\r\n%s",
              status, reason, strlen(body), body);
-    assert_string_equal(ask(f, req, &r), want);
+    assert_string_equal(ask(f, req), want);
+}
+
+/* A piece of a request on fd, then the loop turned for 100 ms. */
+static void send_piece(fixture_t *f, int fd, const char *piece)
+{
+    send_all(fd, piece, strlen(piece));
+    pump(f, 100, NULL, NULL);
+}
+
+/* What the endpoint counted: requests answered, connections refused. */
+static void assert_counts(const fixture_t *f, long served, long refused)
+{
+    assert_int_equal(pd_http_served(f->h), served);
+    assert_int_equal(pd_http_refused(f->h), refused);
 }
 
 /* ---- answers ---- */
 
 static void test_http_get_answers_the_body(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 0, 0, 0);
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", &r), f->ok);
+    fixture_t *f = serve(state, 0, 0, 0);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"), f->ok);
     /* a query string is not part of the path; HTTP/1.0 is answered alike */
-    assert_string_equal(ask(f, "GET /metrics?name[]=up HTTP/1.0\r\n\r\n", &r), f->ok);
+    assert_string_equal(ask(f, "GET /metrics?name[]=up HTTP/1.0\r\n\r\n"), f->ok);
     assert_int_equal(f->calls, 2);
-    assert_int_equal(pd_http_served(f->h), 2);
-    assert_int_equal(pd_http_refused(f->h), 0);
+    assert_counts(f, 2, 0);
 }
 
 static void test_http_head_in_pieces(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 0, 0, 0);
+    fixture_t *f = serve(state, 0, 0, 0);
     /* the blank line split across reads: found where the pieces meet */
     int fd = connect_to(f);
-    send_all(fd, "GET /metrics HTTP/1.1\r\nHost: x\r", 31);
-    pump(f, 100, NULL, NULL);
+    send_piece(f, fd, "GET /metrics HTTP/1.1\r\nHost: x\r");
     assert_int_equal(f->calls, 0); /* not a whole head yet */
-    send_all(fd, "\n\r", 2);
-    pump(f, 100, NULL, NULL);
+    send_piece(f, fd, "\n\r");
     assert_int_equal(f->calls, 0);
     send_all(fd, "\n", 1);
-    assert_string_equal(answer(f, fd, &r), f->ok);
+    assert_string_equal(answer(f, fd), f->ok);
     assert_int_equal(f->calls, 1);
 }
 
 static void test_http_refusals(void **state)
 {
-    fixture_t *f = *state;
-    serve(f, 0, 0, 0);
+    fixture_t *f = serve(state, 0, 0, 0);
     expect_error(f, "GET /metricsx HTTP/1.1\r\n\r\n", "404", "Not Found");
     expect_error(f, "GET / HTTP/1.1\r\n\r\n", "404", "Not Found");
     expect_error(f, "GET /metric HTTP/1.1\r\n\r\n", "404", "Not Found");
@@ -262,14 +271,12 @@ static void test_http_refusals(void **state)
 
 static void test_http_body_failure_is_500(void **state)
 {
-    fixture_t *f = *state;
-    serve(f, 0, 0, 0);
+    fixture_t *f = serve(state, 0, 0, 0);
     f->fail = PROFD_ENOMEM;
     expect_error(f, "GET /metrics HTTP/1.1\r\n\r\n", "500", "Internal Server Error");
     assert_int_equal(f->calls, 1);
     f->fail = 0; /* and serves again */
-    reader_t r;
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n"), f->ok);
     assert_int_equal(pd_http_served(f->h), 2);
 }
 
@@ -277,10 +284,8 @@ static void test_http_body_failure_is_500(void **state)
  * end is answered; 8192 bytes without one are 431. */
 static void test_http_head_limit(void **state)
 {
-    fixture_t *f = *state;
+    fixture_t *f = serve(state, 0, 0, 0);
     static char req[8192 + 1];
-    reader_t r;
-    serve(f, 0, 0, 0);
     const char *line = "GET /metrics HTTP/1.1\r\nX-Pad: ";
     size_t k = strlen(line);
     memcpy(req, line, k);
@@ -288,7 +293,7 @@ static void test_http_head_limit(void **state)
     memcpy(req + 8192 - 4, "\r\n\r\n", 4);
     req[8192] = '\0';
     assert_int_equal(strlen(req), 8192);
-    assert_string_equal(ask(f, req, &r), f->ok);
+    assert_string_equal(ask(f, req), f->ok);
 
     memset(req + 8192 - 4, 'a', 4); /* no blank line in the 8 KiB */
     expect_error(f, req, "431", "Request Header Fields Too Large");
@@ -308,44 +313,47 @@ static bool refused_reached(void *arg)
     return pd_http_refused(w->f->h) >= w->want;
 }
 
+/* Turns the loop until `want` connections were refused (5 s at most). */
+static void wait_refused(fixture_t *f, long want)
+{
+    refused_t w = {f, want};
+    pump(f, 5000, refused_reached, &w);
+    assert_int_equal(pd_http_refused(f->h), want);
+}
+
+/* A GET of PATH on the open connection fd; the whole answer. */
+static const char *get_on(fixture_t *f, int fd)
+{
+    send_all(fd, "GET /metrics HTTP/1.1\r\n\r\n", 25);
+    return answer(f, fd);
+}
+
 static void test_http_max_conns(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 2, 0, 0);
+    fixture_t *f = serve(state, 2, 0, 0);
     int a = connect_to(f), b = connect_to(f);
     pump(f, 200, NULL, NULL);
     assert_int_equal(pd_http_refused(f->h), 0);
     int c = connect_to(f); /* the third: closed as it arrives, never read */
-    refused_t w = {f, 1};
-    pump(f, 5000, refused_reached, &w);
-    assert_int_equal(pd_http_refused(f->h), 1);
-    assert_string_equal(answer(f, c, &r), "");
+    wait_refused(f, 1);
+    assert_string_equal(answer(f, c), "");
     /* the two held are served */
-    send_all(a, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, a, &r), f->ok);
+    assert_string_equal(get_on(f, a), f->ok);
     /* one gone: room for a new one */
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
-    send_all(b, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, b, &r), f->ok);
-    assert_int_equal(pd_http_refused(f->h), 1);
-    assert_int_equal(pd_http_served(f->h), 3);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n"), f->ok);
+    assert_string_equal(get_on(f, b), f->ok);
+    assert_counts(f, 3, 1);
 }
 
 static void test_http_max_per_peer(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 0, 1, 0);
+    fixture_t *f = serve(state, 0, 1, 0);
     int a = connect_to(f);
     pump(f, 200, NULL, NULL);
     int b = connect_to(f); /* a second from 127.0.0.1 */
-    refused_t w = {f, 1};
-    pump(f, 5000, refused_reached, &w);
-    assert_int_equal(pd_http_refused(f->h), 1);
-    assert_string_equal(answer(f, b, &r), "");
-    send_all(a, "GET /metrics HTTP/1.1\r\n\r\n", 25);
-    assert_string_equal(answer(f, a, &r), f->ok);
+    wait_refused(f, 1);
+    assert_string_equal(answer(f, b), "");
+    assert_string_equal(get_on(f, a), f->ok);
     assert_int_equal(pd_http_served(f->h), 1);
 }
 
@@ -353,17 +361,14 @@ static void test_http_max_per_peer(void **state)
  * answered, not before. */
 static void test_http_idle_closed(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 0, 0, 150);
+    fixture_t *f = serve(state, 0, 0, 150);
     int64_t t0 = now_ms();
     int fd = connect_to(f);
     send_all(fd, "GET /metr", 9);
-    assert_string_equal(answer(f, fd, &r), "");
+    assert_string_equal(answer(f, fd), "");
     assert_true(now_ms() - t0 >= 150);
     assert_int_equal(f->calls, 0);
-    assert_int_equal(pd_http_served(f->h), 0);
-    assert_int_equal(pd_http_refused(f->h), 0); /* closed idle, not refused */
+    assert_counts(f, 0, 0); /* closed idle, not refused */
 }
 
 /* Closing the endpoint with a connection open: the connection is closed
@@ -371,15 +376,12 @@ static void test_http_idle_closed(void **state)
  * not answered at all, and a whole one is answered at once). */
 static void test_http_close_with_connection_open(void **state)
 {
-    fixture_t *f = *state;
-    reader_t r;
-    serve(f, 0, 0, 0);
+    fixture_t *f = serve(state, 0, 0, 0);
     int fd = connect_to(f);
-    send_all(fd, "GET /metrics HTTP/1.1\r\n", 23);
-    pump(f, 100, NULL, NULL);
+    send_piece(f, fd, "GET /metrics HTTP/1.1\r\n");
     pd_http_close(f->h);
     f->h = NULL;
-    assert_string_equal(answer(f, fd, &r), "");
+    assert_string_equal(answer(f, fd), "");
     assert_int_equal(f->calls, 0);
     pd_http_close(NULL); /* fine */
     assert_int_equal(pd_http_served(NULL), 0);
@@ -411,10 +413,9 @@ static void test_http_bad_urls(void **state)
 
 static void test_http_port_in_use(void **state)
 {
-    fixture_t *f = *state;
+    fixture_t *f = serve(state, 0, 0, 0);
     pd_http_t *h2 = NULL;
     char err[256], want[300], url[80];
-    serve(f, 0, 0, 0);
     /* a trailing slash is accepted; the port is taken */
     snprintf(url, sizeof(url), "%s/", f->url);
     assert_int_equal(
@@ -424,8 +425,7 @@ static void test_http_port_in_use(void **state)
     assert_string_equal(err, want);
     assert_null(h2);
     /* the first still serves */
-    reader_t r;
-    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n", &r), f->ok);
+    assert_string_equal(ask(f, "GET /metrics HTTP/1.1\r\n\r\n"), f->ok);
 }
 
 int main(void)

@@ -48,6 +48,27 @@ static int parse(const char *const *argv, int argc, pd_launch_t *l, char *err, s
 
 #define ARGC(v) ((int)(sizeof(v) / sizeof(v[0])))
 
+/* A launch line as typed, its words split at spaces (none has one): argv
+ * into w, argc in w->argc. */
+typedef struct words {
+    char buf[512];
+    const char *argv[32];
+    int argc;
+} words_t;
+
+static const char *const *split(words_t *w, const char *line)
+{
+    char *save = NULL;
+    assert_true(strlen(line) < sizeof(w->buf));
+    strcpy(w->buf, line);
+    w->argc = 0;
+    for (char *t = strtok_r(w->buf, " ", &save); t != NULL; t = strtok_r(NULL, " ", &save)) {
+        assert_true(w->argc < ARGC(w->argv));
+        w->argv[w->argc++] = t;
+    }
+    return w->argv;
+}
+
 static void expect_error(const char *const *argv, int argc, const char *msg)
 {
     hy_loader_t ld = tl_loader(verl);
@@ -60,6 +81,23 @@ static void expect_error(const char *const *argv, int argc, const char *msg)
         print_error(" got  %s\n want %s\n", err, msg);
     }
     assert_string_equal(err, msg);
+}
+
+/* The launch line `line` is read as a Hydra launch: its first search
+ * folder, its config name and how many overrides it has. */
+static void expect_hydra(const char *line, const char *search0, const char *config_name,
+                         size_t n_overrides)
+{
+    words_t w;
+    pd_launch_t l;
+    char err[512];
+    const char *const *argv = split(&w, line);
+    assert_int_equal(parse(argv, w.argc, &l, err, sizeof(err)), 0);
+    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
+    assert_string_equal(l.search[0], search0);
+    assert_string_equal(l.config_name, config_name);
+    assert_int_equal(l.n_overrides, n_overrides);
+    pd_launch_free(&l);
 }
 
 /* python3 -m verl.trainer.main_ppo: @hydra.main(config_path="config",
@@ -87,23 +125,14 @@ static void test_launch_verl_module(void **state)
  * working folder) after the main one. Both `--opt=v` and `--opt v`. */
 static void test_launch_hydra_flags(void **state)
 {
-    static const char *const argv[] = {"uv",
-                                       "run",
-                                       "--frozen",
-                                       "--extra",
-                                       "sglang",
-                                       "python3",
-                                       "-m",
-                                       "verl.trainer.main_ppo",
-                                       "--config-path=./config",
-                                       "--config-name",
-                                       "ppo_megatron_trainer.yaml",
-                                       "-cd",
-                                       "user/prof",
-                                       "x=1"};
+    words_t w;
+    const char *const *argv =
+        split(&w, "uv run --frozen --extra sglang python3 -m verl.trainer.main_ppo "
+                  "--config-path=./config --config-name ppo_megatron_trainer.yaml -cd "
+                  "user/prof x=1");
     pd_launch_t l;
     char err[512];
-    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(parse(argv, w.argc, &l, err, sizeof(err)), 0);
     assert_int_equal(l.n_search, 2);
     assert_string_equal(l.search[0], "verl/trainer/./config");
     assert_string_equal(l.search[1], "user/prof");
@@ -115,14 +144,7 @@ static void test_launch_hydra_flags(void **state)
 /* A script whose source has @hydra.main: its folder + config_path. */
 static void test_launch_hydra_script(void **state)
 {
-    static const char *const argv[] = {"python", "tools/app.py", "a=2"};
-    pd_launch_t l;
-    char err[512];
-    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
-    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
-    assert_string_equal(l.search[0], "tools/conf");
-    assert_string_equal(l.config_name, "job");
-    pd_launch_free(&l);
+    expect_hydra("python tools/app.py a=2", "tools/conf", "job", 1);
 }
 
 /* Lines that do not train, or that Hydra refuses. */
@@ -170,34 +192,15 @@ static void test_launch_refused(void **state)
  * numbers, the last flag wins). Megatron-LM's flags only: Megatron-LM. */
 static void test_launch_megatron_flags(void **state)
 {
-    static const char *const argv[] = {"nsys",
-                                       "profile",
-                                       "-o",
-                                       "out",
-                                       "--trace=cuda",
-                                       "-f",
-                                       "true",
-                                       "python",
-                                       "-m",
-                                       "torch.distributed.run",
-                                       "--nproc_per_node",
-                                       "8",
-                                       "--standalone",
-                                       "pretrain_gpt.py",
-                                       "--num-layers",
-                                       "2",
-                                       "--profile",
-                                       "--profile-step-start",
-                                       "4",
-                                       "--profile-step-start=5",
-                                       "--profile-ranks",
-                                       "0",
-                                       "-1",
-                                       "--lr",
-                                       "1e-4"};
+    words_t w;
+    const char *const *argv =
+        split(&w, "nsys profile -o out --trace=cuda -f true python -m "
+                  "torch.distributed.run --nproc_per_node 8 --standalone pretrain_gpt.py "
+                  "--num-layers 2 --profile --profile-step-start 4 --profile-step-start=5 "
+                  "--profile-ranks 0 -1 --lr 1e-4");
     pd_launch_t l;
     char err[512];
-    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(parse(argv, w.argc, &l, err, sizeof(err)), 0);
     assert_int_equal(l.kind, PD_LAUNCH_FLAGS);
     assert_int_equal(l.framework, PD_FW_MEGATRON_LM);
     assert_string_equal(l.what, "pretrain_gpt.py");
@@ -240,22 +243,15 @@ static void test_launch_mindspeed_detection(void **state)
  * (fsdp2/utils/arguments.py: the command line wins over the YAML). */
 static void test_launch_fsdp2(void **state)
 {
-    static const char *const argv[] = {"torchrun",
-                                       "--nproc_per_node",
-                                       "8",
-                                       "train_fsdp2.py",
-                                       "fsdp/train.yaml",
-                                       "--training.profile",
-                                       "true",
-                                       "--training.profile_ranks",
-                                       "0",
-                                       "1",
-                                       "--model.name=qwen"};
+    words_t w;
+    const char *const *argv =
+        split(&w, "torchrun --nproc_per_node 8 train_fsdp2.py fsdp/train.yaml "
+                  "--training.profile true --training.profile_ranks 0 1 --model.name=qwen");
     pd_launch_t l;
     hy_config_t c;
     char err[512];
     hy_loader_t ld = tl_loader(verl);
-    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
+    assert_int_equal(parse(argv, w.argc, &l, err, sizeof(err)), 0);
     assert_int_equal(l.kind, PD_LAUNCH_FSDP2);
     assert_int_equal(l.framework, PD_FW_MINDSPEED_FSDP2);
     assert_int_equal(pd_launch_config(&l, &ld, NULL, NULL, &c, err, sizeof(err)), 0);
@@ -343,15 +339,8 @@ static void test_launch_site_packages(void **state)
 /* A file first: the file form, its folder the search path. */
 static void test_launch_file_form(void **state)
 {
-    static const char *const argv[] = {"verl/trainer/config/ppo_trainer.yaml", "a=1"};
-    pd_launch_t l;
-    char err[512];
-    assert_int_equal(parse(argv, ARGC(argv), &l, err, sizeof(err)), 0);
-    assert_int_equal(l.kind, PD_LAUNCH_HYDRA);
-    assert_string_equal(l.search[0], "verl/trainer/config");
-    assert_string_equal(l.config_name, "ppo_trainer.yaml");
-    assert_int_equal(l.n_overrides, 1);
-    pd_launch_free(&l);
+    expect_hydra("verl/trainer/config/ppo_trainer.yaml a=1", "verl/trainer/config",
+                 "ppo_trainer.yaml", 1);
 }
 
 int main(void)
