@@ -130,22 +130,30 @@ static pp_plan_entry_t entry;
 static pp_plan_t plan;
 static char *phases_buf[4];
 
+/* e: window `id` of job "run" with the fake backend over [first, last],
+ * in `mode`, for one phase (NULL: none). */
+static void fill_entry(pp_plan_entry_t *e, int64_t id, const char *name, int64_t first,
+                       int64_t last, const char *mode, const char *phase)
+{
+    pp_record_init(&pp_desc_plan_entry, e);
+    e->window = id;
+    e->name = (char *)name;
+    e->job = "run";
+    e->first_step = first;
+    e->last_step = last;
+    e->tool = "fake";
+    e->mode = (pp_mode_t)pp_enum_value(&pp_enum_mode, mode);
+    if (phase) {
+        phases_buf[0] = (char *)phase;
+        e->phases = phases_buf;
+        e->phases_n = 1;
+    }
+}
+
 static const pp_plan_t *plan1(int64_t id, const char *name, int64_t first, int64_t last,
                               const char *mode, const char *phase)
 {
-    pp_record_init(&pp_desc_plan_entry, &entry);
-    entry.window = id;
-    entry.name = (char *)name;
-    entry.job = "run";
-    entry.first_step = first;
-    entry.last_step = last;
-    entry.tool = "fake";
-    entry.mode = (pp_mode_t)pp_enum_value(&pp_enum_mode, mode);
-    if (phase) {
-        phases_buf[0] = (char *)phase;
-        entry.phases = phases_buf;
-        entry.phases_n = 1;
-    }
+    fill_entry(&entry, id, name, first, last, mode, phase);
     pp_record_init(&pp_desc_plan, &plan);
     plan.gen = id;
     plan.instance = "i1";
@@ -167,6 +175,19 @@ static void phase(const char *p, int substeps)
         ce_on_substep(&E);
     }
     ce_on_phase_end(&E);
+}
+
+/* The first capture of result i has status `status` and reason `reason`
+ * (NULL: none). */
+static void outcome(int i, const char *status, const char *reason)
+{
+    const pp_capture_t *c = &F.results[i]->captures[0];
+    assert_string_equal(pp_status_name(c->status), status);
+    if (reason != NULL) {
+        assert_string_equal(c->reason, reason);
+    } else {
+        assert_null(c->reason);
+    }
 }
 
 static void assert_call(int i, const char *what, int64_t step, int64_t substep, int64_t part)
@@ -382,9 +403,7 @@ static void test_engine_missed_when_start_step_skipped(void **state)
     step(6); /* the job jumped over step 5 */
     assert_int_equal(F.ncalls, 0);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "missed");
-    assert_string_equal(F.results[0]->captures[0].reason,
-                        "start step 5 was never begun (went to 6)");
+    outcome(0, "missed", "start step 5 was never begun (went to 6)");
 }
 
 static void test_engine_backend_failure_marks_failed(void **state)
@@ -411,9 +430,7 @@ static void test_engine_no_backend_for_tool(void **state)
     ce_on_step_begin(&e2, 1);
     ce_on_step_end(&e2, 1);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "failed");
-    assert_string_equal(F.results[0]->captures[0].reason,
-                        "no profiler backend for tool 'fake' in this process");
+    outcome(0, "failed", "no profiler backend for tool 'fake' in this process");
     ce_fini(&e2);
 }
 
@@ -423,9 +440,7 @@ static void test_engine_mkdir_failure(void **state)
     ce_adopt(&E, plan1(5, "w5-step1", 1, 1, "e2e", NULL));
     step(1);
     assert_int_equal(F.ncalls, 0);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "failed");
-    assert_string_equal(F.results[0]->captures[0].reason,
-                        "cannot create /nodir/run/w5-step1/e2e/rank3-node1: input/output error");
+    outcome(0, "failed", "cannot create /nodir/run/w5-step1/e2e/rank3-node1: input/output error");
 }
 
 /* ---- discrete ---- */
@@ -557,8 +572,7 @@ static void test_engine_discrete_no_matching_phase(void **state)
     ce_on_step_end(&E, 1);
     assert_int_equal(F.ncalls, 0);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "missed");
-    assert_string_equal(F.results[0]->captures[0].reason, "no matching phase ran in steps 1-1");
+    outcome(0, "missed", "no matching phase ran in steps 1-1");
     assert_string_equal(F.results[0]->captures[0].role, "actor");
 }
 
@@ -691,8 +705,7 @@ static void test_engine_window_cancelled_and_restart(void **state)
     ce_adopt(&E, &empty);
     assert_int_equal(F.ncalls, 2);
     assert_call(1, "stop", 2, 0, 0);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
-    assert_string_equal(F.results[0]->captures[0].reason, "window cancelled at step 2");
+    outcome(0, "truncated", "window cancelled at step 2");
     ce_on_step_end(&E, 2);
 
     /* same id from a restarted daemon (new instance): a new window */
@@ -709,22 +722,8 @@ static void test_engine_close_truncates_and_misses(void **state)
 {
     pp_plan_entry_t two[2];
     pp_plan_t p;
-    pp_record_init(&pp_desc_plan_entry, &two[0]);
-    pp_record_init(&pp_desc_plan_entry, &two[1]);
-    two[0] = (pp_plan_entry_t){.window = 20,
-                               .name = "w20-steps1-9",
-                               .job = "run",
-                               .first_step = 1,
-                               .last_step = 9,
-                               .tool = "fake",
-                               .mode = PP_MODE_E2E};
-    two[1] = (pp_plan_entry_t){.window = 21,
-                               .name = "w21-step50",
-                               .job = "run",
-                               .first_step = 50,
-                               .last_step = 50,
-                               .tool = "fake",
-                               .mode = PP_MODE_E2E};
+    fill_entry(&two[0], 20, "w20-steps1-9", 1, 9, "e2e", NULL);
+    fill_entry(&two[1], 21, "w21-step50", 50, 50, "e2e", NULL);
     pp_record_init(&pp_desc_plan, &p);
     p.instance = "i1";
     p.entries = two;
@@ -734,11 +733,9 @@ static void test_engine_close_truncates_and_misses(void **state)
     ce_on_step_begin(&E, 2);
     ce_fini(&E);
     assert_int_equal(F.nresults, 2);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
-    assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 2");
+    outcome(0, "truncated", "worker closed during step 2");
     assert_int_equal(F.results[0]->captures[0].last_step, 2);
-    assert_string_equal(pp_status_name(F.results[1]->captures[0].status), "missed");
-    assert_string_equal(F.results[1]->captures[0].reason, "worker closed before step 50");
+    outcome(1, "missed", "worker closed before step 50");
 }
 
 /* A window until the job ends ([start, -1)): a worker that closes between
@@ -756,8 +753,7 @@ static void test_engine_open_window_ends_with_the_job(void **state)
     assert_int_equal(F.ncalls, 2);
     assert_call(0, "start", 3, 0, 0);
     assert_call(1, "stop", 5, 0, 0);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "complete");
-    assert_null(F.results[0]->captures[0].reason);
+    outcome(0, "complete", NULL);
     assert_int_equal(F.results[0]->captures[0].first_step, 3);
     assert_int_equal(F.results[0]->captures[0].last_step, 5);
 }
@@ -769,8 +765,7 @@ static void test_engine_open_window_closed_mid_step(void **state)
     ce_on_step_begin(&E, 4);
     ce_fini(&E);
     assert_int_equal(F.nresults, 1);
-    assert_string_equal(pp_status_name(F.results[0]->captures[0].status), "truncated");
-    assert_string_equal(F.results[0]->captures[0].reason, "worker closed during step 4");
+    outcome(0, "truncated", "worker closed during step 4");
     assert_int_equal(F.results[0]->captures[0].last_step, 4);
 }
 

@@ -135,6 +135,27 @@ static int teardown(void **state)
     return 0;
 }
 
+/* A tmpfs (mount options `opts`) on <tmp>/fs, its path in fs: another file
+ * system for the save tree. Skips the test where it cannot (not root). */
+static void mount_fs(char *fs, size_t len, const char *opts)
+{
+    pathf(fs, len, "%s/fs", tmp);
+    mkdirs(fs);
+    if (mount("tmpfs", fs, "tmpfs", 0, opts) != 0) {
+        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
+    }
+}
+
+/* The capture folder <tmp>/spool/j/w1/e2e/r0 in cap, made with a folder
+ * sub in it. */
+static void capture_with_sub(char *cap, size_t len)
+{
+    char p[600];
+    pathf(cap, len, "%s/spool/j/w1/e2e/r0", tmp);
+    pathf(p, sizeof(p), "%s/sub", cap);
+    mkdirs(p);
+}
+
 /* ---- confine ---- */
 
 static void test_gather_rel_ok(void **state)
@@ -670,11 +691,7 @@ static void test_gather_race_copy(void **state)
         {PD_JOB_AT_LISTED, "'sub' is a symlink (not followed)"},
     };
     char fs[512], cap[512], sub[512], outside[512], p[512];
-    pathf(fs, sizeof(fs), "%s/fs", tmp);
-    mkdirs(fs);
-    if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
-    }
+    mount_fs(fs, sizeof(fs), "size=16m");
     pathf(outside, sizeof(outside), "%s/outside", tmp);
     mkdirs(outside);
     pathf(p, sizeof(p), "%s/trace.json", outside);
@@ -757,14 +774,8 @@ static void test_gather_copy_checksums(void **state)
         {"sub/big2.bin", (17u << 20) + 1}, /* two buffers, many times */
     };
     char fs[512], cap[512], p[512], sums[5][32], got[32];
-    pathf(fs, sizeof(fs), "%s/fs", tmp);
-    mkdirs(fs);
-    if (mount("tmpfs", fs, "tmpfs", 0, "size=80m") != 0) {
-        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
-    }
-    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
-    pathf(p, sizeof(p), "%s/sub", cap);
-    mkdirs(p);
+    mount_fs(fs, sizeof(fs), "size=80m");
+    capture_with_sub(cap, sizeof(cap));
     for (size_t i = 0; i < 5; i++) {
         pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
         write_pattern(p, files[i].size, (unsigned)i, sums[i], sizeof(sums[i]));
@@ -838,14 +849,8 @@ static void test_gather_copy_trash(void **state)
 {
     char fs[512], cap[512], p[512], trash[512];
     struct stat st;
-    pathf(fs, sizeof(fs), "%s/fs", tmp);
-    mkdirs(fs);
-    if (mount("tmpfs", fs, "tmpfs", 0, "size=16m") != 0) {
-        pd_skip("cannot mount a tmpfs (%s): needs root", strerror(errno));
-    }
-    pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
-    pathf(p, sizeof(p), "%s/sub", cap);
-    mkdirs(p);
+    mount_fs(fs, sizeof(fs), "size=16m");
+    capture_with_sub(cap, sizeof(cap));
     pathf(p, sizeof(p), "%s/sub/trace.json", cap);
     put(p, "{\"traceEvents\":[]}\n");
     {

@@ -70,13 +70,36 @@ static pp_window_spec_t spec_steps(int64_t *steps, size_t n, bool continuous)
     return s;
 }
 
-static void resolve_ok(const pp_window_spec_t *s, pd_plan_out_t *out)
+static void resolve_with(const pp_window_spec_t *s, const pd_plan_params_t *p, pd_plan_out_t *out)
 {
     char err[256] = "";
-    pd_plan_params_t p = params();
-    int rv = pd_plan_resolve(s, job, 8, &p, out, err, sizeof(err));
+    int rv = pd_plan_resolve(s, job, 8, p, out, err, sizeof(err));
     if (rv != 0) {
         fail_msg("resolve failed: %s", err);
+    }
+}
+
+static void resolve_ok(const pp_window_spec_t *s, pd_plan_out_t *out)
+{
+    pd_plan_params_t p = params();
+    resolve_with(s, &p, out);
+}
+
+/* s resolves with p over the job; what it made is freed. */
+static void accepted(const pp_window_spec_t *s, const pd_plan_params_t *p)
+{
+    pd_plan_out_t out;
+    resolve_with(s, p, &out);
+    pd_plan_out_free(&out);
+}
+
+/* out holds the n segments want ([first, last] each), in this order. */
+static void assert_segments(const pd_plan_out_t *out, const int64_t (*want)[2], size_t n)
+{
+    assert_int_equal(out->n_segments, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(out->segments[i].first, want[i][0]);
+        assert_int_equal(out->segments[i].last, want[i][1]);
     }
 }
 
@@ -88,13 +111,8 @@ static void test_plan_steps_one_window_per_step(void **state)
     pp_window_spec_t s = spec_steps(steps, 4, false);
     pd_plan_out_t out;
     resolve_ok(&s, &out);
-    assert_int_equal(out.n_segments, 3);
-    assert_int_equal(out.segments[0].first, 1);
-    assert_int_equal(out.segments[0].last, 1);
-    assert_int_equal(out.segments[1].first, 2);
-    assert_int_equal(out.segments[1].last, 2);
-    assert_int_equal(out.segments[2].first, 5);
-    assert_int_equal(out.segments[2].last, 5);
+    static const int64_t want[][2] = {{1, 1}, {2, 2}, {5, 5}};
+    assert_segments(&out, want, 3);
     assert_int_equal(out.n_members, 8); /* no selectors: every rank */
     assert_int_equal(out.members[0].selector, -1);
     assert_string_equal(out.job, "run");
@@ -107,13 +125,8 @@ static void test_plan_steps_continuous_merges_runs(void **state)
     pp_window_spec_t s = spec_steps(steps, 6, true);
     pd_plan_out_t out;
     resolve_ok(&s, &out);
-    assert_int_equal(out.n_segments, 3);
-    assert_int_equal(out.segments[0].first, 1);
-    assert_int_equal(out.segments[0].last, 3);
-    assert_int_equal(out.segments[1].first, 5);
-    assert_int_equal(out.segments[1].last, 5);
-    assert_int_equal(out.segments[2].first, 7);
-    assert_int_equal(out.segments[2].last, 8);
+    static const int64_t want[][2] = {{1, 3}, {5, 5}, {7, 8}};
+    assert_segments(&out, want, 3);
     pd_plan_out_free(&out);
 }
 
@@ -124,9 +137,8 @@ static void test_plan_range_half_open(void **state)
     s.start = 5;
     s.end = 10;
     resolve_ok(&s, &out);
-    assert_int_equal(out.n_segments, 1);
-    assert_int_equal(out.segments[0].first, 5);
-    assert_int_equal(out.segments[0].last, 9);
+    static const int64_t want[][2] = {{5, 9}};
+    assert_segments(&out, want, 1);
     pd_plan_out_free(&out);
 
     s.end = -1; /* until the job ends */
@@ -222,9 +234,7 @@ static void test_plan_refuses_unknown_tool(void **state)
                              "own backend: add its tool to the daemon's tools.custom)");
     /* the tools of clients' own backends, named in the daemon's settings */
     p.custom_tools = "rec, vtune";
-    pd_plan_out_t out;
-    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
-    pd_plan_out_free(&out);
+    accepted(&s, &p);
     one.tool = "vtun";
     assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
     assert_string_equal(err, "selector 0: unknown tool 'vtun': the tools are torch, npu, "
@@ -235,8 +245,7 @@ static void test_plan_refuses_unknown_tool(void **state)
                            "nsys",  "exec", "precision_debugger", "sim"};
     for (size_t i = 0; i < 8; i++) {
         one.tool = (char *)known[i];
-        assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
-        pd_plan_out_free(&out);
+        accepted(&s, &p);
     }
 }
 
@@ -245,7 +254,6 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
 {
     int64_t steps[] = {20};
     pd_plan_params_t p = params();
-    pd_plan_out_t out;
     char err[256];
     pp_window_spec_t s = spec_steps(steps, 1, false);
     s.schedule.active = 3; /* mode unset: e2e */
@@ -256,8 +264,7 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
     s.mode = PP_MODE_E2E;
     assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
     s.mode = PP_MODE_DISCRETE;
-    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
-    pd_plan_out_free(&out);
+    accepted(&s, &p);
     /* a selector's own mode: the actor e2e under a discrete request */
     pp_selector_t two[2] = {sel("rollout", true, NULL, 0, NULL, 0),
                             sel("actor", true, NULL, 0, NULL, 0)};
@@ -270,8 +277,7 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
                              "--phases, or drop --schedule");
     s.schedule.active = 0; /* a schedule of wait/warmup alone schedules nothing */
     s.schedule.wait = 1;
-    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
-    pd_plan_out_free(&out);
+    accepted(&s, &p);
     /* phases on an e2e selector: one capture per process, the phases would
      * be silently ignored */
     char *gen[] = {"generate"};
@@ -281,8 +287,7 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
     assert_string_equal(err, "phases apply to discrete windows only (one capture per phase); this "
                              "window (role actor) is e2e: drop --e2e or --phases");
     two[1].mode = PP_MODE_DISCRETE;
-    assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
-    pd_plan_out_free(&out);
+    accepted(&s, &p);
 }
 
 /* Issue 31: --roles actr or --ranks 9 (nothing registered like that) left

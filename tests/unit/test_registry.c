@@ -27,6 +27,25 @@ static pp_hello_t hello(const char *role, int64_t rank, int64_t replica, int64_t
     return h;
 }
 
+/* Actor `rank` of process `pid` registered by node `node` at now_ms: its
+ * entry. */
+static pd_rank_t *add_actor(pd_registry_t *r, int64_t rank, int64_t pid, const char *node,
+                            int64_t now_ms)
+{
+    pd_rank_t *k;
+    pp_hello_t h = hello("actor", rank, PP_NONE, pid);
+    assert_int_equal(pd_registry_add(r, &h, node, now_ms, &k), 0);
+    return k;
+}
+
+/* r new, 4 ranks at most, with that one actor in it. */
+static pd_rank_t *with_actor(pd_registry_t *r, int64_t rank, int64_t pid, const char *node,
+                             int64_t now_ms)
+{
+    pd_registry_init(r, 4);
+    return add_actor(r, rank, pid, node, now_ms);
+}
+
 static void test_registry_add_get_remove(void **state)
 {
     pd_registry_t r;
@@ -63,19 +82,15 @@ static void test_registry_add_get_remove(void **state)
 static void test_registry_same_process_gets_its_entry_back(void **state)
 {
     pd_registry_t r;
-    pd_rank_t *a, *again;
-    pd_registry_init(&r, 4);
-    pp_hello_t h = hello("actor", 0, PP_NONE, 100);
-    assert_int_equal(pd_registry_add(&r, &h, "n1", 1000, &a), 0);
+    pd_rank_t *a = with_actor(&r, 0, 100, "n1", 1000);
     a->state = PD_RANK_LOST;
-    assert_int_equal(pd_registry_add(&r, &h, "n1", 2000, &again), 0);
+    pd_rank_t *again = add_actor(&r, 0, 100, "n1", 2000);
     assert_ptr_equal(again, a);
     assert_int_equal(again->state, PD_RANK_ACTIVE);
     assert_int_equal(again->last_seen_ms, 2000);
     assert_int_equal(r.count, 1);
     /* another pid is another process */
-    pp_hello_t h2 = hello("actor", 0, PP_NONE, 200);
-    assert_int_equal(pd_registry_add(&r, &h2, "n1", 2000, &again), 0);
+    again = add_actor(&r, 0, 200, "n1", 2000);
     assert_ptr_not_equal(again, a);
     assert_int_equal(r.count, 2);
     pd_registry_fini(&r);
@@ -113,10 +128,7 @@ static void test_registry_limits_and_validation(void **state)
 static void test_registry_events_step_time(void **state)
 {
     pd_registry_t r;
-    pd_rank_t *k;
-    pd_registry_init(&r, 4);
-    pp_hello_t h = hello("actor", 3, PP_NONE, 100);
-    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    pd_rank_t *k = with_actor(&r, 3, 100, "n", 0);
 
     int64_t ev1[] = {1, 1, 1000000, 2, 1, 1090000, 1, 2, 1100000};
     assert_int_equal(pd_registry_events(k, ev1, 9, 50), 0);
@@ -169,23 +181,22 @@ static void test_registry_events_step_time(void **state)
 static void test_registry_events_bounded(void **state)
 {
     pd_registry_t r;
-    pd_rank_t *k;
-    pd_registry_init(&r, 4);
-    pp_hello_t h = hello("actor", 3, PP_NONE, 100);
-    assert_int_equal(pd_registry_add(&r, &h, "n", 0, &k), 0);
+    pd_rank_t *k = with_actor(&r, 3, 100, "n", 0);
     int64_t ok[] = {1, 40, 1000000};
     assert_int_equal(pd_registry_events(k, ok, 3, 10), 0);
 
-    int64_t huge[] = {1, INT64_MAX - 1, 2000000};
-    assert_int_equal(pd_registry_events(k, huge, 3, 20), PROFD_EPROTO);
-    int64_t neg[] = {1, -9200000000000000000LL, 3000000};
-    assert_int_equal(pd_registry_events(k, neg, 3, 30), PROFD_EPROTO);
-    int64_t big[] = {1, 1LL << 53, 3000000};
-    assert_int_equal(pd_registry_events(k, big, 3, 30), PROFD_EPROTO);
-    int64_t t_neg[] = {1, 41, -9200000000000000000LL};
-    assert_int_equal(pd_registry_events(k, t_neg, 3, 40), PROFD_EPROTO);
-    int64_t t_huge[] = {1, 41, INT64_MAX};
-    assert_int_equal(pd_registry_events(k, t_huge, 3, 40), PROFD_EPROTO);
+    static const struct {
+        int64_t ev[3], now_ms;
+    } refused[] = {
+        {{1, INT64_MAX - 1, 2000000}, 20},          /* step: huge */
+        {{1, -9200000000000000000LL, 3000000}, 30}, /* negative */
+        {{1, 1LL << 53, 3000000}, 30},              /* 2^53 */
+        {{1, 41, -9200000000000000000LL}, 40},      /* time: negative */
+        {{1, 41, INT64_MAX}, 40},                   /* huge */
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        assert_int_equal(pd_registry_events(k, refused[i].ev, 3, refused[i].now_ms), PROFD_EPROTO);
+    }
     assert_int_equal(k->step, 40);
     assert_int_equal(k->step_began_us, 1000000);
     assert_int_equal(k->step_us, 0);
@@ -314,12 +325,8 @@ static void test_registry_bound_to_owner(void **state)
 static void test_registry_credit_stall(void **state)
 {
     pd_registry_t r;
-    pd_rank_t *a, *b;
-    pd_registry_init(&r, 4);
-    pp_hello_t ha = hello("actor", 0, PP_NONE, 100);
-    pp_hello_t hb = hello("actor", 1, PP_NONE, 101);
-    assert_int_equal(pd_registry_add(&r, &ha, "n1", 1000, &a), 0);
-    assert_int_equal(pd_registry_add(&r, &hb, "n1", 4000, &b), 0);
+    pd_rank_t *a = with_actor(&r, 0, 100, "n1", 1000);
+    pd_rank_t *b = add_actor(&r, 1, 101, "n1", 4000);
     b->state = PD_RANK_LOST;
     pd_registry_credit(&r, 10016);
     assert_int_equal(a->last_seen_ms, 11016);

@@ -128,12 +128,17 @@ static void test_metrics_windows_every_state(void **state)
     char *body = NULL;
     size_t len = 0;
     assert_int_equal(pd_metrics_text(&f.n, &body, &len), 0);
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"pending\"} 0\n"));
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"active\"} 1\n"));
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"gathering\"} 0\n"));
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"done\"} 1\n"));
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"cancelled\"} 1\n"));
-    assert_non_null(strstr(body, "\nprofd_windows{state=\"failed\"} 2\n"));
+    static const struct {
+        const char *state;
+        int n;
+    } want[] = {{"pending", 0}, {"active", 1},    {"gathering", 0},
+                {"done", 1},    {"cancelled", 1}, {"failed", 2}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        char line[128];
+        snprintf(line, sizeof(line), "\nprofd_windows{state=\"%s\"} %d\n", want[i].state,
+                 want[i].n);
+        assert_non_null(strstr(body, line));
+    }
     free(body);
     fixture_fini(&f);
 }
