@@ -100,6 +100,18 @@ void fx_daemon_config(fx_daemon_t *d, const char *run_dir, const char *save_path
     d->cfg.log_level = PD_LOG_ERROR;
 }
 
+fx_daemon_t *fx_daemon_new(const char *dir)
+{
+    fx_daemon_t *d = calloc(1, sizeof(*d));
+    char run[600], out[600];
+    assert_non_null(d);
+    fx_mkdirs(dir);
+    fx_path_of(run, sizeof(run), "%s/run", dir);
+    fx_path_of(out, sizeof(out), "%s/out", dir);
+    fx_daemon_config(d, run, out);
+    return d;
+}
+
 void fx_daemon_start(fx_daemon_t *d)
 {
     char err[512];
@@ -115,6 +127,12 @@ void fx_daemon_stop(fx_daemon_t *d)
     pd_daemon_request_stop(&d->d);
     pthread_join(d->thread, NULL);
     assert_int_equal(pd_daemon_fini(&d->d), 0); /* every handle closed */
+}
+
+void fx_daemon_free(fx_daemon_t *d)
+{
+    fx_daemon_stop(d);
+    free(d);
 }
 
 /* ---- requests ---- */

@@ -62,11 +62,16 @@ int fx_tmp_remove(const char *dir);
 /* Defaults, sockets in run_dir, output in save_path, errors only logged.
  * The test sets what else it needs in d->cfg before fx_daemon_start. */
 void fx_daemon_config(fx_daemon_t *d, const char *run_dir, const char *save_path);
+/* A daemon of its own, configured below dir (made if missing): sockets in
+ * <dir>/run, output in <dir>/out; not started. fx_daemon_free stops it and
+ * frees it. */
+fx_daemon_t *fx_daemon_new(const char *dir);
 /* pd_config_finish, pd_daemon_init and the daemon's thread. */
 void fx_daemon_start(fx_daemon_t *d);
 /* Stops the thread; pd_daemon_fini must report every handle closed. The
  * daemon can be started again with the same configuration. */
 void fx_daemon_stop(fx_daemon_t *d);
+void fx_daemon_free(fx_daemon_t *d);
 
 /* ---- requests ---- */
 

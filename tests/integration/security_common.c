@@ -9,23 +9,12 @@
 
 fx_daemon_t *sec_daemon(const char *tmp, const char *sub)
 {
-    fx_daemon_t *r = calloc(1, sizeof(*r));
-    char dir[512], run[600], out[600];
-    assert_non_null(r);
+    char dir[512];
     fx_path_of(dir, sizeof(dir), "%s/%s", tmp, sub);
-    fx_mkdirs(dir);
-    fx_path_of(run, sizeof(run), "%s/run", dir);
-    fx_path_of(out, sizeof(out), "%s/out", dir);
-    fx_daemon_config(r, run, out);
+    fx_daemon_t *r = fx_daemon_new(dir);
     r->cfg.client_timeout_ms = 60000;
     r->cfg.max_msg_bytes = 1 << 20;
     return r;
-}
-
-void sec_daemon_stop(fx_daemon_t *r)
-{
-    fx_daemon_stop(r);
-    free(r);
 }
 
 int64_t sec_hello(nng_socket s, int64_t rank, const char *host)

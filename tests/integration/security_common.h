@@ -12,9 +12,9 @@
 #include "daemon_fixture.h"
 
 /* A daemon configured in <tmp>/<sub> (run/, out/), errors only logged,
- * clients kept 60 s, messages up to 1 MiB; not started. */
+ * clients kept 60 s, messages up to 1 MiB; not started (fx_daemon_free
+ * stops and frees it). */
 fx_daemon_t *sec_daemon(const char *tmp, const char *sub);
-void sec_daemon_stop(fx_daemon_t *r); /* stops and frees it */
 
 /* A worker of job "sec", role actor, registered by hand; its client id. */
 int64_t sec_hello(nng_socket s, int64_t rank, const char *host);

@@ -23,21 +23,28 @@
 #include "profd/client.h"
 #include "pd_skip.h"
 
-/* A daemon with its sockets in run_dir and its output below dir. */
+/* This file's daemons log warnings and take messages up to 64 KiB. */
+static void daemon_tune(fx_daemon_t *r)
+{
+    r->cfg.log_level = PD_LOG_WARN;
+    r->cfg.max_msg_bytes = 65536;
+}
+
+/* A daemon below dir (sockets in dir/run, output in dir/out). */
+static fx_daemon_t *daemon_new(const char *dir)
+{
+    fx_daemon_t *r = fx_daemon_new(dir);
+    daemon_tune(r);
+    return r;
+}
+
+/* r configured again with its sockets in run_dir and its output below dir. */
 static void daemon_config_in(fx_daemon_t *r, const char *dir, const char *run_dir)
 {
     char out[300];
     fx_path_of(out, sizeof(out), "%s/out", dir);
     fx_daemon_config(r, run_dir, out);
-    r->cfg.log_level = PD_LOG_WARN;
-    r->cfg.max_msg_bytes = 65536;
-}
-
-static void daemon_config(fx_daemon_t *r, const char *dir)
-{
-    char run_dir[300];
-    fx_path_of(run_dir, sizeof(run_dir), "%s/run", dir);
-    daemon_config_in(r, dir, run_dir);
+    daemon_tune(r);
 }
 
 /* ---- control requests ---- */
@@ -68,22 +75,30 @@ static void log_hook(void *arg, int level, const char *msg)
     fprintf(stderr, "%ld.%03ld %s\n", (long)ts.tv_sec % 1000, ts.tv_nsec / 1000000, msg);
 }
 
+/* A worker of job itest on host node1, `role` and `rank`, its daemon at
+ * `url` (NULL: found by the run folder rule); logged to stderr with
+ * ITEST_LOG set. */
+static void itest_options(profd_options_t *o, const char *url, const char *role, int rank)
+{
+    profd_options_init(o);
+    o->url = url;
+    o->job = "itest";
+    o->role = role;
+    o->rank = rank;
+    o->host = "node1";
+    if (getenv("ITEST_LOG")) {
+        o->log = log_hook;
+        o->log_level = PROFD_LOG_DEBUG;
+    }
+}
+
 static int open_clients(const fx_daemon_t *r, profd_client_t **c, int n)
 {
     for (int i = 0; i < n; i++) {
         profd_options_t o;
-        profd_options_init(&o);
-        o.url = r->cfg.worker_url;
-        o.job = "itest";
-        o.role = roles[i];
-        o.rank = i;
+        itest_options(&o, r->cfg.worker_url, roles[i], i);
         o.replica_rank = strcmp(roles[i], "rollout") == 0 ? i - 2 : PROFD_NO_REPLICA;
-        o.host = "node1";
         o.flush_ms = 10;
-        if (getenv("ITEST_LOG")) {
-            o.log = log_hook;
-            o.log_level = PROFD_LOG_DEBUG;
-        }
         assert_int_equal(profd_open(&c[i], &o), 0);
         assert_int_equal(profd_set_backend(c[i], profd_backend_sim(), NULL), 0);
     }
@@ -123,12 +138,11 @@ FX_TMP_FIXTURE("profd-itest")
 
 static void test_daemon_window_end_to_end(void **state)
 {
-    fx_daemon_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = daemon_new(tmp);
     profd_client_t *c[NCLIENTS];
     pp_msg_t rep;
     char st[32], path[1024];
 
-    daemon_config(r, tmp);
     fx_daemon_start(r);
     open_clients(r, c, NCLIENTS);
     run_steps(c, NCLIENTS, 1, 2);
@@ -212,8 +226,7 @@ static void test_daemon_window_end_to_end(void **state)
     for (int i = 0; i < NCLIENTS; i++) {
         profd_close(c[i]);
     }
-    fx_daemon_stop(r);
-    free(r);
+    fx_daemon_free(r);
 }
 
 /* A capture moved into the tree by a rename is not read again, whatever
@@ -223,13 +236,12 @@ static void test_daemon_window_end_to_end(void **state)
 static void test_daemon_checksum_none(void **state)
 {
     for (int none = 0; none < 2; none++) {
-        fx_daemon_t *r = calloc(1, sizeof(*r));
         profd_client_t *c[1];
         pp_msg_t rep;
         char dir[300], st[32], path[1024], err[256], want[32];
         snprintf(dir, sizeof(dir), "%s/%s", tmp, none ? "none" : "xxh64");
         assert_int_equal(mkdir(dir, 0755), 0);
-        daemon_config(r, dir);
+        fx_daemon_t *r = daemon_new(dir);
         assert_string_equal(r->cfg.checksum, "xxh64"); /* the default */
         if (none) {
             snprintf(r->cfg.checksum, sizeof(r->cfg.checksum), "none");
@@ -281,16 +293,14 @@ static void test_daemon_checksum_none(void **state)
         free(data);
         pp_record_free(&pp_desc_manifest, &man);
         profd_close(c[0]);
-        fx_daemon_stop(r);
-        free(r);
+        fx_daemon_free(r);
     }
 }
 
 static void test_daemon_bad_input_keeps_serving(void **state)
 {
-    fx_daemon_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = daemon_new(tmp);
     pp_msg_t rep;
-    daemon_config(r, tmp);
     fx_daemon_start(r);
 
     const char *ctl = r->cfg.control_url;
@@ -363,17 +373,15 @@ static void test_daemon_bad_input_keeps_serving(void **state)
     assert_int_equal(rep.u.status_reply.bad_requests, 8);
     assert_int_equal(rep.u.status_reply.windows, 1);
     pp_msg_free(&rep);
-    fx_daemon_stop(r);
-    free(r);
+    fx_daemon_free(r);
 }
 
 static void test_daemon_restart_under_clients(void **state)
 {
-    fx_daemon_t *r = calloc(1, sizeof(*r));
+    fx_daemon_t *r = daemon_new(tmp);
     profd_client_t *c[2];
     pp_msg_t rep;
     char st[32];
-    daemon_config(r, tmp);
     fx_daemon_start(r);
     open_clients(r, c, 2);
     run_steps(c, 2, 1, 2);
@@ -418,21 +426,16 @@ static void test_daemon_restart_under_clients(void **state)
     for (int i = 0; i < 2; i++) {
         profd_close(c[i]);
     }
-    fx_daemon_stop(r);
-    free(r);
+    fx_daemon_free(r);
 }
 
 static void test_daemon_two_in_one_process(void **state)
 {
-    fx_daemon_t *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
     char da[300], db[300];
     pp_msg_t rep;
     snprintf(da, sizeof(da), "%s/a", tmp);
     snprintf(db, sizeof(db), "%s/b", tmp);
-    mkdir(da, 0755);
-    mkdir(db, 0755);
-    daemon_config(a, da);
-    daemon_config(b, db);
+    fx_daemon_t *a = daemon_new(da), *b = daemon_new(db);
     fx_daemon_start(a);
     fx_daemon_start(b);
     profd_client_t *ca, *cb;
@@ -447,10 +450,8 @@ static void test_daemon_two_in_one_process(void **state)
     pp_msg_free(&rep);
     profd_close(ca);
     profd_close(cb);
-    fx_daemon_stop(a);
-    fx_daemon_stop(b);
-    free(a);
-    free(b);
+    fx_daemon_free(a);
+    fx_daemon_free(b);
 }
 
 /* Wait until the client has registered `reconnects` times after the first,
@@ -500,16 +501,8 @@ static void test_daemon_client_finds_late_daemon_by_rule(void **state)
     assert_int_equal(mkdir(rd.dirs[0], 0755), 0); /* the per-user one does not exist yet */
     unsetenv("PROFD_URL");
     unsetenv("PROFD_RUN_DIR");
-    profd_options_init(&o);
-    o.job = "itest";
-    o.role = "actor";
-    o.rank = 0;
-    o.host = "node1";
+    itest_options(&o, NULL, "actor", 0);
     o.flush_ms = 10;
-    if (getenv("ITEST_LOG")) {
-        o.log = log_hook;
-        o.log_level = PROFD_LOG_DEBUG;
-    }
     assert_int_equal(cl_open(&c, &o, &rd), 0);
     assert_int_equal(profd_set_backend(c, profd_backend_sim(), NULL), 0);
     run_steps(&c, 1, 1, 10);
@@ -535,8 +528,7 @@ static void test_daemon_client_finds_late_daemon_by_rule(void **state)
     fx_daemon_start(r);
     expect_registered(r, c, 2);
     profd_close(c);
-    fx_daemon_stop(r);
-    free(r);
+    fx_daemon_free(r);
 }
 
 static double mono_s(void)
@@ -557,12 +549,7 @@ static void test_daemon_close_without_daemon_is_quick(void **state)
     for (size_t i = 0; i < sizeof(waits_ms) / sizeof(waits_ms[0]); i++) {
         profd_options_t o;
         profd_client_t *c;
-        profd_options_init(&o);
-        o.url = url;
-        o.job = "itest";
-        o.role = "actor";
-        o.rank = 0;
-        o.host = "node1";
+        itest_options(&o, url, "actor", 0);
         assert_int_equal(profd_open(&c, &o), 0);
         profd_step_begin(c, 1);
         fx_sleep_ms(waits_ms[i]);

@@ -458,7 +458,7 @@ static void test_security_hostile_captures(void **state)
 
     nng_close(w);
     nng_close(other);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
 }
 
 /* The window folder in the save_path tree is a symlink: nothing is written
@@ -507,7 +507,7 @@ static void test_security_window_folder_symlink(void **state)
     closedir(d);
     assert_int_equal(entries, 0); /* nothing written through the symlink */
     nng_close(w);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
 }
 
 int main(void)

@@ -111,7 +111,7 @@ static void test_security_budget(void **state)
     assert_int_equal(truncated, 1);
     pp_record_free(&pp_desc_manifest, &man);
     nng_close(w);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
 }
 
 /* ---- the free-disk floor ---- */
@@ -138,7 +138,7 @@ static void test_security_disk_floor(void **state)
         strstr(rep.u.error.message, " free, below limits.min_free_bytes (1.0PiB): no new window"));
     pp_msg_free(&rep);
     nng_close(w);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
 }
 
 /* With root: save_path on a small tmpfs. A rename into the same file system
@@ -213,7 +213,7 @@ static void test_security_disk_floor_tmpfs(void **state)
     fx_path_of(p, sizeof(p), "%s/sec/w1-step1/actor.fits/rank0-h1/trace.bin", r->cfg.save_path);
     assert_true(fx_exists(p));
     nng_close(w);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
     assert_int_equal(umount2(small, MNT_DETACH), 0);
 }
 
@@ -280,7 +280,7 @@ static void test_security_rate_limits(void **state)
     assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
     assert_int_equal(rep.u.status_reply.ranks_n, 1);
     pp_msg_free(&rep);
-    sec_daemon_stop(r);
+    fx_daemon_free(r);
 }
 
 /* ---- start-up refusals ---- */

@@ -35,23 +35,12 @@ FX_TMP_FIXTURE("profd-stream")
 
 static fx_daemon_t *coordinator_start(void)
 {
-    fx_daemon_t *r = calloc(1, sizeof(*r));
-    char run[300], out[300];
-    assert_non_null(r);
-    fx_path_of(run, sizeof(run), "%s/run", tmp);
-    fx_path_of(out, sizeof(out), "%s/out", tmp);
-    fx_daemon_config(r, run, out);
+    fx_daemon_t *r = fx_daemon_new(tmp);
     fx_path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
                tmp);
     snprintf(r->cfg.node_name, sizeof(r->cfg.node_name), "coordinator");
     fx_daemon_start(r);
     return r;
-}
-
-static void coordinator_stop(fx_daemon_t *r)
-{
-    fx_daemon_stop(r);
-    free(r);
 }
 
 /* ---- requests ---- */
@@ -248,7 +237,7 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     assert_memory_equal(got, data, SIZE);
 
     nng_close(s);
-    coordinator_stop(r);
+    fx_daemon_free(r);
 }
 
 /* The node listed a checksum its file does not have (it changed on the
@@ -296,7 +285,7 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
     assert_false(fx_exists(file));
 
     nng_close(s);
-    coordinator_stop(r);
+    fx_daemon_free(r);
 }
 
 int main(void)
