@@ -92,15 +92,8 @@ static int cuda_stop(const profd_capture_t *cap, void *user, char *reason, size_
     return call(cap, "cudaProfilerStop", reason, reason_len);
 }
 
-static const profd_backend_t cuda_backend = {
-    .name = "cuda",
-    .flags = 0,
-    .start = cuda_start,
-    .stop = cuda_stop,
-    .substep = NULL,
-};
-
 const profd_backend_t *profd_backend_cuda(void)
 {
-    return &cuda_backend;
+    static const profd_backend_t b = {.name = "cuda", .start = cuda_start, .stop = cuda_stop};
+    return &b;
 }

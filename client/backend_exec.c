@@ -404,15 +404,8 @@ static int exec_stop(const profd_capture_t *cap, void *user, char *reason, size_
     return run(cap, "stop_cmd", "stop", reason, reason_len);
 }
 
-static const profd_backend_t exec_backend = {
-    .name = "exec",
-    .flags = 0,
-    .start = exec_start,
-    .stop = exec_stop,
-    .substep = NULL,
-};
-
 const profd_backend_t *profd_backend_exec(void)
 {
-    return &exec_backend;
+    static const profd_backend_t b = {.name = "exec", .start = exec_start, .stop = exec_stop};
+    return &b;
 }

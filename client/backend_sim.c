@@ -212,15 +212,8 @@ static int sim_stop(const profd_capture_t *cap, void *user, char *reason, size_t
     return 0;
 }
 
-static const profd_backend_t sim_backend = {
-    .name = "sim",
-    .flags = 0,
-    .start = sim_start,
-    .stop = sim_stop,
-    .substep = NULL,
-};
-
 const profd_backend_t *profd_backend_sim(void)
 {
-    return &sim_backend;
+    static const profd_backend_t b = {.name = "sim", .start = sim_start, .stop = sim_stop};
+    return &b;
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "pu_clock.h"
 
 #if CL_CLOCK_HAVE_TSC
 #include <cpuid.h>
@@ -115,14 +116,10 @@ const char *cl_clock_name(const cl_clock_t *k)
 
 int64_t cl_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return pu_now_ms();
 }
 
 int64_t cl_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return pu_now_us();
 }

@@ -47,23 +47,15 @@ static int fail(dctx_t *c, int code, const char *fmt, ...)
 
 static const char *json_kind(const cJSON *j)
 {
-    if (cJSON_IsNull(j)) {
-        return "null";
-    }
-    if (cJSON_IsBool(j)) {
-        return "boolean";
-    }
-    if (cJSON_IsNumber(j)) {
-        return "number";
-    }
-    if (cJSON_IsString(j)) {
-        return "string";
-    }
-    if (cJSON_IsArray(j)) {
-        return "array";
-    }
-    if (cJSON_IsObject(j)) {
-        return "object";
+    static const struct {
+        cJSON_bool (*is)(const cJSON *);
+        const char *name;
+    } kinds[] = {{cJSON_IsNull, "null"},     {cJSON_IsBool, "boolean"}, {cJSON_IsNumber, "number"},
+                 {cJSON_IsString, "string"}, {cJSON_IsArray, "array"},  {cJSON_IsObject, "object"}};
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        if (kinds[i].is(j)) {
+            return kinds[i].name;
+        }
     }
     return "invalid value";
 }

@@ -101,33 +101,17 @@ static void pb_str(pbuf_t *b, const char *s)
         }
         pb_put(b, run, (size_t)(s - run));
         run = s + 1;
+        /* the short escapes, each character of from[] as \ and its letter in to[] */
+        static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt";
+        const char *hit = memchr(from, c, sizeof(from) - 1);
         char esc[8];
-        switch (c) {
-        case '"':
-            pb_put(b, "\\\"", 2);
-            break;
-        case '\\':
-            pb_put(b, "\\\\", 2);
-            break;
-        case '\b':
-            pb_put(b, "\\b", 2);
-            break;
-        case '\f':
-            pb_put(b, "\\f", 2);
-            break;
-        case '\n':
-            pb_put(b, "\\n", 2);
-            break;
-        case '\r':
-            pb_put(b, "\\r", 2);
-            break;
-        case '\t':
-            pb_put(b, "\\t", 2);
-            break;
-        default:
+        if (hit) {
+            esc[0] = '\\';
+            esc[1] = to[hit - from];
+            pb_put(b, esc, 2);
+        } else {
             snprintf(esc, sizeof(esc), "\\u%04x", c);
             pb_put(b, esc, 6);
-            break;
         }
     }
     pb_put(b, run, (size_t)(s - run));

@@ -10,44 +10,45 @@
 
 #include "profd/proto.h"
 
+/* Each error's code, name and message, from the one list in profd/errors.h. */
+static const struct err_row {
+    int code;
+    const char *name, *msg;
+} err_rows[] = {{PROFD_OK, "OK", "success"},
+#define PROFD_ERR_ROW(n, val, msg) {PROFD_##n, #n, msg},
+                PROFD_ERRNO_MAP(PROFD_ERR_ROW)
+#undef PROFD_ERR_ROW
+};
+
+static const struct err_row *err_row(int err)
+{
+    for (size_t i = 0; i < sizeof(err_rows) / sizeof(err_rows[0]); i++) {
+        if (err_rows[i].code == err) {
+            return &err_rows[i];
+        }
+    }
+    return NULL;
+}
+
 const char *profd_strerror(int err)
 {
-    switch (err) {
-    case PROFD_OK:
-        return "success";
-#define PROFD_ERR_MSG(name, val, msg)                                                              \
-    case PROFD_##name:                                                                             \
-        return msg;
-        PROFD_ERRNO_MAP(PROFD_ERR_MSG)
-#undef PROFD_ERR_MSG
-    default:
-        return "unknown error";
-    }
+    const struct err_row *r = err_row(err);
+    return r ? r->msg : "unknown error";
 }
 
 const char *profd_errname(int err)
 {
-    switch (err) {
-    case PROFD_OK:
-        return "OK";
-#define PROFD_ERR_NAME(name, val, msg)                                                             \
-    case PROFD_##name:                                                                             \
-        return #name;
-        PROFD_ERRNO_MAP(PROFD_ERR_NAME)
-#undef PROFD_ERR_NAME
-    default:
-        return "EUNKNOWN";
-    }
+    const struct err_row *r = err_row(err);
+    return r ? r->name : "EUNKNOWN";
 }
 
 int profd_errcode(const char *name)
 {
-#define PROFD_ERR_CODE(n, val, msg)                                                                \
-    if (name && strcmp(name, #n) == 0) {                                                           \
-        return val;                                                                                \
+    for (size_t i = 1; i < sizeof(err_rows) / sizeof(err_rows[0]); i++) {
+        if (name && strcmp(name, err_rows[i].name) == 0) {
+            return err_rows[i].code;
+        }
     }
-    PROFD_ERRNO_MAP(PROFD_ERR_CODE)
-#undef PROFD_ERR_CODE
     return 0;
 }
 

@@ -56,7 +56,7 @@ OUTSIDE_ANY = re.compile(r"^(profd/(proto|errors|version)\.h|pu_buf\.h)$")
 # The client library's API is no daemon's business: the version and the
 # error codes come from profd/version.h and profd/errors.h.
 OUTSIDE_NEVER = re.compile(r"^profd/client\.h$")
-OUTSIDE_NOT_CORE = re.compile(r"^(tlsconf\.h|pu_nng\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
+OUTSIDE_NOT_CORE = re.compile(r"^(tlsconf\.h|pu_nng\.h|pu_clock\.h|yamltree\.h|omegaconf\.h|hydra\.h|compose\.h|"
                               r"profcfg\.h)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 

@@ -90,25 +90,28 @@ static int opt_ranks(start_t *st, const char *arg)
     return 0;
 }
 
-/* --next N, --roundup R: positive */
-static int opt_next(start_t *st, const char *arg)
+/* --next N, --roundup R: positive; `why` is the usage error otherwise */
+static int opt_positive(start_t *st, const char *field, const int64_t *v, const char *arg,
+                        const char *why)
 {
     char err[128];
-    if (pp_field_set_text(&pp_desc_window_spec, st->spec, "next", arg, err, sizeof(err)) != 0 ||
-        st->spec->next < 1) {
-        return ctl_usage(st->c, "--next: expected a positive number of steps");
+    if (pp_field_set_text(&pp_desc_window_spec, st->spec, field, arg, err, sizeof(err)) != 0 ||
+        *v < 1) {
+        return ctl_usage(st->c, "%s", why);
     }
     return 0;
 }
 
+static int opt_next(start_t *st, const char *arg)
+{
+    return opt_positive(st, "next", &st->spec->next, arg,
+                        "--next: expected a positive number of steps");
+}
+
 static int opt_roundup(start_t *st, const char *arg)
 {
-    char err[128];
-    if (pp_field_set_text(&pp_desc_window_spec, st->spec, "roundup", arg, err, sizeof(err)) != 0 ||
-        st->spec->roundup < 1) {
-        return ctl_usage(st->c, "--roundup: expected a positive number");
-    }
-    return 0;
+    return opt_positive(st, "roundup", &st->spec->roundup, arg,
+                        "--roundup: expected a positive number");
 }
 
 /* --replica-ranks 0,1: replicas rather than every rank, unless --ranks

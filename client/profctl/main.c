@@ -52,10 +52,21 @@ static void usage(FILE *out)
             "exit status: 0 success, 1 error, 2 usage, 3 window done with incomplete captures\n");
 }
 
+/* The TLS files, in the order of their options O_TLS_CA.. and variables
+ * tls_env[]. */
+enum { O_TLS_CA = 256, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME };
+static const char *const tls_env[] = {"PROFD_TLS_CA", "PROFD_TLS_CERT", "PROFD_TLS_KEY",
+                                      "PROFD_TLS_SERVER_NAME"};
+
+static const char **tls_file(ctl_t *c, int i)
+{
+    const char **files[] = {&c->tls.ca, &c->tls.cert, &c->tls.key, &c->tls.server_name};
+    return files[i];
+}
+
 /* The options before the command: 0 to go on, else the exit status + 1. */
 static int global_options(ctl_t *c, int argc, char **argv)
 {
-    enum { O_TLS_CA = 256, O_TLS_CERT, O_TLS_KEY, O_TLS_NAME };
     static const struct option o[] = {
         {"url", required_argument, NULL, 'u'},
         {"json", no_argument, NULL, 'j'},
@@ -79,16 +90,10 @@ static int global_options(ctl_t *c, int argc, char **argv)
             c->json = true;
             break;
         case O_TLS_CA:
-            c->tls.ca = optarg;
-            break;
         case O_TLS_CERT:
-            c->tls.cert = optarg;
-            break;
         case O_TLS_KEY:
-            c->tls.key = optarg;
-            break;
         case O_TLS_NAME:
-            c->tls.server_name = optarg;
+            *tls_file(c, ch - O_TLS_CA) = optarg;
             break;
         case 't':
             if (ctl_parse_i64(optarg, &t) != 0 || t < 1) {
@@ -116,10 +121,9 @@ int main(int argc, char **argv)
     ctl_t c;
     memset(&c, 0, sizeof(c));
     c.timeout_ms = 10000;
-    c.tls.ca = getenv("PROFD_TLS_CA");
-    c.tls.cert = getenv("PROFD_TLS_CERT");
-    c.tls.key = getenv("PROFD_TLS_KEY");
-    c.tls.server_name = getenv("PROFD_TLS_SERVER_NAME");
+    for (int i = 0; i < (int)(sizeof(tls_env) / sizeof(tls_env[0])); i++) {
+        *tls_file(&c, i) = getenv(tls_env[i]);
+    }
     int rv = global_options(&c, argc, argv);
     if (rv != 0) {
         return rv - 1;

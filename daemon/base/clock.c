@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
-/* The daemon's clock (see clock.h). */
-#include <time.h>
-
+/* The daemon's clock (see clock.h): common/pu_clock.c's reading. */
 #include "clock.h"
+#include "pu_clock.h"
 
 int64_t pd_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return pu_now_ms();
 }
 
 int64_t pd_now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return pu_now_us();
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* Text fit for logs and manifests (see text.h). */
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,4 +103,15 @@ int pd_strv_add(char ***v, size_t *n, const char *s)
     }
     (*n)++;
     return 0;
+}
+
+int pd_errf(char *err, size_t errlen, int rv, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) {
+        vsnprintf(err, errlen, fmt, ap);
+    }
+    va_end(ap);
+    return rv;
 }

@@ -23,4 +23,9 @@ void pd_text_utf8(char *out, size_t len, const char *in);
  * 0, or -1 without memory (the list then holds what it held). */
 int pd_strv_add(char ***v, size_t *n, const char *s);
 
+/* A refusal: the message into err (when err is not NULL and errlen not 0),
+ * and rv returned. */
+int pd_errf(char *err, size_t errlen, int rv, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

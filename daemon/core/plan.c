@@ -9,19 +9,6 @@
 #include "plan.h"
 #include "text.h"
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) {
-        vsnprintf(err, errlen, fmt, ap);
-    }
-    va_end(ap);
-    return PROFD_EINVAL;
-}
-
 static bool has(const int64_t *v, size_t n, int64_t x)
 {
     for (size_t i = 0; i < n; i++) {
@@ -137,8 +124,8 @@ int64_t pd_plan_stop_step(const pd_plan_rank_t *ranks, size_t n, const pd_plan_p
 static int check_mode(pp_mode_t mode, const char *where, char *err, size_t errlen)
 {
     if (mode != PP_MODE_NONE && mode != PP_MODE_E2E && mode != PP_MODE_DISCRETE) {
-        return bad(err, errlen, "%smode must be e2e or discrete, found '%.64s'", where,
-                   pp_mode_name(mode) ? pp_mode_name(mode) : "?");
+        return pd_errf(err, errlen, PROFD_EINVAL, "%smode must be e2e or discrete, found '%.64s'",
+                       where, pp_mode_name(mode) ? pp_mode_name(mode) : "?");
     }
     return 0;
 }
@@ -146,7 +133,7 @@ static int check_mode(pp_mode_t mode, const char *where, char *err, size_t errle
 static int check_schedule(const pp_schedule_t *s, const char *where, char *err, size_t errlen)
 {
     if (s->skip_first < 0 || s->wait < 0 || s->warmup < 0 || s->active < 0 || s->repeat < 0) {
-        return bad(err, errlen, "%sschedule values must be >= 0", where);
+        return pd_errf(err, errlen, PROFD_EINVAL, "%sschedule values must be >= 0", where);
     }
     return 0;
 }
@@ -188,10 +175,10 @@ static int check_tool(const char *tool, const char *custom, const char *where, c
         int k = snprintf(names + at, sizeof(names) - at, "%s%s", i ? ", " : "", known_tools[i]);
         at += k > 0 && (size_t)k < sizeof(names) - at ? (size_t)k : 0;
     }
-    return bad(err, errlen,
-               "%sunknown tool '%.64s': the tools are %s%s%.96s (a client's own backend: add "
-               "its tool to the daemon's tools.custom)",
-               where, tool, names, custom && custom[0] ? ", " : "", custom ? custom : "");
+    return pd_errf(err, errlen, PROFD_EINVAL,
+                   "%sunknown tool '%.64s': the tools are %s%s%.96s (a client's own backend: add "
+                   "its tool to the daemon's tools.custom)",
+                   where, tool, names, custom && custom[0] ? ", " : "", custom ? custom : "");
 }
 
 /* A schedule counts sub-steps inside a phase: it means nothing to an e2e
@@ -208,21 +195,21 @@ static int check_mode_options(const pp_window_spec_t *spec, char *err, size_t er
             if (spec->selectors[sel].role) {
                 snprintf(where, sizeof(where), " (role %.32s)", spec->selectors[sel].role);
             }
-            return bad(err, errlen,
-                       "phases apply to discrete windows only (one capture per phase); this "
-                       "window%s is e2e: drop --e2e or --phases",
-                       where);
+            return pd_errf(err, errlen, PROFD_EINVAL,
+                           "phases apply to discrete windows only (one capture per phase); this "
+                           "window%s is e2e: drop --e2e or --phases",
+                           where);
         }
         if (pd_plan_mode(spec, sel) == PP_MODE_E2E && pd_plan_schedule(spec, sel)->active > 0) {
             char where[64] = "";
             if (sel >= 0 && spec->selectors[sel].role) {
                 snprintf(where, sizeof(where), " (role %.32s)", spec->selectors[sel].role);
             }
-            return bad(err, errlen,
-                       "a schedule applies to discrete windows only (it counts sub-steps in a "
-                       "phase); this window%s is e2e: add --discrete or --phases, or drop "
-                       "--schedule",
-                       where);
+            return pd_errf(err, errlen, PROFD_EINVAL,
+                           "a schedule applies to discrete windows only (it counts sub-steps in a "
+                           "phase); this window%s is e2e: add --discrete or --phases, or drop "
+                           "--schedule",
+                           where);
         }
     }
     return 0;
@@ -235,21 +222,22 @@ static int validate(const pp_window_spec_t *spec, const char *custom, char *err,
     int rv;
 
     if (spec->start == PP_NONE && spec->end != PP_NONE) {
-        return bad(err, errlen, "end given without start");
+        return pd_errf(err, errlen, PROFD_EINVAL, "end given without start");
     }
     if (forms == 0) {
-        return bad(err, errlen, "no steps: give steps, start/end or next");
+        return pd_errf(err, errlen, PROFD_EINVAL, "no steps: give steps, start/end or next");
     }
     if (forms > 1) {
-        return bad(err, errlen, "give only one of steps, start/end and next");
+        return pd_errf(err, errlen, PROFD_EINVAL, "give only one of steps, start/end and next");
     }
     for (size_t i = 0; i < spec->steps_n; i++) {
         if (spec->steps[i] < 1) {
-            return bad(err, errlen, "steps must be >= 1, found %lld", (long long)spec->steps[i]);
+            return pd_errf(err, errlen, PROFD_EINVAL, "steps must be >= 1, found %lld",
+                           (long long)spec->steps[i]);
         }
         if (spec->steps[i] > PP_INT_MAX) {
-            return bad(err, errlen, "steps must be at most %lld, found %lld", (long long)PP_INT_MAX,
-                       (long long)spec->steps[i]);
+            return pd_errf(err, errlen, PROFD_EINVAL, "steps must be at most %lld, found %lld",
+                           (long long)PP_INT_MAX, (long long)spec->steps[i]);
         }
     }
     /* every step stays below 2^53: the arithmetic on them cannot overflow */
@@ -262,30 +250,36 @@ static int validate(const pp_window_spec_t *spec, const char *custom, char *err,
                    {"roundup", spec->roundup}};
     for (size_t i = 0; i < sizeof(bounded) / sizeof(bounded[0]); i++) {
         if (bounded[i].v != PP_NONE && bounded[i].v > PP_INT_MAX) {
-            return bad(err, errlen, "%s must be at most %lld, found %lld", bounded[i].name,
-                       (long long)PP_INT_MAX, (long long)bounded[i].v);
+            return pd_errf(err, errlen, PROFD_EINVAL, "%s must be at most %lld, found %lld",
+                           bounded[i].name, (long long)PP_INT_MAX, (long long)bounded[i].v);
         }
     }
     if (spec->start != PP_NONE) {
         if (spec->start < 0) {
-            return bad(err, errlen, "start must be >= 0, found %lld", (long long)spec->start);
+            return pd_errf(err, errlen, PROFD_EINVAL, "start must be >= 0, found %lld",
+                           (long long)spec->start);
         }
         if (spec->end != PP_NONE && spec->end != -1 && spec->end <= spec->start) {
-            return bad(err, errlen, "end (%lld) must be greater than start (%lld), or -1",
-                       (long long)spec->end, (long long)spec->start);
+            return pd_errf(err, errlen, PROFD_EINVAL,
+                           "end (%lld) must be greater than start (%lld), or -1",
+                           (long long)spec->end, (long long)spec->start);
         }
     }
     if (spec->next < 0) {
-        return bad(err, errlen, "next must be >= 1, found %lld", (long long)spec->next);
+        return pd_errf(err, errlen, PROFD_EINVAL, "next must be >= 1, found %lld",
+                       (long long)spec->next);
     }
     if (spec->roundup < 0) {
-        return bad(err, errlen, "roundup must be >= 0, found %lld", (long long)spec->roundup);
+        return pd_errf(err, errlen, PROFD_EINVAL, "roundup must be >= 0, found %lld",
+                       (long long)spec->roundup);
     }
     if (spec->job && !pp_ident_ok(spec->job)) {
-        return bad(err, errlen, "job must be an identifier, found '%.64s'", spec->job);
+        return pd_errf(err, errlen, PROFD_EINVAL, "job must be an identifier, found '%.64s'",
+                       spec->job);
     }
     if (spec->tool && !pp_ident_ok(spec->tool)) {
-        return bad(err, errlen, "tool must be an identifier, found '%.64s'", spec->tool);
+        return pd_errf(err, errlen, PROFD_EINVAL, "tool must be an identifier, found '%.64s'",
+                       spec->tool);
     }
     if ((rv = check_tool(spec->tool, custom, "", err, errlen)) != 0) {
         return rv;
@@ -298,27 +292,30 @@ static int validate(const pp_window_spec_t *spec, const char *custom, char *err,
         const pp_selector_t *s = &spec->selectors[i];
         snprintf(where, sizeof(where), "selector %zu: ", i);
         if (s->role && !pp_ident_ok(s->role)) {
-            return bad(err, errlen, "%srole must be an identifier, found '%.64s'", where, s->role);
+            return pd_errf(err, errlen, PROFD_EINVAL, "%srole must be an identifier, found '%.64s'",
+                           where, s->role);
         }
         if (s->tool && !pp_ident_ok(s->tool)) {
-            return bad(err, errlen, "%stool must be an identifier, found '%.64s'", where, s->tool);
+            return pd_errf(err, errlen, PROFD_EINVAL, "%stool must be an identifier, found '%.64s'",
+                           where, s->tool);
         }
         for (size_t j = 0; j < s->ranks_n; j++) {
             if (s->ranks[j] < 0) {
-                return bad(err, errlen, "%sranks must be >= 0, found %lld", where,
-                           (long long)s->ranks[j]);
+                return pd_errf(err, errlen, PROFD_EINVAL, "%sranks must be >= 0, found %lld", where,
+                               (long long)s->ranks[j]);
             }
         }
         for (size_t j = 0; j < s->replica_ranks_n; j++) {
             if (s->replica_ranks[j] < 0) {
-                return bad(err, errlen, "%sreplica ranks must be >= 0, found %lld", where,
-                           (long long)s->replica_ranks[j]);
+                return pd_errf(err, errlen, PROFD_EINVAL,
+                               "%sreplica ranks must be >= 0, found %lld", where,
+                               (long long)s->replica_ranks[j]);
             }
         }
         for (size_t j = 0; j < s->phases_n; j++) {
             if (!pp_ident_ok(s->phases[j])) {
-                return bad(err, errlen, "%sphase must be an identifier, found '%.64s'", where,
-                           s->phases[j]);
+                return pd_errf(err, errlen, PROFD_EINVAL,
+                               "%sphase must be an identifier, found '%.64s'", where, s->phases[j]);
             }
         }
         if ((rv = check_tool(s->tool, custom, where, err, errlen)) != 0 ||
@@ -389,7 +386,8 @@ static int live_job(const pd_plan_rank_t *ranks, size_t n, const char **job, cha
     }
     if (njobs > 1) {
         *job = NULL;
-        return bad(err, errlen, "%zu jobs are running (%s): name one with --job", njobs, names);
+        return pd_errf(err, errlen, PROFD_EINVAL, "%zu jobs are running (%s): name one with --job",
+                       njobs, names);
     }
     return 0;
 }
@@ -507,14 +505,14 @@ static int no_member(const pd_plan_rank_t *ranks, size_t n, const char *job, pd_
         }
     }
     if (registered(ranks, n, job, what, sizeof(what)) == NULL) {
-        return bad(err, errlen, "out of memory");
+        return pd_errf(err, errlen, PROFD_EINVAL, "out of memory");
     }
     int64_t first = out->n_segments ? out->segments[0].first : PP_NONE;
     if (at != PP_NONE && first != PP_NONE && first <= at) {
-        return bad(err, errlen,
-                   "selects no registered rank of job '%s' and its first step %lld has "
-                   "passed (the job is at step %lld); registered: %s",
-                   job, (long long)first, (long long)at, what);
+        return pd_errf(err, errlen, PROFD_EINVAL,
+                       "selects no registered rank of job '%s' and its first step %lld has "
+                       "passed (the job is at step %lld); registered: %s",
+                       job, (long long)first, (long long)at, what);
     }
     if (what[0] == '\0') {
         return add_warning(out,
@@ -586,7 +584,8 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
     }
     if (spec->next > 0 && (next_start > PP_INT_MAX || spec->next - 1 > PP_INT_MAX - next_start)) {
         pd_plan_out_free(out);
-        return bad(err, errlen, "the window would end past step %lld", (long long)PP_INT_MAX);
+        return pd_errf(err, errlen, PROFD_EINVAL, "the window would end past step %lld",
+                       (long long)PP_INT_MAX);
     }
     if ((rv = make_segments(spec, next_start, out)) != 0) {
         goto nomem;
@@ -610,7 +609,7 @@ int pd_plan_resolve(const pp_window_spec_t *spec, const pd_plan_rank_t *ranks, s
     return 0;
 nomem:
     pd_plan_out_free(out);
-    bad(err, errlen, "out of memory");
+    pd_errf(err, errlen, PROFD_EINVAL, "out of memory");
     return PROFD_ENOMEM;
 }
 

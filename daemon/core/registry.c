@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* The rank registry (see registry.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "registry.h"
+#include "text.h"
 
 #define SLOT_OF(id) ((size_t)((uint64_t)(id)&0xffffffffu) - 1)
 #define GEN_OF(id)  ((uint32_t)((uint64_t)(id) >> 32))
@@ -175,19 +175,6 @@ static bool same_principal(const pd_rank_t *k, const pd_owner_t *o)
     return true;
 }
 
-static int refuse(char *err, size_t errlen, int rv, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int refuse(char *err, size_t errlen, int rv, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) {
-        vsnprintf(err, errlen, fmt, ap);
-    }
-    va_end(ap);
-    return rv;
-}
-
 /* May `o` register k again (the same process after a reconnect, a role
  * added, a daemon restart)? 0 or PROFD_EPERM with the reason. */
 static int may_register_again(const pd_rank_t *k, const pd_owner_t *o, char *err, size_t errlen)
@@ -196,22 +183,23 @@ static int may_register_again(const pd_rank_t *k, const pd_owner_t *o, char *err
         return 0;
     }
     if (has_uid(k) && o->uid != k->uid) {
-        return refuse(err, errlen, PROFD_EPERM,
-                      "rank %lld of job %s (pid %lld) is registered by uid %lld: another uid may "
-                      "not register it again",
-                      (long long)k->rank, k->job, (long long)k->pid, (long long)k->uid);
+        return pd_errf(err, errlen, PROFD_EPERM,
+                       "rank %lld of job %s (pid %lld) is registered by uid %lld: another uid may "
+                       "not register it again",
+                       (long long)k->rank, k->job, (long long)k->pid, (long long)k->uid);
     }
     if (has_uid(k) && k->peer_pid >= 0 && o->pid >= 0 && o->pid != k->peer_pid) {
-        return refuse(err, errlen, PROFD_EPERM,
-                      "rank %lld of job %s (pid %lld) is registered by another process (pid %lld): "
-                      "only that process may register it again",
-                      (long long)k->rank, k->job, (long long)k->pid, (long long)k->peer_pid);
+        return pd_errf(
+            err, errlen, PROFD_EPERM,
+            "rank %lld of job %s (pid %lld) is registered by another process (pid %lld): "
+            "only that process may register it again",
+            (long long)k->rank, k->job, (long long)k->pid, (long long)k->peer_pid);
     }
     if (!has_uid(k) && k->cn[0] && !same_principal(k, o)) {
-        return refuse(err, errlen, PROFD_EPERM,
-                      "rank %lld of job %s (pid %lld) is registered with certificate '%s': "
-                      "another may not register it again",
-                      (long long)k->rank, k->job, (long long)k->pid, k->cn);
+        return pd_errf(err, errlen, PROFD_EPERM,
+                       "rank %lld of job %s (pid %lld) is registered with certificate '%s': "
+                       "another may not register it again",
+                       (long long)k->rank, k->job, (long long)k->pid, k->cn);
     }
     return 0;
 }
@@ -226,10 +214,10 @@ static int may_register_new(const pd_registry_t *r, const pp_hello_t *h, const p
         return 0;
     }
     if (r->job_cn && owner_has_cn(o) && strcmp(o->cn, h->job) != 0) {
-        return refuse(err, errlen, PROFD_EPERM,
-                      "certificate '%s' may register ranks of job %s only, not of job %s "
-                      "(security.job_certificates)",
-                      o->cn, o->cn, h->job);
+        return pd_errf(err, errlen, PROFD_EPERM,
+                       "certificate '%s' may register ranks of job %s only, not of job %s "
+                       "(security.job_certificates)",
+                       o->cn, o->cn, h->job);
     }
     bool principal = o->uid >= 0 || owner_has_cn(o);
     for (pd_rank_t *k = pd_registry_next(r, NULL); k; k = pd_registry_next(r, k)) {
@@ -240,35 +228,35 @@ static int may_register_new(const pd_registry_t *r, const pp_hello_t *h, const p
         if (!r->shared_jobs && principal && owned && strcmp(k->job, h->job) == 0 &&
             !same_principal(k, o)) {
             if (has_uid(k)) {
-                return refuse(err, errlen, PROFD_EPERM,
-                              "job %s belongs to uid %lld: another uid may not register ranks "
-                              "of it (security.shared_jobs)",
-                              h->job, (long long)k->uid);
+                return pd_errf(err, errlen, PROFD_EPERM,
+                               "job %s belongs to uid %lld: another uid may not register ranks "
+                               "of it (security.shared_jobs)",
+                               h->job, (long long)k->uid);
             }
-            return refuse(err, errlen, PROFD_EPERM,
-                          "job %s belongs to certificate '%s': another may not register ranks "
-                          "of it (security.shared_jobs)",
-                          h->job, k->cn);
+            return pd_errf(err, errlen, PROFD_EPERM,
+                           "job %s belongs to certificate '%s': another may not register ranks "
+                           "of it (security.shared_jobs)",
+                           h->job, k->cn);
         }
         held += principal ? (owned && same_principal(k, o))
                           : (!owned && o->pipe != 0 && k->pipe == o->pipe);
     }
     if (r->max_per_peer && o->pipe != 0 && held >= r->max_per_peer) {
         if (o->uid >= 0) {
-            return refuse(err, errlen, PROFD_ELIMIT,
-                          "uid %lld already holds %zu registrations (limits.max_clients_per_peer)",
-                          (long long)o->uid, held);
+            return pd_errf(err, errlen, PROFD_ELIMIT,
+                           "uid %lld already holds %zu registrations (limits.max_clients_per_peer)",
+                           (long long)o->uid, held);
         }
         if (owner_has_cn(o)) {
-            return refuse(err, errlen, PROFD_ELIMIT,
-                          "certificate '%s' already holds %zu registrations "
-                          "(limits.max_clients_per_peer)",
-                          o->cn, held);
+            return pd_errf(err, errlen, PROFD_ELIMIT,
+                           "certificate '%s' already holds %zu registrations "
+                           "(limits.max_clients_per_peer)",
+                           o->cn, held);
         }
-        return refuse(err, errlen, PROFD_ELIMIT,
-                      "this connection already holds %zu registrations "
-                      "(limits.max_clients_per_peer)",
-                      held);
+        return pd_errf(err, errlen, PROFD_ELIMIT,
+                       "this connection already holds %zu registrations "
+                       "(limits.max_clients_per_peer)",
+                       held);
     }
     return 0;
 }
@@ -320,8 +308,8 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
     }
     if (r->count >= r->max) {
         free(roles);
-        return refuse(err, errlen, PROFD_ELIMIT,
-                      "registry full: %zu ranks registered (limits.max_clients)", r->count);
+        return pd_errf(err, errlen, PROFD_ELIMIT,
+                       "registry full: %zu ranks registered (limits.max_clients)", r->count);
     }
     size_t i;
     for (i = 0; i < r->cap && r->slots[i]; i++) {
