@@ -624,9 +624,7 @@ static int run_threads(const sim_t *s)
     return 0;
 }
 
-/* The options: the enumeration indexes opt_table[], whose plain settings
- * (O_I64 .. O_TRUE) main() stores in sim_t by offset; O_OWN ones it handles
- * itself. */
+/* The options (main's opts[]). */
 enum {
     O_LAYOUT = 1,
     O_STEPS,
@@ -648,71 +646,90 @@ enum {
     O_FLUSH,
     O_OPEN_WAIT,
     O_VERBOSE,
-    O_HELP,
-    O_COUNT
-};
-enum { K_OWN, K_I64, K_INT, K_DOUBLE, K_STR, K_TRUE };
-static const struct sim_opt {
-    const char *name;
-    int kind;
-    size_t off;
-} opt_table[O_COUNT] = {
-    [O_LAYOUT] = {"layout", K_OWN, 0},
-    [O_STEPS] = {"steps", K_I64, offsetof(sim_t, steps)},
-    [O_START] = {"start-step", K_I64, offsetof(sim_t, start_step)},
-    [O_RATE] = {"rate", K_DOUBLE, offsetof(sim_t, rate)},
-    [O_SUB] = {"substeps", K_INT, offsetof(sim_t, substeps)},
-    [O_PHASES] = {"phases", K_OWN, 0},
-    [O_BYTES] = {"trace-bytes", K_I64, offsetof(sim_t, trace_bytes)},
-    [O_JOB] = {"job", K_STR, offsetof(sim_t, job)},
-    [O_URL] = {"url", K_STR, offsetof(sim_t, url)},
-    [O_HOST] = {"host", K_STR, offsetof(sim_t, host)},
-    [O_OFFSET] = {"rank-offset", K_INT, offsetof(sim_t, rank_offset)},
-    [O_REPLICA_OFFSET] = {"replica-offset", K_INT, offsetof(sim_t, replica_offset)},
-    [O_THREADS] = {"threads", K_TRUE, offsetof(sim_t, threads)},
-    [O_RANKS_PER_THREAD] = {"ranks-per-thread", K_OWN, 0},
-    [O_WORK] = {"work", K_I64, offsetof(sim_t, work)},
-    [O_REPORT] = {"report", K_TRUE, offsetof(sim_t, report)},
-    [O_SLOW] = {"slow", K_OWN, 0},
-    [O_FLUSH] = {"flush-ms", K_INT, offsetof(sim_t, flush_ms)},
-    [O_OPEN_WAIT] = {"open-wait", K_OWN, 0},
-    [O_VERBOSE] = {"verbose", K_TRUE, offsetof(sim_t, verbose)},
-    [O_HELP] = {"help", K_OWN, 0},
+    O_HELP
 };
 
-/* A plain setting: its value, as atoll, atoi or atof reads it. */
-static void opt_store(sim_t *s, const struct sim_opt *o, char *arg)
+/* The options that only set a field of sim_t, as atoll, atoi or atof reads
+ * the value; main() handles the others itself. */
+enum { K_I64, K_INT, K_DOUBLE, K_STR, K_TRUE };
+static const struct plain_opt {
+    int opt, kind;
+    size_t off;
+} plain_opts[] = {
+    {O_STEPS, K_I64, offsetof(sim_t, steps)},
+    {O_START, K_I64, offsetof(sim_t, start_step)},
+    {O_RATE, K_DOUBLE, offsetof(sim_t, rate)},
+    {O_SUB, K_INT, offsetof(sim_t, substeps)},
+    {O_BYTES, K_I64, offsetof(sim_t, trace_bytes)},
+    {O_JOB, K_STR, offsetof(sim_t, job)},
+    {O_URL, K_STR, offsetof(sim_t, url)},
+    {O_HOST, K_STR, offsetof(sim_t, host)},
+    {O_OFFSET, K_INT, offsetof(sim_t, rank_offset)},
+    {O_REPLICA_OFFSET, K_INT, offsetof(sim_t, replica_offset)},
+    {O_THREADS, K_TRUE, offsetof(sim_t, threads)},
+    {O_WORK, K_I64, offsetof(sim_t, work)},
+    {O_REPORT, K_TRUE, offsetof(sim_t, report)},
+    {O_FLUSH, K_INT, offsetof(sim_t, flush_ms)},
+    {O_VERBOSE, K_TRUE, offsetof(sim_t, verbose)},
+};
+
+/* Option ch when it is a plain one: its value stored, true; else false. */
+static bool plain_store(sim_t *s, int ch, char *arg)
 {
-    char *at = (char *)s + o->off;
-    switch (o->kind) {
-    case K_I64:
-        *(int64_t *)at = atoll(arg);
-        break;
-    case K_INT:
-        *(int *)at = atoi(arg);
-        break;
-    case K_DOUBLE:
-        *(double *)at = atof(arg);
-        break;
-    case K_STR:
-        *(const char **)at = arg;
-        break;
-    default:
-        *(bool *)at = true;
-        break;
+    for (size_t i = 0; i < sizeof(plain_opts) / sizeof(plain_opts[0]); i++) {
+        const struct plain_opt *o = &plain_opts[i];
+        if (o->opt != ch) {
+            continue;
+        }
+        char *at = (char *)s + o->off;
+        switch (o->kind) {
+        case K_I64:
+            *(int64_t *)at = atoll(arg);
+            break;
+        case K_INT:
+            *(int *)at = atoi(arg);
+            break;
+        case K_DOUBLE:
+            *(double *)at = atof(arg);
+            break;
+        case K_STR:
+            *(const char **)at = arg;
+            break;
+        default:
+            *(bool *)at = true;
+            break;
+        }
+        return true;
     }
+    return false;
 }
 
 int main(int argc, char **argv)
 {
-    /* getopt's view of opt_table[]: no argument for the K_TRUE ones and --help */
-    struct option opts[O_COUNT];
-    for (int i = 1; i < O_COUNT; i++) {
-        const struct sim_opt *o = &opt_table[i];
-        bool flag = o->kind == K_TRUE || i == O_HELP;
-        opts[i - 1] = (struct option){o->name, flag ? no_argument : required_argument, NULL, i};
-    }
-    opts[O_COUNT - 1] = (struct option){NULL, 0, NULL, 0};
+    static const struct option opts[] = {
+        {"layout", required_argument, NULL, O_LAYOUT},
+        {"steps", required_argument, NULL, O_STEPS},
+        {"start-step", required_argument, NULL, O_START},
+        {"rate", required_argument, NULL, O_RATE},
+        {"substeps", required_argument, NULL, O_SUB},
+        {"phases", required_argument, NULL, O_PHASES},
+        {"trace-bytes", required_argument, NULL, O_BYTES},
+        {"job", required_argument, NULL, O_JOB},
+        {"url", required_argument, NULL, O_URL},
+        {"host", required_argument, NULL, O_HOST},
+        {"rank-offset", required_argument, NULL, O_OFFSET},
+        {"replica-offset", required_argument, NULL, O_REPLICA_OFFSET},
+        {"threads", no_argument, NULL, O_THREADS},
+        {"ranks-per-thread", required_argument, NULL, O_RANKS_PER_THREAD},
+        {"work", required_argument, NULL, O_WORK},
+        {"report", no_argument, NULL, O_REPORT},
+        {"slow", required_argument, NULL, O_SLOW},
+        {"flush-ms", required_argument, NULL, O_FLUSH},
+        {"open-wait", required_argument, NULL, O_OPEN_WAIT},
+        {"verbose", no_argument, NULL, O_VERBOSE},
+        {"help", no_argument, NULL, O_HELP},
+        {NULL, 0, NULL, 0},
+    };
     sim_t s;
     int ch;
     bool have_layout = false, have_rpt = false;
@@ -788,8 +805,7 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            if (ch > 0 && ch < O_COUNT) {
-                opt_store(&s, &opt_table[ch], optarg);
+            if (plain_store(&s, ch, optarg)) {
                 break;
             }
             usage(stderr);

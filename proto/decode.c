@@ -368,6 +368,21 @@ int pp_msg_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, ch
     return rv;
 }
 
+int pp_reply_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, char *err,
+                    size_t errlen)
+{
+    int rv = pp_msg_decode(buf, len, max_msg, out, err, errlen);
+    if (rv != 0 || out->type != PP_T_error) {
+        return rv;
+    }
+    rv = (int)out->u.error.code;
+    if (err && errlen) {
+        snprintf(err, errlen, "%s", out->u.error.message ? out->u.error.message : "error");
+    }
+    pp_msg_free(out);
+    return rv < 0 ? rv : PROFD_EPROTO;
+}
+
 /* ---- JSON settings helpers ---- */
 
 static cJSON *settings_member(const char *json, const char *key, cJSON **root)

@@ -118,6 +118,16 @@ static void pb_str(pbuf_t *b, const char *s)
     pb_put(b, "\"", 1);
 }
 
+/* s as a JSON string; NULL as null. */
+static void pb_str_or_null(pbuf_t *b, const char *s)
+{
+    if (s) {
+        pb_str(b, s);
+    } else {
+        pb_cstr(b, "null");
+    }
+}
+
 static void pb_i64(pbuf_t *b, int64_t v)
 {
     char buf[24];
@@ -284,24 +294,12 @@ static void pb_field(pbuf_t *b, const pp_field_t *f, const void *rec)
         pb_num(b, d, clamp_int(d));
         return;
     }
-    case PP_K_STR: {
-        const char *s = *(char *const *)p;
-        if (s) {
-            pb_str(b, s);
-        } else {
-            pb_cstr(b, "null");
-        }
+    case PP_K_STR:
+        pb_str_or_null(b, *(char *const *)p);
         return;
-    }
-    case PP_K_ENUM: {
-        const char *s = pp_enum_name(f->en, *(const int *)p);
-        if (s) {
-            pb_str(b, s);
-        } else {
-            pb_cstr(b, "null");
-        }
+    case PP_K_ENUM:
+        pb_str_or_null(b, pp_enum_name(f->en, *(const int *)p));
         return;
-    }
     case PP_K_JSON: {
         const char *s = *(char *const *)p;
         cJSON *j = s ? cJSON_Parse(s) : NULL;
@@ -328,12 +326,7 @@ static void pb_field(pbuf_t *b, const pp_field_t *f, const void *rec)
         if (f->kind == PP_K_I64S) {
             pb_i64(b, (*(int64_t *const *)p)[i]);
         } else if (f->kind == PP_K_STRS) {
-            const char *s = (*(char **const *)p)[i];
-            if (s) {
-                pb_str(b, s);
-            } else {
-                pb_cstr(b, "null");
-            }
+            pb_str_or_null(b, (*(char **const *)p)[i]);
         } else if (!pb_hooked(b, f, rec, i)) {
             pb_record(b, f->sub, *(const char *const *)p + i * f->sub->size);
         }

@@ -756,7 +756,7 @@ long pd_trace_mem_read(void *arg, char *buf, size_t len)
     return (long)n;
 }
 
-static int mem_rewind(void *arg)
+int pd_trace_mem_rewind(void *arg)
 {
     ((pd_trace_mem_t *)arg)->pos = 0;
     return 0;
@@ -772,6 +772,6 @@ int64_t pd_trace_merge_mem(const char *buf, size_t len, pd_trace_write_fn wr, vo
     snprintf(in.role, sizeof(in.role), "actor");
     snprintf(in.host, sizeof(in.host), "node1");
     in.pid = 42;
-    return pd_trace_merge_one(pd_trace_mem_read, &m, mem_rewind, wr, warg, &in, 0, &first, &aligned,
-                              why, whylen);
+    return pd_trace_merge_one(pd_trace_mem_read, &m, pd_trace_mem_rewind, wr, warg, &in, 0, &first,
+                              &aligned, why, whylen);
 }

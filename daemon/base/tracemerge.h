@@ -76,6 +76,8 @@ typedef struct pd_trace_mem {
     size_t len, pos;
 } pd_trace_mem_t;
 long pd_trace_mem_read(void *arg, char *buf, size_t len);
+/* pd_trace_mem_t back to its start: 0. */
+int pd_trace_mem_rewind(void *arg);
 
 /*
  * The events of one input, rewritten (see above) and written through `wr`,

@@ -116,14 +116,9 @@ static int reply_of(int rv, const void *body, size_t len, pp_type_t want, pp_msg
     const void *payload;
     size_t plen;
     jl = pp_frame_split(body, len, &payload, &plen);
-    rv = pp_msg_decode(body, jl, 0, m, err, sizeof(err));
+    rv = pp_reply_decode(body, jl, 0, m, err, sizeof(err));
     if (rv != 0) {
         return rv;
-    }
-    if (m->type == PP_T_error) {
-        rv = (int)m->u.error.code;
-        pp_msg_free(m);
-        return rv < 0 ? rv : PROFD_EPROTO;
     }
     if (want != PP_T_NONE && m->type != want) {
         pp_msg_free(m);

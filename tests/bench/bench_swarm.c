@@ -190,17 +190,9 @@ static int xchg_reply(xchg_t *x, pp_msg_t *out)
     }
     nng_msg *nm = nng_aio_get_msg(x->aio);
     nng_aio_set_msg(x->aio, NULL);
-    int rv = pp_msg_decode(nng_msg_body(nm), nng_msg_len(nm), 0, out, err, sizeof(err));
+    int rv = pp_reply_decode(nng_msg_body(nm), nng_msg_len(nm), 0, out, err, sizeof(err));
     nng_msg_free(nm);
-    if (rv != 0) {
-        return rv;
-    }
-    if (out->type == PP_T_error) {
-        rv = (int)out->u.error.code;
-        pp_msg_free(out);
-        return rv < 0 ? rv : PROFD_EPROTO;
-    }
-    return 0;
+    return rv;
 }
 
 /* ---- a rank's messages ---- */

@@ -18,26 +18,6 @@
 
 #include "tracemerge.h"
 
-typedef struct mem {
-    const char *p;
-    size_t len, pos;
-} mem_t;
-
-static long rd(void *arg, char *buf, size_t len)
-{
-    mem_t *m = arg;
-    size_t n = m->len - m->pos < len ? m->len - m->pos : len;
-    memcpy(buf, m->p + m->pos, n);
-    m->pos += n;
-    return (long)n;
-}
-
-static int rew(void *arg)
-{
-    ((mem_t *)arg)->pos = 0;
-    return 0;
-}
-
 typedef struct sink {
     char buf[4096];
     size_t len;
@@ -65,7 +45,7 @@ static void test_merge_shift_file_to_rank_to_reference(void **state)
         "\"args\":{\"profd_mono_us\":5000}},"
         "{\"name\":\"kernel\",\"ph\":\"X\",\"ts\":1500,\"dur\":10,\"pid\":7,\"tid\":7},"
         "{\"name\":\"memcpy\",\"ph\":\"X\",\"ts\":2000.5,\"dur\":1,\"pid\":7,\"tid\":7}]}";
-    mem_t m = {trace, sizeof(trace) - 1, 0};
+    pd_trace_mem_t m = {trace, sizeof(trace) - 1, 0};
     sink_t s = {.len = 0};
     pd_merge_input_t in;
     memset(&in, 0, sizeof(in));
@@ -78,7 +58,8 @@ static void test_merge_shift_file_to_rank_to_reference(void **state)
     in.err_us = 10;
     bool first = true, aligned = false;
     char why[256] = "";
-    int64_t n = pd_trace_merge_one(rd, &m, rew, wr, &s, &in, 0, &first, &aligned, why, sizeof(why));
+    int64_t n = pd_trace_merge_one(pd_trace_mem_read, &m, pd_trace_mem_rewind, wr, &s, &in, 0,
+                                   &first, &aligned, why, sizeof(why));
     assert_true(n >= 3);
     assert_true(aligned);
     const char *k = strstr(s.buf, "\"name\":\"kernel\"");

@@ -192,6 +192,11 @@ const pp_desc_t *pp_type_desc(pp_type_t t);
 int pp_msg_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, char *err,
                   size_t errlen);
 
+/* A reply: pp_msg_decode, and an error message as its code (one not below
+ * 0: PROFD_EPROTO) with its text in `err`, the message freed. */
+int pp_reply_decode(const void *buf, size_t len, size_t max_msg, pp_msg_t *out, char *err,
+                    size_t errlen);
+
 /* Encode a message as compact JSON; *out is malloc'ed and NUL-terminated,
  * *len excludes the NUL. Returns 0 or PROFD_ENOMEM / PROFD_EINVAL. */
 int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len);
