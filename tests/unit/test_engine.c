@@ -190,6 +190,17 @@ static void outcome(int i, const char *status, const char *reason)
     }
 }
 
+/* The worker closes during step s: `n` results, the first truncated at s
+ * with `reason`. */
+static void closed_during(int64_t s, int n, const char *reason)
+{
+    ce_on_step_begin(&E, s);
+    ce_fini(&E);
+    assert_int_equal(F.nresults, n);
+    outcome(0, "truncated", reason);
+    assert_int_equal(F.results[0]->captures[0].last_step, s);
+}
+
 static void assert_call(int i, const char *what, int64_t step, int64_t substep, int64_t part)
 {
     if (i >= F.ncalls) {
@@ -730,11 +741,7 @@ static void test_engine_close_truncates_and_misses(void **state)
     p.entries_n = 2;
     ce_adopt(&E, &p);
     step(1);
-    ce_on_step_begin(&E, 2);
-    ce_fini(&E);
-    assert_int_equal(F.nresults, 2);
-    outcome(0, "truncated", "worker closed during step 2");
-    assert_int_equal(F.results[0]->captures[0].last_step, 2);
+    closed_during(2, 2, "worker closed during step 2");
     outcome(1, "missed", "worker closed before step 50");
 }
 
@@ -762,11 +769,7 @@ static void test_engine_open_window_closed_mid_step(void **state)
 {
     ce_adopt(&E, plan1(23, "w23-from3", 3, PP_NONE, "e2e", NULL));
     step(3);
-    ce_on_step_begin(&E, 4);
-    ce_fini(&E);
-    assert_int_equal(F.nresults, 1);
-    outcome(0, "truncated", "worker closed during step 4");
-    assert_int_equal(F.results[0]->captures[0].last_step, 4);
+    closed_during(4, 1, "worker closed during step 4");
 }
 
 int main(void)

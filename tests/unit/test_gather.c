@@ -587,6 +587,29 @@ static void swap_undo(swap_t *s)
     }
 }
 
+/* Round `round` of a race: j gathers j/w1/e2e/r0 (into root; NULL: the
+ * default) while s swaps its folder at s->at, the swap undone after; it
+ * swapped this round, and ended with want_rv and exactly want_reason. */
+static void swap_run(pd_gather_job_t *j, swap_t *s, const char *root, int round, int want_rv,
+                     const char *want_reason)
+{
+    job_init(j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    if (root != NULL) {
+        snprintf(j->root, sizeof(j->root), "%s", root);
+    }
+    j->hook = swap_hook;
+    j->hook_arg = s;
+    pd_gather_run(j);
+    swap_undo(s);
+    if (s->swaps != round + 1) {
+        fail_msg("round %d: %s was not swapped for a symlink", round, s->path);
+    }
+    if (j->rv != want_rv || strcmp(j->reason, want_reason) != 0) {
+        fail_msg("round %d at %d: rv %d '%s', want %d '%s'", round, (int)s->at, j->rv, j->reason,
+                 want_rv, want_reason);
+    }
+}
+
 /* outside/w1/e2e/r0/trace.json holds SECRET: what a gathering that
  * follows spool/j -> outside would move or copy. */
 static void race_fixture(const char *spool_cap, const char *outside)
@@ -621,18 +644,7 @@ static void race(const char *swap_rel, const char *target_rel, pd_job_at_t at, i
     for (int round = 0; round < RACE_ROUNDS; round++) {
         pd_gather_job_t j;
         race_fixture(cap, outside);
-        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-        j.hook = swap_hook;
-        j.hook_arg = &s;
-        pd_gather_run(&j);
-        swap_undo(&s);
-        if (s.swaps != round + 1) {
-            fail_msg("round %d: %s was not swapped for a symlink", round, swap_rel);
-        }
-        if (j.rv != want_rv || strcmp(j.reason, want_reason) != 0) {
-            fail_msg("round %d: rv %d '%s', want %d '%s'", round, j.rv, j.reason, want_rv,
-                     want_reason);
-        }
+        swap_run(&j, &s, NULL, round, want_rv, want_reason);
         if (want_rv == 0) {
             assert_true(j.renamed);
             pathf(p, sizeof(p), "%s/j/w1/e2e/r0/trace.json", save);
@@ -708,19 +720,7 @@ static void test_gather_race_copy(void **state)
             mkdirs(sub);
             pathf(p, sizeof(p), "%s/trace.json", sub);
             put(p, "{\"traceEvents\":[]}\n");
-            job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-            snprintf(j.root, sizeof(j.root), "%s", fs);
-            j.hook = swap_hook;
-            j.hook_arg = &s;
-            pd_gather_run(&j);
-            swap_undo(&s);
-            if (s.swaps != round + 1) {
-                fail_msg("case %zu round %d: sub was not swapped for a symlink", c, round);
-            }
-            if (j.rv != PROFD_EPATH || strcmp(j.reason, cases[c].reason) != 0) {
-                fail_msg("case %zu round %d: rv %d '%s', want %d '%s'", c, round, j.rv, j.reason,
-                         PROFD_EPATH, cases[c].reason);
-            }
+            swap_run(&j, &s, fs, round, PROFD_EPATH, cases[c].reason);
             assert_false(j.renamed);
             job_reset(&j);
             assert_clean(fs);

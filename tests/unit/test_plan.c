@@ -70,6 +70,31 @@ static pp_window_spec_t spec_steps(int64_t *steps, size_t n, bool continuous)
     return s;
 }
 
+/* A spec for the `next` steps after where the job is. */
+static pp_window_spec_t spec_next(int64_t next)
+{
+    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    s.next = next;
+    return s;
+}
+
+/* Every rank of the job takes `us` a step. */
+static void step_time(int64_t us)
+{
+    for (int i = 0; i < 8; i++) {
+        job[i].step_us = us;
+    }
+}
+
+/* A spec over the steps with the one selector `one`. */
+static pp_window_spec_t spec_one(int64_t *steps, size_t n, pp_selector_t *one)
+{
+    pp_window_spec_t s = spec_steps(steps, n, false);
+    s.selectors = one;
+    s.selectors_n = 1;
+    return s;
+}
+
 static void resolve_with(const pp_window_spec_t *s, const pd_plan_params_t *p, pd_plan_out_t *out)
 {
     char err[256] = "";
@@ -185,9 +210,7 @@ static void test_plan_selector_without_ranks_selects_none(void **state)
 {
     int64_t steps[] = {20};
     pp_selector_t one = sel("actor", false, NULL, 0, NULL, 0);
-    pp_window_spec_t s = spec_steps(steps, 1, false);
-    s.selectors = &one;
-    s.selectors_n = 1;
+    pp_window_spec_t s = spec_one(steps, 1, &one);
     pd_plan_out_t out;
     resolve_ok(&s, &out);
     assert_int_equal(out.n_members, 0);
@@ -290,6 +313,20 @@ static void test_plan_refuses_schedule_on_e2e(void **state)
     accepted(&s, &p);
 }
 
+/* s is refused: it selects no rank of job 'run' (the job is at step 10),
+ * and its first step `first` has passed. */
+static void refused_past(const pp_window_spec_t *s, const pd_plan_params_t *p, int64_t first)
+{
+    char err[256], want[256];
+    assert_int_equal(refused(s, p, err, sizeof(err)), PROFD_EINVAL);
+    snprintf(
+        want, sizeof(want),
+        "selects no registered rank of job 'run' and its first step %lld has passed (the job is "
+        "at step 10); registered: actor 0-1, rollout 2-5, ref 6-7; global ranks 0-7",
+        (long long)first);
+    assert_string_equal(err, want);
+}
+
 /* Issue 31: --roles actr or --ranks 9 (nothing registered like that) left
  * a window pending on steps already past, for ever. The job is at step 10. */
 static void test_plan_refuses_no_rank_past_start(void **state)
@@ -301,18 +338,11 @@ static void test_plan_refuses_no_rank_past_start(void **state)
     char want[256];
     int64_t steps[] = {5};
     pp_selector_t typo = sel("actr", true, NULL, 0, NULL, 0);
-    pp_window_spec_t s = spec_steps(steps, 1, false);
-    s.selectors = &typo;
-    s.selectors_n = 1;
-    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
-    snprintf(want, sizeof(want),
-             "selects no registered rank of job 'run' and its first step 5 has passed (the job is "
-             "at step 10); %s",
-             reg);
-    assert_string_equal(err, want);
+    pp_window_spec_t s = spec_one(steps, 1, &typo);
+    refused_past(&s, &p, 5);
     /* the boundary: step 10 has begun (refused), step 11 may still match */
     steps[0] = 10;
-    assert_int_equal(refused(&s, &p, err, sizeof(err)), PROFD_EINVAL);
+    refused_past(&s, &p, 10);
     steps[0] = 11;
     assert_int_equal(pd_plan_resolve(&s, job, 8, &p, &out, err, sizeof(err)), 0);
     assert_int_equal(out.n_members, 0);
@@ -326,16 +356,9 @@ static void test_plan_refuses_no_rank_past_start(void **state)
     /* --ranks 9 --next 2: nothing to align on, the window would be 1-2 */
     int64_t nine[] = {9};
     pp_selector_t r9 = sel(NULL, false, nine, 1, NULL, 0);
-    pp_window_spec_t n = spec_steps(NULL, 0, false);
+    pp_window_spec_t n = spec_one(NULL, 0, &r9);
     n.next = 2;
-    n.selectors = &r9;
-    n.selectors_n = 1;
-    assert_int_equal(refused(&n, &p, err, sizeof(err)), PROFD_EINVAL);
-    snprintf(want, sizeof(want),
-             "selects no registered rank of job 'run' and its first step 1 has passed (the job is "
-             "at step 10); %s",
-             reg);
-    assert_string_equal(err, want);
+    refused_past(&n, &p, 1);
     /* a job nothing of which is registered: ranks may register later */
     n.job = "later";
     assert_int_equal(pd_plan_resolve(&n, job, 8, &p, &out, err, sizeof(err)), 0);
@@ -380,9 +403,7 @@ static void test_plan_any_role_selector_and_job_filter(void **state)
     int64_t ranks[] = {0, 6};
     int64_t steps[] = {20};
     pp_selector_t one = sel(NULL, false, ranks, 2, NULL, 0);
-    pp_window_spec_t s = spec_steps(steps, 1, false);
-    s.selectors = &one;
-    s.selectors_n = 1;
+    pp_window_spec_t s = spec_one(steps, 1, &one);
     pd_plan_out_t out;
     resolve_ok(&s, &out);
     assert_int_equal(out.n_members, 2);
@@ -401,9 +422,7 @@ static void test_plan_match_late_joiner(void **state)
 {
     int64_t replicas[] = {0};
     pp_selector_t one = sel("rollout", false, NULL, 0, replicas, 1);
-    pp_window_spec_t s = spec_steps(NULL, 0, false);
-    s.selectors = &one;
-    s.selectors_n = 1;
+    pp_window_spec_t s = spec_one(NULL, 0, &one);
     assert_int_equal(pd_plan_match(&s, "run", &job[2]), 0);
     assert_int_equal(pd_plan_match(&s, "run", &job[4]), -2); /* replica 1 */
     assert_int_equal(pd_plan_match(&s, "run", &job[0]), -2); /* actor */
@@ -416,9 +435,8 @@ static void test_plan_match_late_joiner(void **state)
 
 static void test_plan_next_is_aligned_ahead_of_the_fastest(void **state)
 {
-    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pp_window_spec_t s = spec_next(2);
     pd_plan_out_t out;
-    s.next = 2;
     /* rank 3 is two steps ahead of the others */
     job[3].step = 12;
     resolve_ok(&s, &out);
@@ -437,12 +455,9 @@ static void test_plan_next_is_aligned_ahead_of_the_fastest(void **state)
 
 static void test_plan_next_unknown_rate_and_no_steps(void **state)
 {
-    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pp_window_spec_t s = spec_next(1);
     pd_plan_out_t out;
-    s.next = 1;
-    for (int i = 0; i < 8; i++) {
-        job[i].step_us = 0;
-    }
+    step_time(0);
     resolve_ok(&s, &out);
     assert_int_equal(out.segments[0].first, 12); /* step + 1, then the next one */
     assert_int_equal(out.n_warnings, 1);
@@ -513,12 +528,9 @@ static void test_plan_predict_min_step_time(void **state)
     }
     /* on demand: every rank reports 1 us per step; ahead = 2 ms + 100 ms:
      * 10 + (30 + 102) ms / 1 ms = 142 -> start 143, not 132011 */
-    pp_window_spec_t s = spec_steps(NULL, 0, false);
+    pp_window_spec_t s = spec_next(2);
     pd_plan_out_t out;
-    s.next = 2;
-    for (int i = 0; i < 8; i++) {
-        job[i].step_us = 1;
-    }
+    step_time(1);
     resolve_ok(&s, &out);
     assert_int_equal(out.segments[0].first, 143);
     assert_int_equal(out.segments[0].last, 144);
