@@ -43,6 +43,79 @@ static void expect_bad(pd_config_t *c, const char *text, const char *msg)
     assert_string_equal(err, msg);
 }
 
+/* The settings test_config_defaults and test_config_every_key both check:
+ * each field's default, and its value in every_key (below). */
+typedef struct setting {
+    const char *field;
+    size_t off, size;
+    const char *dflt_s, *every_s; /* a text field */
+    int64_t dflt, every;          /* else an int64_t */
+} setting_t;
+
+#define TEXT(f, d, e)                                                                              \
+    {                                                                                              \
+#f, offsetof(pd_config_t, f), sizeof(((pd_config_t *)0)->f), d, e, 0, 0                    \
+    }
+#define I64(f, d, e)                                                                               \
+    {                                                                                              \
+#f, offsetof(pd_config_t, f), sizeof(((pd_config_t *)0)->f), NULL, NULL, d, e              \
+    }
+
+static const setting_t settings[] = {
+    TEXT(worker_url, "", "tcp://0.0.0.0:7001"),
+    TEXT(control_url, "", "tls+tcp://ctl.example:7002"),
+    TEXT(control_remote_url, "", "tcp://0.0.0.0:7003"),
+    TEXT(save_path, "outputs/profile", "/data/prof"),
+    TEXT(spool_dir, "", "/data/prof/.incoming"),
+    TEXT(node_name, "", "node-7.rack2"),
+    TEXT(coordinator_url, "", "tls+tcp://coord.example:7100"),
+    TEXT(coordinator_listen, "", "tcp://0.0.0.0:7100"),
+    I64(max_msg_bytes, 1024 * 1024, 64 * 1024 * 1024),
+    I64(max_clients, 4096, 65536),
+    I64(max_windows, 64, 1),
+    I64(window_byte_budget, 64LL << 30, 1024LL * 1024 * 1024),
+    I64(min_free_bytes, 1LL << 30, 10000000000LL),
+    I64(client_timeout_ms, 10000, 100),
+    I64(watch_hold_ms, 120000, 600000),
+    I64(align_margin_ms, 100, 0),
+    I64(control_rate, 100, 0),
+    I64(worker_rate, 10000, 1000000),
+    I64(max_capture_files, 100000, 7),
+    TEXT(checksum, "xxh64", "none"),
+    I64(retention_max_age_hours, 720, 48),
+    I64(retention_max_bytes, 0, 100LL << 30),
+    TEXT(hook_command, "", "rclone copy \"$PROFD_WINDOW_PATH\" s3:b"),
+    TEXT(hook_user, "", "profd-upload"),
+    I64(hook_timeout_ms, 600000, 1000),
+    I64(socket_mode, 0660, 0600),
+    TEXT(socket_group, "", "prof_users"),
+    TEXT(tls_cert_file, "", "/etc/profd/node.pem"),
+    TEXT(profile_config, "", "/etc/profd/ppo.yaml"),
+};
+
+/* c holds the table's settings as the defaults set them, or as every_key
+ * does (every). */
+static void expect_settings(const pd_config_t *c, bool every)
+{
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+        const setting_t *s = &settings[i];
+        const char *at = (const char *)c + s->off;
+        if (s->dflt_s != NULL) {
+            const char *want = every ? s->every_s : s->dflt_s;
+            if (strcmp(at, want) != 0) {
+                fail_msg("%s: '%s', expected '%s'", s->field, at, want);
+            }
+        } else {
+            int64_t v, want = every ? s->every : s->dflt;
+            assert_int_equal(s->size, sizeof(v));
+            memcpy(&v, at, sizeof(v));
+            if (v != want) {
+                fail_msg("%s: %lld, expected %lld", s->field, (long long)v, (long long)want);
+            }
+        }
+    }
+}
+
 static void test_config_defaults(void **state)
 {
     pd_config_t c;
@@ -80,41 +153,13 @@ static void test_config_defaults(void **state)
     assert_string_equal(c.run_dir, long_dir);
     unsetenv("PROFD_RUN_DIR");
 
-    assert_string_equal(c.worker_url, "");
-    assert_string_equal(c.control_url, "");
-    assert_string_equal(c.save_path, "outputs/profile");
-    assert_string_equal(c.spool_dir, "");
-    assert_string_equal(c.node_name, "");
-    assert_string_equal(c.coordinator_url, "");
-    assert_string_equal(c.coordinator_listen, "");
-    assert_int_equal(c.max_msg_bytes, 1024 * 1024);
-    assert_int_equal(c.max_clients, 4096);
-    assert_int_equal(c.max_windows, 64);
-    assert_int_equal(c.window_byte_budget, 64LL << 30);
-    assert_int_equal(c.min_free_bytes, 1LL << 30);
-    assert_int_equal(c.retention_max_age_hours, 720);
-    assert_int_equal(c.retention_max_bytes, 0);
+    expect_settings(&c, false);
     assert_true(c.retention_max_fraction == 0.5);
-    assert_string_equal(c.hook_command, "");
-    assert_string_equal(c.hook_user, "");
-    assert_int_equal(c.hook_timeout_ms, 600000);
-    assert_int_equal(c.client_timeout_ms, 10000);
-    assert_int_equal(c.watch_hold_ms, 120000);
-    assert_int_equal(c.align_margin_ms, 100);
-    assert_int_equal(c.control_rate, 100);
-    assert_int_equal(c.worker_rate, 10000);
-    assert_int_equal(c.max_capture_files, 100000);
-    assert_string_equal(c.control_remote_url, "");
     assert_false(c.insecure_tcp_control);
     assert_false(c.insecure_tcp_links);
-    assert_string_equal(c.checksum, "xxh64");
-    assert_int_equal(c.socket_mode, 0660);
-    assert_string_equal(c.socket_group, "");
     assert_int_equal(c.n_allow_uids, 0);
     assert_int_equal(c.n_allow_gids, 0);
-    assert_string_equal(c.tls_cert_file, "");
     assert_int_equal(c.log_level, PD_LOG_INFO);
-    assert_string_equal(c.profile_config, "");
 }
 
 static const char every_key[] = "run_dir: /srv/profd\n"
@@ -202,44 +247,18 @@ static void test_config_every_key(void **state)
     pd_config_defaults(&c);
     assert_int_equal(load(&c, every_key, err), 0);
     assert_string_equal(err, "");
+    expect_settings(&c, true);
     assert_string_equal(c.run_dir, "/srv/profd");
-    assert_string_equal(c.worker_url, "tcp://0.0.0.0:7001");
-    assert_string_equal(c.control_url, "tls+tcp://ctl.example:7002");
-    assert_string_equal(c.control_remote_url, "tcp://0.0.0.0:7003");
-    assert_string_equal(c.save_path, "/data/prof");
-    assert_string_equal(c.spool_dir, "/data/prof/.incoming");
-    assert_string_equal(c.node_name, "node-7.rack2");
-    assert_string_equal(c.coordinator_url, "tls+tcp://coord.example:7100");
-    assert_string_equal(c.coordinator_listen, "tcp://0.0.0.0:7100");
     assert_true(c.shared_save_path);
     assert_int_equal(c.summary_ms, 250);
     assert_int_equal(c.chunk_bytes, 4 * 1024 * 1024);
     assert_int_equal(c.node_timeout_ms, 3000);
     assert_int_equal(c.max_node_requests, 2048);
-    assert_int_equal(c.max_msg_bytes, 64 * 1024 * 1024);
-    assert_int_equal(c.max_clients, 65536);
     assert_int_equal(c.max_clients_per_peer, 0);
     assert_int_equal(c.max_connections, 9);
     assert_int_equal(c.max_connections_per_peer, 3);
     assert_int_equal(c.request_memory, 2 * 1024 * 1024);
-    assert_int_equal(c.max_windows, 1);
-    assert_int_equal(c.window_byte_budget, 1024LL * 1024 * 1024);
-    assert_int_equal(c.min_free_bytes, 10000000000LL);
-    assert_int_equal(c.client_timeout_ms, 100);
-    assert_int_equal(c.watch_hold_ms, 600000);
-    assert_int_equal(c.align_margin_ms, 0);
-    assert_int_equal(c.control_rate, 0);
-    assert_int_equal(c.worker_rate, 1000000);
-    assert_int_equal(c.max_capture_files, 7);
-    assert_string_equal(c.checksum, "none");
-    assert_int_equal(c.retention_max_age_hours, 48);
-    assert_int_equal(c.retention_max_bytes, 100LL << 30);
     assert_true(c.retention_max_fraction == 0.25);
-    assert_string_equal(c.hook_command, "rclone copy \"$PROFD_WINDOW_PATH\" s3:b");
-    assert_string_equal(c.hook_user, "profd-upload");
-    assert_int_equal(c.hook_timeout_ms, 1000);
-    assert_int_equal(c.socket_mode, 0600);
-    assert_string_equal(c.socket_group, "prof_users");
     assert_int_equal(c.n_allow_uids, 2);
     assert_int_equal(c.allow_uids[0], 1000);
     assert_int_equal(c.allow_uids[1], 1001);
@@ -250,12 +269,10 @@ static void test_config_every_key(void **state)
     assert_true(c.shared_jobs);
     assert_true(c.job_certificates);
     assert_true(c.writable_save_path);
-    assert_string_equal(c.tls_cert_file, "/etc/profd/node.pem");
     assert_string_equal(c.tls_key_file, "/etc/profd/node.key");
     assert_string_equal(c.tls_ca_file, "/etc/profd/ca.pem");
     assert_string_equal(c.tls_server_name, "coord.example");
     assert_int_equal(c.log_level, PD_LOG_DEBUG);
-    assert_string_equal(c.profile_config, "/etc/profd/ppo.yaml");
     assert_int_equal(c.history_steps, 4096);
     assert_int_equal(c.history_phase_steps, 1);
     assert_true(c.straggler_enable);
