@@ -156,6 +156,22 @@ static void capture_with_sub(char *cap, size_t len)
     mkdirs(p);
 }
 
+/* <tmp>/<rel> made, with its parents. */
+static void tmp_mkdirs(const char *rel)
+{
+    char p[600];
+    pathf(p, sizeof(p), "%s/%s", tmp, rel);
+    mkdirs(p);
+}
+
+/* <tmp>/<rel> written with `text`. */
+static void tmp_put(const char *rel, const char *text)
+{
+    char p[600];
+    pathf(p, sizeof(p), "%s/%s", tmp, rel);
+    put(p, text);
+}
+
 /* ---- confine ---- */
 
 static void test_gather_rel_ok(void **state)
@@ -206,16 +222,13 @@ static void test_gather_confine_symlinks(void **state)
     int root, fd;
     struct stat st;
     const char *base;
-    pathf(p, sizeof(p), "%s/root/a/b", tmp);
-    mkdirs(p);
+    tmp_mkdirs("root/a/b");
     pathf(p, sizeof(p), "%s/out", tmp);
     mkdirs(p);
-    pathf(q, sizeof(q), "%s/out/secret", tmp);
-    put(q, SECRET);
+    tmp_put("out/secret", SECRET);
     pathf(q, sizeof(q), "%s/root/a/link", tmp);
     assert_int_equal(symlink(p, q), 0); /* a/link -> out */
-    pathf(q, sizeof(q), "%s/root/a/b/file", tmp);
-    put(q, "inside");
+    tmp_put("root/a/b/file", "inside");
     pathf(q, sizeof(q), "%s/root/a/b/flink", tmp);
     pathf(p, sizeof(p), "%s/out/secret", tmp);
     assert_int_equal(symlink(p, q), 0);
@@ -263,13 +276,11 @@ static void test_gather_confine_symlinks(void **state)
     assert_false(exists(p));
     pathf(p, sizeof(p), "%s/out/secret", tmp);
     assert_true(exists(p));
-    pathf(p, sizeof(p), "%s/root/e1/e2", tmp);
-    mkdirs(p);
+    tmp_mkdirs("root/e1/e2");
     pathf(q, sizeof(q), "%s/root/e1/out", tmp);
     pathf(p, sizeof(p), "%s/out", tmp);
     assert_int_equal(symlink(p, q), 0);
-    pathf(p, sizeof(p), "%s/out/empty", tmp);
-    mkdirs(p);
+    tmp_mkdirs("out/empty");
     assert_false(pd_confine_prune(root, "e1")); /* the symlink is not an empty folder */
     pathf(p, sizeof(p), "%s/root/e1/e2", tmp);
     assert_false(exists(p));
@@ -293,6 +304,13 @@ static void job_init(pd_gather_job_t *j, const char *src, const char *dst)
     j->budget = -1;
 }
 
+/* j: a gathering of j/w1/e2e/r0 into `root` (another file system). */
+static void job_into(pd_gather_job_t *j, const char *root)
+{
+    job_init(j, "j/w1/e2e/r0", "j/w1/e2e/r0");
+    snprintf(j->root, sizeof(j->root), "%s", root);
+}
+
 static void job_reset(pd_gather_job_t *j)
 {
     for (size_t i = 0; i < j->nfiles; i++) {
@@ -308,10 +326,8 @@ static void test_gather_owner_and_links(void **state)
 {
     char p[512], q[512];
     pd_gather_job_t j;
-    pathf(p, sizeof(p), "%s/spool/j/w1/e2e/r0", tmp);
-    mkdirs(p);
-    pathf(p, sizeof(p), "%s/save", tmp);
-    mkdirs(p);
+    tmp_mkdirs("spool/j/w1/e2e/r0");
+    tmp_mkdirs("save");
     pathf(p, sizeof(p), "%s/spool/j/w1/e2e/r0/trace.json", tmp);
     put(p, "{}");
 
@@ -370,11 +386,27 @@ static void test_gather_owner_and_links(void **state)
     job_reset(&j);
 }
 
+/* j: `len` bytes of data from `offset` of a file of `size` bytes streamed
+ * to j/w1/e2e/r0/trace.json, whose checksum is `expect` ("": none). */
+static void chunk_job(pd_chunk_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
+                      const char *expect)
+{
+    memset(j, 0, sizeof(*j));
+    j->kind = PD_JOB_CHUNK;
+    pathf(j->root, sizeof(j->root), "%s/save", tmp);
+    snprintf(j->dst, sizeof(j->dst), "j/w1/e2e/r0/trace.json");
+    j->data = malloc(len);
+    memcpy(j->data, data + offset, len);
+    j->len = len;
+    j->offset = offset;
+    j->size = size;
+    snprintf(j->expect, sizeof(j->expect), "%s", expect);
+}
+
 static void test_gather_write_and_chunk_refuse_symlinks(void **state)
 {
     char p[512], q[512];
-    pathf(p, sizeof(p), "%s/save/j", tmp);
-    mkdirs(p);
+    tmp_mkdirs("save/j");
     pathf(q, sizeof(q), "%s/elsewhere", tmp);
     mkdirs(q);
     pathf(p, sizeof(p), "%s/save/j/w1", tmp);
@@ -395,12 +427,7 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
 
     {
         pd_chunk_job_t j;
-        memset(&j, 0, sizeof(j));
-        pathf(j.root, sizeof(j.root), "%s/save", tmp);
-        snprintf(j.dst, sizeof(j.dst), "j/w1/e2e/r0/trace.json");
-        j.data = strdup("abc");
-        j.len = 3;
-        j.size = 3;
+        chunk_job(&j, "abc", 0, 3, 3, "");
         pd_chunk_run(&j);
         assert_int_equal(j.rv, PROFD_EPATH);
         assert_false(j.complete);
@@ -415,12 +442,8 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
     /* a streamed file that would go below the free-disk floor */
     {
         pd_chunk_job_t j;
-        memset(&j, 0, sizeof(j));
-        pathf(j.root, sizeof(j.root), "%s/save", tmp);
+        chunk_job(&j, "abc", 0, 3, 3, "");
         snprintf(j.dst, sizeof(j.dst), "j/w2/e2e/r0/trace.json");
-        j.data = strdup("abc");
-        j.len = 3;
-        j.size = 3;
         j.min_free = 1LL << 50;
         pd_chunk_run(&j);
         assert_int_equal(j.rv, PROFD_ELIMIT);
@@ -430,21 +453,6 @@ static void test_gather_write_and_chunk_refuse_symlinks(void **state)
 }
 
 /* ---- streamed files ---- */
-
-static void chunk_job(pd_chunk_job_t *j, const char *data, int64_t offset, size_t len, int64_t size,
-                      const char *expect)
-{
-    memset(j, 0, sizeof(*j));
-    j->kind = PD_JOB_CHUNK;
-    pathf(j->root, sizeof(j->root), "%s/save", tmp);
-    snprintf(j->dst, sizeof(j->dst), "j/w1/e2e/r0/trace.json");
-    j->data = malloc(len);
-    memcpy(j->data, data + offset, len);
-    j->len = len;
-    j->offset = offset;
-    j->size = size;
-    snprintf(j->expect, sizeof(j->expect), "%s", expect);
-}
 
 /* A streamed file is written as .part and renamed once the whole file
  * matches the checksum its node listed. A byte changed in flight: the last
@@ -463,8 +471,7 @@ static void test_gather_chunk_checksum(void **state)
     snprintf(got, sizeof(got), "xxh64:%016llx", (unsigned long long)XXH64(bad, size, 0));
     pathf(part, sizeof(part), "%s/save/j/w1/e2e/r0/trace.json.part", tmp);
     pathf(file, sizeof(file), "%s/save/j/w1/e2e/r0/trace.json", tmp);
-    pathf(reason, sizeof(reason), "%s/save", tmp);
-    mkdirs(reason);
+    tmp_mkdirs("save");
 
     chunk_job(&j, data, 0, half, (int64_t)size, want);
     pd_chunk_run(&j);
@@ -531,8 +538,7 @@ static void test_gather_checksum_none(void **state)
     pd_gather_job_t j;
     pathf(cap, sizeof(cap), "%s/spool/j/w1/e2e/r0", tmp);
     mkdirs(cap);
-    pathf(p, sizeof(p), "%s/save", tmp);
-    mkdirs(p);
+    tmp_mkdirs("save");
     pathf(file, sizeof(file), "%s/trace.json", cap);
     put(file, trace);
 
@@ -593,9 +599,10 @@ static void swap_undo(swap_t *s)
 static void swap_run(pd_gather_job_t *j, swap_t *s, const char *root, int round, int want_rv,
                      const char *want_reason)
 {
-    job_init(j, "j/w1/e2e/r0", "j/w1/e2e/r0");
     if (root != NULL) {
-        snprintf(j->root, sizeof(j->root), "%s", root);
+        job_into(j, root);
+    } else {
+        job_init(j, "j/w1/e2e/r0", "j/w1/e2e/r0");
     }
     j->hook = swap_hook;
     j->hook_arg = s;
@@ -781,8 +788,7 @@ static void test_gather_copy_checksums(void **state)
         write_pattern(p, files[i].size, (unsigned)i, sums[i], sizeof(sums[i]));
     }
     pd_gather_job_t j;
-    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-    snprintf(j.root, sizeof(j.root), "%s", fs);
+    job_into(&j, fs);
     pd_gather_run(&j);
     assert_int_equal(j.rv, 0);
     assert_false(j.renamed);
@@ -824,8 +830,7 @@ static void test_gather_copy_checksums(void **state)
         pathf(p, sizeof(p), "%s/%s", cap, files[i].name);
         write_pattern(p, files[i].size, (unsigned)i, got, sizeof(got));
     }
-    job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-    snprintf(j.root, sizeof(j.root), "%s", fs);
+    job_into(&j, fs);
     j.checksum = false;
     pd_gather_run(&j);
     assert_int_equal(j.rv, 0);
@@ -855,8 +860,7 @@ static void test_gather_copy_trash(void **state)
     put(p, "{\"traceEvents\":[]}\n");
     {
         pd_gather_job_t j;
-        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-        snprintf(j.root, sizeof(j.root), "%s", fs);
+        job_into(&j, fs);
         j.window = 7;
         j.client = 3;
         j.cap = 1;
@@ -898,8 +902,7 @@ static void test_gather_copy_trash(void **state)
     rm_rf(p);
     {
         pd_gather_job_t j;
-        job_init(&j, "j/w1/e2e/r0", "j/w1/e2e/r0");
-        snprintf(j.root, sizeof(j.root), "%s", fs);
+        job_into(&j, fs);
         pd_gather_run(&j);
         assert_int_equal(j.rv, 0);
         assert_false(j.trashed);
