@@ -361,63 +361,47 @@ static void test_omegaconf_override_delete(void **state)
 static void test_omegaconf_override_errors(void **state)
 {
     static const struct {
-        const char *cfg, *ov, *msg;
+        const char *ov, *msg; /* the message after "override 'OV': " */
     } cases[] = {
-        {CFG, "abc", "override 'abc': expected KEY=VALUE"},
-        {CFG, "=1", "override '=1': missing key"},
+        {"abc", "expected KEY=VALUE"},
+        {"=1", "missing key"},
         /* key=value on a missing key or parent: ConfigAttributeError / ConfigKeyError */
-        {CFG, "b=1",
-         "override 'b=1': Could not override 'b'. To append to your config use "
-         "+b=1"},
-        {CFG, "sec.y=1",
-         "override 'sec.y=1': Could not override 'sec.y'. To append to your "
-         "config use +sec.y=1"},
-        {CFG, "nope.y=1",
-         "override 'nope.y=1': Could not override 'nope.y'. To append to your "
-         "config use +nope.y=1"},
+        {"b=1", "Could not override 'b'. To append to your config use +b=1"},
+        {"sec.y=1", "Could not override 'sec.y'. To append to your config use +sec.y=1"},
+        {"nope.y=1", "Could not override 'nope.y'. To append to your config use +nope.y=1"},
         /* OmegaConf.update replaces the scalar a by {} and then cannot add b (struct) */
-        {CFG, "a.b=2",
-         "override 'a.b=2': Could not override 'a.b'. To append to your config "
-         "use +a.b=2"},
+        {"a.b=2", "Could not override 'a.b'. To append to your config use +a.b=2"},
         /* +key on a non-null value with a scalar: "Could not append to config" */
-        {CFG, "+a=2",
-         "override '+a=2': Could not append to config. An item is already at "
-         "'a'. Either remove + prefix: 'a=2' Or add a second + to add or override "
-         "'a': '++a=2'"},
+        {"+a=2", "Could not append to config. An item is already at 'a'. Either remove + prefix: "
+                 "'a=2' Or add a second + to add or override 'a': '++a=2'"},
         /* ~key: OmegaConf.select gives None for a missing key and for null */
-        {CFG, "~b", "override '~b': Could not delete from config. 'b' does not exist."},
-        {CFG, "~z", "override '~z': Could not delete from config. 'z' does not exist."},
-        {CFG, "~a=2",
-         "override '~a=2': Could not delete from config. The value of 'a' is 1 "
-         "and not 2."},
+        {"~b", "Could not delete from config. 'b' does not exist."},
+        {"~z", "Could not delete from config. 'z' does not exist."},
+        {"~a=2", "Could not delete from config. The value of 'a' is 1 and not 2."},
         /* ListConfig index out of range: not a key error, "Error merging override" */
-        {CFG, "l.3=1", "override 'l.3=1': Error merging override l.3=1"},
+        {"l.3=1", "Error merging override l.3=1"},
         /* a group override needs the config's folder: only profctl composes */
-        {CFG, "+g/x=1",
-         "override '+g/x=1': config group overrides need the config's folder: "
-         "profctl apply composes them"},
-        {CFG, "a@pkg=1",
-         "override 'a@pkg=1': config group overrides need the config's folder: "
-         "profctl apply composes them"},
-        {CFG, "a=[1,", "override 'a=[1,': missing ']'"},
-        {CFG, "a='x", "override 'a='x': missing closing '"},
+        {"+g/x=1", "config group overrides need the config's folder: profctl apply composes them"},
+        {"a@pkg=1", "config group overrides need the config's folder: profctl apply composes them"},
+        {"a=[1,", "missing ']'"},
+        {"a='x", "missing closing '"},
         /* sweeps without --multirun: config_loader_impl.py:64-83 */
-        {CFG, "a=1,2",
-         "override 'a=1,2': Ambiguous value for argument 'a=1,2': 1. To use it as a list, use "
-         "key=[value1,value2] 2. To use it as string, quote the value: key=\\'value1,value2\\' "
-         "3. To sweep over it, add --multirun to your command line"},
-        {CFG, "a=choice(1,2)",
-         "override 'a=choice(1,2)': Sweep parameters 'a=choice(1,2)' requires "
-         "--multirun"},
-        {CFG, "a..b=1", "override 'a..b=1': malformed key 'a..b'"},
-        {CFG, "a=x]", "override 'a=x]': unexpected ']' at offset 1"},
-        {CFG, "a={x 1}", "override 'a={x 1}': expected 'key: value' in '{...}'"},
-        {"- 1\n", "+a=1", "override '+a=1': the configuration is not a mapping"},
+        {"a=1,2",
+         "Ambiguous value for argument 'a=1,2': 1. To use it as a list, use key=[value1,value2] 2. "
+         "To use it as string, quote the value: key=\\'value1,value2\\' 3. To sweep over it, add "
+         "--multirun to your command line"},
+        {"a=choice(1,2)", "Sweep parameters 'a=choice(1,2)' requires --multirun"},
+        {"a..b=1", "malformed key 'a..b'"},
+        {"a=x]", "unexpected ']' at offset 1"},
+        {"a={x 1}", "expected 'key: value' in '{...}'"},
     };
     (void)state;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        expect_override_error(cases[i].cfg, cases[i].ov, cases[i].msg);
+        char msg[512];
+        snprintf(msg, sizeof(msg), "override '%s': %s", cases[i].ov, cases[i].msg);
+        expect_override_error(CFG, cases[i].ov, msg);
     }
+    expect_override_error("- 1\n", "+a=1", "override '+a=1': the configuration is not a mapping");
 }
 
 /* +key=value is accepted where Hydra's OmegaConf.select(cfg, key,
