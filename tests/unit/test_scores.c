@@ -259,6 +259,27 @@ static void test_scores_sync_straggler(void **state)
     }
 }
 
+/* One rank's times (us), the same at every step. */
+typedef struct flat {
+    int64_t step, fwd, bwd, comm;
+} flat_t;
+
+/* h new, with NR ranks over 10 steps, rank r taking ranks[r] each step. */
+static void feed_flat(pd_history_t *h, const flat_t *ranks)
+{
+    pd_history_init(h, 64, 8, 16);
+    for (int r = 0; r < NR; r++) {
+        steps_in_t in;
+        for (int i = 0; i < 10; i++) {
+            in.step[i] = ranks[r].step;
+            in.fwd[i] = ranks[r].fwd;
+            in.bwd[i] = ranks[r].bwd;
+            in.comm[i] = ranks[r].comm;
+        }
+        feed(h, r, &in, 10);
+    }
+}
+
 static bool only_actor(const pd_hist_rank_t *r, void *arg)
 {
     return strcmp(r->role, (const char *)arg) == 0;
@@ -268,17 +289,11 @@ static void test_scores_sync_filter(void **state)
 {
     (void)state;
     pd_history_t h;
-    pd_history_init(&h, 64, 8, 16);
+    flat_t t[NR];
     for (int r = 0; r < NR; r++) {
-        steps_in_t in;
-        for (int i = 0; i < 10; i++) {
-            in.step[i] = 100;
-            in.bwd[i] = 10;
-            in.fwd[i] = r == 1 ? 90 : 30;
-            in.comm[i] = r == 1 ? 1 : 60;
-        }
-        feed(&h, r, &in, 10);
+        t[r] = (flat_t){.step = 100, .fwd = r == 1 ? 90 : 30, .bwd = 10, .comm = r == 1 ? 1 : 60};
     }
+    feed_flat(&h, t);
     pd_score_hit_t hit;
     assert_true(pd_scores_straggler(&h, 8, 0.75, 3, only_actor, "worker", &hit));
     assert_int_equal(hit.slow->rank, 1);
@@ -289,30 +304,37 @@ static void test_scores_sync_filter(void **state)
     pd_history_fini(&h);
 }
 
+/* The synchronous straggler in h (8 recent steps, 3 intervals in a row,
+ * `threshold`) is found exactly when `want`: rank 3, relative score `rel`.
+ * The hit (until the next call), or NULL. */
+static const pd_score_hit_t *straggler_3(pd_history_t *h, double threshold, bool want, double rel)
+{
+    static pd_score_hit_t hit;
+    bool found = pd_scores_straggler(h, 8, threshold, 3, NULL, NULL, &hit);
+    assert_int_equal(found, want);
+    if (!found) {
+        return NULL;
+    }
+    assert_int_equal(hit.slow->rank, 3);
+    near(hit.rel, rel);
+    return &hit;
+}
+
 /* an excess under 5 % of the others' compute is no straggler */
 static void test_scores_sync_floor(void **state)
 {
     (void)state;
     for (int64_t extra = 1900; extra <= 2000; extra += 100) {
         pd_history_t h;
-        pd_history_init(&h, 64, 8, 16);
+        flat_t t[NR];
         for (int r = 0; r < NR; r++) {
-            steps_in_t in;
-            for (int i = 0; i < 10; i++) {
-                in.step[i] = 100000;
-                in.bwd[i] = 10000;
-                in.fwd[i] = 30000 + (r == 3 ? extra : 0);
-                in.comm[i] = r == 3 ? 100 : 100 + extra;
-            }
-            feed(&h, r, &in, 10);
+            t[r] = (flat_t){.step = 100000,
+                            .fwd = 30000 + (r == 3 ? extra : 0),
+                            .bwd = 10000,
+                            .comm = r == 3 ? 100 : 100 + extra};
         }
-        pd_score_hit_t hit;
-        bool found = pd_scores_straggler(&h, 8, 0.999, 3, NULL, NULL, &hit);
-        assert_int_equal(found, extra == 2000);
-        if (found) {
-            assert_int_equal(hit.slow->rank, 3);
-            near(hit.rel, 40000.0 / 42000.0);
-        }
+        feed_flat(&h, t);
+        straggler_3(&h, 0.999, extra == 2000, 40000.0 / 42000.0);
         pd_history_fini(&h);
     }
 }
@@ -326,24 +348,17 @@ static void test_scores_sync_spread(void **state)
     static const int64_t slow_fwd[] = {80, 81};
     for (int c = 0; c < 2; c++) {
         pd_history_t h;
-        pd_history_init(&h, 64, 8, 16);
+        flat_t t[NR];
         for (int r = 0; r < NR; r++) {
-            steps_in_t in;
-            for (int i = 0; i < 10; i++) {
-                in.step[i] = 1000;
-                in.bwd[i] = 0;
-                in.fwd[i] = r == 3 ? slow_fwd[c] : 30 + 10 * r;
-                in.comm[i] = r == 3 ? 10 : 200;
-            }
-            feed(&h, r, &in, 10);
+            t[r] = (flat_t){.step = 1000,
+                            .fwd = r == 3 ? slow_fwd[c] : 30 + 10 * r,
+                            .bwd = 0,
+                            .comm = r == 3 ? 10 : 200};
         }
-        pd_score_hit_t hit;
-        bool found = pd_scores_straggler(&h, 8, 0.75, 3, NULL, NULL, &hit);
-        assert_int_equal(found, c == 1);
-        if (found) {
-            assert_int_equal(hit.slow->rank, 3);
-            assert_int_equal(hit.peer->rank, 1); /* 40: the others' median */
-            near(hit.rel, 30.0 / 81.0);
+        feed_flat(&h, t);
+        const pd_score_hit_t *hit = straggler_3(&h, 0.75, c == 1, 30.0 / 81.0);
+        if (hit != NULL) {
+            assert_int_equal(hit->peer->rank, 1); /* 40: the others' median */
         }
         pd_history_fini(&h);
     }
