@@ -193,23 +193,34 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     pump(l);
 }
 
+/* m (a node_hello or a node_roster, its other fields set) sent with the
+ * node's roster as it is now in *ranks, *ranks_n: true when it went out. */
+static bool send_roster_in(pd_link_t *l, pp_msg_t *m, pp_node_rank_t **ranks, size_t *ranks_n,
+                           pd_reqc_cb cb)
+{
+    size_t count;
+    *ranks = roster(l->n, &count);
+    *ranks_n = count;
+    bool sent = pd_reqc_send_msg(l->ctl, m, NULL, 0, CTL_TIMEOUT_MS, cb, l) == 0;
+    if (sent) {
+        l->roster_dirty = false; /* the message carries the roster as it is now */
+    }
+    roster_free(*ranks, count);
+    return sent;
+}
+
 static void send_hello(pd_link_t *l)
 {
     pd_node_t *n = l->n;
     pp_msg_t m;
-    size_t count;
     pp_msg_init(&m, PP_T_node_hello);
     m.u.node_hello.node = (char *)n->name;
     m.u.node_hello.instance = (char *)n->instance;
     m.u.node_hello.version = PROFD_VERSION_STRING;
     m.u.node_hello.shared = n->cfg->shared_save_path;
-    m.u.node_hello.ranks = roster(n, &count);
-    m.u.node_hello.ranks_n = count;
-    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_hello, l) == 0) {
+    if (send_roster_in(l, &m, &m.u.node_hello.ranks, &m.u.node_hello.ranks_n, on_hello)) {
         l->hello_out = true;
-        l->roster_dirty = false; /* this hello carries the roster as it is now */
     }
-    roster_free(m.u.node_hello.ranks, count);
 }
 
 static void on_roster(void *arg, int rv, const void *body, size_t len)
@@ -229,17 +240,12 @@ static void send_roster(pd_link_t *l)
 {
     pd_node_t *n = l->n;
     pp_msg_t m;
-    size_t count;
     pp_msg_init(&m, PP_T_node_roster);
     m.u.node_roster.node = (char *)n->name;
     m.u.node_roster.instance = (char *)n->instance;
-    m.u.node_roster.ranks = roster(n, &count);
-    m.u.node_roster.ranks_n = count;
-    if (pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, on_roster, l) == 0) {
+    if (send_roster_in(l, &m, &m.u.node_roster.ranks, &m.u.node_roster.ranks_n, on_roster)) {
         l->roster_out = true;
-        l->roster_dirty = false;
     }
-    roster_free(m.u.node_roster.ranks, count);
 }
 
 /* The coordinator's clock - ours, and its error bound (0: unknown). */

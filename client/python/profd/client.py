@@ -69,6 +69,17 @@ def _zero(*args):
 # ---- scopes: reused objects, no allocation per step ----
 
 
+def _step_mark(client, h, fn, n):
+    """Step n's begin or end (fn of handle h); a step that is no integer is
+    the client's to judge (_bad_step)."""
+    try:
+        fn(h, n)
+    except Exception:
+        client._bad_step(fn, n)
+    if _interrupted:
+        _reraise()
+
+
 class _StepScope:
     __slots__ = ("_begin", "_end", "_h", "_client", "step")
 
@@ -80,21 +91,11 @@ class _StepScope:
         self.step = 0
 
     def __enter__(self):
-        try:
-            self._begin(self._h, self.step)
-        except Exception:
-            self._client._bad_step(self._begin, self.step)
-        if _interrupted:
-            _reraise()
+        _step_mark(self._client, self._h, self._begin, self.step)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        try:
-            self._end(self._h, self.step)
-        except Exception:
-            self._client._bad_step(self._end, self.step)
-        if _interrupted:
-            _reraise()
+        _step_mark(self._client, self._h, self._end, self.step)
         return False
 
     def _disable(self):
@@ -527,20 +528,10 @@ class Client:
         return s
 
     def step_begin(self, n):
-        try:
-            self._begin(self._h, n)
-        except Exception:
-            self._bad_step(self._begin, n)
-        if _interrupted:
-            _reraise()
+        _step_mark(self, self._h, self._begin, n)
 
     def step_end(self, n):
-        try:
-            self._end(self._h, n)
-        except Exception:
-            self._bad_step(self._end, n)
-        if _interrupted:
-            _reraise()
+        _step_mark(self, self._h, self._end, n)
 
     def phase(self, name, role=None):
         """Context manager around a phase of the current step ("generate",
