@@ -33,6 +33,14 @@ int pu_grow(void **items, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+void pu_strv_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i]);
+    }
+    free(v);
+}
+
 char *pu_sbuf_reserve(pu_sbuf_t *b, size_t n)
 {
     if (b->oom) {

@@ -27,6 +27,9 @@
 int pu_grow(void **items, size_t *cap, size_t need, size_t elem);
 #define PU_GROW(arr, cap, need) pu_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* Frees a list of n malloc'ed strings (NULL ones too) and the list. */
+void pu_strv_free(char **v, size_t n);
+
 /* A string buffer: appends never fail on their own; the first allocation
  * failure sticks in `oom` and later appends do nothing. p is NUL-terminated
  * once anything was appended (NULL before). */

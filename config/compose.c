@@ -18,6 +18,7 @@
 #include "compose_int.h"
 #include "hydra.h"
 #include "profd/errors.h"
+#include "pu_buf.h"
 
 /* ---- the defaults tree (defaults_list.py:_create_defaults_tree_impl) ------------------ */
 
@@ -371,10 +372,7 @@ void hy_config_free(hy_config_t *c)
         return;
     }
     yt_free(c->root);
-    for (size_t i = 0; i < c->n_warnings; i++) {
-        free(c->warnings[i]);
-    }
-    free(c->warnings);
+    pu_strv_free(c->warnings, c->n_warnings);
     free(c->primary);
     yt_free(c->hydra.node);
     ar_free(c->sources);

@@ -14,6 +14,7 @@
 
 #include "hydra.h"
 #include "profcfg_int.h"
+#include "pu_buf.h"
 
 /* ---- schema detection ---------------------------------------------------------- */
 
@@ -281,10 +282,7 @@ void pd_profcfg_free(pd_profcfg_t *cfg)
         pp_record_free(&pp_desc_window_spec, &cfg->specs[i]);
     }
     free(cfg->specs);
-    for (size_t i = 0; i < cfg->n_warnings; i++) {
-        free(cfg->warnings[i]);
-    }
-    free(cfg->warnings);
+    pu_strv_free(cfg->warnings, cfg->n_warnings);
     free(cfg->schema);
     free(cfg->no_window);
     memset(cfg, 0, sizeof(*cfg));

@@ -38,10 +38,7 @@ int pc_strdup(pc_t *pc, const char *s, char **out)
 
 void pc_strv_free(strv_t *v)
 {
-    for (size_t i = 0; i < v->n; i++) {
-        free(v->v[i]);
-    }
-    free(v->v);
+    pu_strv_free(v->v, v->n);
     v->v = NULL;
     v->n = 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "profctl.h"
+#include "pu_buf.h"
 
 /* A start request being built: the request, the selector every role gets,
  * the roles, and the tool settings named by --level / --contents. */
@@ -66,10 +67,7 @@ static int opt_roles(start_t *st, const char *arg)
     if (pp_field_set_text(&pp_desc_selector, &tmp, "phases", arg, err, sizeof(err)) != 0) {
         return ctl_usage(st->c, "--roles: expected names like actor,rollout");
     }
-    for (size_t i = 0; i < st->nroles; i++) {
-        free(st->roles[i]);
-    }
-    free(st->roles);
+    pu_strv_free(st->roles, st->nroles);
     st->roles = tmp.phases; /* the names, moved */
     st->nroles = tmp.phases_n;
     return 0;
@@ -302,10 +300,7 @@ static int run_start(ctl_t *c, int argc, char **argv)
     if (rv == 0) {
         rv = ctl_call_started(c, &req, "started");
     }
-    for (size_t i = 0; i < st.nroles; i++) {
-        free(st.roles[i]);
-    }
-    free(st.roles);
+    pu_strv_free(st.roles, st.nroles);
     pp_record_free(&pp_desc_selector, &st.base);
     pp_record_free(&pp_desc_tool_settings, &st.settings);
     pp_msg_free(&req);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "profctl.h"
+#include "pu_buf.h"
 
 static int run_watch(ctl_t *c, int argc, char **argv)
 {
@@ -84,10 +85,7 @@ static int run_watch(ctl_t *c, int argc, char **argv)
         return ctl_usage(c, "watch: unexpected argument '%s'", argv[optind]);
     }
     int rv = ctl_call(c, &req, &rep);
-    for (size_t i = 0; i < s->roles_n; i++) {
-        free(s->roles[i]);
-    }
-    free(s->roles);
+    pu_strv_free(s->roles, s->roles_n);
     s->roles = NULL;
     if (rv != 0) {
         return 1;

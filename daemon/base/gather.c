@@ -687,10 +687,7 @@ static void gather_free(pd_job_t *job)
         pp_record_free(&pp_desc_file, &j->files[i]);
     }
     free(j->files);
-    for (int i = 0; i < j->nparts; i++) {
-        free(j->parts[i]);
-    }
-    free(j->parts);
+    pu_strv_free(j->parts, (size_t)j->nparts);
 }
 
 static void write_run(pd_job_t *j)
@@ -726,10 +723,7 @@ static void link_run(pd_job_t *j)
 static void link_free(pd_job_t *job)
 {
     pd_link_job_t *j = (pd_link_job_t *)job;
-    for (size_t i = 0; i < j->nlinks; i++) {
-        free(j->links[i]);
-    }
-    free(j->links);
+    pu_strv_free(j->links, j->nlinks);
 }
 
 static void merge_run(pd_job_t *j)

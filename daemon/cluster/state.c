@@ -13,6 +13,7 @@
 #include "gather.h"
 #include "hook.h"
 #include "jrec.h"
+#include "pu_buf.h"
 #include "state.h"
 
 #define STATE_FILE    ".profd-coordinator.json"
@@ -41,10 +42,7 @@ struct pd_state_wcache {
 
 static void wcache_free(pd_state_wcache_t *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        free(c->text[i]);
-    }
-    free(c->text);
+    pu_strv_free(c->text, c->n);
     free(c->len);
     free(c);
 }

@@ -160,10 +160,7 @@ void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s)
     w->state = s->state;
     snprintf(w->dir, sizeof(w->dir), "%s", s->dir);
     w->root_len = (size_t)s->root_len;
-    for (size_t i = 0; i < w->nwarnings; i++) {
-        free(w->warnings[i]);
-    }
-    free(w->warnings);
+    pu_strv_free(w->warnings, w->nwarnings);
     w->warnings = s->warnings; /* moved */
     w->nwarnings = s->warnings_n;
     s->warnings = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "pu_buf.h"
 #include "text.h"
 
 static bool has(const int64_t *v, size_t n, int64_t x)
@@ -617,10 +618,7 @@ void pd_plan_out_free(pd_plan_out_t *out)
 {
     free(out->segments);
     free(out->members);
-    for (size_t i = 0; i < out->n_warnings; i++) {
-        free(out->warnings[i]);
-    }
-    free(out->warnings);
+    pu_strv_free(out->warnings, out->n_warnings);
     memset(out, 0, sizeof(*out));
 }
 

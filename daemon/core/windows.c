@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pu_buf.h"
 #include "text.h"
 #include "windows.h"
 
@@ -46,10 +47,7 @@ void pd_windows_free_one(pd_window_t *w)
         member_free(&w->members[i]);
     }
     free(w->members);
-    for (size_t i = 0; i < w->nwarnings; i++) {
-        free(w->warnings[i]);
-    }
-    free(w->warnings);
+    pu_strv_free(w->warnings, w->nwarnings);
     pp_record_free(&pp_desc_window_spec, &w->spec);
     free(w->origin);
     free(w);

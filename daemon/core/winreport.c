@@ -120,10 +120,7 @@ static const char *check_capture(pd_windows_t *ws, const pd_window_t *w, const p
     c->host = strdup(m->host);
     free(c->tool);
     c->tool = strdup(pd_plan_tool(&w->spec, m->selector));
-    for (size_t i = 0; i < c->roles_n; i++) {
-        free(c->roles[i]);
-    }
-    free(c->roles);
+    pu_strv_free(c->roles, c->roles_n);
     c->roles = NULL;
     c->roles_n = 0;
     size_t nroles = m->nroles ? m->nroles : 1;

@@ -9,14 +9,12 @@
 #include "apply.h"
 #include "compose.h"
 #include "profcfg.h"
+#include "pu_buf.h"
 #include "start.h"
 
 void pd_apply_result_free(pd_apply_result_t *r)
 {
-    for (size_t i = 0; i < r->nwarnings; i++) {
-        free(r->warnings[i]);
-    }
-    free(r->warnings);
+    pu_strv_free(r->warnings, r->nwarnings);
     free(r->ids);
     memset(r, 0, sizeof(*r));
 }
