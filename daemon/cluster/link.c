@@ -193,32 +193,41 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     pump(l);
 }
 
-/* m (a node_hello or a node_roster, its other fields set) sent with the
- * node's roster as it is now in *ranks, *ranks_n: true when it went out. */
-static bool send_roster_in(pd_link_t *l, pp_msg_t *m, pp_node_rank_t **ranks, size_t *ranks_n,
-                           pd_reqc_cb cb)
+/* A node_hello or a node_roster (type t), with the node's roster as it is
+ * now, sent: true when it went out. */
+static bool send_ranks(pd_link_t *l, pp_type_t t, pd_reqc_cb cb)
 {
+    pd_node_t *n = l->n;
+    pp_msg_t m;
     size_t count;
-    *ranks = roster(l->n, &count);
-    *ranks_n = count;
-    bool sent = pd_reqc_send_msg(l->ctl, m, NULL, 0, CTL_TIMEOUT_MS, cb, l) == 0;
+    pp_node_rank_t *ranks = roster(n, &count);
+    pp_msg_init(&m, t);
+    if (t == PP_T_node_hello) {
+        pp_node_hello_t *h = &m.u.node_hello;
+        h->node = (char *)n->name;
+        h->instance = (char *)n->instance;
+        h->version = PROFD_VERSION_STRING;
+        h->shared = n->cfg->shared_save_path;
+        h->ranks = ranks;
+        h->ranks_n = count;
+    } else {
+        pp_node_roster_t *r = &m.u.node_roster;
+        r->node = (char *)n->name;
+        r->instance = (char *)n->instance;
+        r->ranks = ranks;
+        r->ranks_n = count;
+    }
+    bool sent = pd_reqc_send_msg(l->ctl, &m, NULL, 0, CTL_TIMEOUT_MS, cb, l) == 0;
     if (sent) {
         l->roster_dirty = false; /* the message carries the roster as it is now */
     }
-    roster_free(*ranks, count);
+    roster_free(ranks, count);
     return sent;
 }
 
 static void send_hello(pd_link_t *l)
 {
-    pd_node_t *n = l->n;
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_node_hello);
-    m.u.node_hello.node = (char *)n->name;
-    m.u.node_hello.instance = (char *)n->instance;
-    m.u.node_hello.version = PROFD_VERSION_STRING;
-    m.u.node_hello.shared = n->cfg->shared_save_path;
-    if (send_roster_in(l, &m, &m.u.node_hello.ranks, &m.u.node_hello.ranks_n, on_hello)) {
+    if (send_ranks(l, PP_T_node_hello, on_hello)) {
         l->hello_out = true;
     }
 }
@@ -238,12 +247,7 @@ static void on_roster(void *arg, int rv, const void *body, size_t len)
 
 static void send_roster(pd_link_t *l)
 {
-    pd_node_t *n = l->n;
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_node_roster);
-    m.u.node_roster.node = (char *)n->name;
-    m.u.node_roster.instance = (char *)n->instance;
-    if (send_roster_in(l, &m, &m.u.node_roster.ranks, &m.u.node_roster.ranks_n, on_roster)) {
+    if (send_ranks(l, PP_T_node_roster, on_roster)) {
         l->roster_out = true;
     }
 }
