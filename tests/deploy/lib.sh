@@ -32,6 +32,20 @@ check() {
 }
 # quiet COMMAND...: run it with its output discarded (for check)
 quiet() { "$@" >/dev/null 2>&1; }
+# ranks_stepped N MATCH PROFCTL...: until N ranks of `PROFCTL --json status`
+# whose record matches MATCH (a grep -o pattern ending before "step") have
+# begun step 3, a few steps done (10 s at most; the checks that follow say
+# what is missing).
+ranks_stepped() {
+  local want=$1 match=$2 n
+  shift 2
+  for _ in $(seq 200); do
+    n=$( { "$@" --json status 2>/dev/null || true; } | tr -d ' \t\n' |
+      { grep -o "$match\"step\":[0-9]*" || true; } | sed 's/.*://' | awk '$1 >= 3' | wc -l)
+    [ "$n" -eq "$want" ] && break
+    sleep 0.05
+  done
+}
 finish() {
   checks_done
 }

@@ -252,12 +252,7 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 check "node form: the Job's 4 ranks registered over mutual TLS (found $n)" test "$n" -eq 4
-for _ in $(seq 200); do # each rank's step time measured: a few steps done
-  n=$( { nodectl --json status 2>/dev/null || true; } | tr -d ' \t\n' |
-    { grep -o '"step":[0-9]*' || true; } | sed 's/.*://' | awk '$1 >= 3' | wc -l)
-  [ "$n" -eq 4 ] && break
-  sleep 0.05
-done
+ranks_stepped 4 '' nodectl # each rank's step time measured
 if nodectl start --next 2 --tool sim --job trainer >"$tmp/start.txt" 2>&1 &&
   id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/start.txt" | head -1) &&
   nodectl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1; then

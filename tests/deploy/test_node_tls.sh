@@ -57,16 +57,20 @@ wport=$(free_port) lport=$(free_port) cport=$(free_port)
 [ "$wport" != "$lport" ] && [ "$lport" != "$cport" ] && [ "$wport" != "$cport" ] ||
   die "no three distinct free ports"
 
+# tls_yaml CA NAME: a daemon's tls: section, trusting $pki/CA.pem, its
+# certificate $pki/NAME.pem and key
+tls_yaml() {
+  printf 'tls:\n  ca_file: %s\n  cert_file: %s\n  key_file: %s\n' \
+    "$pki/$1.pem" "$pki/$2.pem" "$pki/$2.key"
+}
+
 # ---- the coordinator ----
 cat >"$tmp/coordinator.yaml" <<EOF
 listen:
   control_remote: tls+tcp://127.0.0.1:$cport
 coordinator:
   listen: tls+tcp://127.0.0.1:$lport
-tls:
-  ca_file: $pki/ops-ca.pem
-  cert_file: $pki/coordinator.pem
-  key_file: $pki/coordinator.key
+$(tls_yaml ops-ca coordinator)
 EOF
 PROFD_RUN_DIR=$tmp/crun "$PROFD_PROFD" --coordinator --config "$tmp/coordinator.yaml" \
   --node coordinator --save-path "$tmp/gathered" >"$tmp/coordinator.log" 2>&1 &
@@ -80,10 +84,7 @@ save_path: $tmp/node/profile
 spool_dir: $tmp/node/spool
 coordinator:
   url: tls+tcp://127.0.0.1:$lport
-tls:
-  ca_file: $pki/node-ca.pem
-  cert_file: $pki/node.pem
-  key_file: $pki/node.key
+$(tls_yaml node-ca node)
   server_name: $COORD_NAME
 EOF
 PROFD_RUN_DIR=$tmp/nrun "$PROFD_PROFD" --config "$tmp/node.yaml" --node node1 \
@@ -126,12 +127,7 @@ for _ in $(seq 200); do
 done
 check "4 ranks of job trainer (uid $worker_uid, jobs' CA) registered through the node daemon (found $n)" \
   test "$n" -eq 4
-for _ in $(seq 200); do # each rank's step time measured: a few steps done
-  n=$( { op --json status 2>/dev/null || true; } | tr -d ' \t\n' |
-    { grep -o '"job":"trainer"[^}]*"step":[0-9]*' || true; } | sed 's/.*://' | awk '$1 >= 3' | wc -l)
-  [ "$n" -eq 4 ] && break
-  sleep 0.05
-done
+ranks_stepped 4 '"job":"trainer"[^}]*' op # each rank's step time measured
 sleep 0.5
 check "a worker without a certificate never registers (found $(ranks_of nocert))" \
   test "$(ranks_of nocert)" -eq 0

@@ -133,20 +133,22 @@ import json, sys
 for w in json.load(sys.stdin)["windows"]:
     print(w["name"], w["state"])'
 }
-kill -HUP "$daemon"
-for _ in $(seq 50); do [ "$(grep -c reloading "$tmp/profd.log")" -ge 2 ] && break; sleep 0.1; done
-sleep 0.2
-got=$(windows | tr '\n' ' ')
+# reload N: SIGHUP, until the log holds the Nth reload (5 s at most); the
+# windows then, on one line, in $got
+reload() {
+  kill -HUP "$daemon"
+  for _ in $(seq 50); do [ "$(grep -c reloading "$tmp/profd.log")" -ge "$1" ] && break; sleep 0.1; done
+  sleep 0.2
+  got=$(windows | tr '\n' ' ')
+}
+reload 2
 # Megatron-LM's torch profiler records iterations start..end-1 (NVIDIA/Megatron-LM
 # d98e8a64 megatron/training/training.py:4480-4508): [1000, 1001) is step 1000
 check "the same file reloaded twice plans its window once (found: $got)" \
   test "$got" = "w1-step1000 pending "
 sed -i 's/^profile_step_start: 1000$/profile_step_start: 2000/; s/^profile_step_end: 1001$/profile_step_end: 2001/' \
   "$tmp/profile.yaml"
-kill -HUP "$daemon"
-for _ in $(seq 50); do [ "$(grep -c reloading "$tmp/profd.log")" -ge 3 ] && break; sleep 0.1; done
-sleep 0.2
-got=$(windows | tr '\n' ' ')
+reload 3
 check "a changed file withdraws the window it no longer asks for (found: $got)" \
   test "$got" = "w1-step1000 cancelled w2-step2000 pending "
 kill -TERM "$daemon"

@@ -139,6 +139,14 @@ as_user_in() {
   setpriv --reuid="$user" --regid="$group" --groups="$groups" "$@"
 }
 
+# raw_sockets: nngcat, and the daemon's sockets under $tmp/run
+# (PROFD_RUN_DIR) for it: $ctl the control socket, $wk the worker socket.
+raw_sockets() {
+  need nngcat nng-utils
+  export PROFD_RUN_DIR=$tmp/run
+  ctl=ipc://$tmp/run/control.sock
+  wk=ipc://$tmp/run/worker.sock
+}
 json() { /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 # ---- the usual daemon of a test: sockets in $tmp/run (the test exports

@@ -12,10 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 
 needs_nobody "a second uid registers with setpriv"
-need nngcat nng-utils
-export PROFD_RUN_DIR=$tmp/run
-ctl=ipc://$tmp/run/control.sock
-wk=ipc://$tmp/run/worker.sock
+raw_sockets
 
 yaml "limits:" "  max_msg_bytes: 64KiB" "  max_clients: 16" "  max_clients_per_peer: 4" \
   "security:" "  socket_mode: \"0666\""

@@ -15,10 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 needs_nobody "the peer runs as nobody with setpriv"
-need nngcat nng-utils
-export PROFD_RUN_DIR=$tmp/run
-ctl=ipc://$tmp/run/control.sock
-wk=ipc://$tmp/run/worker.sock
+raw_sockets
 raw=$here/rawsp.py
 
 yaml "limits:" "  max_connections_per_peer: 20" "security:" "  socket_mode: \"0666\""
