@@ -78,6 +78,27 @@ wait_until() {
     sleep 0.05
   done
 }
+# poll TRIES WANT COMMAND [ARGS...]: run COMMAND every 50 ms, at most TRIES
+# times, until what it prints is WANT: 0 once it is, else 1. What it printed
+# last is in $got.
+poll() {
+  local tries=$1 want=$2
+  shift 2
+  got=
+  for _ in $(seq "$tries"); do
+    got=$("$@")
+    [ "$got" = "$want" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# query EXPR COMMAND [ARGS...]: the Python expression EXPR (json) over the
+# document COMMAND prints.
+query() {
+  local expr=$1
+  shift
+  "$@" | json "$expr"
+}
 # free_port: a TCP port free on loopback now.
 free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -192,13 +213,10 @@ front_step() {
 step_now() { "$profctl_bin" --json status | json 'max(r["step"] or 0 for r in d["ranks"])'; }
 # window_id: the id of the (first) window a `profctl start` printed on stdin.
 window_id() { sed -n 's/^started window \([0-9]*\) .*/\1/p' | head -1; }
+# window_name: the name of that window.
+window_name() { sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' | head -1; }
 # registered_ranks N: until N ranks are registered (10 s at most), else fail.
 registered_ranks() {
-  local n=0
-  for _ in $(seq 200); do
-    n=$("$profctl_bin" --json status | json 'len(d["ranks"])')
-    [ "$n" = "$1" ] && return 0
-    sleep 0.05
-  done
-  fail "$1 ranks did not register (got $n)"
+  poll 200 "$1" query 'len(d["ranks"])' "$profctl_bin" --json status ||
+    fail "$1 ranks did not register (got $got)"
 }

@@ -104,13 +104,7 @@ start_daemon
   --trace-bytes 4096 >"$tmp/sim.log" 2>&1 &
 job_pid=$!
 pids+=($job_pid)
-for _ in $(seq 200); do
-  n=$(profctl --json status | /usr/bin/python3 -c \
-    'import json,sys; print(len(json.load(sys.stdin)["ranks"]))')
-  [ "$n" = 12 ] && break
-  sleep 0.05
-done
-[ "$n" = 12 ] || fail "12 ranks did not register"
+registered_ranks 12
 now=$(profctl --json status | /usr/bin/python3 -c \
   'import json,sys; print(max(r["step"] or 0 for r in json.load(sys.stdin)["ranks"]))')
 s=$((now + 40))
@@ -176,13 +170,7 @@ pids+=($!)
 pids+=($!)
 "$sim" --layout rollout:8@2 --steps 6 --rate 1 --substeps 2 --trace-bytes 2048 >"$tmp/s3.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 200); do # wait returns at once on a window no registered rank matches yet
-  n=$(profctl --json status | /usr/bin/python3 -c \
-    'import json,sys; print(len(json.load(sys.stdin)["ranks"]))')
-  [ "$n" = 24 ] && break
-  sleep 0.02
-done
-[ "$n" = 24 ] || fail "24 ranks did not register"
+registered_ranks 24 # wait returns at once on a window no registered rank matches yet
 for id in $ids; do
   profctl wait "$id" --timeout 60 >/dev/null ||
     fail "wait $id (launch line): $(cat "$tmp"/verl_line_out/default/w"$id"-*/manifest.json)"

@@ -211,12 +211,8 @@ $check "$tmp/c/out/default/$nr/manifest.json" --first "$fr" --last "$fr" --ranks
 ip netns exec "${N[1]}" tc qdisc add dev "pdn2-$tag" root tbf rate 40mbit burst 64kb latency 200ms
 ctl start --next 1 --tool sim --settings '{"bytes":3000000}' >"$tmp/wc.txt" || fail "start C"
 wc=$(wid <"$tmp/wc.txt"); nc=$(wname <"$tmp/wc.txt")
-for _ in $(seq 200); do
-  got=$(ctl --json windows "$wc" | json 'd["windows"][0]["pending_files"] > 0 and d["windows"][0]["bytes"] > 0')
-  [ "$got" = True ] && break
-  sleep 0.05
-done
-[ "$got" = True ] || fail "C: no transfer in progress to cut"
+poll 200 True query 'd["windows"][0]["pending_files"] > 0 and d["windows"][0]["bytes"] > 0' \
+  ctl --json windows "$wc" || fail "C: no transfer in progress to cut"
 ip -n "${N[1]}" link set "pdn2-$tag" down
 sleep 3
 [ "$(ctl --json windows "$wc" | json 'd["windows"][0]["state"]')" != done ] ||

@@ -23,13 +23,8 @@ up() { # URL-FUNCTION
   fail "a daemon did not start"
 }
 wait_ranks() { # CTL N
-  local n=0
-  for _ in $(seq 300); do
-    n=$("$1" --json status | json 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)')
-    [ "$n" = "$2" ] && return 0
-    sleep 0.05
-  done
-  fail "$2 ranks with a step time did not register (have $n)"
+  poll 300 "$2" query 'sum(1 for r in d["ranks"] if r["state"] != "lost" and r["step_ms"] > 0)' \
+    "$1" --json status || fail "$2 ranks with a step time did not register (have $got)"
 }
 # start --next 2 and check how far ahead of the front it starts. The fault
 # guarded: a late joiner's own start (8 s after the plan was published)
@@ -95,13 +90,8 @@ id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/orphan.txt")
 [ "$(nctl --json windows "$id" | json 'd["windows"][0]["state"]')" = pending ] ||
   fail "the window for a role the job does not have is not pending"
 for p in $(pgrep -f "profd-sim .*--job lone" || true); do kill -TERM "$p" 2>/dev/null || true; done
-state=
-for _ in $(seq 200); do
-  state=$(nctl --json windows "$id" | json 'd["windows"][0]["state"]')
-  [ "$state" = cancelled ] && break
-  sleep 0.05
-done
-[ "$state" = cancelled ] || fail "the window of a job with no rank left is $state, not expired"
+poll 200 cancelled query 'd["windows"][0]["state"]' nctl --json windows "$id" ||
+  fail "the window of a job with no rank left is $got, not expired"
 reason=$(nctl --json windows "$id" | json 'd["windows"][0]["reason"]')
 [ "$reason" = "expired: job lone has no registered rank left" ] || fail "reason: $reason"
 rc=0

@@ -32,12 +32,9 @@ rejoin() { # WHAT [--fresh]
   local s id name rc=0
   s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 80))
   ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "$1: start"
-  id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
-  name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
-  for _ in $(seq 100); do
-    [ "$(ctl --json windows "$id" | json 'd["windows"][0]["selected"]')" = 4 ] && break
-    sleep 0.05
-  done
+  id=$(window_id <"$tmp/w.txt")
+  name=$(window_name <"$tmp/w.txt")
+  poll 100 4 query 'd["windows"][0]["selected"]' ctl --json windows "$id" || true
   kill -9 "${node_pid[1]}"
   wait "${node_pid[1]}" 2>/dev/null || true
   [ "${2:-}" = --fresh ] && mv "$tmp/n1/save/.profd-node1.journal" "$tmp/node1.journal.moved"

@@ -128,12 +128,9 @@ step=$(ctl --json status | json 'max(r["step"] for r in d["ranks"])')
 first=$((step + 80)) # 8 s ahead: past the node's timeout
 ctl start --steps "$first:$((first + 1))" --tool sim --settings '{"bytes": 4096}' \
   >"$tmp/w2.txt" || fail "start 2"
-id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt")
-name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
-for _ in $(seq 100); do
-  [ "$(ctl --json windows "$id" | json 'd["windows"][0]["selected"]')" = 8 ] && break
-  sleep 0.05
-done
+id=$(window_id <"$tmp/w2.txt")
+name=$(window_name <"$tmp/w2.txt")
+poll 100 8 query 'd["windows"][0]["selected"]' ctl --json windows "$id" || true
 kill -TERM "$coordinator_pid"
 wait "$coordinator_pid" 2>/dev/null || true
 kill -TERM "${sim_pids[1]}"
