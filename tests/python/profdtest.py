@@ -172,6 +172,26 @@ class Daemon:
     def cleanup(self):
         shutil.rmtree(self.root, ignore_errors=True)
 
+    def close(self):
+        """stop; the daemon's folder is removed when it exited 0, kept to
+        look at otherwise."""
+        if self.stop() == 0:
+            self.cleanup()
+
+
+def reap(procs, timeout=60):
+    """The exit status of each (process, log file) of procs, waited for
+    (timeout s each, then killed); the log files closed."""
+    codes = []
+    for p, log in procs:
+        try:
+            codes.append(p.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            codes.append(p.wait())
+        log.close()
+    return codes
+
 
 class DaemonCase(unittest.TestCase):
     """Tests against one daemon of their own: self.d, and its worker URL

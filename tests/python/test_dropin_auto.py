@@ -119,14 +119,7 @@ class TestAutoTorchrun(unittest.TestCase):
             cls.rc = d.wait(cls.wid, timeout=90)
         finally:
             open(stop, "w").close()
-            cls.codes = []
-            for p, log in cls.procs:
-                try:
-                    cls.codes.append(p.wait(timeout=60))
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    cls.codes.append(p.wait())
-                log.close()
+            cls.codes = profdtest.reap(cls.procs)
 
     @classmethod
     def wait_ranks(cls, n, min_step):

@@ -85,8 +85,7 @@ class TestMindSpeedWindows(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+        cls.d.close()
 
     def profd_env(self):
         return {"PROFD_MINDSPEED": "1", "PROFD_JOB": JOB, "PROFD_RUN_DIR": self.d.run_dir,

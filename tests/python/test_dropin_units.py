@@ -579,36 +579,33 @@ class TestFailOpen(unittest.TestCase):
         self.assertEqual(dict(DistProfiler.__dict__), before)
         self.assertEqual(len(logs.output), 1)
 
+    def assert_left_alone(self, patch, m, var):
+        """patch(m) with var=1 leaves the module m as it was and warns that
+        profd leaves it alone."""
+        before = dict(m.__dict__)
+        os.environ[var] = "1"
+        try:
+            with self.assertLogs("profd", "WARNING") as logs:
+                patch(m)
+        finally:
+            del os.environ[var]
+        self.assertEqual(m.__dict__, before)
+        self.assertIn("profd leaves it alone", logs.output[0])
+
     def test_mindspeed_train_without_get_profiler(self):
         def train(args):
             return train_step(args)  # noqa: F821 - the names only
 
         m = fake_module("mindspeed_llm.training.training", train=train, is_profile_enabled=lambda: False,
                         get_profiler=lambda: None, train_step=lambda *a: None)
-        before = dict(m.__dict__)
-        os.environ["PROFD_MINDSPEED"] = "1"
-        try:
-            with self.assertLogs("profd", "WARNING") as logs:
-                mindspeed._patch(m)
-        finally:
-            del os.environ["PROFD_MINDSPEED"]
-        self.assertEqual(m.__dict__, before)
-        self.assertIn("profd leaves it alone", logs.output[0])
+        self.assert_left_alone(mindspeed._patch, m, "PROFD_MINDSPEED")
 
     def test_megatron_train_without_train_step(self):
         def train():
             return None
 
         m = fake_module("megatron.training.training", train=train, train_step=lambda *a: None)
-        before = dict(m.__dict__)
-        os.environ["PROFD_MEGATRON"] = "1"
-        try:
-            with self.assertLogs("profd", "WARNING") as logs:
-                megatron._patch(m)
-        finally:
-            del os.environ["PROFD_MEGATRON"]
-        self.assertEqual(m.__dict__, before)
-        self.assertIn("profd leaves it alone", logs.output[0])
+        self.assert_left_alone(megatron._patch, m, "PROFD_MEGATRON")
         self.assertIsNone(_common.owner())
 
 

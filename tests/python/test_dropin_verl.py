@@ -114,6 +114,35 @@ def check_engine_files(test, wdir, cap, workers):
         test.assertIn("aten::matmul", {e.get("name") for e in events})
 
 
+EXTERNAL = {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}
+
+
+class OneWindow:
+    """A run of verl under one window, opened before the job starts: a
+    subclass names the window (WINDOW: profctl start's arguments after
+    --job), verl's arguments after ARGS (VERL_ARGS) and its environment
+    (VERL_ENV). self.wid, self.rc (profctl wait's status), self.records,
+    self.proc, self.tmp as run_verl returns them."""
+
+    VERL_ARGS = ()
+    VERL_ENV = EXTERNAL
+
+    @classmethod
+    def setUpClass(cls):
+        d = cls.d = profdtest.Daemon()
+        cls.wid = d.start_window("--job", JOB, *cls.WINDOW)
+        cls.records, cls.proc, cls.tmp = run_verl(d, ARGS + list(cls.VERL_ARGS), cls.VERL_ENV,
+                                                  [PYBUILD, STANDINS])
+        cls.rc = d.wait(cls.wid)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.close()
+
+    def captures(self):
+        return self.d.manifest(JOB, self.wid)["captures"]
+
+
 class VerlDropIn:
     """The checks, for a run set up by a subclass (setUpClass)."""
 
@@ -131,8 +160,7 @@ class VerlDropIn:
 
     @classmethod
     def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+        cls.d.close()
 
     def test_the_job_is_verls(self):
         """2 hybrid processes, 2 critic processes in another worker group,
@@ -219,7 +247,7 @@ class TestVerlV1(VerlDropIn, unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.start({"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
+        cls.start(EXTERNAL, [PYBUILD, STANDINS])
 
 
 class TestVerlLegacyThroughPth(VerlDropIn, unittest.TestCase):
@@ -238,66 +266,45 @@ class TestVerlLegacyThroughPth(VerlDropIn, unittest.TestCase):
         shutil.rmtree(cls.site_root, ignore_errors=True)
 
 
-class TestVerlToolProfd(unittest.TestCase):
+class TestVerlToolProfd(OneWindow, unittest.TestCase):
     """No variable at all: verl >= 0.9 loads the "verl.plugins" entry point
     profd's package metadata declares (the build's python/ folder holds it,
     as an install does), and `global_profiler.tool=profd` in verl's own
     configuration switches the integration on (verl accepts the name and
     keeps its own profilers off)."""
 
-    @classmethod
-    def setUpClass(cls):
-        d = cls.d = profdtest.Daemon()
-        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--e2e", "--tool", "torch")
-        cls.records, cls.proc, cls.tmp = run_verl(d, ARGS + ["global_profiler.tool=profd"], {},
-                                                  [PYBUILD, STANDINS])
-        cls.rc = d.wait(cls.wid)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+    WINDOW = ("--steps", "2", "--e2e", "--tool", "torch")
+    VERL_ARGS = ["global_profiler.tool=profd"]
+    VERL_ENV = {}
 
     def test_every_process_captured(self):
         self.assertEqual(self.rc, 0, self.d.log()[-3000:])
-        caps = self.d.manifest(JOB, self.wid)["captures"]
+        caps = self.captures()
         self.assertEqual(sorted(c["pid"] for c in caps), sorted(processes(self.records)))
         self.assertEqual({(c["status"], c["first_step"], c["last_step"]) for c in caps}, {("complete", 2, 2)})
 
 
-class TestVerlEngineTensorParallel(unittest.TestCase):
+class TestVerlEngineTensorParallel(OneWindow, unittest.TestCase):
     """One replica over both hybrid workers
     (actor_rollout_ref.rollout.tensor_model_parallel_size=2): one server,
     its engine two worker processes (vLLM ranks 0 and 1). The generate
     capture of step 2 holds both workers' traces."""
 
-    @classmethod
-    def setUpClass(cls):
-        d = cls.d = profdtest.Daemon()
-        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "rollout", "--phases", "generate",
-                                 "--discrete", "--tool", "torch")
-        cls.records, cls.proc, cls.tmp = run_verl(
-            d, ARGS + ["actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
-            {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
-        cls.rc = d.wait(cls.wid)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+    WINDOW = ("--steps", "2", "--roles", "rollout", "--phases", "generate", "--discrete", "--tool", "torch")
+    VERL_ARGS = ["actor_rollout_ref.rollout.tensor_model_parallel_size=2"]
 
     def test_every_engine_worker(self):
         self.assertEqual(self.rc, 3)  # the hybrid processes' rollout role has no generate phase
         engines = engine_workers(self.records)
         self.assertEqual({r: sorted(w) for r, w in engines.items()}, {0: [0, 1]})
-        caps = self.d.manifest(JOB, self.wid)["captures"]
+        caps = self.captures()
         self.assertEqual(sorted((c["phase"] or "", c["rank"], c["replica_rank"] or 0, c["status"]) for c in caps),
                          [("", 0, 0, "missed"), ("", 1, 0, "missed"), ("generate", 0, 0, "complete")])
         (cap,) = [c for c in caps if c["phase"] == "generate"]
         check_engine_files(self, self.d.window_dir(JOB, self.wid), cap, engines[0])
 
 
-class TestVerlSGLang(unittest.TestCase):
+class TestVerlSGLang(OneWindow, unittest.TestCase):
     """actor_rollout_ref.rollout.name=sglang, tensor_model_parallel_size=2:
     one SGLangHttpServer, its engine two scheduler processes (the SGLang
     stand-in, from sgl-project/sglang@034c23fa scheduler_profiler_mixin.py:
@@ -306,20 +313,8 @@ class TestVerlSGLang(unittest.TestCase):
     output_dir and files both traces into the generate capture as
     engine/sglang-replica0-rank<r>.trace.json.gz."""
 
-    @classmethod
-    def setUpClass(cls):
-        d = cls.d = profdtest.Daemon()
-        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "rollout", "--phases", "generate",
-                                 "--discrete", "--tool", "torch")
-        cls.records, cls.proc, cls.tmp = run_verl(
-            d, ARGS + ["actor_rollout_ref.rollout.name=sglang", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
-            {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
-        cls.rc = d.wait(cls.wid)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+    WINDOW = ("--steps", "2", "--roles", "rollout", "--phases", "generate", "--discrete", "--tool", "torch")
+    VERL_ARGS = ["actor_rollout_ref.rollout.name=sglang", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"]
 
     def test_every_scheduler(self):
         self.assertEqual(self.rc, 3)  # the hybrid processes' rollout role has no generate phase
@@ -328,7 +323,7 @@ class TestVerlSGLang(unittest.TestCase):
         prof = sorted((r["tp_rank"], r["ev"]) for r in self.records
                       if r["src"] == "sglang.scheduler" and r["ev"] != "init")
         self.assertEqual(prof, [(0, "start_profile"), (0, "stop_profile"), (1, "start_profile"), (1, "stop_profile")])
-        caps = self.d.manifest(JOB, self.wid)["captures"]
+        caps = self.captures()
         (cap,) = [c for c in caps if c["phase"] == "generate"]
         self.assertEqual((cap["replica_rank"], cap["status"]), (0, "complete"))
         eng = sorted(f["path"] for f in cap["files"] if f["path"].startswith("engine/"))
@@ -341,7 +336,7 @@ class TestVerlSGLang(unittest.TestCase):
             self.assertIn("aten::matmul", names)
 
 
-class TestVerlEngineNotProfiled(unittest.TestCase):
+class TestVerlEngineNotProfiled(OneWindow, unittest.TestCase):
     """An engine that cannot be profiled: VLLM_TORCH_CUDA_PROFILE=0 in the
     job's environment turns vLLM's worker profiler off whatever the
     profiler folder (vLLM's ProfilerConfig._validate_profiler_config reads
@@ -350,23 +345,13 @@ class TestVerlEngineNotProfiled(unittest.TestCase):
     The window's rollout captures say so: failed, with the engine's reason;
     the actor's capture is complete."""
 
-    @classmethod
-    def setUpClass(cls):
-        d = cls.d = profdtest.Daemon()
-        cls.wid = d.start_window("--job", JOB, "--steps", "2", "--roles", "actor,rollout", "--phases",
-                                 "actor_update,generate", "--discrete", "--tool", "torch")
-        cls.records, cls.proc, cls.tmp = run_verl(d, ARGS, {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl",
-                                                            "VLLM_TORCH_CUDA_PROFILE": "0"}, [PYBUILD, STANDINS])
-        cls.rc = d.wait(cls.wid)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+    WINDOW = ("--steps", "2", "--roles", "actor,rollout", "--phases", "actor_update,generate",
+              "--discrete", "--tool", "torch")
+    VERL_ENV = dict(EXTERNAL, VLLM_TORCH_CUDA_PROFILE="0")
 
     def test_rollout_captures_failed_with_the_engines_reason(self):
         self.assertEqual(self.rc, 3)  # done, not every capture complete
-        caps = self.d.manifest(JOB, self.wid)["captures"]
+        caps = self.captures()
         got = sorted((c["role"], c["replica_rank"], c["status"], c["reason"]) for c in caps)
         reason = ("rollout engine not captured: vllm start_profile: RuntimeError: Worker failed with error "
                   "'Profiling is not enabled.', please check the stack trace above for the root cause")
@@ -376,7 +361,7 @@ class TestVerlEngineNotProfiled(unittest.TestCase):
             self.assertEqual([f for f in c["files"] if f["path"].startswith("engine/")], [])
 
 
-class TestVerlOwnProfiler(unittest.TestCase):
+class TestVerlOwnProfiler(OneWindow, unittest.TestCase):
     """verl's own torch profiler (global_profiler.tool=torch, steps 2 and 3,
     the actor's section on every rank: one process-global torch.profiler per
     hybrid process, started by DistProfiler.start) and a profd end-to-end
@@ -384,25 +369,14 @@ class TestVerlOwnProfiler(unittest.TestCase):
     already enabled on this thread"); profd's capture takes the place of
     verl's for step 3, verl's own trace of step 2 is as before."""
 
-    @classmethod
-    def setUpClass(cls):
-        d = cls.d = profdtest.Daemon()
-        cls.wid = d.start_window("--job", JOB, "--steps", "3", "--e2e", "--tool", "torch", "--roles", "actor")
-        cls.records, cls.proc, cls.tmp = run_verl(
-            d, ARGS + ["global_profiler.tool=torch", "global_profiler.steps=[2,3]",
-                       "actor_rollout_ref.actor.profiler.enable=true",
-                       "actor_rollout_ref.actor.profiler.all_ranks=true"],
-            {"VERL_USE_EXTERNAL_MODULES": "profd.integrations.verl"}, [PYBUILD, STANDINS])
-        cls.rc = d.wait(cls.wid)
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.d.stop() == 0:
-            cls.d.cleanup()
+    WINDOW = ("--steps", "3", "--e2e", "--tool", "torch", "--roles", "actor")
+    VERL_ARGS = ["global_profiler.tool=torch", "global_profiler.steps=[2,3]",
+                 "actor_rollout_ref.actor.profiler.enable=true",
+                 "actor_rollout_ref.actor.profiler.all_ranks=true"]
 
     def test_profd_complete_and_verl_traces_only_step_2(self):
         self.assertEqual(self.rc, 0, self.d.log()[-3000:])
-        caps = self.d.manifest(JOB, self.wid)["captures"]
+        caps = self.captures()
         self.assertEqual(sorted((c["rank"], c["status"]) for c in caps), [(0, "complete"), (1, "complete")])
         verl_dir = os.path.join(self.tmp, "outputs", "profile")
         names = sorted(os.listdir(verl_dir))

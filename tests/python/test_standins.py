@@ -129,18 +129,16 @@ class VerlStandin(unittest.TestCase):
         for evs in list(procs["hybrid"].values()) + list(procs["critic"].values()):
             self.assertEqual({e["world_size"] for e in evs if "world_size" in e}, {2})
 
-    def test_v1_trainer(self):
-        records, p = run("verl.trainer.main_ppo", self.ARGS)
+    def check_profiled_run(self, records, p, hybrid):
+        """A run of ARGS, step 2 profiled: the trainer's steps, each hybrid
+        rank's events (hybrid: the trainer's own order), each critic rank's
+        and each server's."""
         self.assertEqual(p.stdout, "")
         procs = self.processes(records)
         self.check_groups(procs)
         self.assertEqual(procs["trainer"], [("step", 1), ("step", 2)])
-        start = [("start_profile", {"role": "train", "profile_step": 2})]
         for rank in (0, 1):
-            self.assertEqual([verl_event(e) for e in procs["hybrid"][rank]],
-                             [("init_model",)] + WEIGHTS(0)
-                             + HYBRID_COMPUTE + WEIGHTS(1)
-                             + start + HYBRID_COMPUTE + [("stop_profile", True)] + WEIGHTS(2))
+            self.assertEqual([verl_event(e) for e in procs["hybrid"][rank]], hybrid)
             self.assertEqual([verl_event(e) for e in procs["critic"][rank]],
                              CRITIC_COMPUTE + [("start_profile", {"profile_step": 2})] + CRITIC_COMPUTE
                              + [("stop_profile", True)])
@@ -152,28 +150,21 @@ class VerlStandin(unittest.TestCase):
                               ("generate", "2-%d" % replica), ("generate", "2-%d" % (replica + 2)), ("sleep",),
                               ("stop_profile",)])
 
+    def test_v1_trainer(self):
+        records, p = run("verl.trainer.main_ppo", self.ARGS)
+        start = [("start_profile", {"role": "train", "profile_step": 2})]
+        self.check_profiled_run(records, p,
+                                [("init_model",)] + WEIGHTS(0)
+                                + HYBRID_COMPUTE + WEIGHTS(1)
+                                + start + HYBRID_COMPUTE + [("stop_profile", True)] + WEIGHTS(2))
+
     def test_v0_trainer(self):
         records, p = run("verl.trainer.main_ppo", self.ARGS + ["trainer.use_v1=false"])
-        self.assertEqual(p.stdout, "")
-        procs = self.processes(records)
-        self.check_groups(procs)
-        self.assertEqual(procs["trainer"], [("step", 1), ("step", 2)])
-        for rank in (0, 1):
-            self.assertEqual([verl_event(e) for e in procs["hybrid"][rank]],
-                             [("init_model",)] + WEIGHTS(0)
-                             + HYBRID_COMPUTE + WEIGHTS(1)
-                             + [("start_profile", {"role": "train", "profile_step": 2})] + HYBRID_COMPUTE + WEIGHTS(2)
-                             + [("stop_profile", True)])
-            self.assertEqual([verl_event(e) for e in procs["critic"][rank]],
-                             CRITIC_COMPUTE + [("start_profile", {"profile_step": 2})] + CRITIC_COMPUTE
-                             + [("stop_profile", True)])
-        for replica in (0, 1):
-            self.assertEqual(procs["server"][replica],
-                             [("launch_server",), ("sleep",),
-                              ("generate", "1-%d" % replica), ("generate", "1-%d" % (replica + 2)), ("sleep",),
-                              ("start_profile",),
-                              ("generate", "2-%d" % replica), ("generate", "2-%d" % (replica + 2)), ("sleep",),
-                              ("stop_profile",)])
+        self.check_profiled_run(records, p,
+                                [("init_model",)] + WEIGHTS(0)
+                                + HYBRID_COMPUTE + WEIGHTS(1)
+                                + [("start_profile", {"role": "train", "profile_step": 2})] + HYBRID_COMPUTE
+                                + WEIGHTS(2) + [("stop_profile", True)])
 
     def test_colocated_critic_and_no_profiling(self):
         """verl's default layout: the critic shares the hybrid processes."""

@@ -69,31 +69,31 @@ class TestStepClock(profdtest.DaemonCase):
         """phase_us is phases x steps, row by row: the one phase's row."""
         return r["phase_us"][: len(r["step_us"])]
 
-    def test_step_times_between_the_brackets(self):
-        r, lo = self.rank(), self.steps["steps"][0]
+    def between_brackets(self, times, inner, outer):
+        """Each time (us) of the window's steps, in order, between the
+        brackets inner[n] and outer[n] (ns) of its step n: how many were
+        checked."""
+        lo = self.steps["steps"][0]
         checked = 0
-        for i, us in enumerate(r["step_us"]):
+        for i, us in enumerate(times):
             n = lo + i
-            if us < 0 or n not in self.inner:
+            if us < 0 or n not in inner:
                 continue
             # both stamps are floored to the microsecond: +-1 us
-            self.assertGreaterEqual(us, self.inner[n] // 1000 - 1, (n, us, self.inner[n]))
-            self.assertLessEqual(us, self.outer[n] // 1000 + 1, (n, us, self.outer[n]))
+            self.assertGreaterEqual(us, inner[n] // 1000 - 1, (n, us, inner[n]))
+            self.assertLessEqual(us, outer[n] // 1000 + 1, (n, us, outer[n]))
             checked += 1
-        self.assertGreaterEqual(checked, END - FIRST, r["step_us"])
+        return checked
+
+    def test_step_times_between_the_brackets(self):
+        r = self.rank()
+        self.assertGreaterEqual(self.between_brackets(r["step_us"], self.inner, self.outer), END - FIRST,
+                                r["step_us"])
 
     def test_phase_times_between_the_brackets(self):
         (ro,) = [ro for ro in self.steps["roles"] if ro["role"] == "clocked"]
         self.assertEqual(ro["phases"], ["optimizer"])
-        r, lo = self.rank(), self.steps["steps"][0]
-        checked = 0
-        for i, us in enumerate(self.phase_row(r)):
-            n = lo + i
-            if us < 0 or n not in self.ph_inner:
-                continue
-            self.assertGreaterEqual(us, self.ph_inner[n] // 1000 - 1, (n, us, self.ph_inner[n]))
-            self.assertLessEqual(us, self.ph_outer[n] // 1000 + 1, (n, us, self.ph_outer[n]))
-            checked += 1
+        checked = self.between_brackets(self.phase_row(self.rank()), self.ph_inner, self.ph_outer)
         self.assertGreaterEqual(checked, END - FIRST)
 
     def test_not_quantised(self):

@@ -96,14 +96,7 @@ class Job:
                 self.metrics = r.read().decode()
         finally:
             open(self.stop_file, "w").close()
-            self.codes = []
-            for p, log in self.procs:
-                try:
-                    self.codes.append(p.wait(timeout=60))
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    self.codes.append(p.wait())
-                log.close()
+            self.codes = profdtest.reap(self.procs)
         self.windows = json.loads(self.d.ctl("--json", "windows").stdout)["windows"]
 
     def logs(self):
