@@ -97,11 +97,7 @@ int main(int argc, char **argv)
 
     profd_options_t o;
     profd_client_t *c;
-    profd_options_init(&o);
-    o.url = url;
-    o.job = "bench";
-    o.role = "benchgather";
-    o.rank = 0;
+    bench_options(&o, url, "benchgather", 0);
     o.flush_ms = 5; /* results go out 5 ms after a capture ends, not 50 */
     if (profd_open(&c, &o) != 0 || profd_set_backend(c, &stage_backend, NULL) != 0) {
         bench_die("profd_open failed");

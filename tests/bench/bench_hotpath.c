@@ -311,10 +311,7 @@ static int syscall_loop(const char *url, int64_t n)
 {
     profd_options_t o;
     profd_client_t *c;
-    profd_options_init(&o);
-    o.url = url;
-    o.job = "bench";
-    o.role = "benchhot";
+    bench_options(&o, url, "benchhot", PROFD_FROM_ENV);
     if (profd_open(&c, &o) != 0 || bench_wait_connected(c, 10000) != 0) {
         bench_die("no daemon at %s", url);
     }
@@ -365,11 +362,7 @@ int main(int argc, char **argv)
     /* a client of the daemon, no capture due */
     profd_options_t o;
     profd_client_t *c, *lone;
-    profd_options_init(&o);
-    o.url = url;
-    o.job = "bench";
-    o.role = "benchhot";
-    o.rank = 0;
+    bench_options(&o, url, "benchhot", 0);
     o.flush_ms = 5; /* drain quickly between batches; the timed loop is unaffected */
     if (profd_open(&c, &o) != 0 || profd_set_backend(c, &noop_backend, NULL) != 0) {
         bench_die("profd_open failed");

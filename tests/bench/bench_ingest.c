@@ -43,7 +43,7 @@ typedef struct report {
     int64_t sent, dropped;
 } report_t;
 
-static int client_main(const char *url, int index, int out)
+static int client_main(const void *url, int index, int out)
 {
     profd_options_t o;
     profd_client_t *c;
@@ -52,11 +52,7 @@ static int client_main(const char *url, int index, int out)
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
-    profd_options_init(&o);
-    o.url = url;
-    o.job = "bench";
-    o.role = "benchingest";
-    o.rank = index;
+    bench_options(&o, url, "benchingest", index);
     if (profd_open(&c, &o) != 0) {
         return 1;
     }
@@ -141,23 +137,8 @@ int main(int argc, char **argv)
         reps < 1 || reps > 100 || seconds <= 0) {
         bench_die("usage: %s", usage);
     }
-    int fds[2];
-    if (pipe(fds) != 0) {
-        bench_die("pipe: %s", strerror(errno));
-    }
     pid_t pids[MAX_CLIENTS];
-    for (int i = 0; i < nclients; i++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(fds[0]);
-            _exit(client_main(url, i, fds[1]));
-        }
-        if (pid < 0) {
-            bench_die("fork: %s", strerror(errno));
-        }
-        pids[i] = pid;
-    }
-    close(fds[1]);
+    int reports = bench_fork_clients(nclients, pids, client_main, url);
 
     bench_sleep_us(2000000); /* registration and warm-up */
     printf("{\n  \"clients\": %d,\n  \"seconds\": %.1f,\n  \"reps\": [\n", nclients, seconds);
@@ -194,7 +175,7 @@ int main(int argc, char **argv)
     int64_t sent = 0, dropped = 0;
     report_t rep;
     for (int i = 0; i < nclients; i++) {
-        if (read(fds[0], &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
+        if (read(reports, &rep, sizeof(rep)) == (ssize_t)sizeof(rep)) {
             sent += rep.sent;
             dropped += rep.dropped;
         }

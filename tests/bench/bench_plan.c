@@ -70,7 +70,7 @@ static void hook(void *arg, int level, const char *msg)
     }
 }
 
-static int client_main(const char *url, int index)
+static int client_main(const void *url, int index, int out)
 {
     profd_options_t o;
     profd_client_t *c;
@@ -79,11 +79,8 @@ static int client_main(const char *url, int index)
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
     g_index = index;
-    profd_options_init(&o);
-    o.url = url;
-    o.job = "bench";
-    o.role = "benchplan";
-    o.rank = index;
+    g_pipe = out;
+    bench_options(&o, url, "benchplan", index);
     o.log = hook;
     o.log_level = PROFD_LOG_DEBUG;
     if (profd_open(&c, &o) != 0) {
@@ -139,24 +136,8 @@ int main(int argc, char **argv)
         reps > 1000) {
         bench_die("usage: %s", usage);
     }
-    int fds[2];
-    if (pipe(fds) != 0) {
-        bench_die("pipe: %s", strerror(errno));
-    }
     pid_t pids[MAX_CLIENTS];
-    for (int i = 0; i < nclients; i++) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(fds[0]);
-            g_pipe = fds[1];
-            _exit(client_main(url, i));
-        }
-        if (pid < 0) {
-            bench_die("fork: %s", strerror(errno));
-        }
-        pids[i] = pid;
-    }
-    close(fds[1]);
+    int records = bench_fork_clients(nclients, pids, client_main, url);
 
     /* every client registered and holding its first plan */
     int64_t *windows = calloc((size_t)nclients, sizeof(int64_t));
@@ -165,7 +146,7 @@ int main(int argc, char **argv)
     int64_t deadline = bench_now_ns() + 30000000000LL;
     record_t r;
     while (nready < nclients) {
-        if (!read_record(fds[0], &r, deadline)) {
+        if (!read_record(records, &r, deadline)) {
             bench_die("only %d of %d clients registered within 30 s", nready, nclients);
         }
         if (r.kind == EV_PLAN && !ready[r.client]) {
@@ -203,7 +184,7 @@ int main(int argc, char **argv)
         int armed = 0;
         deadline = bench_now_ns() + 10000000000LL;
         while (armed < nclients) {
-            if (!read_record(fds[0], &r, deadline)) {
+            if (!read_record(records, &r, deadline)) {
                 bench_die("repetition %d: %d of %d clients armed within 10 s", rep, armed,
                           nclients);
             }
@@ -228,7 +209,7 @@ int main(int argc, char **argv)
             lat[i] = -1;
         }
         while (back < nclients) {
-            if (!read_record(fds[0], &r, deadline)) {
+            if (!read_record(records, &r, deadline)) {
                 bench_die("repetition %d: the cancellation reached %d of %d clients", rep, back,
                           nclients);
             }

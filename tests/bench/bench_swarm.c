@@ -37,6 +37,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 
+#include "bench_util.h"
 #include "engine.h"
 #include "internal.h"
 #include "profd/client.h"
@@ -770,8 +771,19 @@ int main(int argc, char **argv)
                  .rate = 10,
                  .flush_ms = 50,
                  .trace_bytes = 4096};
+    /* the options that set one field of s: getopt's value, how to read it */
+    const struct {
+        int ch;
+        bench_kind_t kind;
+        void *out;
+    } fields[] = {{'p', BENCH_INT, &s.per},         {'w', BENCH_I64, &s.world},
+                  {'r', BENCH_DBL, &s.rate},        {'s', BENCH_I64, &s.steps},
+                  {'k', BENCH_INT, &s.substeps},    {'f', BENCH_INT, &s.flush_ms},
+                  {'b', BENCH_I64, &s.trace_bytes}, {'j', BENCH_STR, &s.job}};
+    const size_t nfields = sizeof(fields) / sizeof(fields[0]);
     const char *urls[MAX_NODES], *hosts[MAX_NODES];
     int index[MAX_NODES], nnodes = 0, ch;
+    size_t f;
 
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
@@ -784,36 +796,20 @@ int main(int argc, char **argv)
             }
             nnodes++;
             break;
-        case 'p':
-            s.per = atoi(optarg);
-            break;
-        case 'w':
-            s.world = atoll(optarg);
-            break;
-        case 'r':
-            s.rate = atof(optarg);
-            break;
-        case 's':
-            s.steps = atoll(optarg);
-            break;
-        case 'k':
-            s.substeps = atoi(optarg);
-            break;
-        case 'f':
-            s.flush_ms = atoi(optarg);
-            break;
-        case 'b':
-            s.trace_bytes = atoll(optarg);
-            break;
-        case 'j':
-            s.job = optarg;
-            break;
         case 'h':
             usage(stdout);
             return 0;
         default:
-            usage(stderr);
-            return 2;
+            f = 0;
+            while (f < nfields && fields[f].ch != ch) {
+                f++;
+            }
+            if (f == nfields) {
+                usage(stderr);
+                return 2;
+            }
+            bench_set(fields[f].kind, fields[f].out, optarg);
+            break;
         }
     }
     if (nnodes == 0 || optind != argc || s.per < 1 || s.per > 4096 || s.substeps < 1 ||

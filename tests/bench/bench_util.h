@@ -8,12 +8,15 @@
 #ifndef PROFD_BENCH_UTIL_H
 #define PROFD_BENCH_UTIL_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
@@ -55,6 +58,25 @@ typedef struct bench_opt {
     void *out;
 } bench_opt_t;
 
+/* One option's value v into out, read as kind says. */
+static inline void bench_set(bench_kind_t kind, void *out, const char *v)
+{
+    switch (kind) {
+    case BENCH_STR:
+        *(const char **)out = v;
+        break;
+    case BENCH_INT:
+        *(int *)out = atoi(v);
+        break;
+    case BENCH_I64:
+        *(int64_t *)out = atoll(v);
+        break;
+    case BENCH_DBL:
+        *(double *)out = atof(v);
+        break;
+    }
+}
+
 static inline void bench_args(int argc, char **argv, const bench_opt_t *opts, size_t n,
                               const char *usage)
 {
@@ -66,22 +88,45 @@ static inline void bench_args(int argc, char **argv, const bench_opt_t *opts, si
         if (k == n || i + 1 >= argc) {
             bench_die("usage: %s", usage);
         }
-        const char *v = argv[++i];
-        switch (opts[k].kind) {
-        case BENCH_STR:
-            *(const char **)opts[k].out = v;
-            break;
-        case BENCH_INT:
-            *(int *)opts[k].out = atoi(v);
-            break;
-        case BENCH_I64:
-            *(int64_t *)opts[k].out = atoll(v);
-            break;
-        case BENCH_DBL:
-            *(double *)opts[k].out = atof(v);
-            break;
-        }
+        bench_set(opts[k].kind, opts[k].out, argv[++i]);
     }
+}
+
+/* Options for a client of the benchmarks' job "bench" at url: its role and
+ * rank (PROFD_FROM_ENV: RANK's), the rest as profd_options_init sets them. */
+static inline void bench_options(profd_options_t *o, const char *url, const char *role,
+                                 int64_t rank)
+{
+    profd_options_init(o);
+    o->url = url;
+    o->job = "bench";
+    o->role = role;
+    o->rank = rank;
+}
+
+/* Forks n client processes: client i runs child(arg, i, out), out the write
+ * end of one pipe they share, and exits with what child returns. Their pids
+ * into pids; returns the pipe's read end, the parent's. */
+static inline int bench_fork_clients(int n, pid_t *pids, int (*child)(const void *, int, int),
+                                     const void *arg)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        bench_die("pipe: %s", strerror(errno));
+    }
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fds[0]);
+            _exit(child(arg, i, fds[1]));
+        }
+        if (pid < 0) {
+            bench_die("fork: %s", strerror(errno));
+        }
+        pids[i] = pid;
+    }
+    close(fds[1]);
+    return fds[0];
 }
 
 /* A REQ socket dialed to a control endpoint (as profctl dials it). */

@@ -133,11 +133,14 @@ class ClusterFigures:
                 "end_to_manifest_s": (t1 - wend) if wend else None,
                 "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0)}
 
+    def cluster_size(self):
+        """The alignment and turnaround figures' cluster: node daemons,
+        ranks a node, ranks, and windows to time (fewer on a quick run)."""
+        nodes, per = self.reps(16, 4), 64
+        return nodes, per, nodes * per, self.reps(5, 2)
+
     def fig_turnaround(self):
-        nodes = self.reps(16, 4)
-        per = 64
-        ranks = nodes * per
-        windows = self.reps(5, 2)
+        nodes, per, ranks, windows = self.cluster_size()
         g = "8. turnaround, %d ranks over %d node daemons" % (ranks, nodes)
         c, ns, sims = self.cluster_up("t", nodes, per)
         self.wait_ranks(c, ranks, timeout=120)

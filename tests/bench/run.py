@@ -404,10 +404,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
     # ---------------------------------------------------------- 3. alignment
 
     def fig_align(self):
-        nodes = self.reps(16, 4)
-        per = 64
-        ranks = nodes * per
-        windows = self.reps(5, 2)
+        nodes, per, ranks, windows = self.cluster_size()
         g = "3. alignment, %d ranks over %d node daemons" % (ranks, nodes)
         port = self.port()
         # plain tcp:// on loopback, opted in (--insecure-tcp-links)
