@@ -80,14 +80,16 @@ ok "kubectl: $kubectl (kustomize v$(kustomize_major "$kubectl"))"
 validate() { node "$here/validate-k8s.js" --level training=restricted "$@"; }
 
 # ---- every kustomization ----
+# what both overlays of the profd namespace start with
+profd_ns="Namespace -/profd
+ServiceAccount profd/profd
+ConfigMap profd/profd-config-*"
 declare -A expected_objects=(
   [base]="ConfigMap -/profd-config-*"
   [sidecar]="ConfigMap training/profd-config-*
 PersistentVolumeClaim training/profd-profiles
 Job training/trainer"
-  [node]="Namespace -/profd
-ServiceAccount profd/profd
-ConfigMap profd/profd-config-*
+  [node]="$profd_ns
 Service profd/profd-node
 DaemonSet profd/profd
 NetworkPolicy profd/profd-node"
@@ -95,9 +97,7 @@ NetworkPolicy profd/profd-node"
 PersistentVolume -/profd-spool-training
 PersistentVolumeClaim training/profd-spool
 Job training/trainer"
-  [coordinator]="Namespace -/profd
-ServiceAccount profd/profd
-ConfigMap profd/profd-config-*
+  [coordinator]="$profd_ns
 Service profd/profd-coordinator
 Service profd/profd-node
 PersistentVolumeClaim profd/profd-coordinator-data
