@@ -53,30 +53,20 @@ static bool key_eq(const pd_hist_rank_t *r, const pd_hist_id_t *id, uint64_t has
            strcmp(r->node, id->node ? id->node : "") == 0;
 }
 
-static void table_put(pd_history_t *h, size_t idx)
+/* Position i, holding its entry now, in the index; without memory, no
+ * index (pd_history_find scans until the next rebuild). */
+static void index_put(pd_history_t *h, size_t i)
 {
-    size_t mask = h->tsize - 1;
-    for (size_t i = (size_t)h->v[idx]->hash & mask;; i = (i + 1) & mask) {
-        if (h->table[i] == 0) {
-            h->table[i] = (uint32_t)(idx + 1);
-            return;
+    int rv = pd_uix_room(&h->ix, h->n, 1);
+    if (rv < 0) {
+        pd_uix_free(&h->ix);
+    } else if (rv == 1) {
+        for (size_t k = 0; k < h->n; k++) { /* rebuilt empty: every position again */
+            pd_uix_put(&h->ix, h->v[k]->hash, k);
         }
+    } else {
+        pd_uix_put(&h->ix, h->v[i]->hash, i);
     }
-}
-
-static int table_rebuild(pd_history_t *h, size_t tsize)
-{
-    uint32_t *t = calloc(tsize, sizeof(*t));
-    if (t == NULL) {
-        return PROFD_ENOMEM;
-    }
-    free(h->table);
-    h->table = t;
-    h->tsize = tsize;
-    for (size_t i = 0; i < h->n; i++) {
-        table_put(h, i);
-    }
-    return 0;
 }
 
 void pd_history_init(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t max_ranks)
@@ -105,21 +95,27 @@ void pd_history_fini(pd_history_t *h)
         entry_free(h->v[i]);
     }
     free(h->v);
-    free(h->table);
+    pd_uix_free(&h->ix);
     memset(h, 0, sizeof(*h));
 }
 
 pd_hist_rank_t *pd_history_find(const pd_history_t *h, const pd_hist_id_t *id)
 {
-    if (h->tsize == 0) {
+    uint64_t hash = key_hash(id);
+    if (h->ix.slot == NULL) {
+        for (size_t i = 0; i < h->n; i++) {
+            if (key_eq(h->v[i], id, hash)) {
+                return h->v[i];
+            }
+        }
         return NULL;
     }
-    uint64_t hash = key_hash(id);
-    size_t mask = h->tsize - 1;
-    for (size_t i = (size_t)hash & mask; h->table[i]; i = (i + 1) & mask) {
-        pd_hist_rank_t *r = h->v[h->table[i] - 1];
-        if (key_eq(r, id, hash)) {
-            return r;
+    /* a slot may be stale (its position since refilled, or past n): each
+     * hit is compared */
+    for (size_t at = pd_uix_first(&h->ix, hash); h->ix.slot[at]; at = pd_uix_next(&h->ix, at)) {
+        size_t i = pd_uix_at(&h->ix, at);
+        if (i < h->n && key_eq(h->v[i], id, hash)) {
+            return h->v[i];
         }
     }
     return NULL;
@@ -142,13 +138,6 @@ static int make_room(pd_history_t *h)
             h->v = v;
             h->cap = cap;
         }
-        if (h->tsize < 2 * h->cap) {
-            size_t t = 32;
-            while (t < 2 * h->cap) {
-                t *= 2;
-            }
-            return table_rebuild(h, t);
-        }
         return 0;
     }
     size_t old = 0;
@@ -161,7 +150,10 @@ static int make_room(pd_history_t *h)
     entry_free(h->v[old]);
     h->v[old] = h->v[--h->n];
     h->evicted++;
-    return table_rebuild(h, h->tsize);
+    if (old < h->n) {
+        index_put(h, old); /* the last entry, moved there */
+    }
+    return 0;
 }
 
 pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t now_ms)
@@ -192,7 +184,7 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
         r->reported = PP_NONE;
         r->began_ms = now_ms;
         h->v[h->n++] = r;
-        table_put(h, h->n - 1);
+        index_put(h, h->n - 1);
     }
     r->replica_rank = id->replica_rank;
     r->pid = id->pid;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "profd/proto.h"
+#include "uix.h"
 
 #define PD_HIST_PHASES 8 /* distinct phase names kept per rank */
 #define PD_HIST_RECENT 8 /* a rank's "recent step time": the median of this many */
@@ -76,8 +77,7 @@ typedef struct pd_hist_rank {
 typedef struct pd_history {
     pd_hist_rank_t **v; /* entries, unordered */
     size_t n, cap;
-    uint32_t *table; /* open addressing: index + 1 into v, 0 empty */
-    size_t tsize;    /* power of two, >= 2 * cap */
+    pd_uix_t ix; /* v's positions by key hash; no slots (no memory): a scan */
     int64_t steps, phase_steps;
     size_t max_ranks;
     int64_t evicted;
