@@ -10,73 +10,57 @@
 
 #include "profd/client.h"
 
-#define FIELD(T, f) printf("%s\"%s\":%zu", first++ ? "," : "", #f, offsetof(T, f))
+typedef struct field {
+    const char *name;
+    size_t offset;
+} field_t;
+
+/* One field of the struct T names: F(f) inside a #define T ... #undef T. */
+// clang-format off
+#define F(f) {#f, offsetof(T, f)}
+// clang-format on
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+#define T profd_options_t
+static const field_t options[] = {F(url),        F(job),        F(role),         F(rank),
+                                  F(local_rank), F(world_size), F(replica_rank), F(host),
+                                  F(flush_ms),   F(log),        F(log_arg),      F(log_level)};
+#undef T
+#define T profd_capture_t
+static const field_t capture[] = {
+    F(window_id),    F(window),     F(job),           F(role), F(phase),   F(rank),
+    F(replica_rank), F(first_step), F(last_step),     F(step), F(substep), F(part),
+    F(tool),         F(mode),       F(settings_json), F(dir),  F(schedule)};
+#undef T
+#define T profd_schedule_t
+static const field_t schedule[] = {F(skip_first), F(wait), F(warmup), F(active), F(repeat)};
+#undef T
+#define T profd_backend_t
+static const field_t backend[] = {F(name), F(flags), F(start), F(stop), F(substep)};
+#undef T
+#define T profd_stats_t
+static const field_t stats[] = {F(connected), F(client_id),   F(plan_gen),       F(windows),
+                                F(captures),  F(events_sent), F(events_dropped), F(reconnects)};
+#undef T
+
+/* sep "name":{"size":size,"fields":{"field":offset,...}} */
+static void print_struct(const char *sep, const char *name, size_t size, const field_t *f, size_t n)
+{
+    printf("%s\"%s\":{\"size\":%zu,\"fields\":{", sep, name, size);
+    for (size_t i = 0; i < n; i++) {
+        printf("%s\"%s\":%zu", i ? "," : "", f[i].name, f[i].offset);
+    }
+    printf("}}");
+}
 
 int main(void)
 {
-    int first;
-
-    printf("{\"options\":{\"size\":%zu,\"fields\":{", sizeof(profd_options_t));
-    first = 0;
-    FIELD(profd_options_t, url);
-    FIELD(profd_options_t, job);
-    FIELD(profd_options_t, role);
-    FIELD(profd_options_t, rank);
-    FIELD(profd_options_t, local_rank);
-    FIELD(profd_options_t, world_size);
-    FIELD(profd_options_t, replica_rank);
-    FIELD(profd_options_t, host);
-    FIELD(profd_options_t, flush_ms);
-    FIELD(profd_options_t, log);
-    FIELD(profd_options_t, log_arg);
-    FIELD(profd_options_t, log_level);
-
-    printf("}},\"capture\":{\"size\":%zu,\"fields\":{", sizeof(profd_capture_t));
-    first = 0;
-    FIELD(profd_capture_t, window_id);
-    FIELD(profd_capture_t, window);
-    FIELD(profd_capture_t, job);
-    FIELD(profd_capture_t, role);
-    FIELD(profd_capture_t, phase);
-    FIELD(profd_capture_t, rank);
-    FIELD(profd_capture_t, replica_rank);
-    FIELD(profd_capture_t, first_step);
-    FIELD(profd_capture_t, last_step);
-    FIELD(profd_capture_t, step);
-    FIELD(profd_capture_t, substep);
-    FIELD(profd_capture_t, part);
-    FIELD(profd_capture_t, tool);
-    FIELD(profd_capture_t, mode);
-    FIELD(profd_capture_t, settings_json);
-    FIELD(profd_capture_t, dir);
-    FIELD(profd_capture_t, schedule);
-
-    printf("}},\"schedule\":{\"size\":%zu,\"fields\":{", sizeof(profd_schedule_t));
-    first = 0;
-    FIELD(profd_schedule_t, skip_first);
-    FIELD(profd_schedule_t, wait);
-    FIELD(profd_schedule_t, warmup);
-    FIELD(profd_schedule_t, active);
-    FIELD(profd_schedule_t, repeat);
-
-    printf("}},\"backend\":{\"size\":%zu,\"fields\":{", sizeof(profd_backend_t));
-    first = 0;
-    FIELD(profd_backend_t, name);
-    FIELD(profd_backend_t, flags);
-    FIELD(profd_backend_t, start);
-    FIELD(profd_backend_t, stop);
-    FIELD(profd_backend_t, substep);
-
-    printf("}},\"stats\":{\"size\":%zu,\"fields\":{", sizeof(profd_stats_t));
-    first = 0;
-    FIELD(profd_stats_t, connected);
-    FIELD(profd_stats_t, client_id);
-    FIELD(profd_stats_t, plan_gen);
-    FIELD(profd_stats_t, windows);
-    FIELD(profd_stats_t, captures);
-    FIELD(profd_stats_t, events_sent);
-    FIELD(profd_stats_t, events_dropped);
-    FIELD(profd_stats_t, reconnects);
-    printf("}}}\n");
+    printf("{");
+    print_struct("", "options", sizeof(profd_options_t), options, COUNT(options));
+    print_struct(",", "capture", sizeof(profd_capture_t), capture, COUNT(capture));
+    print_struct(",", "schedule", sizeof(profd_schedule_t), schedule, COUNT(schedule));
+    print_struct(",", "backend", sizeof(profd_backend_t), backend, COUNT(backend));
+    print_struct(",", "stats", sizeof(profd_stats_t), stats, COUNT(stats));
+    printf("}\n");
     return 0;
 }
