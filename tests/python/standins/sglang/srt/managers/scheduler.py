@@ -13,8 +13,8 @@ start answers success=False, "Profiling is not in progress. Call
 is available.)"""
 
 import os
-import traceback
 
+import standin_pool
 import standin_trace
 
 
@@ -89,20 +89,9 @@ class Scheduler:
         return self.stop_profile()
 
 
+def _answer(conn, scheduler, method, args):
+    conn.send(getattr(scheduler, method)(*args))
+
+
 def run_scheduler_process(conn, tp_rank, use_torch):
-    code = 0
-    try:
-        scheduler = Scheduler(tp_rank, use_torch)
-        while True:
-            try:
-                method, args = conn.recv()
-            except EOFError:
-                break
-            if method is None:
-                break
-            conn.send(getattr(scheduler, method)(*args))
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    finally:
-        os._exit(code)
+    standin_pool.serve(conn, lambda: Scheduler(tp_rank, use_torch), _answer)

@@ -10,23 +10,17 @@ a STOP_PROFILE; _execute_profile takes the first result and raises
 RuntimeError(result.message) when it failed."""
 
 import multiprocessing
-import os
 import time
 
+import standin_pool
 from sglang.srt.managers.scheduler import run_scheduler_process
 
 
 class TokenizerManager:
     def __init__(self, tp_size=1, use_torch=False):
-        ctx = multiprocessing.get_context("fork")
-        self.schedulers = []
-        for rank in range(tp_size):
-            parent, child = ctx.Pipe()
-            p = ctx.Process(target=run_scheduler_process, args=(child, rank, use_torch), daemon=True,
-                            name="sglang::scheduler_TP%d" % rank)
-            p.start()
-            child.close()
-            self.schedulers.append((p, parent))
+        self.schedulers = standin_pool.start(multiprocessing.get_context("fork"), tp_size, run_scheduler_process,
+                                             lambda rank: (rank, use_torch),
+                                             lambda rank: "sglang::scheduler_TP%d" % rank)
 
     def _all(self, method, *args):
         for _, conn in self.schedulers:
@@ -54,9 +48,4 @@ class TokenizerManager:
         return result
 
     def shutdown(self):
-        for p, conn in self.schedulers:
-            try:
-                conn.send((None, ()))
-            except OSError:
-                pass
-            p.join(10)
+        standin_pool.stop(self.schedulers)

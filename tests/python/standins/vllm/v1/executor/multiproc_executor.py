@@ -14,43 +14,28 @@ import multiprocessing
 import os
 import traceback
 
+import standin_pool
+
+
+def _answer(conn, worker, method, args):
+    try:
+        conn.send(("ok", getattr(worker, method)(*args)))
+    except Exception as e:
+        traceback.print_exc()
+        conn.send(("err", str(e)))
+
 
 def _worker_main(conn, instance_id, rank, use_torch):
     from vllm.v1.worker.gpu_worker import Worker
 
-    code = 0
-    try:
-        worker = Worker(instance_id, local_rank=rank, rank=rank, use_torch=use_torch)
-        while True:
-            try:
-                method, args = conn.recv()
-            except EOFError:
-                break
-            if method is None:
-                break
-            try:
-                conn.send(("ok", getattr(worker, method)(*args)))
-            except Exception as e:
-                traceback.print_exc()
-                conn.send(("err", str(e)))
-    except BaseException:
-        traceback.print_exc()
-        code = 1
-    finally:
-        os._exit(code)
+    standin_pool.serve(conn, lambda: Worker(instance_id, local_rank=rank, rank=rank, use_torch=use_torch), _answer)
 
 
 class MultiprocExecutor:
     def __init__(self, instance_id, world_size, use_torch):
         ctx = multiprocessing.get_context(os.environ.get("VLLM_WORKER_MULTIPROC_METHOD", "fork"))
-        self.workers = []
-        for rank in range(world_size):
-            parent, child = ctx.Pipe()
-            p = ctx.Process(target=_worker_main, args=(child, instance_id, rank, use_torch), daemon=True,
-                            name="VllmWorker-%d" % rank)
-            p.start()
-            child.close()
-            self.workers.append((p, parent))
+        self.workers = standin_pool.start(ctx, world_size, _worker_main, lambda rank: (instance_id, rank, use_torch),
+                                          lambda rank: "VllmWorker-%d" % rank)
 
     def collective_rpc(self, method, args=()):
         for _, conn in self.workers:
@@ -70,10 +55,5 @@ class MultiprocExecutor:
         self.collective_rpc("profile", args=(is_start,))
 
     def shutdown(self):
-        for p, conn in self.workers:
-            try:
-                conn.send((None, ()))
-            except OSError:
-                pass
-            p.join(10)
+        standin_pool.stop(self.workers)
         self.workers = []
