@@ -278,10 +278,7 @@ void pd_profcfg_free(pd_profcfg_t *cfg)
     if (cfg == NULL) {
         return;
     }
-    for (size_t i = 0; i < cfg->n_specs; i++) {
-        pp_record_free(&pp_desc_window_spec, &cfg->specs[i]);
-    }
-    free(cfg->specs);
+    pp_records_free(&pp_desc_window_spec, cfg->specs, cfg->n_specs);
     pu_strv_free(cfg->warnings, cfg->n_warnings);
     free(cfg->schema);
     free(cfg->no_window);

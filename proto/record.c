@@ -82,6 +82,14 @@ void pp_record_free(const pp_desc_t *d, void *rec)
     pp_record_init(d, rec);
 }
 
+void pp_records_free(const pp_desc_t *d, void *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        pp_record_free(d, (char *)v + i * d->size);
+    }
+    free(v);
+}
+
 static char *dup_str(const char *s)
 {
     return s ? strdup(s) : NULL;

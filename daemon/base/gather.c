@@ -683,10 +683,7 @@ static void gather_run(pd_job_t *j)
 static void gather_free(pd_job_t *job)
 {
     pd_gather_job_t *j = (pd_gather_job_t *)job;
-    for (size_t i = 0; i < j->nfiles; i++) {
-        pp_record_free(&pp_desc_file, &j->files[i]);
-    }
-    free(j->files);
+    pp_records_free(&pp_desc_file, j->files, j->nfiles);
     pu_strv_free(j->parts, (size_t)j->nparts);
 }
 

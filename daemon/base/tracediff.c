@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "confine.h"
+#include "pu_buf.h"
 #include "text.h"
 #include "tracediff.h"
 #include "tracemerge.h"
@@ -298,10 +299,7 @@ void pd_diff_free(pd_diff_t *d)
         return;
     }
     for (int s = 0; s < 2; s++) {
-        for (size_t i = 0; i < d->nfiles[s]; i++) {
-            free(d->files[s][i]);
-        }
-        free(d->files[s]);
+        pu_strv_free(d->files[s], d->nfiles[s]);
     }
     pp_record_free(&pp_desc_trace_diff, &d->out);
     free(d);

@@ -278,10 +278,7 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
     sm->captures_n = 0;
     if (index == w->nmembers) {
         if (PU_GROW(w->members, w->capm, w->nmembers + 1) != 0) {
-            for (size_t c = 0; c < m.ncaps; c++) {
-                pp_record_free(&pp_desc_capture, &m.caps[c]);
-            }
-            free(m.caps);
+            pp_records_free(&pp_desc_capture, m.caps, m.ncaps);
             free(m.gathered);
             free(m.roles);
             free(m.selnames);
@@ -290,10 +287,7 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
         w->nmembers++;
     } else {
         pd_member_t *old = &w->members[index];
-        for (size_t c = 0; c < old->ncaps; c++) {
-            pp_record_free(&pp_desc_capture, &old->caps[c]);
-        }
-        free(old->caps);
+        pp_records_free(&pp_desc_capture, old->caps, old->ncaps);
         free(old->gathered);
         free(old->roles);
         free(old->selnames);

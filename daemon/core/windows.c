@@ -18,10 +18,7 @@ void pd_windows_init(pd_windows_t *ws, pd_log_t *log, size_t max_live)
 
 static void member_free(pd_member_t *m)
 {
-    for (size_t i = 0; i < m->ncaps; i++) {
-        pp_record_free(&pp_desc_capture, &m->caps[i]);
-    }
-    free(m->caps);
+    pp_records_free(&pp_desc_capture, m->caps, m->ncaps);
     m->caps = NULL;
     m->ncaps = 0;
     free(m->gathered);

@@ -97,10 +97,7 @@ static const char *check_capture(pd_windows_t *ws, const pd_window_t *w, const p
                                  pp_capture_t *c, bool rel, char *why, size_t whylen)
 {
     if (!rel) { /* a worker's: the files are the daemon's listing, never the report's */
-        for (size_t f = 0; f < c->files_n; f++) {
-            pp_record_free(&pp_desc_file, &c->files[f]);
-        }
-        free(c->files);
+        pp_records_free(&pp_desc_file, c->files, c->files_n);
         c->files = NULL;
         c->files_n = 0;
     }

@@ -102,10 +102,7 @@ static int apply_cfg(pd_node_t *n, const char *file, pd_profcfg_t *src, const ch
         reconcile(n, file, keys, cfg.n_specs, planned);
     }
     rv = start_all(n, &cfg, job, keys, planned, &r, err, errlen);
-    for (size_t i = 0; own && i < cfg.n_specs; i++) {
-        free(keys[i]);
-    }
-    free(keys);
+    pu_strv_free(keys, own ? cfg.n_specs : 0);
     free(planned);
     if (rv != 0) {
         pd_apply_result_free(&r);

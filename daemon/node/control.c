@@ -502,10 +502,7 @@ static void failures_fill(const pd_window_t *w, pp_window_t *out)
 static void failures_free(pp_window_t *out)
 {
     for (size_t i = 0; i < out->ranks_n; i++) {
-        for (size_t k = 0; k < out->ranks[i].failures_n; k++) {
-            free(out->ranks[i].failures[k]);
-        }
-        free(out->ranks[i].failures);
+        pu_strv_free(out->ranks[i].failures, out->ranks[i].failures_n);
     }
 }
 

@@ -223,6 +223,8 @@ int pp_error_encode(int code, const char *message, char **out, size_t *len);
 /* Set a record to its empty state: zero, PP_NONE for nullable integers. */
 void pp_record_init(const pp_desc_t *d, void *rec);
 void pp_record_free(const pp_desc_t *d, void *rec);
+/* An array of n records of d: each freed, then the array. */
+void pp_records_free(const pp_desc_t *d, void *v, size_t n);
 /* Deep copy; returns 0 or PROFD_ENOMEM (dst left empty). */
 int pp_record_copy(const pp_desc_t *d, void *dst, const void *src);
 /* Decode a JSON document into a record. Same error rules as pp_msg_decode. */
