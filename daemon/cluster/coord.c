@@ -457,27 +457,16 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     if (p == NULL) {
         return;
     }
-    if (w->gen == n->gen && p->gen_sample == n->gen) {
-        /* the hop to the node, from a node whose long poll held the previous
-         * plan (a node that joined since would measure its own start); its
-         * own fan-out is added when planning */
-        pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
-    }
-    p->gen_sample = -1;
-    p->gen_acked = w->gen;
+    /* the delivery sample is the hop to the node; its own fan-out is added
+     * when planning */
     release_watch(c, p);
-    if (w->gen != n->gen) {
-        reply_plan(c, p, req, false);
-        return;
+    int rv = pd_node_watch(n, req, w->gen, w->hold_ms, &p->gen_sample, &p->gen_acked,
+                           &p->watch_deadline_ms);
+    if (rv == PD_WATCH_PARKED) {
+        p->watch = req;
+    } else {
+        reply_plan(c, p, req, rv == PD_WATCH_FULL);
     }
-    int64_t hold =
-        w->hold_ms > 0 && w->hold_ms < n->cfg->watch_hold_ms ? w->hold_ms : n->cfg->watch_hold_ms;
-    if (!pd_req_park(req)) {
-        reply_plan(c, p, req, true);
-        return;
-    }
-    p->watch = req;
-    p->watch_deadline_ms = pd_now_ms() + hold;
 }
 
 /* Has rank k of window `window` reported its captures already? */

@@ -72,6 +72,25 @@ void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req)
     pd_req_reply_msg(req, &m);
 }
 
+int pd_node_watch(pd_node_t *n, pd_req_t *req, int64_t gen, int64_t hold_ms, int64_t *gen_sample,
+                  int64_t *gen_acked, int64_t *deadline_ms)
+{
+    if (gen == n->gen && *gen_sample == n->gen) {
+        pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
+    }
+    *gen_sample = -1;
+    *gen_acked = gen;
+    if (gen != n->gen) {
+        return PD_WATCH_NEW;
+    }
+    int64_t hold = hold_ms > 0 && hold_ms < n->cfg->watch_hold_ms ? hold_ms : n->cfg->watch_hold_ms;
+    if (!pd_req_park(req)) {
+        return PD_WATCH_FULL;
+    }
+    *deadline_ms = pd_now_ms() + hold;
+    return PD_WATCH_PARKED;
+}
+
 void pd_node_reply_durable(pd_node_t *n, pd_req_t *req, const pp_msg_t *m)
 {
     char *buf;

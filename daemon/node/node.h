@@ -115,6 +115,20 @@ void pd_node_reply_ack(const pd_node_t *n, pd_req_t *req);
 void pd_node_reply_durable(pd_node_t *n, pd_req_t *req, const pp_msg_t *m);
 void pd_node_reply_ack_durable(pd_node_t *n, pd_req_t *req);
 
+/* A long poll (a worker's watch, a node's node_watch) that acknowledges
+ * plan generation gen and asks to be held hold_ms (0, or more than
+ * watch_hold_ms: watch_hold_ms). A delivery sample when the poller's
+ * previous poll held the plan when this generation was published
+ * (*gen_sample == gen); any other poller (one that registered, or came
+ * back, since) would measure its own start, not the delivery. Then
+ * *gen_sample = -1 and *gen_acked = gen, and: PD_WATCH_PARKED (req parked
+ * until *deadline_ms), PD_WATCH_NEW (answer now with the new plan) or
+ * PD_WATCH_FULL (too many parked: answer "unchanged" now, the poller asks
+ * again). */
+enum { PD_WATCH_PARKED, PD_WATCH_NEW, PD_WATCH_FULL };
+int pd_node_watch(pd_node_t *n, pd_req_t *req, int64_t gen, int64_t hold_ms, int64_t *gen_sample,
+                  int64_t *gen_acked, int64_t *deadline_ms);
+
 /* Options of a reply endpoint of this daemon: its settings for size,
  * socket mode and group, and TLS files (tls points at storage of the
  * caller's that outlives the call). */

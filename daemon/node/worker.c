@@ -202,29 +202,17 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     pd_node_t *n = ((pd_worker_t *)ctx)->n;
     const pp_watch_t *w = &msg->u.watch;
     pd_rank_t *k = client_of(n, req, w->client);
-    /* a delivery sample: a worker whose long poll held the previous plan
-     * when this one was published acknowledges it. Any other (one that
-     * registered, or came back, after the publication) would measure its
-     * own start, not the delivery, and push every --next window seconds
-     * ahead. */
-    if (w->gen == n->gen && k->gen_sample == n->gen) {
-        pd_latency_sample(&n->latency, pd_now_us() - n->gen_published_us);
-    }
-    k->gen_sample = -1;
-    k->gen_acked = w->gen;
+    /* the delivery is sampled only from a worker whose poll held the
+     * previous plan (pd_node_watch): another would measure its own start
+     * and push every --next window seconds ahead */
     release_watch(n, k);
-    if (w->gen != n->gen) {
-        reply_plan(n, k, req, false);
-        return;
+    int rv = pd_node_watch(n, req, w->gen, w->hold_ms, &k->gen_sample, &k->gen_acked,
+                           &k->watch_deadline_ms);
+    if (rv == PD_WATCH_PARKED) {
+        k->watch = req;
+    } else {
+        reply_plan(n, k, req, rv == PD_WATCH_FULL);
     }
-    int64_t hold =
-        w->hold_ms > 0 && w->hold_ms < n->cfg->watch_hold_ms ? w->hold_ms : n->cfg->watch_hold_ms;
-    if (!pd_req_park(req)) {
-        reply_plan(n, k, req, true); /* too many parked: the worker asks again */
-        return;
-    }
-    k->watch = req;
-    k->watch_deadline_ms = pd_now_ms() + hold;
 }
 
 static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
