@@ -65,11 +65,18 @@ tls_yaml() {
 }
 
 # ---- the coordinator ----
+# align_margin_ms 2000 (default 100): --next places the window 2 s ahead of
+# the ranks, so a plan that crosses TLS twice on loaded cores still arrives
+# before the window's first step (at 100 ms a round under load 11 missed all
+# 4: "plan arrived at step 112, after start step 112"); this test is about
+# who may connect, not how close a window can be planned
 cat >"$tmp/coordinator.yaml" <<EOF
 listen:
   control_remote: tls+tcp://127.0.0.1:$cport
 coordinator:
   listen: tls+tcp://127.0.0.1:$lport
+limits:
+  align_margin_ms: 2000
 $(tls_yaml ops-ca coordinator)
 EOF
 PROFD_RUN_DIR=$tmp/crun "$PROFD_PROFD" --coordinator --config "$tmp/coordinator.yaml" \

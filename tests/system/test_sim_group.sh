@@ -62,8 +62,13 @@ threads() { cat /proc/"$sim_pid"/task/*/comm 2>/dev/null | grep -cx "$1" || true
 [ "$(threads profd-io)" = 18 ] || fail "$(threads profd-io) profd-io threads, not 18"
 
 # every rank keeps its own rate (20 steps/s) while sharing its thread: none
-# is ahead of its schedule (20 steps/s since the start), and over 3 s each
-# advances as many steps as the others (within 3), at least 10 a second
+# is ahead of its schedule (20 steps/s since the start), and over 6 s each
+# advances as many steps as the others, at least 10 a second. "As many": the
+# daemon sees a step when the rank's events arrive, and on loaded cores one
+# rank's events can lag another's by a few hundred ms (a round under load 11
+# read 60-65 steps in 3 s), so the bound is 10 % of the median advance (12
+# steps, 600 ms at 20/s); a rank its thread starves (half its rate, or a
+# quarter with 4 on a thread) is off by 60 or more.
 /usr/bin/python3 - "$profctl_bin" "$sim_t0" <<'PY' || fail "step rates"
 import json, subprocess, sys, time
 def snap():
@@ -73,7 +78,7 @@ def snap():
     t1 = time.time()
     return t0, t1, {r["rank"]: r["step"] or 0 for r in json.loads(out)["ranks"]}
 a0, a1, before = snap()
-time.sleep(3)
+time.sleep(6)
 b0, b1, after = snap()
 assert sorted(after) == list(range(18)), sorted(after)
 start = float(sys.argv[2])
@@ -81,9 +86,10 @@ ahead = {r: s for r, s in after.items() if s > 20 * (b1 - start) + 2}
 assert not ahead, ("ahead of 20 steps/s", b1 - start, ahead)
 delta = {r: after[r] - before[r] for r in after}
 mid = sorted(delta.values())[9]
-assert all(abs(d - mid) <= 3 for d in delta.values()), ("unequal", delta)
+bound = max(3, mid // 10)
+assert all(abs(d - mid) <= bound for d in delta.values()), ("unequal", bound, delta)
 assert mid >= 10 * (b0 - a1), ("under 10 steps/s", mid, b0 - a1)
-print("ok: rates: %d steps in %.2f-%.2f s on every rank (+-3)" % (mid, b0 - a1, b1 - a0))
+print("ok: rates: %d steps in %.2f-%.2f s on every rank (+-%d)" % (mid, b0 - a1, b1 - a0, bound))
 PY
 
 
