@@ -11,6 +11,7 @@
 #               tests must not depend on an idle machine
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
 repeat=1
 load=0
@@ -48,6 +49,12 @@ done
 cd "$build"
 # leaks are errors; nng keeps a few process-lifetime allocations we do not own
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+# one named libnng defect, and nothing of profd's (tests/lsan.supp says why);
+# a copy every user can read (the security tests run daemons as nobody), one
+# file per uid, overwritten by the next run
+supp=${TMPDIR:-/tmp}/profd-lsan-$(id -u).supp
+install -m 644 "$root/tests/lsan.supp" "$supp"
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if [ "$repeat" -eq 1 ] && [ "$load" -eq 0 ]; then
   exec ctest --output-on-failure -j2 "$@"
