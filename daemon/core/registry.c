@@ -427,6 +427,12 @@ int pd_registry_events(pd_rank_t *k, const int64_t *ev, size_t n, int64_t now_ms
         } else if (kind == 2) { /* step end */
             if (step == k->step) {
                 k->in_step = false;
+                if (k->nrecent == 0 && t > k->step_began_us) {
+                    /* the first step's own length, until a second step
+                     * begins (the history and profctl status have it
+                     * from here too); not a sample */
+                    k->step_us = t - k->step_began_us;
+                }
             }
         } else {
             return PROFD_EPROTO;

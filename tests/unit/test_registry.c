@@ -125,6 +125,36 @@ static void test_registry_limits_and_validation(void **state)
     pd_registry_fini(&r);
 }
 
+/* A rank whose first step has ended has a step time (begin to end) before
+ * its second begins: what profctl status shows as P50_MS is what --next
+ * plans with (CI at 08616ee planned from step + 1 in that gap). The second
+ * begin replaces it with a begin-to-begin sample. */
+static void test_registry_first_step_end(void **state)
+{
+    pd_registry_t r;
+    pd_rank_t *k = with_actor(&r, 0, 100, "n", 0);
+
+    int64_t begin[] = {1, 0, 2000000};
+    assert_int_equal(pd_registry_events(k, begin, 3, 50), 0);
+    assert_int_equal(k->step_us, 0);
+    int64_t other_end[] = {2, 7, 2500000};
+    assert_int_equal(pd_registry_events(k, other_end, 3, 50), 0);
+    assert_int_equal(k->step_us, 0);
+    int64_t end[] = {2, 0, 2300000};
+    assert_int_equal(pd_registry_events(k, end, 3, 60), 0);
+    assert_int_equal(k->step_us, 300000);
+    assert_int_equal(k->nrecent, 0);
+    int64_t next[] = {1, 1, 2400000};
+    assert_int_equal(pd_registry_events(k, next, 3, 70), 0);
+    assert_int_equal(k->step_us, 400000);
+    assert_int_equal(k->nrecent, 1);
+    /* a later end does not replace the measured time */
+    int64_t end1[] = {2, 1, 2410000};
+    assert_int_equal(pd_registry_events(k, end1, 3, 80), 0);
+    assert_int_equal(k->step_us, 400000);
+    pd_registry_fini(&r);
+}
+
 static void test_registry_events_step_time(void **state)
 {
     pd_registry_t r;
@@ -480,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_registry_add_get_remove),
         cmocka_unit_test(test_registry_same_process_gets_its_entry_back),
         cmocka_unit_test(test_registry_limits_and_validation),
+        cmocka_unit_test(test_registry_first_step_end),
         cmocka_unit_test(test_registry_events_step_time),
         cmocka_unit_test(test_registry_events_bounded),
         cmocka_unit_test(test_registry_bound_to_owner),
