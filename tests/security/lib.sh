@@ -108,10 +108,14 @@ start_daemon() {
   daemon_pid=$!
 }
 
-# wait_for FILE: until it exists (a socket), at most 10 s
-wait_for() {
+# wait_started LOG: until the daemon logging to LOG says it serves ("profd
+# VERSION on NODE: workers URL, control URL, ..."), logged once both its
+# sockets listen (10 s at most); 1 if it exited first or never said so. A
+# socket file alone is not that: worker.sock is bound before control.sock
+# (a round under load: "Unable to dial ... control.sock: Connection refused").
+wait_started() {
   for _ in $(seq 200); do
-    [ -e "$1" ] && return 0
+    grep -q " daemon: profd .* on .*: workers " "$1" 2>/dev/null && return 0
     kill -0 "$daemon_pid" 2>/dev/null || return 1
     sleep 0.05
   done
@@ -166,7 +170,7 @@ yaml() { printf '%s\n' "$@" >"$tmp/profd.yaml"; }
 start_profd() {
   start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$tmp/out" \
     "$@"
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+  wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 }
 # status_until EXPR WANT: until the Python expression EXPR over
 # `profctl --json status` (d) prints WANT, 10 s at most: 0 once it does,

@@ -75,7 +75,7 @@ daemon_with() { # YAML-LINES...: a daemon with these security settings, a save_p
   for l in "$@"; do printf '  %s\n' "$l" >>"$tmp/profd.yaml"; done
   rm -f "$tmp/run/control.sock"
   start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml"
-  wait_for "$tmp/run/control.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+  wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
   for _ in $(seq 100); do "$ctl" status >/dev/null 2>&1 && return; sleep 0.05; done
 }
 eperm="^profctl: '%s' is not permitted for uid %s \\(see security.allow_uids and allow_gids\\) \\(EPERM\\)$"

@@ -24,7 +24,7 @@ daemon_with() { # HOOK-COMMAND TIMEOUT_MS
     "    command: \"$1\"" "    user: nobody" "    timeout_ms: $2" >"$tmp/profd.yaml"
   start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" \
     --save-path "$tmp/out" --log-level info
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+  wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 }
 "$PROFD_SIM" --layout actor:1 --steps 1000000 --rate 20 --job h --trace-bytes 2000 \
   >"$tmp/sim.log" 2>&1 &

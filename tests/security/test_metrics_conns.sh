@@ -21,7 +21,7 @@ printf '%s\n' "listen:" "  metrics: http://127.0.0.1:$port" "limits:" \
   "  max_connections_per_peer: 64" >"$tmp/profd.yaml"
 start_daemon "$tmp/profd.log" prlimit --nofile=256 "$PROFD_PROFD" --config "$tmp/profd.yaml" \
   --save-path "$tmp/out"
-wait_for "$tmp/run/control.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" || die "no metrics: $(cat "$tmp/profd.log")"
 cpu() { awk '{print $14 + $15}' "/proc/$daemon_pid/stat"; }
 

@@ -18,7 +18,7 @@ ctl=$PROFD_PROFCTL
 
 start_daemon "$tmp/profd.log" setpriv --reuid=nobody --regid="$ngid" --clear-groups \
   "$PROFD_PROFD" --save-path "$nr/out" --log-level info
-wait_for "$nr/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 "$PROFD_SIM" --layout actor:2 --steps 100000 --rate 10 --trace-bytes 2000 --job nr \
   >"$tmp/sim.log" 2>&1 &
 pids+=($!)

@@ -25,7 +25,7 @@ printf '%s\n' "limits:" "  client_timeout_ms: 120000" "retention:" "  max_age_ho
 daemon() {
   start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/profd.yaml" --save-path "$save" \
     --log-level info
-  wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+  wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 }
 
 # 1. a forged folder in the journal

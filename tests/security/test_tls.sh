@@ -28,7 +28,7 @@ tls:
   key_file: $c/server.key
 YAML
 start_daemon "$tmp/profd.log" "$PROFD_PROFD" --config "$tmp/tls.yaml"
-wait_for "$tmp/run/control.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 for _ in $(seq 100); do
   "$PROFD_PROFCTL" --url "$url" --tls-ca "$c/ca.pem" --tls-cert "$c/client.pem" \
     --tls-key "$c/client.key" status >/dev/null 2>&1 && break
@@ -87,7 +87,7 @@ expect "tls+tcp:// without the tls files is refused" 1 \
 printf 'save_path: %s\nlisten:\n  control_remote: tcp://127.0.0.1:%s\nsecurity:\n  insecure_tcp_control: true\n' \
   "$tmp/out2" "$p2" >"$tmp/insecure.yaml"
 start_daemon "$tmp/profd2.log" "$PROFD_PROFD" --config "$tmp/insecure.yaml"
-wait_for "$tmp/run2/control.sock" || die "profd did not start: $(cat "$tmp/profd2.log")"
+wait_started "$tmp/profd2.log" || die "profd did not start: $(cat "$tmp/profd2.log")"
 for _ in $(seq 100); do
   "$PROFD_PROFCTL" --url "tcp://127.0.0.1:$p2" status >/dev/null 2>&1 && break
   sleep 0.05

@@ -10,7 +10,7 @@
 need nngcat nng-utils
 export PROFD_RUN_DIR=$tmp/run
 start_daemon "$tmp/profd.log" "$PROFD_PROFD" --save-path "$tmp/out"
-wait_for "$tmp/run/worker.sock" || die "profd did not start: $(cat "$tmp/profd.log")"
+wait_started "$tmp/profd.log" || die "profd did not start: $(cat "$tmp/profd.log")"
 
 check() { # WHAT SOCKET REQUEST PATTERN: the reply is UTF-8 and matches
   nngcat --req --dial "ipc://$tmp/run/$2" --recv-timeout 5 --format raw --data "$3" \

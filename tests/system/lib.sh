@@ -114,7 +114,8 @@ coordinator_start() {
 }
 # node_start I [ARGS...]: node daemon node<I> of that coordinator, folders
 # under $tmp/n<I>, log appended to $tmp/node<I>.log, pid in node_pid[I] (and
-# in pids); returns once its worker socket is there (fails after 60 s).
+# in pids); returns once its control socket is there (fails after 60 s): the
+# daemon binds it after its worker socket, so both then listen.
 node_pid=()
 node_start() {
   local i=$1
@@ -123,7 +124,7 @@ node_start() {
     --run-dir "$tmp/n$i/run" --save-path "$tmp/n$i/save" "$@" 2>>"$tmp/node$i.log" &
   node_pid[i]=$!
   pids+=("${node_pid[i]}")
-  wait_until "node$i's worker socket $tmp/n$i/run/worker.sock" 60 test -S "$tmp/n$i/run/worker.sock"
+  wait_until "node$i's control socket $tmp/n$i/run/control.sock" 60 test -S "$tmp/n$i/run/control.sock"
 }
 # swarm_start: tests/bench/bench_swarm (the scale benchmark's ranks) with
 # 16 ranks on each of node0 and node1 (hosts host0, host1) at 10 steps/s,

@@ -23,7 +23,8 @@ start_daemon() {
   "$profd" --save-path "$tmp/save" --node node1 2>>"$tmp/profd.log" &
   daemon_pid=$!
   pids+=($daemon_pid)
-  for _ in $(seq 200); do [ -S "$tmp/run/worker.sock" ] && return 0; sleep 0.05; done
+  # control.sock: bound after worker.sock, so both listen once it is there
+  for _ in $(seq 200); do [ -S "$tmp/run/control.sock" ] && return 0; sleep 0.05; done
   fail "profd did not start"
 }
 running() { ctl --json status 2>/dev/null | json 'sum(1 for r in d["ranks"] if r["state"] == "running")' 2>/dev/null; }
