@@ -94,9 +94,7 @@ static void reply_durable(void *arg, pd_req_t *req, char *buf, size_t len)
         pd_state_reply_saved(&d->state, req, buf, len);
         return;
     }
-    pd_journal_sync(d->journal);
-    pd_req_reply(req, buf, len);
-    free(buf);
+    pd_journal_reply(d->journal, req, buf, len);
 }
 
 static void coordinator_known(void *arg, const char *instance)
@@ -232,6 +230,7 @@ static void begin_stop(pd_daemon_t *d)
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
     d->watchdog = pd_watchdog_start(d->stop_timeout_ms);
     pd_state_stop(&d->state); /* its held replies go before the endpoints close */
+    pd_journal_drop_replies(d->journal);
     pd_http_close(d->metrics);
     d->metrics = NULL;
     pd_control_fini(d->control);

@@ -130,6 +130,19 @@ void pd_jrec_rank_free(pp_jrank_t *r)
     r->roles_n = 0;
 }
 
+void pd_jrec_incoming(const pd_window_t *w, size_t i, pp_state_incoming_t *si)
+{
+    const pd_incoming_t *in = &w->incoming[i];
+    pp_record_init(&pp_desc_state_incoming, si);
+    si->path = in->path;
+    si->member = (int64_t)in->member;
+    si->cap = (int64_t)in->cap;
+    si->file = (int64_t)in->file;
+    si->size = in->size;
+    si->checksum = in->checksum[0] ? (char *)in->checksum : NULL;
+    si->done = in->done;
+}
+
 /* ---- restoring (moving) ---- */
 
 static int bad(char *err, size_t errlen, const char *what)
@@ -293,6 +306,35 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
         free(old->selnames);
     }
     w->members[index] = m;
+    return 0;
+}
+
+int pd_jrec_incoming_restore(pd_window_t *w, size_t index, const pp_state_incoming_t *si)
+{
+    pd_incoming_t *in;
+    if (index > w->nincoming || si->member < 0 || (size_t)si->member >= w->nmembers ||
+        si->cap < 0 || (size_t)si->cap >= w->members[si->member].ncaps || si->file < 0 ||
+        si->size < 0 || (si->checksum && strlen(si->checksum) >= sizeof(in->checksum))) {
+        return PROFD_EINVAL;
+    }
+    if (index < w->nincoming) {
+        in = &w->incoming[index];
+        if (strcmp(in->path, si->path) != 0) {
+            return PROFD_EINVAL; /* a file's path does not change */
+        }
+        w->pending -= !in->done;
+    } else if ((in = pd_windows_add_incoming(w, si->path)) == NULL) {
+        return strlen(si->path) > PD_INCOMING_PATH_MAX ? PROFD_EINVAL : PROFD_ENOMEM;
+    }
+    in->member = (size_t)si->member;
+    in->cap = (size_t)si->cap;
+    in->file = (size_t)si->file;
+    in->size = si->size;
+    snprintf(in->checksum, sizeof(in->checksum), "%s", si->checksum ? si->checksum : "");
+    in->done = si->done;
+    in->have = in->done ? in->size : 0;
+    in->jdirty = false;
+    w->pending += !in->done;
     return 0;
 }
 

@@ -28,6 +28,9 @@ void pd_jrec_member_free(pp_state_member_t *m);
 int pd_jrec_rank(const pd_rank_t *k, pp_jrank_t *out);
 void pd_jrec_rank_free(pp_jrank_t *r);
 
+/* Coordinator: incoming file i of w (borrowing its path and checksum). */
+void pd_jrec_incoming(const pd_window_t *w, size_t i, pp_state_incoming_t *out);
+
 /* A window from its record (strings moved out of s; its members, if any,
  * too). NULL with the reason in err when the record is not valid. */
 pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen);
@@ -41,6 +44,11 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *s);
 void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s);
 /* A window's fields from a later record of it, its members kept. */
 int pd_jrec_window_update(pd_window_t *w, pp_state_window_t *s, char *err, size_t errlen);
+/* Incoming file `index` of w from its record: replaces the file there, or
+ * appends it when index is the next one; its member and capture must be
+ * w's (the path's confinement is the caller's to check). `have` is left
+ * 0 (the caller reads the .part). 0, PROFD_EINVAL, PROFD_ENOMEM. */
+int pd_jrec_incoming_restore(pd_window_t *w, size_t index, const pp_state_incoming_t *s);
 /* Rank r into the registry under its own id, registered again (state
  * active, seen at now_ms, `restored`): the same process registering again
  * gets its id back. 0, PROFD_EINVAL (not valid, or its id taken),

@@ -70,6 +70,7 @@ typedef struct pd_incoming {
     bool busy;      /* a write is running */
     bool warned;    /* a failed write was logged (once a streak) */
     bool done;
+    bool jdirty; /* added or changed since the journal last wrote it */
     /* the running xxh64 of the bytes received so far (an XXH64_state_t that
      * cluster/remote.c allocates with the file's first chunk and frees when
      * it is done: the file is hashed as it arrives) over the first `hashed`
@@ -287,9 +288,9 @@ static inline void pd_member_mark(pd_member_t *m)
     m->sdirty = true;
 }
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
-/* Coordinator: a file to arrive, zeroed but its path (copied); the caller
- * fills in the rest. NULL without memory or when the path is longer than
- * PD_INCOMING_PATH_MAX. */
+/* Coordinator: a file to arrive, zeroed but its path (copied) and marked
+ * for the journal (jdirty); the caller fills in the rest. NULL without memory or when the path is
+ * longer than PD_INCOMING_PATH_MAX. */
 pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path);
 /* The file arriving at path (its index in *idx), or NULL: found by an
  * index, not a scan (a window of 16,384 members has twice as many files,

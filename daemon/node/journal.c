@@ -7,29 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "clock.h"
-#include "confine.h"
 #include "finish.h"
 #include "hook.h"
 #include "jrec.h"
 #include "journal.h"
 #include "pu_buf.h"
 
-#define FLUSH_DELAY_MS    100
-#define SNAPSHOT_MIN      (1 << 20) /* compact past this size ... */
-#define SNAPSHOT_FACTOR   4         /* ... and this many times the last snapshot */
-#define ALLOC_AHEAD       (1 << 20) /* room kept past the end of the file */
-#define KEEP_FINISHED     32        /* finished windows a snapshot keeps */
-#define LINE_MAX_BYTES    (256u << 20)
-#define JOURNAL_MAX_BYTES (1ll << 30) /* a larger file is refused, not read */
+#define FLUSH_DELAY_MS  100
+#define RETRY_MS        1000      /* a write failed and replies wait: tried again */
+#define SNAPSHOT_MIN    (1 << 20) /* compact past this size ... */
+#define SNAPSHOT_FACTOR 4         /* ... and this many times the last snapshot */
+#define ALLOC_AHEAD     (1 << 20) /* room kept past the end of the file */
+#define KEEP_FINISHED   32        /* finished windows a snapshot keeps */
 
 typedef pu_sbuf_t buf_t;
 
+/* A reply waiting for a write that succeeds. */
+typedef struct held {
+    pd_req_t *req;
+    char *buf;
+    size_t len;
+    struct held *next;
+} held_t;
+
 struct pd_journal {
     pd_node_t *n;
+    pd_journal_role_t role;
+    held_t *held, **held_tail; /* replies waiting for a write that succeeds */
     char path[PD_PATH_MAX + 128];
     char part[PD_PATH_MAX + 136];
     char *instance;
@@ -46,6 +53,7 @@ struct pd_journal {
     bool errlogged;
     uv_timer_t timer;
     bool timer_ready, stopped;
+    bool closing; /* the endpoints close: no reply is held any more */
     pd_journal_stats_t st;
 };
 
@@ -143,7 +151,27 @@ static int put_member(pd_journal_t *j, buf_t *b, const pd_window_t *w, size_t i)
     return rv;
 }
 
-/* What was marked since the last time: windows and members. */
+static int put_incoming(pd_journal_t *j, buf_t *b, const pd_window_t *w, size_t i)
+{
+    pp_jrec_t r;
+    rec_init(j, &r, PP_JR_INCOMING);
+    r.id = w->id;
+    r.index = (int64_t)i;
+    pd_jrec_incoming(w, i, &r.incoming);
+    return put_rec(j, b, &r);
+}
+
+static int put_node(pd_journal_t *j, buf_t *b, const char *name, const char *instance, bool gone)
+{
+    pp_jrec_t r;
+    rec_init(j, &r, gone ? PP_JR_NODE_GONE : PP_JR_NODE);
+    pp_record_init(&pp_desc_state_node, &r.node);
+    r.node.name = (char *)name;
+    r.node.instance = (char *)instance;
+    return put_rec(j, b, &r);
+}
+
+/* What was marked since the last time: windows, members, incoming files. */
 static int collect(pd_journal_t *j)
 {
     int rv = 0;
@@ -155,6 +183,11 @@ static int collect(pd_journal_t *j)
         for (size_t i = 0; i < w->nmembers && rv == 0; i++) {
             if (w->members[i].jdirty && (rv = put_member(j, &j->pending, w, i)) == 0) {
                 w->members[i].jdirty = false;
+            }
+        }
+        for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {
+            if (w->incoming[i].jdirty && (rv = put_incoming(j, &j->pending, w, i)) == 0) {
+                w->incoming[i].jdirty = false;
             }
         }
     }
@@ -250,6 +283,23 @@ static void alloc_ahead(pd_journal_t *j)
 }
 
 static void snapshot_begin(pd_journal_t *j);
+static void on_timer(uv_timer_t *t);
+
+/* The held replies: sent (the journal holds what they acknowledge), or
+ * dropped at stop (the endpoint frees its parked requests as it closes). */
+static void release_held(pd_journal_t *j, bool send)
+{
+    while (j->held) {
+        held_t *h = j->held;
+        j->held = h->next;
+        if (send) {
+            pd_req_reply(h->req, h->buf, h->len);
+        }
+        free(h->buf);
+        free(h);
+    }
+    j->held_tail = &j->held;
+}
 
 /* Write the pending records (page cache: a killed daemon does not lose
  * them). */
@@ -265,7 +315,13 @@ static void write_pending(pd_journal_t *j)
         if (fstat(j->fd, &st) == 0 && st.st_size > j->size && ftruncate(j->fd, j->size) != 0) {
             log_error(j, "cannot cut");
         }
+        if (j->held && j->timer_ready && !j->stopped && !uv_is_active((uv_handle_t *)&j->timer)) {
+            uv_timer_start(&j->timer, on_timer, RETRY_MS, 0); /* the replies wait */
+        }
         return;
+    }
+    if (j->errlogged) {
+        PD_LOG(j->n->log, PD_LOG_INFO, "journal", "%s is written again", j->path);
     }
     j->errlogged = false;
     if (j->compacting && put(&j->tail, j->pending.p, j->pending.len) != 0) {
@@ -275,6 +331,7 @@ static void write_pending(pd_journal_t *j)
     j->st.bytes += (int64_t)j->pending.len;
     j->pending.len = 0;
     j->unsynced = true;
+    release_held(j, true);
     alloc_ahead(j);
     if (!j->compacting && j->size > SNAPSHOT_MIN && j->size > SNAPSHOT_FACTOR * j->snapshot_size &&
         pd_now_ms() >= j->snap_retry) {
@@ -297,6 +354,40 @@ void pd_journal_sync(pd_journal_t *j)
 static void on_timer(uv_timer_t *t)
 {
     pd_journal_sync(t->data);
+}
+
+void pd_journal_reply(pd_journal_t *j, pd_req_t *req, char *buf, size_t len)
+{
+    held_t *h = NULL;
+    pd_journal_sync(j);
+    if (j == NULL || (j->pending.len == 0 && j->held == NULL)) {
+        pd_req_reply(req, buf, len); /* the journal holds it */
+        free(buf);
+        return;
+    }
+    if (j->closing || (h = calloc(1, sizeof(*h))) == NULL || !pd_req_park(req)) {
+        free(h);
+        pd_req_reply_error(req, PROFD_EIO, "the daemon cannot write its journal yet");
+        free(buf);
+        return;
+    }
+    h->req = req;
+    h->buf = buf;
+    h->len = len;
+    *j->held_tail = h;
+    j->held_tail = &h->next;
+    if (j->timer_ready && !uv_is_active((uv_handle_t *)&j->timer)) {
+        uv_timer_start(&j->timer, on_timer, RETRY_MS, 0);
+    }
+}
+
+void pd_journal_drop_replies(pd_journal_t *j)
+{
+    if (j) {
+        pd_journal_sync(j);
+        release_held(j, false);
+        j->closing = true;
+    }
 }
 
 void pd_journal_dirty(pd_journal_t *j)
@@ -328,6 +419,14 @@ void pd_journal_rank_gone(pd_journal_t *j, int64_t id)
     r.id = id;
     put_rec(j, &j->pending, &r);
     pd_journal_dirty(j);
+}
+
+void pd_journal_node(pd_journal_t *j, const char *name, const char *instance, bool gone)
+{
+    if (j && j->role.coordinator) {
+        put_node(j, &j->pending, name, instance, gone);
+        pd_journal_dirty(j);
+    }
 }
 
 void pd_journal_coordinator(pd_journal_t *j, const char *instance)
@@ -413,11 +512,13 @@ static bool finished(const pd_window_t *w)
     return w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED;
 }
 
-/* The whole state: head, ranks, the unfinished windows and the most
- * recent finished ones, with their members. */
+/* The whole state: head, ranks, the nodes known (coordinator), the
+ * unfinished windows and the most recent finished ones (none on a
+ * coordinator), with their members and incoming files. */
 static int snapshot_text(pd_journal_t *j, buf_t *b)
 {
-    size_t nfin = 0, skip;
+    size_t nfin = 0, skip, keep = j->role.coordinator ? 0 : KEEP_FINISHED;
+    const char *name, *inst;
     int rv = put_head(j, b);
     for (pd_rank_t *k = pd_registry_next(j->n->reg, NULL); k && rv == 0;
          k = pd_registry_next(j->n->reg, k)) {
@@ -425,10 +526,14 @@ static int snapshot_text(pd_journal_t *j, buf_t *b)
             rv = put_rank(j, b, k);
         }
     }
+    for (size_t i = 0; rv == 0 && j->role.node_at && j->role.node_at(j->role.arg, i, &name, &inst);
+         i++) {
+        rv = put_node(j, b, name, inst, false);
+    }
     for (pd_window_t *w = j->n->win->head; w; w = w->next) {
         nfin += finished(w);
     }
-    skip = nfin > KEEP_FINISHED ? nfin - KEEP_FINISHED : 0;
+    skip = nfin > keep ? nfin - keep : 0;
     for (pd_window_t *w = j->n->win->head; w && rv == 0; w = w->next) {
         if (finished(w) && skip > 0) {
             skip--;
@@ -438,9 +543,15 @@ static int snapshot_text(pd_journal_t *j, buf_t *b)
         for (size_t i = 0; i < w->nmembers && rv == 0; i++) {
             rv = put_member(j, b, w, i);
         }
+        for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {
+            rv = put_incoming(j, b, w, i);
+        }
         w->jdirty = false;
         for (size_t i = 0; i < w->nmembers; i++) {
             w->members[i].jdirty = false;
+        }
+        for (size_t i = 0; i < w->nincoming; i++) {
+            w->incoming[i].jdirty = false;
         }
     }
     return rv;
@@ -472,222 +583,15 @@ static void snapshot_begin(pd_journal_t *j)
     j->tail.len = 0;
 }
 
-/* ---- reading back ---- */
-
-typedef struct loader {
-    pd_journal_t *j;
-    pp_jrank_t *ranks; /* the latest record of each live rank */
-    size_t nranks, capranks;
-    int64_t gen, next_id;
-    uint32_t id_gen;
-    bool head;
-} loader_t;
-
-static int rank_slot(loader_t *l, int64_t id)
-{
-    for (size_t i = 0; i < l->nranks; i++) {
-        if (l->ranks[i].id == id) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
-static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
-{
-    pd_journal_t *j = l->j;
-    pd_node_t *n = j->n;
-    int i;
-    if (r->gen > l->gen) {
-        l->gen = r->gen;
-    }
-    switch (r->kind) {
-    case PP_JR_HEAD:
-        if (r->head.version != 1 || strlen(r->head.instance) == 0 ||
-            strlen(r->head.instance) >= 24) {
-            snprintf(why, whylen, "unknown version or instance");
-            return PROFD_ECONFIG;
-        }
-        snprintf(j->instance, 24, "%s", r->head.instance);
-        snprintf(j->coord, sizeof(j->coord), "%s",
-                 r->head.coordinator && strlen(r->head.coordinator) < 64 ? r->head.coordinator
-                                                                         : "");
-        l->gen = r->head.gen > l->gen ? r->head.gen : l->gen;
-        l->next_id = r->head.next_id > l->next_id ? r->head.next_id : l->next_id;
-        if (r->head.id_gen > (int64_t)l->id_gen && r->head.id_gen < (1LL << 32)) {
-            l->id_gen = (uint32_t)r->head.id_gen;
-        }
-        l->head = true;
-        return 0;
-    case PP_JR_RANK:
-        if (r->rank.id <= 0) {
-            snprintf(why, whylen, "a rank is not valid");
-            return PROFD_ECONFIG;
-        }
-        if ((uint32_t)((uint64_t)r->rank.id >> 32) > l->id_gen) {
-            l->id_gen = (uint32_t)((uint64_t)r->rank.id >> 32);
-        }
-        if ((i = rank_slot(l, r->rank.id)) >= 0) {
-            pp_record_free(&pp_desc_jrank, &l->ranks[i]);
-        } else {
-            if (PU_GROW(l->ranks, l->capranks, l->nranks + 1) != 0) {
-                return PROFD_ENOMEM;
-            }
-            i = (int)l->nranks++;
-        }
-        l->ranks[i] = r->rank; /* moved */
-        pp_record_init(&pp_desc_jrank, &r->rank);
-        return 0;
-    case PP_JR_RANK_GONE:
-        if ((i = rank_slot(l, r->id)) >= 0) {
-            pp_record_free(&pp_desc_jrank, &l->ranks[i]);
-            l->ranks[i] = l->ranks[--l->nranks];
-        }
-        return 0;
-    case PP_JR_WINDOW: {
-        const pp_state_window_t *sw = &r->window;
-        if (sw->root_len < 1 || sw->dir == NULL || sw->job == NULL || sw->name == NULL ||
-            !pd_confine_window_dir(sw->dir, (size_t)sw->root_len, sw->job, sw->name)) {
-            snprintf(why, whylen, "window %lld: its folder is not <save_path>/<job>/<window>",
-                     (long long)sw->id);
-            return PROFD_ECONFIG;
-        }
-        pd_window_t *w = pd_windows_get(n->win, r->window.id);
-        if (w) {
-            if (pd_jrec_window_update(w, &r->window, why, whylen) != 0) {
-                return PROFD_ECONFIG;
-            }
-            return pd_hook_restore(n->hook, w, &r->window);
-        }
-        if ((w = pd_jrec_window_restore(&r->window, pd_now_ms(), why, whylen)) == NULL) {
-            return PROFD_ECONFIG;
-        }
-        pd_windows_append(n->win, w);
-        if (pd_hook_restore(n->hook, w, &r->window) != 0) {
-            return PROFD_ENOMEM;
-        }
-        if (w->id > l->next_id) {
-            l->next_id = w->id;
-        }
-        return 0;
-    }
-    case PP_JR_MEMBER: {
-        pd_window_t *w = pd_windows_get(n->win, r->id);
-        if (w == NULL || r->index < 0 ||
-            pd_jrec_member_restore(w, (size_t)r->index, &r->member) != 0) {
-            snprintf(why, whylen, "a window member is not valid");
-            return PROFD_ECONFIG;
-        }
-        return 0;
-    }
-    default:
-        snprintf(why, whylen, "unknown record");
-        return PROFD_ECONFIG;
-    }
-}
-
-static int64_t realtime_us(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
-}
-
-/* Read the file at j->path into the daemon. */
-static int load(pd_journal_t *j, pd_journal_loaded_t *out, char *err, size_t errlen)
-{
-    pd_node_t *n = j->n;
-    loader_t l = {.j = j};
-    char why[256];
-    int rv = 0;
-    struct stat st;
-    int fd;
-    if ((rv = pd_confine_own_file("journal", j->path, JOURNAL_MAX_BYTES, &fd, &st, err, errlen)) !=
-        0) {
-        return rv == PROFD_ENOENT ? 0 : rv;
-    }
-    FILE *f = fdopen(fd, "re");
-    if (f == NULL) {
-        close(fd);
-        snprintf(err, errlen, "cannot read the journal %s: %s", j->path, strerror(errno));
-        return PROFD_EIO;
-    }
-    out->found = true;
-    char *line = NULL, *next = NULL;
-    size_t cap = 0, ncap = 0;
-    ssize_t len = getline(&line, &cap, f), nlen;
-    for (size_t no = 1; len >= 0 && rv == 0; no++, len = nlen) {
-        /* read ahead: a line that does not decode may be the torn last one */
-        nlen = getline(&next, &ncap, f);
-        bool last = nlen < 0;
-        bool whole = len > 0 && line[len - 1] == '\n';
-        pp_jrec_t r;
-        why[0] = '\0';
-        if ((size_t)len > LINE_MAX_BYTES) {
-            rv = PROFD_ECONFIG;
-            snprintf(why, sizeof(why), "a line longer than %u bytes", LINE_MAX_BYTES);
-        } else if (len == 1 && line[0] == '\n') {
-            /* an empty line: a write cut before its record (one byte of
-             * anything else is a record cut short: torn, below) */
-        } else if (pp_record_decode(&pp_desc_jrec, line, (size_t)len, &r, why, sizeof(why)) != 0) {
-            if (last && !whole) {
-                out->torn++; /* killed in the middle of a write */
-            } else {
-                rv = PROFD_ECONFIG;
-            }
-        } else {
-            rv = apply_rec(&l, &r, why, sizeof(why));
-            pp_record_free(&pp_desc_jrec, &r);
-            out->lines++;
-        }
-        if (rv != 0) {
-            snprintf(err, errlen, "journal %s:%zu: %s (move the file away to start afresh)",
-                     j->path, no, why[0] ? why : "cannot read it back");
-        }
-        char *t = line;
-        line = next;
-        next = t;
-        size_t tc = cap;
-        cap = ncap;
-        ncap = tc;
-    }
-    free(line);
-    free(next);
-    fclose(f);
-    if (rv == 0 && out->lines > 0 && !l.head) {
-        snprintf(err, errlen, "journal %s: no head record (move the file away to start afresh)",
-                 j->path);
-        rv = PROFD_ECONFIG;
-    }
-    /* the ranks, under their ids; ids are never given twice */
-    pd_registry_floor(n->reg, l.id_gen);
-    for (size_t i = 0; i < l.nranks; i++) {
-        if (rv == 0 && pd_jrec_rank_restore(n->reg, &l.ranks[i], n->name, pd_now_ms()) == 0) {
-            out->ranks++;
-        }
-        pp_record_free(&pp_desc_jrank, &l.ranks[i]);
-    }
-    free(l.ranks);
-    if (rv != 0) {
-        return rv;
-    }
-    n->win->next_id = l.next_id > n->win->next_id ? l.next_id : n->win->next_id;
-    /* a generation no worker holds yet: past any of the last run */
-    int64_t now = realtime_us();
-    n->gen = l.gen + 1000000 > now ? l.gen + 1000000 : now;
-    for (pd_window_t *w = n->win->head; w; w = w->next) {
-        out->windows++;
-        w->jdirty = false;
-        for (size_t i = 0; i < w->nmembers; i++) {
-            w->members[i].jdirty = false;
-        }
-    }
-    snprintf(out->coordinator, sizeof(out->coordinator), "%s", j->coord);
-    return 0;
-}
-
 int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t instance_len,
                     pd_journal_loaded_t *loaded, char *err, size_t errlen)
+{
+    return pd_journal_open_as(out, n, NULL, instance, instance_len, loaded, err, errlen);
+}
+
+int pd_journal_open_as(pd_journal_t **out, pd_node_t *n, const pd_journal_role_t *role,
+                       char *instance, size_t instance_len, pd_journal_loaded_t *loaded, char *err,
+                       size_t errlen)
 {
     pd_journal_t *j = calloc(1, sizeof(*j));
     struct stat st;
@@ -699,15 +603,24 @@ int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t ins
     j->n = n;
     j->fd = -1;
     j->instance = instance;
-    if ((size_t)snprintf(j->path, sizeof(j->path), "%s/.profd-%s.journal", n->save_path, n->name) >=
-        sizeof(j->path)) {
+    j->held_tail = &j->held;
+    if (role) {
+        j->role = *role;
+    }
+    int plen =
+        j->role.file
+            ? snprintf(j->path, sizeof(j->path), "%s/%s", n->save_path, j->role.file)
+            : snprintf(j->path, sizeof(j->path), "%s/.profd-%s.journal", n->save_path, n->name);
+    if ((size_t)plen >= sizeof(j->path)) {
         snprintf(err, errlen, "save_path too long for the journal");
         free(j);
         return PROFD_EINVAL;
     }
     snprintf(j->part, sizeof(j->part), "%s.part", j->path);
     unlink(j->part); /* a snapshot a stop interrupted */
-    int rv = load(j, loaded, err, errlen);
+    pd_jload_t args = {.n = n, .role = j->role, .path = j->path, .instance = instance};
+    int rv = pd_jload(&args, loaded, err, errlen);
+    snprintf(j->coord, sizeof(j->coord), "%s", loaded->coordinator);
     if (rv == 0) {
         j->fd =
             open(j->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
@@ -829,6 +742,7 @@ void pd_journal_fini(pd_journal_t *j)
     if (compacting) {
         unlink(j->part);
     }
+    release_held(j, false);
     free(j->pending.p);
     free(j->tail.p);
     free(j);

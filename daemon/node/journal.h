@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /*
- * The journal of a daemon that is not a coordinator (a coordinator keeps
- * its state in cluster/state.c): its windows, their members and capture
- * states (reports, captures gathered, files listed), its registered ranks
- * and who it is (instance, plan generation, next window id, the
- * coordinator it knew), so that a restart, even after kill -9, forgets
- * nothing. <save_path>/.profd-<node>.journal.
+ * A daemon's journal, the one store of both roles: its windows, their
+ * members and capture states (reports, captures gathered, files listed),
+ * its registered ranks and who it is (instance, plan generation, next
+ * window id, the coordinator it knew), so that a restart, even after
+ * kill -9, forgets nothing. <save_path>/.profd-<node>.journal. A
+ * coordinator's (pd_journal_role_t, docs/store.md) also keeps the node
+ * daemons it knew and the files still arriving from them, and no finished
+ * window.
  *
  * Design: an append-only file of records (core/jrec.h: one JSON record a
  * line). A change marks what changed (pd_windows_touch, a rank registered
@@ -40,23 +42,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jload.h"
 #include "node.h"
 
 typedef struct pd_journal pd_journal_t;
-
-/* What pd_journal_open read back. */
-typedef struct pd_journal_loaded {
-    bool found;            /* there was a journal */
-    size_t windows, ranks; /* restored */
-    size_t lines, torn;    /* records read, torn lines ignored (0 or 1) */
-    char coordinator[64];  /* node daemon: the coordinator instance it knew, "" */
-} pd_journal_loaded_t;
 
 /* Read the journal back into n's registry and window table, the instance
  * (instance_len bytes at most) and n->gen, and open it for writing. 0, or
  * PROFD_ECONFIG / PROFD_EIO / PROFD_ENOMEM with one line in err. */
 int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t instance_len,
                     pd_journal_loaded_t *loaded, char *err, size_t errlen);
+/* The same for a role (NULL: a node daemon's, as pd_journal_open). */
+int pd_journal_open_as(pd_journal_t **out, pd_node_t *n, const pd_journal_role_t *role,
+                       char *instance, size_t instance_len, pd_journal_loaded_t *loaded, char *err,
+                       size_t errlen);
 /* Write within 100 ms of a change from now on (a timer on n->loop). */
 void pd_journal_start(pd_journal_t *j);
 /* Gather again what a restart interrupted; finish windows with nothing left. */
@@ -68,10 +67,22 @@ void pd_journal_rank(pd_journal_t *j, const pd_rank_t *k);
 void pd_journal_rank_gone(pd_journal_t *j, int64_t id);
 /* Node daemon: the coordinator's instance. */
 void pd_journal_coordinator(pd_journal_t *j, const char *instance);
+/* Coordinator: node `name` joined as `instance`, or went for good. */
+void pd_journal_node(pd_journal_t *j, const char *name, const char *instance, bool gone);
 /* Windows were marked (pd_windows_touch): written within 100 ms. */
 void pd_journal_dirty(pd_journal_t *j);
 /* Write what is marked now (before a reply or a plan tells anyone). */
 void pd_journal_sync(pd_journal_t *j);
+/* Send the reply buf (owned from here) to req once the journal holds what
+ * it acknowledges: what is marked is written now, and the reply goes at
+ * once when the write succeeded; else the request is parked and the reply
+ * held until a write succeeds (tried again every second). A request the
+ * endpoint cannot park gets an error (the peer sends it again). NULL j:
+ * at once. */
+void pd_journal_reply(pd_journal_t *j, pd_req_t *req, char *buf, size_t len);
+/* At stop, before the endpoints close: write what is marked; the held
+ * replies go unsent (their peers send again to the restarted daemon). */
+void pd_journal_drop_replies(pd_journal_t *j);
 
 /* Counters (measurable: records and bytes written, snapshots and their
  * cost). */
