@@ -48,9 +48,6 @@ static void on_broadcast(uv_idle_t *h)
 static void windows_changed(void *arg)
 {
     pd_daemon_t *d = arg;
-    if (d->coord) {
-        pd_state_changed(&d->state);
-    }
     pd_journal_dirty(d->journal);
     d->node.gen++;
     if (!d->broadcast_due && !d->node.stopping) {
@@ -59,14 +56,16 @@ static void windows_changed(void *arg)
     }
 }
 
-/* The window table or the node list: state worth keeping changed. */
+/* The window table: state worth keeping changed. */
 static void state_dirty(void *arg)
 {
-    pd_daemon_t *d = arg;
-    if (d->coord) {
-        pd_state_changed(&d->state);
-    }
-    pd_journal_dirty(d->journal);
+    pd_journal_dirty(((pd_daemon_t *)arg)->journal);
+}
+
+/* A coordinator's node list: a node joined, or went for good. */
+static void node_changed(void *arg, const char *name, const char *instance, bool gone)
+{
+    pd_journal_node(((pd_daemon_t *)arg)->journal, name, instance, gone);
 }
 
 /* The registry and the link: what the journal keeps of them. */
@@ -85,16 +84,11 @@ static void durable(void *arg)
     pd_journal_sync(((pd_daemon_t *)arg)->journal);
 }
 
-/* A reply that acknowledges what a peer then forgets: a coordinator sends
- * it once its state file holds it, a node daemon once its journal does. */
+/* A reply that acknowledges what a peer then forgets: sent once the
+ * journal holds it. */
 static void reply_durable(void *arg, pd_req_t *req, char *buf, size_t len)
 {
-    pd_daemon_t *d = arg;
-    if (d->coord) {
-        pd_state_reply_saved(&d->state, req, buf, len);
-        return;
-    }
-    pd_journal_reply(d->journal, req, buf, len);
+    pd_journal_reply(((pd_daemon_t *)arg)->journal, req, buf, len);
 }
 
 static void coordinator_known(void *arg, const char *instance)
@@ -229,8 +223,7 @@ static void begin_stop(pd_daemon_t *d)
     d->node.stopping = true;
     PD_LOG(&d->log, PD_LOG_INFO, "daemon", "stopping");
     d->watchdog = pd_watchdog_start(d->stop_timeout_ms);
-    pd_state_stop(&d->state); /* its held replies go before the endpoints close */
-    pd_journal_drop_replies(d->journal);
+    pd_journal_drop_replies(d->journal); /* its held replies go before the endpoints close */
     pd_http_close(d->metrics);
     d->metrics = NULL;
     pd_control_fini(d->control);
@@ -435,19 +428,39 @@ static int loop_start(pd_daemon_t *d, char *err, size_t errlen)
     return 0;
 }
 
-/* A coordinator: the node endpoint and the state a restart left. The loop
- * does not run yet: no node registers before the state is back. */
-static int coordinator_start(pd_daemon_t *d, char *err, size_t errlen)
+/* The coordinator's node list, as its journal keeps it. */
+static bool journal_node_at(void *arg, size_t i, const char **name, const char **instance)
 {
-    if ((d->coord = pd_coord_new(&d->node, state_dirty, d)) == NULL) {
+    return pd_coord_node_at(arg, i, name, instance);
+}
+
+static int journal_node_restore(void *arg, const char *name, const char *instance)
+{
+    return pd_coord_await(arg, name, instance, pd_now_ms());
+}
+
+/* A coordinator: the node endpoint and the journal a restart left. The
+ * loop does not run yet: no node registers before the state is back. */
+static int coordinator_start(pd_daemon_t *d, pd_journal_loaded_t *jl, char *err, size_t errlen)
+{
+    if ((d->coord = pd_coord_new(&d->node, node_changed, d)) == NULL) {
         snprintf(err, errlen, "out of memory");
         return PROFD_ENOMEM;
     }
-    pd_state_init(&d->state, &d->node, d->coord, d->instance, sizeof(d->instance));
-    pd_state_start(&d->state);
-    int rv = pd_coord_listen(d->coord, err, errlen);
+    const pd_journal_role_t role = {.file = PD_COORDINATOR_JOURNAL,
+                                    .coordinator = true,
+                                    .node_at = journal_node_at,
+                                    .node_restore = journal_node_restore,
+                                    .arg = d->coord};
+    int rv = pd_journal_open_as(&d->journal, &d->node, &role, d->instance, sizeof(d->instance), jl,
+                                err, errlen);
     if (rv == 0) {
-        rv = pd_state_load(&d->state, err, errlen);
+        rv = pd_coord_listen(d->coord, err, errlen);
+    }
+    if (rv == 0 && jl->found) {
+        PD_LOG(&d->log, PD_LOG_INFO, "journal",
+               "%s/%s: instance %s, %zu unfinished window(s), %zu node(s) awaited", d->save_path,
+               PD_COORDINATOR_JOURNAL, d->instance, d->win.count, jl->nodes);
     }
     for (pd_window_t *w = d->win.head, *next; rv == 0 && w; w = next) {
         next = w->next;
@@ -538,7 +551,7 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     }
     if ((rv = pd_worker_init(&d->worker, &d->node, err, errlen)) != 0 ||
         (rv = pd_control_init(&d->control, &d->node, err, errlen)) != 0 ||
-        (cfg->coordinator && (rv = coordinator_start(d, err, errlen)) != 0) ||
+        (cfg->coordinator && (rv = coordinator_start(d, &jl, err, errlen)) != 0) ||
         (cfg->coordinator_url[0] && (rv = pd_link_init(&d->link, &d->node, err, errlen)) != 0) ||
         (cfg->metrics_url[0] &&
          (rv = pd_http_open(&d->metrics, &d->loop, cfg->metrics_url, "/metrics",
@@ -556,8 +569,10 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
     }
     pd_link_set_coordinator(d->link, jl.coordinator[0] ? jl.coordinator : NULL);
     pd_journal_start(d->journal);
-    pd_journal_resume(d->journal); /* gatherings a restart cut short, windows to finish */
-    pd_hook_resume(d->node.hook);  /* hooks a restart cut short */
+    if (!cfg->coordinator) {
+        pd_journal_resume(d->journal); /* gatherings a restart cut short, windows to finish */
+    }
+    pd_hook_resume(d->node.hook); /* hooks a restart cut short */
     tick_update(d);
     pd_apply_own(&d->node);
     pd_finish_remove_spool(&d->node, PD_TRASH); /* copies a stopped daemon had not removed yet */
@@ -601,9 +616,6 @@ int pd_daemon_fini(pd_daemon_t *d)
 {
     begin_stop(d);
     int rv = pd_loop_fini(&d->loop);
-    if (d->coord) {
-        pd_state_fini(&d->state);
-    }
     pd_journal_fini(d->journal);
     d->journal = NULL;
     pd_coord_free(d->coord);

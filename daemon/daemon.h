@@ -28,7 +28,6 @@
 #include "loop.h"
 #include "node.h"
 #include "registry.h"
-#include "state.h"
 #include "straggler.h"
 #include "watchdog.h"
 #include "windows.h"
@@ -51,8 +50,7 @@ typedef struct pd_daemon {
     pd_control_t *control;
     pd_link_t *link;       /* a node daemon: the link to the coordinator */
     pd_coord_t *coord;     /* a coordinator: the node endpoint */
-    pd_state_t state;      /* a coordinator: its state file */
-    pd_journal_t *journal; /* any other daemon: its journal */
+    pd_journal_t *journal; /* its journal (either role) */
 
     char instance[24]; /* random id of this daemon run */
     char name[PP_MAX_NAME + 1];

@@ -38,7 +38,7 @@ struct pd_coord {
     pd_endpoint_t *ep;
     peer_node_t *nodes;
     size_t count;
-    void (*changed)(void *arg);
+    void (*changed)(void *arg, const char *name, const char *instance, bool gone);
     void *changed_arg;
 };
 
@@ -52,10 +52,10 @@ static peer_node_t *node_find(const pd_coord_t *c, const char *name)
     return NULL;
 }
 
-static void list_changed(pd_coord_t *c)
+static void list_changed(pd_coord_t *c, const peer_node_t *p, bool gone)
 {
     if (c->changed) {
-        c->changed(c->changed_arg);
+        c->changed(c->changed_arg, p->name, p->instance, gone);
     }
 }
 
@@ -280,9 +280,9 @@ static void node_remove(pd_coord_t *c, peer_node_t *p)
         if (*pp == p) {
             *pp = p->next;
             c->count--;
+            list_changed(c, p, true);
             free(p->rix);
             free(p);
-            list_changed(c);
             return;
         }
     }
@@ -301,7 +301,7 @@ static peer_node_t *node_add(pd_coord_t *c, const char *name, const char *instan
     p->next = c->nodes;
     c->nodes = p;
     c->count++;
-    list_changed(c);
+    list_changed(c, p, false);
     return p;
 }
 
@@ -543,7 +543,10 @@ static void on_pipe_gone(uint32_t pipe, void *arg)
     }
 }
 
-pd_coord_t *pd_coord_new(pd_node_t *n, void (*changed)(void *arg), void *arg)
+pd_coord_t *pd_coord_new(pd_node_t *n,
+                         void (*changed)(void *arg, const char *name, const char *instance,
+                                         bool gone),
+                         void *arg)
 {
     pd_coord_t *c = calloc(1, sizeof(*c));
     if (c) {

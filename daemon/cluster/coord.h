@@ -20,10 +20,14 @@
 
 typedef struct pd_coord pd_coord_t;
 
-/* The node list, before listening (a state file may add awaited nodes).
- * changed: called when a node joins or goes (the list is part of the
- * coordinator's state); may be NULL. NULL on ENOMEM. */
-pd_coord_t *pd_coord_new(pd_node_t *n, void (*changed)(void *arg), void *arg);
+/* The node list, before listening (a journal may add awaited nodes).
+ * changed: called when a node joins (as `instance`) or goes for good (the
+ * list is part of the coordinator's journal); may be NULL. NULL on
+ * ENOMEM. */
+pd_coord_t *pd_coord_new(pd_node_t *n,
+                         void (*changed)(void *arg, const char *name, const char *instance,
+                                         bool gone),
+                         void *arg);
 /* Listen on cfg.coordinator_listen. 0, or PROFD_* with err. */
 int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen);
 /* Stop listening (at stop); the node list stays for the last state save. */

@@ -226,7 +226,7 @@ int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_r
 /* ---- files ---- */
 
 /* A file's last ack: the node forgets the file once it has it, so it
- * waits until the state file holds the file as done. */
+ * waits until the journal holds the file as done. */
 static void reply_ack(pd_node_t *n, pd_req_t *req, int64_t have, bool done)
 {
     pp_msg_t m;
@@ -245,6 +245,7 @@ static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
 {
     in->done = true;
     in->busy = false;
+    in->jdirty = true;
     free(in->hash); /* its running hash is over */
     in->hash = NULL;
     if (failure) {
@@ -286,6 +287,7 @@ static void chunk_done(pd_job_t *job)
         if (j->complete && j->got[0]) { /* the manifest's checksum: of the bytes received */
             pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
             snprintf(in->checksum, sizeof(in->checksum), "%s", j->got);
+            in->jdirty = true;
             if (m && in->cap < m->ncaps && in->file < m->caps[in->cap].files_n) {
                 pp_file_t *f = &m->caps[in->cap].files[in->file];
                 free(f->checksum);

@@ -53,7 +53,6 @@ typedef struct pd_member {
      * host, pid) when it registers through it, lost if not by then; 0 */
     int64_t rebind_until_ms;
     bool jdirty; /* changed since the journal last wrote it */
-    bool sdirty; /* changed since the coordinator's state save encoded it */
 } pd_member_t;
 
 /* Coordinator: a file of a remote capture still arriving from its node. */
@@ -280,12 +279,11 @@ void pd_windows_dirty(pd_windows_t *ws);
  * and the dirty hook runs. Modules that change a window's fields themselves
  * say so through it. */
 void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m);
-/* Member m changed: marked for the journal and the coordinator's state save
+/* Member m changed: marked for the journal
  * (no hook: the caller runs it, or pd_windows_touch does). */
 static inline void pd_member_mark(pd_member_t *m)
 {
     m->jdirty = true;
-    m->sdirty = true;
 }
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
 /* Coordinator: a file to arrive, zeroed but its path (copied) and marked

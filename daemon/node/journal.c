@@ -141,6 +141,7 @@ static int put_member(pd_journal_t *j, buf_t *b, const pd_window_t *w, size_t i)
 {
     pp_jrec_t r;
     rec_init(j, &r, PP_JR_MEMBER);
+    j->st.members++;
     r.id = w->id;
     r.index = (int64_t)i;
     int rv = pd_jrec_member(w, i, &r.member);
@@ -344,11 +345,18 @@ void pd_journal_sync(pd_journal_t *j)
     if (j == NULL) {
         return;
     }
+    int64_t t0 = pd_now_us(), members = j->st.members;
+    bool some = j->dirty || j->pending.len;
     if (j->dirty && collect(j) != 0) {
         PD_LOG(j->n->log, PD_LOG_ERROR, "journal", "out of memory encoding records");
     }
     write_pending(j);
     sync_soon(j);
+    if (some && j->role.coordinator) { /* the figures a coordinator's whole-state saves had */
+        j->n->stats.state_saves++;
+        j->n->stats.state_save_us += pd_now_us() - t0;
+        j->n->stats.state_encoded += j->st.members - members;
+    }
 }
 
 static void on_timer(uv_timer_t *t)

@@ -47,6 +47,10 @@
 
 typedef struct pd_journal pd_journal_t;
 
+/* A coordinator's journal, in save_path (a node daemon's is named after
+ * the node). */
+#define PD_COORDINATOR_JOURNAL ".profd-coordinator.journal"
+
 /* Read the journal back into n's registry and window table, the instance
  * (instance_len bytes at most) and n->gen, and open it for writing. 0, or
  * PROFD_ECONFIG / PROFD_EIO / PROFD_ENOMEM with one line in err. */
@@ -88,6 +92,7 @@ void pd_journal_drop_replies(pd_journal_t *j);
  * cost). */
 typedef struct pd_journal_stats {
     int64_t records, bytes, syncs, snapshots, snapshot_bytes, snapshot_us, write_errors;
+    int64_t members; /* of the records: members' */
 } pd_journal_stats_t;
 void pd_journal_stats(const pd_journal_t *j, pd_journal_stats_t *out);
 

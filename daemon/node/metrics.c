@@ -195,14 +195,14 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     pu_sbuf_fmt(&b, "profd_trigger_windows_total %lld\n",
                 (long long)(n->strag ? n->strag->fired : 0));
     family(&b, "profd_state_saves_total", "counter",
-           "A coordinator: saves of its state file (unfinished windows, nodes).");
+           "A coordinator: writes of its journal (the records of what changed since the last).");
     pu_sbuf_fmt(&b, "profd_state_saves_total %lld\n", (long long)n->stats.state_saves);
     family(&b, "profd_state_save_seconds_total", "counter",
-           "A coordinator: time its loop spent encoding and writing its state file.");
+           "A coordinator: time its loop spent encoding and writing its journal's records.");
     pu_sbuf_fmt(&b, "profd_state_save_seconds_total %.6f\n", (double)n->stats.state_save_us / 1e6);
     family(&b, "profd_state_members_total", "counter",
-           "A coordinator: window members its state saves wrote, encoded anew or unchanged "
-           "from the last save.");
+           "A coordinator: window members its journal wrote (encoded: each changed one's "
+           "record; unchanged: none, a journal writes only what changed).");
     pu_sbuf_fmt(&b, "profd_state_members_total{how=\"encoded\"} %lld\n",
                 (long long)n->stats.state_encoded);
     pu_sbuf_fmt(&b, "profd_state_members_total{how=\"unchanged\"} %lld\n",

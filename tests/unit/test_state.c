@@ -1,45 +1,89 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /*
- * cluster/state.c, a coordinator's state on disk, against what state.h
- * promises: what pd_state_fini saves (the instance, the next window id,
- * every unfinished window with its members; a finished one is not kept) a
- * restarted coordinator reads back with pd_state_load; no file is no
- * state; a corrupt file stops the start (PROFD_ECONFIG) with one line
- * naming the file and what is wrong, rather than lose it. No loop runs and
- * there is no node list (coord NULL, as state.h allows).
+ * A coordinator's state on disk: its journal (node/journal.c in the
+ * coordinator's role, docs/store.md), against what journal.h promises:
+ * what the journal holds at pd_journal_fini (the instance, the next window
+ * id, every unfinished window with its members; a finished one is not
+ * kept) a restarted coordinator reads back; the node daemons it knew, the
+ * later record of a node replacing the earlier and a node gone for good
+ * not awaited again; the files still arriving, each from its .part; the
+ * members of remote ranks unbound until their nodes register again; no
+ * file is no state; a record that cannot be read back stops the start
+ * (PROFD_ECONFIG) with one line naming the file, the line and what is
+ * wrong, rather than lose it. No loop runs; the node list is the
+ * fixture's.
  */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit_fixture.h"
 
+#include "journal.h"
 #include "node_fixture.h"
-#include "state.h"
 
 #define INSTANCE "c0ffee0123456789"
 #define AGAIN    " (move the file away to start afresh)"
 #define MS       1000LL
 #define NOW      (1000000 * MS) /* us */
+#define HEAD     "{\"kind\":\"head\",\"head\":{\"version\":1,\"instance\":\"" INSTANCE "\"}}\n"
 
 typedef struct fixture {
     unit_dir_t files; /* first: unit_dir_setup */
     unit_node_t d;
-    pd_state_t s;
     char instance[24];
+    pd_journal_loaded_t l;
+    char restored[4][2][64]; /* the nodes the journal gave back: name, instance */
+    size_t nrestored;
     char err[512];
 } fixture_t;
+
+/* The node list: none known (a snapshot is never written here); the
+ * nodes read back are kept in the fixture. */
+static bool node_at(void *arg, size_t i, const char **name, const char **instance)
+{
+    (void)arg;
+    (void)i;
+    (void)name;
+    (void)instance;
+    return false;
+}
+
+static int node_restore(void *arg, const char *name, const char *instance)
+{
+    fixture_t *f = arg;
+    assert_true(f->nrestored < 4);
+    snprintf(f->restored[f->nrestored][0], 64, "%s", name);
+    snprintf(f->restored[f->nrestored][1], 64, "%s", instance);
+    f->nrestored++;
+    return 0;
+}
 
 /* A coordinator's node state, empty, saving below f->files.dir. */
 static void node_init(fixture_t *f)
 {
     unit_node_init(&f->d, "coordinator", f->files.dir, 8);
     memset(f->instance, 0, sizeof(f->instance));
-    pd_state_init(&f->s, &f->d.n, NULL, f->instance, sizeof(f->instance));
+    f->nrestored = 0;
+}
+
+/* Its journal opened: the return code (the journal in *j, or NULL). */
+static int open_journal(fixture_t *f, pd_journal_t **j)
+{
+    const pd_journal_role_t role = {.file = PD_COORDINATOR_JOURNAL,
+                                    .coordinator = true,
+                                    .node_at = node_at,
+                                    .node_restore = node_restore,
+                                    .arg = f};
+    f->err[0] = '\0';
+    *j = NULL;
+    return pd_journal_open_as(j, &f->d.n, &role, f->instance, sizeof(f->instance), &f->l, f->err,
+                              sizeof(f->err));
 }
 
 static int setup(void **state)
 {
-    return unit_dir_setup(state, sizeof(fixture_t), "profd-state", ".profd-coordinator.json");
+    return unit_dir_setup(state, sizeof(fixture_t), "profd-state", PD_COORDINATOR_JOURNAL);
 }
 
 static void add_rank(fixture_t *f, int64_t rank, const char *node)
@@ -85,28 +129,45 @@ static int64_t add_window(fixture_t *f, int64_t first, int64_t last)
     return id;
 }
 
-/* The coordinator that saved: two actors on two nodes, window 1 over steps
- * 100-101 (pending) and window 2 over 200-200 (done: not kept). */
-static void save_state(fixture_t *f)
+/* The coordinator that wrote its journal: two actors on two nodes, window
+ * 1 over steps 100-101 (pending) and window 2 over 200-200 (done: not
+ * kept). Open, the journal is left to f->j's caller (NULL: closed). */
+static pd_journal_t *save_state_open(fixture_t *f)
 {
+    pd_journal_t *j;
     node_init(f);
     snprintf(f->instance, sizeof(f->instance), INSTANCE);
+    assert_int_equal(open_journal(f, &j), 0);
+    assert_false(f->l.found);
     add_rank(f, 0, "node1");
     add_rank(f, 1, "node2");
     assert_int_equal(add_window(f, 100, 101), 1);
     assert_int_equal(add_window(f, 200, 200), 2);
     pd_windows_get(&f->d.ws, 2)->state = PP_WS_DONE;
-    pd_state_fini(&f->s);
+    pd_journal_dirty(j);
+    return j;
+}
+
+static void save_state(fixture_t *f)
+{
+    pd_journal_fini(save_state_open(f));
     unit_node_fini(&f->d);
     assert_int_equal(access(f->files.path, R_OK), 0);
 }
 
-/* A restarted coordinator reads the file: its return code. */
+/* A restarted coordinator reads the journal: its return code (the journal
+ * closed again at once on success). */
 static int load(fixture_t *f)
 {
+    pd_journal_t *j;
     node_init(f);
-    f->err[0] = '\0';
-    return pd_state_load(&f->s, f->err, sizeof(f->err));
+    int rv = open_journal(f, &j);
+    if (rv == 0) {
+        pd_journal_fini(j);
+    } else {
+        assert_null(j);
+    }
+    return rv;
 }
 
 static void spit(const char *path, const char *text)
@@ -154,57 +215,183 @@ static void test_state_none(void **state)
 {
     fixture_t *f = *state;
     assert_int_equal(load(f), 0);
+    assert_false(f->l.found);
     assert_string_equal(f->instance, ""); /* left to the daemon to draw */
     assert_int_equal(f->d.ws.count, 0);
     unit_node_fini(&f->d);
 }
 
-/* What cannot be read back stops the start with the file and the reason. */
+static void mkdirs(const char *path)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        mkdir(p, 0700);
+        *s = '/';
+    }
+    mkdir(p, 0700);
+}
+
+/* What only a coordinator keeps: the nodes it knew (node1 came back as a
+ * new instance, node2 went for good, node3 joined), the files still
+ * arriving (one half there as its .part, one done), and members of remote
+ * ranks, which come back unbound (client 0) until their node registers
+ * its roster again. */
+static void test_state_nodes_and_files(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_t *j = save_state_open(f);
+    pd_journal_node(j, "node1", "aaaa", false);
+    pd_journal_node(j, "node2", "bbbb", false);
+    pd_journal_node(j, "node2", "bbbb", true);
+    pd_journal_node(j, "node3", "cccc", false);
+    pd_journal_node(j, "node1", "aaa2", false);
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    pd_member_t *m = &w->members[1];
+    int64_t client0 = w->members[0].client;
+    assert_true(client0 > 0);
+    m->node_client = 7; /* the id node2 gave it */
+    m->state = PP_MS_REPORTED;
+    m->caps = calloc(1, sizeof(*m->caps));
+    assert_non_null(m->caps);
+    pp_record_init(&pp_desc_capture, m->caps);
+    m->caps[0].role = strdup("actor");
+    m->caps[0].status = PP_CAP_COMPLETE;
+    m->caps[0].dir = strdup("rank1");
+    m->ncaps = 1;
+    pd_windows_touch(&f->d.ws, w, m);
+    pd_incoming_t *in = pd_windows_add_incoming(w, "rank1/trace.json");
+    assert_non_null(in);
+    in->member = 1;
+    in->size = 1000;
+    snprintf(in->checksum, sizeof(in->checksum), "xxh64:0123456789abcdef");
+    in = pd_windows_add_incoming(w, "rank1/meta.json");
+    assert_non_null(in);
+    in->member = 1;
+    in->file = 1;
+    in->size = 10;
+    in->done = true;
+    pd_journal_dirty(j);
+    pd_journal_fini(j);
+    unit_node_fini(&f->d);
+    /* 300 of the first file's bytes arrived */
+    char part[512];
+    snprintf(part, sizeof(part), "%s/run/w1-steps100-101/rank1", f->files.dir);
+    mkdirs(part);
+    snprintf(part, sizeof(part), "%s/run/w1-steps100-101/rank1/trace.json.part", f->files.dir);
+    FILE *fp = fopen(part, "wb");
+    assert_non_null(fp);
+    for (int i = 0; i < 300; i++) {
+        fputc('x', fp);
+    }
+    fclose(fp);
+
+    assert_int_equal(load(f), 0);
+    assert_string_equal(f->err, "");
+    assert_int_equal(f->l.nodes, 2);
+    assert_int_equal(f->nrestored, 2);
+    assert_string_equal(f->restored[0][0], "node1");
+    assert_string_equal(f->restored[0][1], "aaa2");
+    assert_string_equal(f->restored[1][0], "node3");
+    assert_string_equal(f->restored[1][1], "cccc");
+    w = pd_windows_get(&f->d.ws, 1);
+    assert_non_null(w);
+    assert_int_equal(w->members[0].client, client0); /* a local rank: its id kept */
+    assert_int_equal(w->members[1].client, 0);       /* bound again by its node */
+    assert_int_equal(w->members[1].node_client, 7);
+    assert_int_equal(w->members[1].state, PP_MS_REPORTED);
+    assert_int_equal(w->members[1].ncaps, 1);
+    assert_int_equal(w->nincoming, 2);
+    assert_string_equal(w->incoming[0].path, "rank1/trace.json");
+    assert_int_equal(w->incoming[0].member, 1);
+    assert_int_equal(w->incoming[0].cap, 0);
+    assert_int_equal(w->incoming[0].file, 0);
+    assert_int_equal(w->incoming[0].size, 1000);
+    assert_string_equal(w->incoming[0].checksum, "xxh64:0123456789abcdef");
+    assert_false(w->incoming[0].done);
+    assert_int_equal(w->incoming[0].have, 300); /* resumes from its .part */
+    assert_string_equal(w->incoming[1].path, "rank1/meta.json");
+    assert_int_equal(w->incoming[1].file, 1);
+    assert_true(w->incoming[1].done);
+    assert_int_equal(w->incoming[1].have, 10);
+    assert_int_equal(w->pending, 1); /* one file still to arrive */
+    size_t idx = 9;
+    assert_ptr_equal(pd_windows_incoming(w, "rank1/meta.json", &idx), &w->incoming[1]);
+    assert_int_equal(idx, 1);
+    unit_node_fini(&f->d);
+    unlink(part);
+}
+
+/* What cannot be read back stops the start with the file, the line and
+ * the reason, and leaves the file as it was. */
 static void test_state_corrupt_refused(void **state)
 {
     fixture_t *f = *state;
     static const struct {
         const char *text, *why; /* why NULL: the codec's reason */
+        int line;
+        size_t windows; /* restored before the line refused (the start stops anyway) */
     } cases[] = {
-        {"garbage", NULL},
-        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1}]}", NULL},
-        {"{\"version\":2,\"instance\":\"" INSTANCE "\"}", "unknown version or instance"},
-        {"{\"version\":1,\"instance\":\"\"}", "unknown version or instance"},
-        {"{\"version\":1,\"instance\":\"0123456789012345678901234\"}",
-         "unknown version or instance"},
-        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"nodes\":[{\"name\":\"no de\","
-         "\"instance\":\"x\"}]}",
-         "a node is not valid"},
-        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1,\"name\":\"w1\","
-         "\"job\":\"run\",\"dir\":\"/tmp/run/w1\",\"root_len\":4}]}",
-         "a window is not valid"}, /* no state */
-        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1,\"name\":\"w1\","
-         "\"job\":\"run\",\"state\":\"pending\",\"dir\":\"/etc/passwd/x\",\"root_len\":4}]}",
-         "a window's folder is not <save_path>/<job>/<window>"},
+        {"garbage\n" HEAD, NULL, 1, 0},
+        {HEAD "{\"kind\":\"window\",\"window\":{\"id\":1}}\n", NULL, 2, 0},
+        {"{\"kind\":\"head\",\"head\":{\"version\":2,\"instance\":\"" INSTANCE "\"}}\n",
+         "unknown version or instance", 1, 0},
+        {"{\"kind\":\"head\",\"head\":{\"version\":1,\"instance\":\"\"}}\n",
+         "unknown version or instance", 1, 0},
+        {"{\"kind\":\"head\",\"head\":{\"version\":1,\"instance\":\"0123456789012345678901234\"}}"
+         "\n",
+         "unknown version or instance", 1, 0},
+        {HEAD "{\"kind\":\"node\",\"node\":{\"name\":\"no de\",\"instance\":\"x\"}}\n",
+         "a node is not valid", 2, 0},
+        {HEAD "{\"kind\":\"window\",\"window\":{\"id\":1,\"name\":\"w1\",\"job\":\"run\","
+              "\"dir\":\"/tmp/run/w1\",\"root_len\":4}}\n",
+         "a window is not valid", 2, 0}, /* no state */
+        {HEAD "{\"kind\":\"window\",\"window\":{\"id\":1,\"name\":\"w1\",\"job\":\"run\","
+              "\"state\":\"pending\",\"dir\":\"/etc/passwd/x\",\"root_len\":4}}\n",
+         "window 1: its folder is not <save_path>/<job>/<window>", 2, 0},
+        {HEAD "{\"kind\":\"window\",\"window\":{\"id\":1,\"name\":\"w1\",\"job\":\"run\","
+              "\"state\":\"gathering\",\"dir\":\"/tmp/run/w1\",\"root_len\":4}}\n"
+              "{\"kind\":\"incoming\",\"id\":1,\"index\":0,\"incoming\":{\"path\":\"x/trace.json\","
+              "\"member\":3}}\n",
+         "an incoming file is not valid", 3, 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char why[256], want[700];
         if (cases[i].why == NULL) {
-            pp_state_t st;
-            assert_int_not_equal(pp_record_decode(&pp_desc_state, cases[i].text,
-                                                  strlen(cases[i].text), &st, why, sizeof(why)),
+            const char *bad = cases[i].text;
+            for (int l = 1; l < cases[i].line; l++) {
+                bad = strchr(bad, '\n') + 1;
+            }
+            pp_jrec_t r;
+            assert_int_not_equal(pp_record_decode(&pp_desc_jrec, bad,
+                                                  (size_t)(strchr(bad, '\n') - bad + 1), &r, why,
+                                                  sizeof(why)),
                                  0);
         } else {
             snprintf(why, sizeof(why), "%s", cases[i].why);
         }
-        snprintf(want, sizeof(want), "coordinator state %s: %s" AGAIN, f->files.path, why);
+        snprintf(want, sizeof(want), "journal %s:%d: %s" AGAIN, f->files.path, cases[i].line, why);
         spit(f->files.path, cases[i].text);
         int rv = load(f);
         if (rv != PROFD_ECONFIG || strcmp(f->err, want) != 0) {
             fail_msg("case %zu: %d '%s', want %d '%s'", i, rv, f->err, PROFD_ECONFIG, want);
         }
-        assert_int_equal(f->d.ws.count, 0);
+        assert_int_equal(f->d.ws.count, cases[i].windows);
         unit_node_fini(&f->d);
+        /* the file as it was */
+        FILE *fp = fopen(f->files.path, "rb");
+        char back[1024] = "";
+        assert_non_null(fp);
+        size_t n = fread(back, 1, sizeof(back) - 1, fp);
+        fclose(fp);
+        back[n] = '\0';
+        assert_string_equal(back, cases[i].text);
     }
 }
 
 int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
-                       test_state_corrupt_refused);
+                       test_state_nodes_and_files, test_state_corrupt_refused);
 }
