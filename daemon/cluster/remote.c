@@ -245,7 +245,7 @@ static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
 {
     in->done = true;
     in->busy = false;
-    in->jdirty = true;
+    pd_incoming_mark(w, in);
     free(in->hash); /* its running hash is over */
     in->hash = NULL;
     if (failure) {
@@ -287,7 +287,7 @@ static void chunk_done(pd_job_t *job)
         if (j->complete && j->got[0]) { /* the manifest's checksum: of the bytes received */
             pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
             snprintf(in->checksum, sizeof(in->checksum), "%s", j->got);
-            in->jdirty = true;
+            pd_incoming_mark(w, in);
             if (m && in->cap < m->ncaps && in->file < m->caps[in->cap].files_n) {
                 pp_file_t *f = &m->caps[in->cap].files[in->file];
                 free(f->checksum);

@@ -44,6 +44,8 @@ void pd_windows_free_one(pd_window_t *w)
         member_free(&w->members[i]);
     }
     free(w->members);
+    free(w->jmembers);
+    free(w->jincoming);
     pu_strv_free(w->warnings, w->nwarnings);
     pp_record_free(&pp_desc_window_spec, &w->spec);
     free(w->origin);
@@ -105,13 +107,50 @@ void pd_windows_dirty(pd_windows_t *ws)
 
 void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m)
 {
-    if (w) {
-        w->jdirty = w->jdirty || m == NULL;
-    }
+    w->jdirty = w->jdirty || m == NULL;
     if (m) {
-        pd_member_mark(m);
+        pd_member_mark(w, m);
     }
     pd_windows_dirty(ws);
+}
+
+void pd_member_mark(pd_window_t *w, pd_member_t *m)
+{
+    if (m->jdirty) {
+        return; /* listed already */
+    }
+    m->jdirty = true;
+    if (PU_GROW(w->jmembers, w->capjmembers, w->njmembers + 1) != 0) {
+        w->jscan = true;
+        return;
+    }
+    w->jmembers[w->njmembers++] = (size_t)(m - w->members);
+}
+
+void pd_incoming_mark(pd_window_t *w, pd_incoming_t *in)
+{
+    if (in->jdirty) {
+        return;
+    }
+    in->jdirty = true;
+    if (PU_GROW(w->jincoming, w->capjincoming, w->njincoming + 1) != 0) {
+        w->jscan = true;
+        return;
+    }
+    w->jincoming[w->njincoming++] = (size_t)(in - w->incoming);
+}
+
+void pd_windows_marks_clear(pd_window_t *w)
+{
+    w->jdirty = false;
+    for (size_t i = 0; i < w->nmembers; i++) {
+        w->members[i].jdirty = false;
+    }
+    for (size_t i = 0; i < w->nincoming; i++) {
+        w->incoming[i].jdirty = false;
+    }
+    w->njmembers = w->njincoming = 0;
+    w->jscan = false;
 }
 
 static int add_warning(pd_window_t *w, const char *text)

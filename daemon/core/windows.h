@@ -126,6 +126,13 @@ typedef struct pd_window {
     char record[32];
     int64_t record_bytes;
     bool jdirty; /* the window's own fields changed since the journal wrote them */
+    /* the indices of the members and incoming files marked since the
+     * journal last wrote them (pd_member_mark, pd_incoming_mark), so that
+     * a write visits what changed, not every member; jscan: a list could
+     * not grow, the journal looks at every flag instead */
+    size_t *jmembers, njmembers, capjmembers;
+    size_t *jincoming, njincoming, capjincoming;
+    bool jscan;
     struct pd_window *next;
 } pd_window_t;
 
@@ -279,12 +286,13 @@ void pd_windows_dirty(pd_windows_t *ws);
  * and the dirty hook runs. Modules that change a window's fields themselves
  * say so through it. */
 void pd_windows_touch(pd_windows_t *ws, pd_window_t *w, pd_member_t *m);
-/* Member m changed: marked for the journal
- * (no hook: the caller runs it, or pd_windows_touch does). */
-static inline void pd_member_mark(pd_member_t *m)
-{
-    m->jdirty = true;
-}
+/* Member m of w changed: marked for the journal (no hook: the caller
+ * runs it, or pd_windows_touch does). */
+void pd_member_mark(pd_window_t *w, pd_member_t *m);
+/* Incoming file in of w changed (or is new): marked for the journal. */
+void pd_incoming_mark(pd_window_t *w, pd_incoming_t *in);
+/* After the journal wrote (or a load read) them: no mark left on w. */
+void pd_windows_marks_clear(pd_window_t *w);
 void pd_windows_set_status(pp_capture_t *c, pp_capture_status_t status, const char *reason);
 /* Coordinator: a file to arrive, zeroed but its path (copied) and marked
  * for the journal (jdirty); the caller fills in the rest. NULL without memory or when the path is

@@ -132,7 +132,7 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     m->state = PP_MS_EXPECTED;
     m->pid_dir = pid_dir;
     m->uid = k->uid;
-    pd_member_mark(m);
+    pd_member_mark(w, m);
     if (pd_windows_member_roles(m, k->roles, k->nroles, roles) != 0) {
         w->nmembers--;
         return NULL;
@@ -232,7 +232,7 @@ void pd_windows_on_register(pd_windows_t *ws, const pd_rank_t *k)
             if (m->state == PP_MS_EXPECTED && sel != -2 && k->nroles > 1 &&
                 (k->nroles != m->nroles || roles != m->selected) &&
                 pd_windows_member_roles(m, k->roles, k->nroles, roles) == 0) {
-                pd_member_mark(m);
+                pd_member_mark(w, m);
                 changed = true;
             }
             continue;
@@ -406,7 +406,7 @@ bool pd_windows_rebind(pd_windows_t *ws, const pd_rank_t *k)
                 pd_windows_member_bound(w, i);
                 m->node_client = k->node_client;
                 m->rebind_until_ms = 0;
-                pd_member_mark(m);
+                pd_member_mark(w, m);
                 pd_windows_dirty(ws);
                 changed = changed || m->state == PP_MS_EXPECTED;
             }

@@ -41,8 +41,8 @@ pd_incoming_t *pd_windows_add_incoming(pd_window_t *w, const char *path)
     if ((in->path = strdup(path)) == NULL) {
         return NULL;
     }
-    in->jdirty = true;
     w->nincoming++;
+    pd_incoming_mark(w, in);
     return in;
 }
 

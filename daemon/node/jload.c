@@ -332,13 +332,7 @@ int pd_jload(const pd_jload_t *j, pd_journal_loaded_t *out, char *err, size_t er
     n->gen = l.gen + 1000000 > now ? l.gen + 1000000 : now;
     for (pd_window_t *w = n->win->head; w; w = w->next) {
         out->windows++;
-        w->jdirty = false;
-        for (size_t i = 0; i < w->nmembers; i++) {
-            w->members[i].jdirty = false;
-        }
-        for (size_t i = 0; i < w->nincoming; i++) {
-            w->incoming[i].jdirty = false;
-        }
+        pd_windows_marks_clear(w);
     }
     snprintf(out->coordinator, sizeof(out->coordinator), "%s", l.coord);
     return 0;

@@ -172,6 +172,40 @@ static int put_node(pd_journal_t *j, buf_t *b, const char *name, const char *ins
     return put_rec(j, b, &r);
 }
 
+static int cmp_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The records of w's members (or incoming files: `incoming`) listed as
+ * marked, in index order (a member's record comes before those of the
+ * ones after it; a file's after its member's); the list emptied when all
+ * are written. With w->jscan every flag is looked at instead. */
+static int collect_marked(pd_journal_t *j, pd_window_t *w, bool incoming)
+{
+    size_t *list = incoming ? w->jincoming : w->jmembers;
+    size_t *n = incoming ? &w->njincoming : &w->njmembers;
+    size_t count = incoming ? w->nincoming : w->nmembers;
+    int rv = 0;
+    if (!w->jscan && *n > 1) {
+        qsort(list, *n, sizeof(*list), cmp_index);
+    }
+    for (size_t k = 0; rv == 0 && k < (w->jscan ? count : *n); k++) {
+        size_t i = w->jscan ? k : list[k];
+        bool *flag = i >= count ? NULL : incoming ? &w->incoming[i].jdirty : &w->members[i].jdirty;
+        if (flag && *flag) {
+            rv = incoming ? (j->role.coordinator ? put_incoming(j, &j->pending, w, i) : 0)
+                          : put_member(j, &j->pending, w, i);
+            *flag = rv != 0;
+        }
+    }
+    if (rv == 0) {
+        *n = 0;
+    }
+    return rv;
+}
+
 /* What was marked since the last time: windows, members, incoming files. */
 static int collect(pd_journal_t *j)
 {
@@ -181,15 +215,9 @@ static int collect(pd_journal_t *j)
         if (w->jdirty && (rv = put_window(j, &j->pending, w)) == 0) {
             w->jdirty = false;
         }
-        for (size_t i = 0; i < w->nmembers && rv == 0; i++) {
-            if (w->members[i].jdirty && (rv = put_member(j, &j->pending, w, i)) == 0) {
-                w->members[i].jdirty = false;
-            }
-        }
-        for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {
-            if (w->incoming[i].jdirty && (rv = put_incoming(j, &j->pending, w, i)) == 0) {
-                w->incoming[i].jdirty = false;
-            }
+        if (rv == 0 && (rv = collect_marked(j, w, false)) == 0 &&
+            (rv = collect_marked(j, w, true)) == 0) {
+            w->jscan = false;
         }
     }
     return rv;
@@ -253,9 +281,11 @@ static void sync_after(uv_work_t *w, int status)
     }
 }
 
+/* The fdatasync on the thread pool, once the loop runs (pd_journal_start;
+ * before, pd_journal_fini syncs). */
 static void sync_soon(pd_journal_t *j)
 {
-    if (j->syncing || !j->unsynced || j->fd < 0 || j->stopped) {
+    if (j->syncing || !j->unsynced || j->fd < 0 || j->stopped || !j->timer_ready) {
         return;
     }
     sync_job_t *s = calloc(1, sizeof(*s));
@@ -554,13 +584,7 @@ static int snapshot_text(pd_journal_t *j, buf_t *b)
         for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {
             rv = put_incoming(j, b, w, i);
         }
-        w->jdirty = false;
-        for (size_t i = 0; i < w->nmembers; i++) {
-            w->members[i].jdirty = false;
-        }
-        for (size_t i = 0; i < w->nincoming; i++) {
-            w->incoming[i].jdirty = false;
-        }
+        pd_windows_marks_clear(w);
     }
     return rv;
 }

@@ -323,6 +323,36 @@ static void test_state_nodes_and_files(void **state)
     unlink(part);
 }
 
+/* A write costs what changed: once the journal holds the state, one member
+ * marked is one record, of that member; a member changed without a mark
+ * is not written again. */
+static void test_state_writes_what_changed(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_stats_t a, b;
+    pd_journal_t *j = save_state_open(f);
+    pd_journal_sync(j);
+    pd_journal_stats(j, &a);
+    assert_int_equal(a.members, 4); /* two windows of two members */
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    w->members[0].pid = 4242; /* not marked */
+    w->members[1].state = PP_MS_LOST;
+    pd_member_mark(w, &w->members[1]);
+    pd_member_mark(w, &w->members[1]); /* listed once */
+    pd_journal_dirty(j);
+    pd_journal_sync(j);
+    pd_journal_stats(j, &b);
+    assert_int_equal(b.records - a.records, 1);
+    assert_int_equal(b.members - a.members, 1);
+    pd_journal_fini(j);
+    unit_node_fini(&f->d);
+    assert_int_equal(load(f), 0);
+    w = pd_windows_get(&f->d.ws, 1);
+    assert_int_equal(w->members[1].state, PP_MS_LOST);
+    assert_int_equal(w->members[0].pid, 100); /* as the journal holds it */
+    unit_node_fini(&f->d);
+}
+
 /* What cannot be read back stops the start with the file, the line and
  * the reason, and leaves the file as it was. */
 static void test_state_corrupt_refused(void **state)
@@ -393,5 +423,6 @@ static void test_state_corrupt_refused(void **state)
 int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
-                       test_state_nodes_and_files, test_state_corrupt_refused);
+                       test_state_nodes_and_files, test_state_writes_what_changed,
+                       test_state_corrupt_refused);
 }
