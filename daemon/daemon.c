@@ -448,6 +448,7 @@ static int coordinator_start(pd_daemon_t *d, pd_journal_loaded_t *jl, char *err,
         return PROFD_ENOMEM;
     }
     const pd_journal_role_t role = {.file = PD_COORDINATOR_JOURNAL,
+                                    .legacy = PD_COORDINATOR_LEGACY,
                                     .coordinator = true,
                                     .node_at = journal_node_at,
                                     .node_restore = journal_node_restore,

@@ -17,7 +17,8 @@
 #include "pu_buf.h"
 
 #define LINE_MAX_BYTES    (256u << 20)
-#define JOURNAL_MAX_BYTES (1ll << 30) /* a larger file is refused, not read */
+#define JOURNAL_MAX_BYTES (1ll << 30)  /* a larger file is refused, not read */
+#define LEGACY_MAX_BYTES  (64ll << 20) /* an older coordinator's state file */
 
 /* ---- reading back ---- */
 
@@ -234,9 +235,111 @@ static int64_t realtime_us(void)
     return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
 }
 
+/* ---- an older coordinator's whole-state file, imported ---- */
+
+static int legacy_bad(char *err, size_t errlen, const char *file, const char *what)
+{
+    snprintf(err, errlen, "coordinator state %s: %s (move the file away to start afresh)", file,
+             what);
+    return PROFD_ECONFIG;
+}
+
+/* One window of the file, as a window record (its members with it; every
+ * member unbound: the file kept no rank), then its incoming files. */
+static int legacy_window(loader_t *l, pp_state_window_t *s, const char *file, char *err,
+                         size_t errlen)
+{
+    pd_node_t *n = l->j->n;
+    char why[256];
+    pp_state_incoming_t *inc = s->incoming;
+    size_t ninc = s->incoming_n;
+    s->incoming = NULL; /* a window record has none: they are records of their own */
+    s->incoming_n = 0;
+    int rv = 0;
+    pd_window_t *w = NULL;
+    if (s->root_len >= 1 && !pd_confine_window_dir(s->dir, (size_t)s->root_len, s->job, s->name)) {
+        rv = legacy_bad(err, errlen, file, "a window's folder is not <save_path>/<job>/<window>");
+    } else if ((w = pd_jrec_window_restore(s, pd_now_ms(), why, sizeof(why))) == NULL) {
+        rv = legacy_bad(err, errlen, file, why);
+    } else {
+        pd_windows_append(n->win, w);
+        l->next_id = w->id > l->next_id ? w->id : l->next_id;
+        for (size_t i = 0; i < w->nmembers; i++) {
+            w->members[i].client = 0; /* bound again when its rank registers */
+        }
+    }
+    for (size_t i = 0; rv == 0 && i < ninc; i++) {
+        if (!pd_confine_rel_ok(inc[i].path) || pd_jrec_incoming_restore(w, i, &inc[i]) != 0) {
+            rv = legacy_bad(err, errlen, file, "an incoming file is not valid");
+        }
+    }
+    s->incoming = inc;
+    s->incoming_n = ninc;
+    return rv;
+}
+
+/* <save_path>/<role.legacy> when there is no journal: the nodes and
+ * windows it holds, as if they were records. 0 (out->imported when there
+ * was one) or PROFD_* with one line in err. */
+static int legacy_import(loader_t *l, pd_journal_loaded_t *out, char *err, size_t errlen)
+{
+    const pd_jload_t *j = l->j;
+    char path[PD_PATH_MAX + 128], e[256];
+    struct stat st;
+    int fd;
+    pp_state_t s;
+    snprintf(path, sizeof(path), "%s/%s", j->n->save_path, j->role.legacy);
+    int rv =
+        pd_confine_own_file("coordinator state", path, LEGACY_MAX_BYTES, &fd, &st, err, errlen);
+    if (rv != 0) {
+        return rv == PROFD_ENOENT ? 0 : rv;
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    ssize_t got = buf ? read(fd, buf, (size_t)st.st_size) : -1;
+    close(fd);
+    if (got < 0) {
+        free(buf);
+        snprintf(err, errlen, "cannot read %s: %s", path, buf ? strerror(errno) : "out of memory");
+        return buf ? PROFD_EIO : PROFD_ENOMEM;
+    }
+    rv = pp_record_decode(&pp_desc_state, buf, (size_t)got, &s, e, sizeof(e));
+    free(buf);
+    if (rv != 0) {
+        return legacy_bad(err, errlen, path, e);
+    }
+    out->found = out->imported = true;
+    if (s.version != 1 || s.instance[0] == '\0' || strlen(s.instance) >= 24) {
+        rv = legacy_bad(err, errlen, path, "unknown version or instance");
+    } else {
+        snprintf(j->instance, 24, "%s", s.instance);
+        l->next_id = s.next_id;
+        l->head = true;
+    }
+    for (size_t i = 0; rv == 0 && i < s.nodes_n; i++) {
+        pp_jrec_t r;
+        char why[64];
+        pp_record_init(&pp_desc_jrec, &r);
+        r.kind = PP_JR_NODE;
+        r.node = s.nodes[i]; /* moved */
+        pp_record_init(&pp_desc_state_node, &s.nodes[i]);
+        if (apply_node(l, &r, why, sizeof(why)) != 0) {
+            rv = legacy_bad(err, errlen, path, "a node is not valid");
+        }
+        pp_record_free(&pp_desc_jrec, &r);
+    }
+    for (size_t i = 0; rv == 0 && i < s.windows_n; i++) {
+        rv = legacy_window(l, &s.windows[i], path, err, errlen);
+    }
+    pp_record_free(&pp_desc_state, &s);
+    return rv;
+}
+
+/* ---- the journal ---- */
+
+static int load_end(loader_t *lp, int rv, pd_journal_loaded_t *out, char *err, size_t errlen);
+
 int pd_jload(const pd_jload_t *j, pd_journal_loaded_t *out, char *err, size_t errlen)
 {
-    pd_node_t *n = j->n;
     loader_t l = {.j = j};
     char why[256];
     int rv = 0;
@@ -244,7 +347,14 @@ int pd_jload(const pd_jload_t *j, pd_journal_loaded_t *out, char *err, size_t er
     int fd;
     if ((rv = pd_confine_own_file("journal", j->path, JOURNAL_MAX_BYTES, &fd, &st, err, errlen)) !=
         0) {
-        return rv == PROFD_ENOENT ? 0 : rv;
+        if (rv != PROFD_ENOENT) {
+            return rv;
+        }
+        rv = j->role.legacy ? legacy_import(&l, out, err, errlen) : 0;
+        if (rv == 0 && !out->found) {
+            return 0;
+        }
+        return load_end(&l, rv, out, err, errlen);
     }
     FILE *f = fdopen(fd, "re");
     if (f == NULL) {
@@ -299,6 +409,16 @@ int pd_jload(const pd_jload_t *j, pd_journal_loaded_t *out, char *err, size_t er
                  j->path);
         rv = PROFD_ECONFIG;
     }
+    return load_end(&l, rv, out, err, errlen);
+}
+
+/* What a load ends with, rv its outcome so far: the ranks, the nodes, the
+ * next window id and plan generation; the loader freed. */
+static int load_end(loader_t *lp, int rv, pd_journal_loaded_t *out, char *err, size_t errlen)
+{
+    loader_t l = *lp;
+    const pd_jload_t *j = l.j;
+    pd_node_t *n = j->n;
     /* the ranks, under their ids; ids are never given twice */
     pd_registry_floor(n->reg, l.id_gen);
     for (size_t i = 0; i < l.nranks; i++) {

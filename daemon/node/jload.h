@@ -19,6 +19,10 @@
  * hooks. */
 typedef struct pd_journal_role {
     const char *file; /* the file's name in save_path; NULL: .profd-<node>.journal */
+    /* the whole-state file of an older store (a coordinator's
+     * .profd-coordinator.json), read when there is no journal: the journal
+     * is written from it and it is renamed <legacy>.imported; NULL none */
+    const char *legacy;
     bool coordinator; /* no finished window kept; the windows' incoming files
                        * journaled; remote members restored unbound (client 0) */
     /* the node list: the i-th node (for a snapshot), false past the end ... */
@@ -30,7 +34,8 @@ typedef struct pd_journal_role {
 
 /* What pd_journal_open read back. */
 typedef struct pd_journal_loaded {
-    bool found;            /* there was a journal */
+    bool found;            /* there was a journal (or an older store's file) */
+    bool imported;         /* it was the older store's file (role.legacy) */
     size_t windows, ranks; /* restored */
     size_t lines, torn;    /* records read, torn lines ignored (0 or 1) */
     size_t nodes;          /* coordinator: node daemons awaited again */

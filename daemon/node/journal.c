@@ -615,6 +615,44 @@ static void snapshot_begin(pd_journal_t *j)
     j->tail.len = 0;
 }
 
+/* An older store's file was read: the journal is written from what it
+ * held (aside, synced, renamed into place) before that file is renamed
+ * <legacy>.imported, so that a stop in between reads one or the other. */
+static int write_imported(pd_journal_t *j, char *err, size_t errlen)
+{
+    buf_t text = {0};
+    char old[PD_PATH_MAX + 128], done[PD_PATH_MAX + 140];
+    int rv = snapshot_text(j, &text), fd = -1;
+    if (rv == 0) {
+        fd = open(j->part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        rv = fd < 0 || write_all(fd, text.p, text.len) != 0 || fdatasync(fd) != 0 ||
+                     rename(j->part, j->path) != 0
+                 ? PROFD_EIO
+                 : 0;
+        if (rv != 0) {
+            snprintf(err, errlen, "cannot write the journal %s: %s", j->path, strerror(errno));
+            unlink(j->part);
+        }
+    } else {
+        snprintf(err, errlen, "out of memory");
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    free(text.p);
+    snprintf(old, sizeof(old), "%s/%s", j->n->save_path, j->role.legacy);
+    snprintf(done, sizeof(done), "%s.imported", old);
+    if (rv == 0 && rename(old, done) != 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", old, done, strerror(errno));
+        rv = PROFD_EIO;
+    }
+    if (rv == 0) {
+        PD_LOG(j->n->log, PD_LOG_INFO, "journal", "%s imported into %s, kept as %s", old, j->path,
+               done);
+    }
+    return rv;
+}
+
 int pd_journal_open(pd_journal_t **out, pd_node_t *n, char *instance, size_t instance_len,
                     pd_journal_loaded_t *loaded, char *err, size_t errlen)
 {
@@ -653,6 +691,9 @@ int pd_journal_open_as(pd_journal_t **out, pd_node_t *n, const pd_journal_role_t
     pd_jload_t args = {.n = n, .role = j->role, .path = j->path, .instance = instance};
     int rv = pd_jload(&args, loaded, err, errlen);
     snprintf(j->coord, sizeof(j->coord), "%s", loaded->coordinator);
+    if (rv == 0 && loaded->imported) {
+        rv = write_imported(j, err, errlen);
+    }
     if (rv == 0) {
         j->fd =
             open(j->path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);

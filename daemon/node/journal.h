@@ -50,6 +50,8 @@ typedef struct pd_journal pd_journal_t;
 /* A coordinator's journal, in save_path (a node daemon's is named after
  * the node). */
 #define PD_COORDINATOR_JOURNAL ".profd-coordinator.journal"
+/* What coordinators kept before the journal: the whole state (imported). */
+#define PD_COORDINATOR_LEGACY ".profd-coordinator.json"
 
 /* Read the journal back into n's registry and window table, the instance
  * (instance_len bytes at most) and n->gen, and open it for writing. 0, or

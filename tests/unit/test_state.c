@@ -11,7 +11,9 @@
  * members of remote ranks unbound until their nodes register again; no
  * file is no state; a record that cannot be read back stops the start
  * (PROFD_ECONFIG) with one line naming the file, the line and what is
- * wrong, rather than lose it. No loop runs; the node list is the
+ * wrong, rather than lose it. A coordinator from before the journal
+ * imports its whole-state file (.profd-coordinator.json) once, refusing
+ * one it cannot read as it did. No loop runs; the node list is the
  * fixture's.
  */
 #include <sys/stat.h>
@@ -38,15 +40,17 @@ typedef struct fixture {
     char err[512];
 } fixture_t;
 
-/* The node list: none known (a snapshot is never written here); the
- * nodes read back are kept in the fixture. */
+/* The node list: the nodes the journal gave back (a snapshot writes
+ * them). */
 static bool node_at(void *arg, size_t i, const char **name, const char **instance)
 {
-    (void)arg;
-    (void)i;
-    (void)name;
-    (void)instance;
-    return false;
+    fixture_t *f = arg;
+    if (i >= f->nrestored) {
+        return false;
+    }
+    *name = f->restored[i][0];
+    *instance = f->restored[i][1];
+    return true;
 }
 
 static int node_restore(void *arg, const char *name, const char *instance)
@@ -71,6 +75,7 @@ static void node_init(fixture_t *f)
 static int open_journal(fixture_t *f, pd_journal_t **j)
 {
     const pd_journal_role_t role = {.file = PD_COORDINATOR_JOURNAL,
+                                    .legacy = PD_COORDINATOR_LEGACY,
                                     .coordinator = true,
                                     .node_at = node_at,
                                     .node_restore = node_restore,
@@ -420,9 +425,129 @@ static void test_state_corrupt_refused(void **state)
     }
 }
 
+/* ---- an older coordinator's whole-state file, imported ---- */
+
+static void legacy_path(const fixture_t *f, char *out, size_t len, const char *suffix)
+{
+    snprintf(out, len, "%s/" PD_COORDINATOR_LEGACY "%s", f->files.dir, suffix);
+}
+
+/* A coordinator from before the journal restarts on its state file: what
+ * the file held is there (instance, node, window, its member unbound, its
+ * file arriving), the journal is written from it and the file renamed
+ * .imported; the next start reads the journal. */
+static void test_state_import(void **state)
+{
+    fixture_t *f = *state;
+    char old[256], done[256], text[2048];
+    legacy_path(f, old, sizeof(old), "");
+    legacy_path(f, done, sizeof(done), ".imported");
+    snprintf(text, sizeof(text),
+             "{\"version\":1,\"instance\":\"" INSTANCE "\",\"next_id\":3,"
+             "\"nodes\":[{\"name\":\"node1\",\"instance\":\"aaaa\"}],"
+             "\"windows\":[{\"id\":1,\"name\":\"w1-steps100-101\",\"job\":\"run\","
+             "\"spec\":{\"tool\":\"sim\",\"selectors\":[{\"role\":\"actor\",\"all_ranks\":true}]},"
+             "\"first\":100,\"last\":101,\"state\":\"gathering\","
+             "\"dir\":\"%s/run/w1-steps100-101\",\"root_len\":%zu,"
+             "\"members\":[{\"node\":\"node1\",\"node_client\":5,\"client\":9,\"role\":\"actor\","
+             "\"host\":\"h1\",\"rank\":0,\"pid\":100,\"selector\":0,\"state\":\"reported\","
+             "\"captures\":[{\"role\":\"actor\",\"status\":\"complete\",\"dir\":\"rank0\","
+             "\"files\":[{\"path\":\"trace.json\",\"bytes\":1000}]}]}],"
+             "\"incoming\":[{\"path\":\"rank0/trace.json\",\"member\":0,\"cap\":0,"
+             "\"file\":0,\"size\":1000,\"done\":false}]}]}",
+             f->files.dir, strlen(f->files.dir));
+    spit(old, text);
+    for (int round = 0; round < 2; round++) { /* imported, then from the journal */
+        assert_int_equal(load(f), 0);
+        assert_string_equal(f->err, "");
+        assert_true(f->l.found);
+        assert_int_equal(f->l.imported, round == 0);
+        assert_int_equal(access(old, F_OK), -1);
+        assert_int_equal(access(done, R_OK), 0);
+        assert_int_equal(access(f->files.path, R_OK), 0);
+        assert_string_equal(f->instance, INSTANCE);
+        assert_int_equal(f->nrestored, 1);
+        assert_string_equal(f->restored[0][0], "node1");
+        assert_string_equal(f->restored[0][1], "aaaa");
+        assert_int_equal(f->d.ws.count, 1);
+        assert_true(f->d.ws.next_id >= 3);
+        pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+        assert_non_null(w);
+        assert_int_equal(w->state, PP_WS_GATHERING);
+        assert_int_equal(w->nmembers, 1);
+        assert_int_equal(w->members[0].client, 0);
+        assert_int_equal(w->members[0].node_client, 5);
+        assert_int_equal(w->members[0].state, PP_MS_REPORTED);
+        assert_int_equal(w->members[0].ncaps, 1);
+        assert_int_equal(w->nincoming, 1);
+        assert_string_equal(w->incoming[0].path, "rank0/trace.json");
+        assert_int_equal(w->incoming[0].size, 1000);
+        assert_int_equal(w->incoming[0].have, 0);
+        assert_int_equal(w->pending, 1);
+        unit_node_fini(&f->d);
+    }
+    unlink(done);
+}
+
+/* A state file that cannot be read back stops the start with the file and
+ * the reason (as before the journal), and stays as it was. */
+static void test_state_import_refused(void **state)
+{
+    fixture_t *f = *state;
+    static const struct {
+        const char *text, *why; /* why NULL: the codec's reason */
+    } cases[] = {
+        {"garbage", NULL},
+        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1}]}", NULL},
+        {"{\"version\":2,\"instance\":\"" INSTANCE "\"}", "unknown version or instance"},
+        {"{\"version\":1,\"instance\":\"\"}", "unknown version or instance"},
+        {"{\"version\":1,\"instance\":\"0123456789012345678901234\"}",
+         "unknown version or instance"},
+        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"nodes\":[{\"name\":\"no de\","
+         "\"instance\":\"x\"}]}",
+         "a node is not valid"},
+        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1,\"name\":\"w1\","
+         "\"job\":\"run\",\"dir\":\"/tmp/run/w1\",\"root_len\":4}]}",
+         "a window is not valid"}, /* no state */
+        {"{\"version\":1,\"instance\":\"" INSTANCE "\",\"windows\":[{\"id\":1,\"name\":\"w1\","
+         "\"job\":\"run\",\"state\":\"pending\",\"dir\":\"/etc/passwd/x\",\"root_len\":4}]}",
+         "a window's folder is not <save_path>/<job>/<window>"},
+    };
+    char old[256];
+    legacy_path(f, old, sizeof(old), "");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char why[256], want[700];
+        if (cases[i].why == NULL) {
+            pp_state_t st;
+            assert_int_not_equal(pp_record_decode(&pp_desc_state, cases[i].text,
+                                                  strlen(cases[i].text), &st, why, sizeof(why)),
+                                 0);
+        } else {
+            snprintf(why, sizeof(why), "%s", cases[i].why);
+        }
+        snprintf(want, sizeof(want), "coordinator state %s: %s" AGAIN, old, why);
+        spit(old, cases[i].text);
+        int rv = load(f);
+        if (rv != PROFD_ECONFIG || strcmp(f->err, want) != 0) {
+            fail_msg("case %zu: %d '%s', want %d '%s'", i, rv, f->err, PROFD_ECONFIG, want);
+        }
+        assert_int_equal(f->d.ws.count, 0);
+        unit_node_fini(&f->d);
+        assert_int_equal(access(f->files.path, F_OK), -1); /* no journal written */
+        FILE *fp = fopen(old, "rb");
+        char back[1024] = "";
+        assert_non_null(fp);
+        size_t n = fread(back, 1, sizeof(back) - 1, fp);
+        fclose(fp);
+        back[n] = '\0';
+        assert_string_equal(back, cases[i].text);
+    }
+    unlink(old);
+}
+
 int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
                        test_state_nodes_and_files, test_state_writes_what_changed,
-                       test_state_corrupt_refused);
+                       test_state_corrupt_refused, test_state_import, test_state_import_refused);
 }
