@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,10 @@ static int run(const pd_config_t *cfg)
         fprintf(stderr, "profd: out of memory\n");
         return 1;
     }
+    /* a file-size limit (RLIMIT_FSIZE) fails a write with EFBIG, which the
+     * daemon handles like a full disk (the journal holds its records and
+     * the replies that wait for them), instead of killing it */
+    signal(SIGXFSZ, SIG_IGN);
     if (pd_daemon_init(d, cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "profd: %s\n", err);
         free(d);

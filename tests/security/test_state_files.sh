@@ -78,8 +78,10 @@ refused "a journal writable by others" \
   "journal $journal is writable by group or others \\(mode 0666: check who wrote it, then chmod go-w it\\)"
 chmod 0600 "$journal"
 
-# 3. the coordinator's state file
+# 3. the coordinator's journal, and the state file of a coordinator from
+# before the journal (imported when there is no journal)
 state=$tmp/c/save/.profd-coordinator.json
+cjournal=$tmp/c/save/.profd-coordinator.journal
 mkdir -p "$tmp/c/save"
 coord_refused() { # WHAT PATTERN
   expect "$1" 1 "$2" timeout 10 "$PROFD_PROFD" --coordinator-listen "tcp://127.0.0.1:0" \
@@ -92,6 +94,13 @@ rm "$state"
 mkfifo "$state"
 coord_refused "the coordinator's state a fifo" "coordinator state $state is not a regular file"
 rm "$state"
+ln -s /dev/zero "$cjournal"
+coord_refused "the coordinator's journal linked to /dev/zero" \
+  "journal $cjournal is a symlink \\(not followed\\)"
+rm "$cjournal"
+mkfifo "$cjournal"
+coord_refused "the coordinator's journal a fifo" "journal $cjournal is not a regular file"
+rm "$cjournal"
 
 # 4. a save_path writable by others
 chmod 1777 "$save"

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-# System test, a coordinator acknowledges only what its state file holds.
+# System test, a coordinator acknowledges only what its journal holds.
 # A node daemon forgets a result, a file or a plan once the coordinator has
 # acknowledged it; a coordinator killed (SIGKILL) after its reply and
 # before its state file holds what it replied would come back without it,
 # and the window's captures would be failed ("left node") although their
 # traces lie in the tree (seen in the fault-injection soak: 16 tree entries
 # of one window not in its manifest).
-# Here the coordinator cannot save its state at all (its .part name is
-# taken by a folder) from the moment its node holds the window's plan until
-# it is killed, after the window's steps, once the node has sent its results.
-# Started again with the folder gone, it must still complete the window
-# with every capture, and every trace in the tree must be in the manifest:
-#  1. nothing the node sent while the state could not be saved was
+# Here the coordinator cannot write its journal at all (a file-size limit,
+# RLIMIT_FSIZE, set on the running process at the journal's size: every
+# write past it fails with EFBIG) from the moment its node holds the
+# window's plan until it is killed, after the window's steps, once the node
+# has sent its results. Started again without the limit, it must still
+# complete the window with every capture, and every trace in the tree must
+# be in the manifest:
+#  1. nothing the node sent while the journal could not be written was
 #     acknowledged (the node sends it again to the restarted coordinator);
-#  2. the coordinator retries the save and says why it cannot;
+#  2. the coordinator retries the write and says why it cannot;
 #  3. a result sent again for a rank already reported (its reply was lost)
 #     is acknowledged, not refused.
 # The links are plain tcp:// on loopback (--insecure-tcp-links).
@@ -25,7 +27,7 @@ lib_name=cdurable
 port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 nctl() { "$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" "$@"; }
-state=$tmp/c/save/.profd-coordinator.json
+state=$tmp/c/save/.profd-coordinator.journal
 start_coordinator() {
   coordinator_start
   for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
@@ -44,16 +46,17 @@ s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 30))
 ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
 name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
-# the node holds the plan (the coordinator saved the window before it told anyone)
+# the node holds the plan (the coordinator wrote the window before it told anyone)
 for _ in $(seq 200); do
   [ "$(nctl --json windows 2>/dev/null | json 'len(d["windows"])')" = 1 ] && break
   sleep 0.05
 done
 [ "$(nctl --json windows | json 'len(d["windows"])')" = 1 ] || fail "node1 never got the plan"
-grep -q "\"$name\"" "$state" || fail "the state file does not hold the started window"
-# no save succeeds from here on (a save under way has its .part there a moment)
-for _ in $(seq 200); do mkdir "$state.part" 2>/dev/null && break; sleep 0.01; done
-[ -d "$state.part" ] || fail "cannot block the state's saves"
+grep -q "\"$name\"" "$state" || fail "the journal does not hold the started window"
+# no write to the journal succeeds from here on (nor to any file past that
+# size: the files the node streams stop there too)
+prlimit --pid "$coord_pid" --fsize="$(stat -c %s "$state")" ||
+  fail "cannot block the journal's writes"
 
 # the window's steps pass and the node sends its results
 dir=$tmp/c/save/default/$name
@@ -62,17 +65,16 @@ for _ in $(seq 400); do
   sleep 0.05
 done
 grep -q "window $name: forwarding 4 rank(s)" "$tmp/node1.log" || fail "node1 did not forward"
-save_failed() {
-  grep -q "cannot save the coordinator state: cannot create .profd-coordinator.json.part" \
+write_failed() {
+  grep -q "cannot write $state: File too large (kept in memory, written later)" \
     "$tmp/coordinator.log"
 }
-wait_until "the coordinator to say why it cannot save" 60 save_failed
-sleep 1.5 # and a retry of the save (every second): an absence is checked over time
+wait_until "the coordinator to say why it cannot write its journal" 60 write_failed
+sleep 1.5 # and a retry of the write (every second): an absence is checked over time
 [ "$(ctl --json windows "$id" | json 'd["windows"][0]["state"]')" != done ] ||
-  fail "the window reads done while the coordinator cannot save it"
+  fail "the window reads done while the coordinator cannot write its journal"
 kill -9 "$coord_pid"
 wait "$coord_pid" 2>/dev/null || true
-rmdir "$state.part"
 
 start_coordinator
 grep -q "1 unfinished window(s), 1 node(s) awaited" "$tmp/coordinator.log" ||
@@ -100,6 +102,6 @@ for d, _, files in os.walk(root):
 assert found == listed, (sorted(found - listed), sorted(listed - found))
 assert len(listed) >= 4, sorted(listed)
 EOF
-echo "ok: a coordinator killed while it could not save acknowledged nothing it would forget"
+echo "ok: a coordinator killed while it could not write its journal acknowledged nothing it would forget"
 check_logs
 echo "system test coordinator durability: OK"

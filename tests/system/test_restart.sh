@@ -2,15 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
 # System test, a coordinator that restarts: it keeps its unfinished windows
-# in <save_path>/.profd-coordinator.json and takes up where it stopped.
+# in its journal, <save_path>/.profd-coordinator.journal, and takes up
+# where it stopped.
 #  1. killed (SIGKILL) while node daemons stream a window's files: started
 #     again, it keeps its identity, the nodes register again without
 #     dropping the window, the files resume from their .part and the window
 #     completes with every capture and checksum;
 #  2. stopped while a window waits for future steps, one node gone for good:
 #     the window still completes, that node's ranks failed with the reason;
-#  3. a corrupt state file: the coordinator does not start, says why in one
-#     line, and leaves the file as it was.
+#  3. a corrupt journal: the coordinator does not start, says why in one
+#     line (the file and the line), and leaves the file as it was.
 # The links are plain tcp:// on loopback, opted in with --insecure-tcp-links
 # (refused without it, warned about with it); test_shared.sh runs tls+tcp://.
 # Usage: test_restart.sh BUILD_DIR
@@ -18,7 +19,7 @@ lib_name=restart
 . "$(dirname "$0")/lib.sh"
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 port=$(free_port)
-state=$tmp/c/save/.profd-coordinator.json
+state=$tmp/c/save/.profd-coordinator.journal
 
 # small chunks: streaming a window takes long enough to be cut
 printf 'coordinator:\n  chunk_bytes: 4KiB\n' >"$tmp/node.yaml"
@@ -99,10 +100,10 @@ done
 # files announced and partly received: 8 captures of 3 MB in 4 KiB chunks
 /usr/bin/python3 -c "f, b = $cut; exit(0 if f > 0 and 0 < b < 8 * 3000000 - 100000 else 1)" ||
   { kill -CONT "${node_pids[@]}"; fail "a .part but not half streamed: $cut"; }
-sleep 0.3 # past the state's save delay
+sleep 0.3 # past the journal's write delay
 kill -9 "$coordinator_pid"
 wait "$coordinator_pid" 2>/dev/null || true
-[ -f "$state" ] || fail "no state file"
+[ -f "$state" ] || fail "no journal"
 parts=$(find "$tmp/c/save/default/$name" -name '*.part' | wc -l)
 [ "$parts" -gt 0 ] || fail "no partial file left by the kill (cut at $cut)"
 # back before the nodes run again: they learn of the restart only from
@@ -154,28 +155,32 @@ for r in range(4, 8):
 EOF
 echo "restart 2 (a node gone for good): OK"
 
-# ---- 3. a corrupt state file ----------------------------------------------
+# ---- 3. a corrupt journal -------------------------------------------------
 kill -TERM "$coordinator_pid"
 wait "$coordinator_pid" 2>/dev/null || true
-printf '{"version": 1, "instance": ' >"$state"
+# a whole line that is no record (a torn last line, without its newline,
+# would be cut instead)
+bad=$(($(wc -l <"$state") + 1))
+printf '{"version": 1, "instance": \n' >>"$state"
 sum=$(md5sum <"$state")
 rc=0
 "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
   --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
-[ "$rc" = 1 ] || fail "a corrupt state file: exit $rc, expected 1"
-grep -q "coordinator state .*\.profd-coordinator.json: .*move the file away" "$tmp/corrupt.err" ||
+[ "$rc" = 1 ] || fail "a corrupt journal: exit $rc, expected 1"
+grep -q "^profd: journal $state:$bad: .*(move the file away to start afresh)$" "$tmp/corrupt.err" ||
   fail "no clear error: $(cat "$tmp/corrupt.err")"
-[ "$(md5sum <"$state")" = "$sum" ] || fail "the corrupt state file was overwritten"
+[ "$(md5sum <"$state")" = "$sum" ] || fail "the corrupt journal was overwritten"
 # well-formed, but a file arriving for a member the window does not have
-printf '{"version": 1, "instance": "0123456789abcdef", "windows": [{"id": 1, "name": "w1",
-  "job": "default", "dir": "%s/c/save/default/w1", "root_len": %d, "state": "gathering",
-  "incoming": [{"path": "x/trace.json", "member": 3}]}]}\n' "$tmp" $((${#tmp} + 7)) >"$state"
+printf '{"kind":"head","head":{"version":1,"instance":"0123456789abcdef"}}
+{"kind":"window","window":{"id":1,"name":"w1","job":"default","dir":"%s/c/save/default/w1","root_len":%d,"state":"gathering"}}
+{"kind":"incoming","id":1,"index":0,"incoming":{"path":"x/trace.json","member":3}}\n' \
+  "$tmp" $((${#tmp} + 7)) >"$state"
 rc=0
 "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
   --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2>"$tmp/corrupt.err" || rc=$?
-[ "$rc" = 1 ] || fail "an inconsistent state file: exit $rc, expected 1"
-grep -q "coordinator state .*: an incoming file is not valid (move the file away" \
+[ "$rc" = 1 ] || fail "an inconsistent journal: exit $rc, expected 1"
+grep -q "^profd: journal $state:3: an incoming file is not valid (move the file away" \
   "$tmp/corrupt.err" || fail "no clear error: $(cat "$tmp/corrupt.err")"
-echo "restart 3 (a corrupt state file): OK"
+echo "restart 3 (a corrupt journal): OK"
 check_logs
 echo "system test coordinator restart: OK"
