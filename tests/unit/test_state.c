@@ -16,6 +16,8 @@
  * one it cannot read as it did. No loop runs; the node list is the
  * fixture's.
  */
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,6 +360,54 @@ static void test_state_writes_what_changed(void **state)
     unit_node_fini(&f->d);
 }
 
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* A write that fails (here a file-size limit, as a full disk) loses
+ * nothing: the file is as it was, the records wait in memory, and the next
+ * write that can puts them there. */
+static void test_state_write_fails(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_stats_t a, b;
+    struct rlimit was, lim;
+    pd_journal_t *j = save_state_open(f);
+    pd_journal_sync(j);
+    off_t size = file_size(f->files.path);
+    pd_journal_stats(j, &a);
+    assert_int_equal(a.write_errors, 0);
+    void (*old)(int) = signal(SIGXFSZ, SIG_IGN); /* as profd: EFBIG, not a kill */
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+    lim = was;
+    lim.rlim_cur = (rlim_t)size;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    w->members[1].state = PP_MS_LOST;
+    pd_member_mark(w, &w->members[1]);
+    pd_journal_dirty(j);
+    pd_journal_sync(j);
+    pd_journal_stats(j, &b);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+    signal(SIGXFSZ, old);
+    assert_int_equal(b.write_errors, 1);
+    assert_int_equal(b.bytes, a.bytes);
+    assert_int_equal(file_size(f->files.path), size); /* no torn line left */
+    pd_journal_sync(j);                               /* the limit gone: written now */
+    pd_journal_stats(j, &b);
+    assert_int_equal(b.write_errors, 1);
+    assert_true(b.bytes > a.bytes);
+    assert_int_equal(file_size(f->files.path), size + (b.bytes - a.bytes));
+    pd_journal_fini(j);
+    unit_node_fini(&f->d);
+    assert_int_equal(load(f), 0);
+    assert_int_equal(pd_windows_get(&f->d.ws, 1)->members[1].state, PP_MS_LOST);
+    unit_node_fini(&f->d);
+}
+
 /* What cannot be read back stops the start with the file, the line and
  * the reason, and leaves the file as it was. */
 static void test_state_corrupt_refused(void **state)
@@ -549,5 +599,6 @@ int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
                        test_state_nodes_and_files, test_state_writes_what_changed,
-                       test_state_corrupt_refused, test_state_import, test_state_import_refused);
+                       test_state_write_fails, test_state_corrupt_refused, test_state_import,
+                       test_state_import_refused);
 }
