@@ -364,8 +364,9 @@ static void write_pending(pd_journal_t *j)
     j->unsynced = true;
     release_held(j, true);
     alloc_ahead(j);
-    if (!j->compacting && j->size > SNAPSHOT_MIN && j->size > SNAPSHOT_FACTOR * j->snapshot_size &&
-        pd_now_ms() >= j->snap_retry) {
+    /* a snapshot is written on the thread pool: only while the loop runs */
+    if (j->timer_ready && !j->compacting && j->size > SNAPSHOT_MIN &&
+        j->size > SNAPSHOT_FACTOR * j->snapshot_size && pd_now_ms() >= j->snap_retry) {
         snapshot_begin(j);
     }
 }
