@@ -240,20 +240,11 @@ static void mkdirs(const char *path)
     mkdir(p, 0700);
 }
 
-/* What only a coordinator keeps: the nodes it knew (node1 came back as a
- * new instance, node2 went for good, node3 joined), the files still
- * arriving (one half there as its .part, one done), and members of remote
- * ranks, which come back unbound (client 0) until their node registers
- * its roster again. */
-static void test_state_nodes_and_files(void **state)
+/* Member 1 of window 1 (rank 1 on node2, its id there 7) reported a
+ * capture of two files: rank1/trace.json (1000 bytes, still arriving),
+ * rank1/meta.json (10 bytes, arrived). Member 0's client id. */
+static int64_t add_files(fixture_t *f)
 {
-    fixture_t *f = *state;
-    pd_journal_t *j = save_state_open(f);
-    pd_journal_node(j, "node1", "aaaa", false);
-    pd_journal_node(j, "node2", "bbbb", false);
-    pd_journal_node(j, "node2", "bbbb", true);
-    pd_journal_node(j, "node3", "cccc", false);
-    pd_journal_node(j, "node1", "aaa2", false);
     pd_window_t *w = pd_windows_get(&f->d.ws, 1);
     pd_member_t *m = &w->members[1];
     int64_t client0 = w->members[0].client;
@@ -279,6 +270,54 @@ static void test_state_nodes_and_files(void **state)
     in->file = 1;
     in->size = 10;
     in->done = true;
+    return client0;
+}
+
+/* add_files' window as read back: member 1 unbound, its files (none of
+ * the first there yet). */
+static void files_read_back(fixture_t *f, int64_t client0, int64_t have)
+{
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    assert_non_null(w);
+    assert_int_equal(w->members[0].client, client0); /* a local rank: its id kept */
+    assert_int_equal(w->members[1].client, 0);       /* bound again by its node */
+    assert_int_equal(w->members[1].node_client, 7);
+    assert_int_equal(w->members[1].state, PP_MS_REPORTED);
+    assert_int_equal(w->members[1].ncaps, 1);
+    assert_int_equal(w->nincoming, 2);
+    assert_string_equal(w->incoming[0].path, "rank1/trace.json");
+    assert_int_equal(w->incoming[0].member, 1);
+    assert_int_equal(w->incoming[0].cap, 0);
+    assert_int_equal(w->incoming[0].file, 0);
+    assert_int_equal(w->incoming[0].size, 1000);
+    assert_string_equal(w->incoming[0].checksum, "xxh64:0123456789abcdef");
+    assert_false(w->incoming[0].done);
+    assert_int_equal(w->incoming[0].have, have); /* resumes from its .part */
+    assert_string_equal(w->incoming[1].path, "rank1/meta.json");
+    assert_int_equal(w->incoming[1].file, 1);
+    assert_true(w->incoming[1].done);
+    assert_int_equal(w->incoming[1].have, 10);
+    assert_int_equal(w->pending, 1); /* one file still to arrive */
+    size_t idx = 9;
+    assert_ptr_equal(pd_windows_incoming(w, "rank1/meta.json", &idx), &w->incoming[1]);
+    assert_int_equal(idx, 1);
+}
+
+/* What only a coordinator keeps: the nodes it knew (node1 came back as a
+ * new instance, node2 went for good, node3 joined), the files still
+ * arriving (one half there as its .part, one done), and members of remote
+ * ranks, which come back unbound (client 0) until their node registers
+ * its roster again. */
+static void test_state_nodes_and_files(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_t *j = save_state_open(f);
+    pd_journal_node(j, "node1", "aaaa", false);
+    pd_journal_node(j, "node2", "bbbb", false);
+    pd_journal_node(j, "node2", "bbbb", true);
+    pd_journal_node(j, "node3", "cccc", false);
+    pd_journal_node(j, "node1", "aaa2", false);
+    int64_t client0 = add_files(f);
     pd_journal_dirty(j);
     pd_journal_fini(j);
     unit_node_fini(&f->d);
@@ -302,32 +341,67 @@ static void test_state_nodes_and_files(void **state)
     assert_string_equal(f->restored[0][1], "aaa2");
     assert_string_equal(f->restored[1][0], "node3");
     assert_string_equal(f->restored[1][1], "cccc");
-    w = pd_windows_get(&f->d.ws, 1);
-    assert_non_null(w);
-    assert_int_equal(w->members[0].client, client0); /* a local rank: its id kept */
-    assert_int_equal(w->members[1].client, 0);       /* bound again by its node */
-    assert_int_equal(w->members[1].node_client, 7);
-    assert_int_equal(w->members[1].state, PP_MS_REPORTED);
-    assert_int_equal(w->members[1].ncaps, 1);
-    assert_int_equal(w->nincoming, 2);
-    assert_string_equal(w->incoming[0].path, "rank1/trace.json");
-    assert_int_equal(w->incoming[0].member, 1);
-    assert_int_equal(w->incoming[0].cap, 0);
-    assert_int_equal(w->incoming[0].file, 0);
-    assert_int_equal(w->incoming[0].size, 1000);
-    assert_string_equal(w->incoming[0].checksum, "xxh64:0123456789abcdef");
-    assert_false(w->incoming[0].done);
-    assert_int_equal(w->incoming[0].have, 300); /* resumes from its .part */
-    assert_string_equal(w->incoming[1].path, "rank1/meta.json");
-    assert_int_equal(w->incoming[1].file, 1);
-    assert_true(w->incoming[1].done);
-    assert_int_equal(w->incoming[1].have, 10);
-    assert_int_equal(w->pending, 1); /* one file still to arrive */
-    size_t idx = 9;
-    assert_ptr_equal(pd_windows_incoming(w, "rank1/meta.json", &idx), &w->incoming[1]);
-    assert_int_equal(idx, 1);
+    files_read_back(f, client0, 300);
     unit_node_fini(&f->d);
     unlink(part);
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* A journal grown past 1 MiB (and 4 times its last snapshot) is replaced
+ * by a snapshot of the state, written on the thread pool; a coordinator's
+ * holds its node list and its files arriving, and no finished window. */
+static void test_state_snapshot(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_stats_t st;
+    pd_loop_t *loop = calloc(1, sizeof(*loop));
+    assert_non_null(loop);
+    assert_int_equal(uv_loop_init(&loop->uv), 0);
+    pd_journal_t *j = save_state_open(f);
+    f->d.n.loop = loop;
+    /* the coordinator's node list (node_at) */
+    snprintf(f->restored[0][0], 64, "node1");
+    snprintf(f->restored[0][1], 64, "aaaa");
+    snprintf(f->restored[1][0], 64, "node3");
+    snprintf(f->restored[1][1], 64, "cccc");
+    f->nrestored = 2;
+    int64_t client0 = add_files(f);
+    pd_journal_start(j);
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    int rounds = 0;
+    do { /* member 0 changes again and again */
+        w->members[0].pid = 100 + rounds % 2;
+        pd_member_mark(w, &w->members[0]);
+        pd_journal_dirty(j);
+        pd_journal_sync(j);
+        pd_journal_stats(j, &st);
+    } while (st.bytes <= (1 << 20) && ++rounds < 100000);   /* the snapshot begins at 1 MiB */
+    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0); /* the snapshot's write */
+    pd_journal_stats(j, &st);
+    assert_int_equal(st.snapshots, 1);
+    assert_true(st.snapshot_bytes > 0 && st.snapshot_bytes < 8192);
+    assert_true(file_size(f->files.path) < 65536);
+    pd_journal_stop(j);
+    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0);
+    pd_journal_fini(j);
+    assert_int_equal(uv_loop_close(&loop->uv), 0);
+    free(loop);
+    unit_node_fini(&f->d);
+
+    assert_int_equal(load(f), 0);
+    assert_string_equal(f->err, "");
+    assert_int_equal(f->l.nodes, 2); /* written by the snapshot alone */
+    assert_string_equal(f->restored[0][0], "node1");
+    assert_string_equal(f->restored[1][0], "node3");
+    assert_int_equal(f->d.ws.count, 1); /* the finished window is not in it */
+    files_read_back(f, client0, 0);
+    unit_node_fini(&f->d);
 }
 
 /* A write costs what changed: once the journal holds the state, one member
@@ -358,13 +432,6 @@ static void test_state_writes_what_changed(void **state)
     assert_int_equal(w->members[1].state, PP_MS_LOST);
     assert_int_equal(w->members[0].pid, 100); /* as the journal holds it */
     unit_node_fini(&f->d);
-}
-
-static off_t file_size(const char *path)
-{
-    struct stat st;
-    assert_int_equal(stat(path, &st), 0);
-    return st.st_size;
 }
 
 /* A write that fails (here a file-size limit, as a full disk) loses
@@ -599,6 +666,6 @@ int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
                        test_state_nodes_and_files, test_state_writes_what_changed,
-                       test_state_write_fails, test_state_corrupt_refused, test_state_import,
-                       test_state_import_refused);
+                       test_state_write_fails, test_state_snapshot, test_state_corrupt_refused,
+                       test_state_import, test_state_import_refused);
 }
