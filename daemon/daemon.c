@@ -544,7 +544,8 @@ int pd_daemon_init(pd_daemon_t *d, const pd_config_t *cfg, char *err, size_t err
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    /* what a restart left: before anything serves (a coordinator has its state file) */
+    /* what a restart left: before anything serves (a coordinator's journal is
+     * opened with its node list, in coordinator_start) */
     pd_journal_loaded_t jl = {0};
     if (!cfg->coordinator && (rv = pd_journal_open(&d->journal, &d->node, d->instance,
                                                    sizeof(d->instance), &jl, err, errlen)) != 0) {

@@ -3,7 +3,7 @@
 /*
  * The composition root: one running profd. It owns every module, creates
  * them in order (settings, log, registry, window table, loop, endpoints,
- * the coordinator or the link, the state file), installs the hooks through
+ * the coordinator or the link, the journal), installs the hooks through
  * which the lower layers tell what happened, and tears them down in
  * reverse. No global state: a test can run two daemons in one process.
  * Everything is touched only on the loop thread, but for

@@ -22,7 +22,7 @@ typedef struct peer_node {
     int64_t watch_deadline_ms;
     int64_t gen_acked;
     int64_t gen_sample; /* its long poll was parked when this generation was published */
-    bool awaited;       /* known from the state file, not registered since */
+    bool awaited;       /* known from the journal, not registered since */
     /* its ranks by the client id the node gave them (rosters, summaries and
      * results name them so): open addressing, `client` 0 empty; an entry
      * whose rank the registry no longer has is stale, skipped and reused */
@@ -310,7 +310,7 @@ static peer_node_t *node_add(pd_coord_t *c, const char *name, const char *instan
 static peer_node_t *known(pd_coord_t *c, pd_req_t *req, const char *name, const char *instance)
 {
     peer_node_t *p = node_find(c, name);
-    /* a node restored from the state file is heard from once it has joined
+    /* a node restored from the journal is heard from once it has joined
      * again: one whose connection came back without it noticing the
      * restart would otherwise go on unregistered (its ranks not bound) */
     if (p == NULL || strcmp(p->instance, instance) != 0 || p->awaited) {
@@ -602,7 +602,7 @@ int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
 int pd_coord_await(pd_coord_t *c, const char *name, const char *instance, int64_t now_ms)
 {
     if (c == NULL || node_find(c, name)) {
-        return 0; /* no node list (the state file alone, as in its fuzz test) */
+        return 0; /* no node list (the journal alone) */
     }
     peer_node_t *p = node_add(c, name, instance);
     if (p == NULL) {

@@ -30,7 +30,7 @@ pd_coord_t *pd_coord_new(pd_node_t *n,
                          void *arg);
 /* Listen on cfg.coordinator_listen. 0, or PROFD_* with err. */
 int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen);
-/* Stop listening (at stop); the node list stays for the last state save. */
+/* Stop listening (at stop); the node list stays for the journal's last write. */
 void pd_coord_stop(pd_coord_t *c);
 /* Release the node list (after pd_coord_stop). NULL is fine. */
 void pd_coord_free(pd_coord_t *c);

@@ -161,7 +161,9 @@ static bool window_ok(const pp_state_window_t *s)
            (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record));
 }
 
-void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s)
+/* name, job, spec, steps, state, folder, warnings, reason, bytes; strings
+ * moved out of s, w's own freed */
+static void window_base(pd_window_t *w, pp_state_window_t *s)
 {
     snprintf(w->name, sizeof(w->name), "%s", s->name);
     snprintf(w->job, sizeof(w->job), "%s", s->job);
@@ -185,7 +187,7 @@ void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s)
 /* The window-level fields of s into w (strings moved). */
 static void window_fields(pd_window_t *w, pp_state_window_t *s)
 {
-    pd_jrec_window_base(w, s);
+    window_base(w, s);
     w->mirror = s->mirror;
     w->remote_id = s->remote_id;
     w->forwarded = s->forwarded;

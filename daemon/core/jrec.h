@@ -38,10 +38,6 @@ pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *
  * there, or appends it when index is the next one. 0, PROFD_EINVAL (not
  * valid, or an index past the end), PROFD_ENOMEM. */
 int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *s);
-/* The fields of a window both stores keep (the journal and the
- * coordinator's state file): name, job, spec, steps, state, folder,
- * warnings, reason, bytes; strings moved out of s, w's own freed. */
-void pd_jrec_window_base(pd_window_t *w, pp_state_window_t *s);
 /* A window's fields from a later record of it, its members kept. */
 int pd_jrec_window_update(pd_window_t *w, pp_state_window_t *s, char *err, size_t errlen);
 /* Incoming file `index` of w from its record: replaces the file there, or

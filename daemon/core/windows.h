@@ -272,7 +272,7 @@ int pd_windows_member_roles(pd_member_t *m, const pd_role_t *roles, size_t n, ui
 /* A member's rank in `role` (its primary rank for "e2e"), -1 when the
  * member does not host that role. */
 int64_t pd_windows_role_rank(const pd_member_t *m, const char *role);
-/* Append a window made elsewhere (a mirror, one loaded from a state file);
+/* Append a window made elsewhere (a mirror, one read back from a journal);
  * the table takes it. */
 void pd_windows_append(pd_windows_t *ws, pd_window_t *w);
 void pd_windows_free_one(pd_window_t *w);

@@ -10,7 +10,7 @@
  * What became of it (its state, exit status and the tail of its output)
  * is kept here, in a record of the window's beside the window table (the
  * table's window only says it is `held` while the hook runs); the journal
- * and the coordinator's state file write it with the window
+ * (either role's) writes it with the window
  * (pd_hook_record), `profctl windows` shows it (pd_hook_info), and a
  * restart reads it back (pd_hook_restore). Loop thread only.
  */

@@ -42,9 +42,9 @@ typedef struct pd_node_hooks {
     void (*rank_gone)(void *arg, int64_t id);
     /* what changed is about to be told (a plan): keep it over a restart first */
     void (*durable)(void *arg);
-    /* send this reply (buf, owned from here) once the daemon's state on disk
-     * holds what it tells: at once after the journal's write on a node
-     * daemon, after the next save of its state file on a coordinator */
+    /* send this reply (buf, owned from here) once the daemon's journal
+     * holds what it tells: at once after the journal's write (held while
+     * writes fail) */
     void (*reply_durable)(void *arg, pd_req_t *req, char *buf, size_t len);
     /* a node daemon: the instance of its coordinator */
     void (*coordinator_known)(void *arg, const char *instance);
@@ -60,8 +60,8 @@ typedef struct pd_node_stats {
     int64_t bytes; /* gathered into finished windows */
     int64_t errors_manifest, errors_report, errors_merge;
     int64_t reports, merges;
-    /* a coordinator's state file (cluster/state.c): saves, their time on
-     * the loop thread, member records encoded anew / taken from the cache */
+    /* a coordinator's journal: its writes, their time on the loop thread,
+     * the member records they held (state_cached: 0, nothing is cached) */
     int64_t state_saves, state_save_us, state_encoded, state_cached;
     /* a coordinator: chunks answered "no progress" with its node requests
      * at coordinator.max_node_requests (cluster/remote.c) */

@@ -2,7 +2,7 @@
 // Copyright The profd authors
 /*
  * A daemon's node state with nothing in it, as the tests of the modules
- * that save it (node/journal.c, cluster/state.c, cluster/mirror.c) and the
+ * that save it (node/journal.c in either role, cluster/mirror.c) and the
  * journal's fuzz target need it: a quiet log, the default settings, an
  * empty registry and window table, and the pd_node_t pointing at them. No
  * loop, no sockets, no hooks; nothing here asserts (the fuzz target runs
