@@ -28,8 +28,14 @@ port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 nctl() { "$profctl_bin" --url "ipc://$tmp/n1/run/control.sock" "$@"; }
 state=$tmp/c/save/.profd-coordinator.journal
+# as lib.sh's coordinator_start, but its log goes through a pipe: a
+# file-size limit on the coordinator (below) would stop its writes to a log
+# file too, and the log must say why the journal cannot be written
 start_coordinator() {
-  coordinator_start
+  "$profd" --coordinator-listen "tcp://127.0.0.1:$port" --insecure-tcp-links --node coordinator \
+    --run-dir "$tmp/c/run" --save-path "$tmp/c/save" 2> >(exec cat >>"$tmp/coordinator.log") &
+  coord_pid=$!
+  pids=("$coord_pid" "${pids[@]}")
   for _ in $(seq 200); do ctl status >/dev/null 2>&1 && return 0; sleep 0.05; done
   fail "the coordinator did not start"
 }
