@@ -7,8 +7,9 @@
 #  1. killed the moment `profctl start` returns: started again, it has the
 #     window (one unfinished window, both nodes awaited) and the window runs;
 #  2. killed the moment a node's results and files are acknowledged (node1
-#     logs "window W delivered to the coordinator" and forgets them; node2
-#     is held stopped so that the window cannot finish before the kill):
+#     logs "window W delivered to the coordinator" and forgets them; node2's
+#     workers are held stopped short of the window's steps so that the
+#     window cannot finish before the kill):
 #     started again, the window completes with every capture of both nodes;
 #  3. a torn last record (a write cut by the kill, no newline): the start
 #     ignores it and cuts it, says so, and the journal reads back whole on
@@ -23,11 +24,9 @@ port=$(free_port)
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 nctl() { "$profctl_bin" --url "ipc://$tmp/n$1/run/control.sock" "${@:2}"; }
 state=$tmp/c/save/.profd-coordinator.journal
-# node2 is held stopped for a few seconds in 2: not lost meanwhile
-printf 'coordinator:\n  node_timeout_ms: 30000\n' >"$tmp/coordinator.yaml"
 coordinator_up() { ctl status >/dev/null 2>&1; }
 start_coordinator() {
-  coordinator_start --config "$tmp/coordinator.yaml"
+  coordinator_start
   wait_until "the coordinator to answer" 30 coordinator_up
 }
 kill9_coordinator() {
@@ -42,10 +41,12 @@ stop_coordinator() {
 restored() { grep "$1" "$tmp/coordinator.log" | tail -1; }
 
 start_coordinator
+sim_pid=()
 for i in 1 2; do
   node_start $i
   PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:2 --rank-offset $(((i - 1) * 2)) \
     --steps 100000 --rate 10 --trace-bytes 8192 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
+  sim_pid[i]=$!
   pids+=($!)
 done
 running() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] == "running")'; }
@@ -69,12 +70,15 @@ wait_until "node2 to hold the plan" 30 holds_plan 2
 echo "ok: 1. a window acknowledged by \`profctl start\` survives a kill -9 at once"
 
 # ---- 2. killed as a node's results are acknowledged -------------------------
-# node2 stopped just before the window's steps: its ranks capture, it cannot
-# report, so the window is unfinished when node1's results are acknowledged
+# node2's workers stopped short of the window's steps (1.5 s at 10 steps/s):
+# the window is unfinished when node1's results are acknowledged (the
+# workers, not node2's daemon: a node daemon held stopped while its
+# coordinator was killed leaked a request inside libnng 1.5.2 on exit, once
+# in two runs: 736 bytes from pd_reqc_send of link.c's send_summary)
 # (a rank bound again after the restart has no step until its next report)
-near() { [ "$(ctl --json status | json 'max(r["step"] or 0 for r in d["ranks"])')" -ge $((s - 5)) ]; }
+near() { [ "$(ctl --json status | json 'max(r["step"] or 0 for r in d["ranks"])')" -ge $((s - 15)) ]; }
 wait_until "the ranks to near step $s" 30 near
-kill -STOP "${node_pid[2]}"
+kill -STOP "${sim_pid[2]}"
 delivered() { grep -q "window $name delivered to the coordinator" "$tmp/node1.log"; }
 end=$((SECONDS + 60))
 until delivered; do
@@ -85,7 +89,7 @@ kill9_coordinator
 # unfinished when killed: node1's results were only in the journal
 ! grep -q "window $name done" "$tmp/coordinator.log" || fail "$name finished before the kill"
 start_coordinator
-kill -CONT "${node_pid[2]}"
+kill -CONT "${sim_pid[2]}"
 restored "unfinished window(s)" | grep -q ": instance $instance, 1 unfinished window(s), 2 node(s) awaited$" ||
   fail "the window was not read back: $(restored "unfinished window(s)")"
 rc=0
@@ -125,7 +129,7 @@ stop_coordinator
 sed -i '2s/.*/{"kind":"window","window":/' "$state"
 sum=$(md5sum <"$state")
 rc=0
-"$profd" --config "$tmp/coordinator.yaml" --coordinator-listen "tcp://127.0.0.1:$port" \
+"$profd" --coordinator-listen "tcp://127.0.0.1:$port" \
   --insecure-tcp-links --node coordinator --run-dir "$tmp/c/run" --save-path "$tmp/c/save" \
   2>"$tmp/corrupt.err" || rc=$?
 [ "$rc" = 1 ] || fail "a corrupt record: exit $rc, expected 1"
@@ -133,6 +137,14 @@ grep -q "^profd: journal $state:2: not valid JSON.* (move the file away to start
   "$tmp/corrupt.err" || fail "no clear error: $(cat "$tmp/corrupt.err")"
 [ "$(grep -c '^profd: ' "$tmp/corrupt.err")" = 1 ] || fail "more than one error: $(cat "$tmp/corrupt.err")"
 [ "$(md5sum <"$state")" = "$sum" ] || fail "the corrupt journal was changed"
+# as the message says: moved away, the coordinator starts afresh (a new
+# instance) and both nodes join it
+mv "$state" "$tmp/journal.corrupt"
+start_coordinator
+[ "$(ctl --json status | json 'd["instance"]')" != "$instance" ] || fail "not a fresh start"
+poll 300 4 running || fail "4 ranks did not register again (got $got)"
 echo "ok: 4. a corrupt record mid-file is refused with file:line"
+# the nodes are stopped with their coordinator up, as lib.sh's check_logs
+# expects
 check_logs
 echo "system test coordinator journal: OK"
