@@ -40,13 +40,23 @@ pd_wrecord_t *pd_wrecords_get(const pd_wrecords_t *s, int64_t id)
     return NULL;
 }
 
-bool pd_wrecord_complete(const pd_wrecord_t *r)
+/* src said goodbye in `live`: its record will take no more steps. */
+static bool left_live(const pd_history_t *live, const pd_hist_rank_t *src)
+{
+    pd_hist_id_t id = {src->job,  src->role,         src->host, src->node[0] ? src->node : NULL,
+                       src->rank, src->replica_rank, src->pid};
+    const pd_hist_rank_t *l = live ? pd_history_find(live, &id) : NULL;
+    return l != NULL && l->left;
+}
+
+bool pd_wrecord_complete(const pd_wrecord_t *r, const pd_history_t *live)
 {
     if (r->hi == INT64_MAX) {
         return false;
     }
     for (size_t i = 0; i < r->h.n; i++) {
-        if (r->h.v[i]->last == PP_NONE || r->h.v[i]->last < r->hi) {
+        const pd_hist_rank_t *v = r->h.v[i];
+        if ((v->last == PP_NONE || v->last < r->hi) && !left_live(live, v)) {
             return false;
         }
     }

@@ -57,9 +57,10 @@ void pd_wrecords_sync(pd_wrecords_t *s, const pd_windows_t *ws, const pd_history
 void pd_wrecords_feed(pd_wrecords_t *s, const pd_history_t *live, const pd_hist_rank_t *r);
 /* The record of window `id`, or NULL. */
 pd_wrecord_t *pd_wrecords_get(const pd_wrecords_t *s, int64_t id);
-/* Every rank of the record has reached its last step (hi; an open-ended
- * record never is). */
-bool pd_wrecord_complete(const pd_wrecord_t *r);
+/* Every rank of the record has reached its last step (hi) or has said
+ * goodbye (`left` in `live`, NULL: none has): no step it lacks is still
+ * to come. An open-ended record never is. */
+bool pd_wrecord_complete(const pd_wrecord_t *r, const pd_history_t *live);
 /* Forget window `id`'s record (its report is written). */
 void pd_wrecords_drop(pd_wrecords_t *s, int64_t id);
 

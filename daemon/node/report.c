@@ -476,7 +476,7 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         }
     }
     if (final && rec != NULL) { /* (`profctl report` leaves an open record open) */
-        if (rec->closing || pd_wrecord_complete(rec)) {
+        if (rec->closing || pd_wrecord_complete(rec, n->hist)) {
             pd_wrecords_drop(n->wrec, w->id);
         } else { /* the steps after the window are still to come */
             rec->closing = true;
@@ -560,7 +560,7 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             }
             continue;
         }
-        if (w->pending > 0 || (!pd_wrecord_complete(rec) && now_ms < rec->close_by_ms)) {
+        if (w->pending > 0 || (!pd_wrecord_complete(rec, n->hist) && now_ms < rec->close_by_ms)) {
             continue;
         }
         pp_manifest_t man;

@@ -98,6 +98,33 @@ class Job:
             open(self.stop_file, "w").close()
             self.codes = profdtest.reap(self.procs)
         self.windows = json.loads(self.d.ctl("--json", "windows").stdout)["windows"]
+        self.final_s = self.final_steps()
+
+    def final_steps(self):
+        """steps.json is written at the window's end with the step times
+        the daemon has by then (a rank's events come in batches, behind its
+        capture's result) and once more when every rank has reached the
+        steps after the window or said goodbye: the job has ended, so within
+        a tick of the daemon, not after the 30 s a running job gets. The
+        seconds it took, None past 10 s."""
+        done = [w for w in self.windows if w["state"] == "done"]
+        if not done:
+            return None
+        w, t0 = done[0], time.monotonic()
+        path = os.path.join(self.d.window_dir(JOB, w["id"]), "steps.json")
+        while time.monotonic() - t0 < 10:
+            try:
+                with open(path) as f:
+                    doc = json.load(f)
+            except (OSError, ValueError):  # being replaced
+                doc = None
+            if doc and len(doc["ranks"]) == WORLD:
+                lo = doc["steps"][0]
+                win = range(w["first_step"] - lo, w["last_step"] - lo + 1)
+                if all(r["step_us"][i] > 0 for r in doc["ranks"] for i in win):
+                    return time.monotonic() - t0
+            time.sleep(0.1)
+        return None
 
     def logs(self):
         out = []
@@ -202,6 +229,8 @@ class TestSyncStraggler(unittest.TestCase):
         """The straggler's step time is its peers': the step-time rule is blind here."""
         j = self.job
         w = j.windows[0]
+        # every rank's times over the window's steps, all ranks having left
+        self.assertIsNotNone(j.final_s, "steps.json never held every rank's window steps")
         with open(os.path.join(j.d.window_dir(JOB, w["id"]), "steps.json")) as f:
             doc = json.load(f)
         med = {r["rank"]: r["median_ms"] for r in doc["ranks"]}

@@ -733,12 +733,24 @@ static void test_wrecord_keeps_what_the_live_history_drops(void **state)
         pd_wrecords_feed(&rs, &live, fast); /* fed twice: phases not doubled */
     }
     assert_int_equal(pd_history_step_us(&live, fast, 20), -1); /* the live ring dropped it */
-    assert_false(pd_wrecord_complete(rec));                    /* slow has not reached 28 */
-    for (int64_t st = 1; st <= 30; st++) { /* slow: 3x, reaches the window now */
+    assert_false(pd_wrecord_complete(rec, &live));             /* slow has not reached 28 */
+    for (int64_t st = 1; st <= 22; st++) { /* slow: 3x, reaches the window now */
         pd_history_put(&live, slow, st, 3000 * st);
         pd_wrecords_feed(&rs, &live, slow);
     }
-    assert_true(pd_wrecord_complete(rec));
+    assert_false(pd_wrecord_complete(rec, &live));
+    slow->gone = true; /* lost: it may come back with the steps it lacks */
+    assert_false(pd_wrecord_complete(rec, &live));
+    slow->left = true; /* said goodbye: no step of it is still to come */
+    assert_true(pd_wrecord_complete(rec, &live));
+    assert_false(pd_wrecord_complete(rec, NULL));
+    slow->gone = slow->left = false; /* back (pd_history_get clears both) */
+    assert_false(pd_wrecord_complete(rec, &live));
+    for (int64_t st = 23; st <= 30; st++) { /* slow: on past the window */
+        pd_history_put(&live, slow, st, 3000 * st);
+        pd_wrecords_feed(&rs, &live, slow);
+    }
+    assert_true(pd_wrecord_complete(rec, &live));
 
     pp_steps_doc_t d;
     assert_int_equal(pd_stepdoc_build(w, &rec->h, NULL, &d), 0);
