@@ -5,13 +5,17 @@
  * libprofd clients over a temporary ipc:// path, control requests as plain
  * JSON over nng. Checks a window end to end (manifest, files, checksums,
  * none with checksum: none), bad input on both endpoints, a daemon restart
- * under running clients, two daemons in one process, and a client given no
- * URL that finds late daemons by the run directory rule.
+ * under running clients, two daemons in one process, a client given no
+ * URL that finds late daemons by the run directory rule, and a reply held
+ * until the journal holds what it acknowledges.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -562,10 +566,107 @@ static void test_daemon_close_without_daemon_is_quick(void **state)
     }
 }
 
+/* ---- a reply held until the journal holds what it tells ---- */
+
+typedef struct {
+    const char *url;
+    int rc;
+    int64_t windows;
+    double at; /* mono_s() when the reply came */
+    int done;
+} held_ask_t;
+
+static void *held_ask(void *arg)
+{
+    held_ask_t *a = arg;
+    pp_msg_t rep;
+    a->rc = fx_ask_once(a->url, "{\"v\":1,\"type\":\"start\",\"steps\":[3]}", &rep);
+    a->windows = a->rc == 0 ? (int64_t)rep.u.started.windows_n : -1;
+    if (a->rc == 0) {
+        pp_msg_free(&rep);
+    }
+    a->at = mono_s();
+    __atomic_store_n(&a->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* The daemon's journal (<save_path>/.profd-<node>.journal) in path[len]. */
+static void journal_path(const fx_daemon_t *r, char *path, size_t len)
+{
+    DIR *dir = opendir(r->cfg.save_path);
+    assert_non_null(dir);
+    struct dirent *e;
+    path[0] = '\0';
+    while ((e = readdir(dir)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, ".profd-", 7) == 0 && n > 8 &&
+            strcmp(e->d_name + n - 8, ".journal") == 0) {
+            fx_path_of(path, len, "%s/%s", r->cfg.save_path, e->d_name);
+        }
+    }
+    closedir(dir);
+    assert_true(path[0] != '\0');
+}
+
+/* A write the journal cannot make (a file-size limit: EFBIG, as a full
+ * disk) holds the reply that acknowledges what it would have kept: a
+ * window started is not told before it would survive a restart. Once the
+ * limit lifts, the next try (every second) writes the record and the reply
+ * goes; the window is in the journal, and still there after a restart. */
+static void test_daemon_reply_waits_for_the_journal(void **state)
+{
+    fx_daemon_t *r = daemon_new(tmp);
+    fx_daemon_start(r);
+    pp_msg_t rep;
+    assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"status\"}", &rep), 0);
+    pp_msg_free(&rep);
+    char path[400];
+    journal_path(r, path, sizeof(path));
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN); /* as main.c: EFBIG, not a signal */
+    lim.rlim_cur = (rlim_t)st.st_size;
+    lim.rlim_max = old.rlim_max;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+    held_ask_t a = {.url = r->cfg.control_url, .rc = -1, .windows = -1, .at = 0, .done = 0};
+    pthread_t t;
+    double sent = mono_s();
+    assert_int_equal(pthread_create(&t, NULL, held_ask, &a), 0);
+    fx_sleep_ms(700);
+    double lifted = mono_s();
+    bool early = __atomic_load_n(&a.done, __ATOMIC_SEQ_CST) != 0;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, was);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    if (early) {
+        fail_msg("the start was answered %.3f s after it was sent, with its window not written",
+                 a.at - sent);
+    }
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(a.windows, 1);
+    assert_true(a.at >= lifted);
+
+    char *j = fx_slurp(path);
+    assert_non_null(j);
+    assert_non_null(strstr(j, "\"kind\":\"window\""));
+    free(j);
+    fx_daemon_stop(r);
+    fx_daemon_start(r);
+    char ws[32];
+    window_state(r, 1, ws, sizeof(ws));
+    assert_string_equal(ws, "pending");
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     return PD_RUN_EACH(setup, teardown, test_daemon_window_end_to_end, test_daemon_checksum_none,
                        test_daemon_bad_input_keeps_serving, test_daemon_restart_under_clients,
                        test_daemon_two_in_one_process, test_daemon_client_finds_late_daemon_by_rule,
-                       test_daemon_close_without_daemon_is_quick);
+                       test_daemon_close_without_daemon_is_quick,
+                       test_daemon_reply_waits_for_the_journal);
 }
