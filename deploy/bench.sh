@@ -11,7 +11,7 @@
 # The exit status says whether every benchmark ran, not whether targets are
 # met.
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
-#        turnaround,scale,gatherload,startup]
+#        turnaround,scale,scale4k,gatherload,startup,straggler]
 # Every figure by default, scale at the target's 16,384 simulated ranks over
 # 256 node daemons (PROFD_BENCH_SCALE_NODES=N for another size).
 set -euo pipefail

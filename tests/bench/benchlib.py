@@ -158,6 +158,27 @@ def cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_s(pid):
+    """A process's utime + stime split by thread: its main thread (a
+    daemon's event loop), nng's threads (named nng:...) and the rest
+    (libuv's thread pool), in seconds. A thread that ended is not counted."""
+    out = {"loop": 0.0, "nng": 0.0, "other": 0.0}
+    tick = os.sysconf("SC_CLK_TCK")
+    base = "/proc/%d/task" % pid
+    for tid in os.listdir(base):
+        try:
+            with open("%s/%s/stat" % (base, tid)) as f:
+                head, _, rest = f.read().rpartition(")")
+        except OSError:
+            continue  # it ended meanwhile
+        fields = rest.split()
+        comm = head.partition("(")[2]
+        s = (int(fields[11]) + int(fields[12])) / tick
+        key = "loop" if int(tid) == pid else "nng" if comm.startswith("nng") else "other"
+        out[key] += s
+    return out
+
+
 def machine_busy_s():
     """CPU-seconds the machine's cores spent not idle (/proc/stat, all CPUs)."""
     with open("/proc/stat") as f:

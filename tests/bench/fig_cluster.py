@@ -9,7 +9,8 @@ import re
 import statistics
 import time
 
-from benchlib import cpu_s, hwm_kib, judge, log, machine_busy_s, rss_kib, state_saves
+from benchlib import (cpu_s, hwm_kib, judge, log, machine_busy_s, rss_kib, state_saves,
+                      thread_cpu_s)
 
 
 class ClusterFigures:
@@ -85,9 +86,20 @@ class ClusterFigures:
             raise RuntimeError("start: " + out)
         return m.group(1), m.group(2)
 
-    def one_window(self, c, daemons, ranks, idle_rate):
+    def coord_rate(self, c, seconds=3.0):
+        """The coordinator's own CPU rate with no window open (its steady
+        work: the node daemons' step summaries, heartbeats), in cores."""
+        a, t = cpu_s(c["pid"]), time.monotonic()
+        time.sleep(seconds)
+        return (cpu_s(c["pid"]) - a) / (time.monotonic() - t)
+
+    def one_window(self, c, daemons, ranks, idle_rate, murl=None):
         """profctl start --next 2 at the coordinator; the manifest's arrival
-        polled every 2 ms. Returns the window's figures."""
+        polled every 2 ms. Returns the window's figures, the coordinator's
+        own CPU over it among them (utime+stime of its process only, split
+        by thread; its state saves from its /metrics where murl is given)."""
+        s0 = state_saves(murl) if murl else None
+        k0 = thread_cpu_s(c["pid"])
         c0 = sum(cpu_s(p) for p in daemons)
         t0 = time.monotonic()
         _, name = self.start_next2(c)
@@ -107,6 +119,12 @@ class ClusterFigures:
         samples.append((t1, cpu_s(daemons[0]), sum(cpu_s(p) for p in daemons[1:]),
                         machine_busy_s()))
         cpu = sum(cpu_s(p) for p in daemons) - c0
+        k1 = thread_cpu_s(c["pid"])
+        coord = {k: k1[k] - k0[k] for k in k1}
+        coord["total"] = sum(coord.values())
+        if murl:
+            s1 = state_saves(murl)
+            coord["saves"] = {k: s1[k] - s0[k] for k in s1}
         man = json.load(open(path))
         first, end = man["window"]["steps"]
         caps = man["captures"]
@@ -131,7 +149,8 @@ class ClusterFigures:
                 "aligned": len(same), "aligned_pct": 100.0 * len(same) / ranks,
                 "reasons": reasons, "start_to_manifest_s": t1 - t0,
                 "end_to_manifest_s": (t1 - wend) if wend else None,
-                "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0)}
+                "daemons_cpu_s": cpu, "daemons_cpu_net_s": cpu - idle_rate * (t1 - t0),
+                "coord_cpu": coord}
 
     def cluster_size(self):
         """The alignment and turnaround figures' cluster: node daemons,
@@ -142,18 +161,22 @@ class ClusterFigures:
     def fig_turnaround(self):
         nodes, per, ranks, windows = self.cluster_size()
         g = "8. turnaround, %d ranks over %d node daemons" % (ranks, nodes)
-        c, ns, sims = self.cluster_up("t", nodes, per)
+        murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
+        c, ns, sims = self.cluster_up("t", nodes, per, coord_args=("--metrics", murl))
         self.wait_ranks(c, ranks, timeout=120)
         time.sleep(2)  # step rates known everywhere
         daemons = [c["pid"]] + [d["pid"] for d in ns]
         res = []
         for w in range(windows):
             # the daemons' own rate with no window (1,024 ranks' step events)
-            a, t = sum(cpu_s(p) for p in daemons), time.monotonic()
+            a, ca, t = sum(cpu_s(p) for p in daemons), cpu_s(c["pid"]), time.monotonic()
             time.sleep(3)
-            idle_rate = (sum(cpu_s(p) for p in daemons) - a) / (time.monotonic() - t)
-            r = self.one_window(c, daemons, ranks, idle_rate)
+            dt = time.monotonic() - t
+            idle_rate = (sum(cpu_s(p) for p in daemons) - a) / dt
+            coord_rate = (cpu_s(c["pid"]) - ca) / dt
+            r = self.one_window(c, daemons, ranks, idle_rate, murl)
             r["idle_cpu_cores"] = idle_rate
+            r["coord_idle_cores"] = coord_rate
             res.append(r)
             log("turnaround: %s" % json.dumps(r))
         self.raw["turnaround"] = res
@@ -171,7 +194,13 @@ class ClusterFigures:
         saturated = busy and min(busy) >= 0.9 * (os.cpu_count() or 1)
         st, how = judge(per_cap, "<=", 0.5)
         ok = not saturated and min(per_cap) >= 0 and st == "PASS"
-        why = self.turn_cause("cpu")
+        why = ("measured in this run (medians): %.2f s of the daemons' CPU from start to "
+               "manifest, %.2f s of it at their steady rate before the window (%.2f cores); "
+               "%s" % (statistics.median(r["daemons_cpu_s"] for r in res),
+                       statistics.median(r["daemons_cpu_s"] - r["daemons_cpu_net_s"]
+                                         for r in res),
+                       statistics.median(r["idle_cpu_cores"] for r in res),
+                       self.turn_cause("cpu")))
         if saturated or min(per_cap) < 0:
             why = ("not measurable this way here: from the window's end to its manifest the "
                    "machine was %.2f-%.2f of %d cores busy, the daemons ~%.2f cores before the "
@@ -191,6 +220,60 @@ class ClusterFigures:
                  reason=why)
         self.row("turn.cpu_total", g, "daemons' CPU, start -> manifest, gross", "s",
                  [r["daemons_cpu_s"] for r in res])
+        self.coord_cpu_rows("turn", g, res)
+
+    COORD_CPU_LIMIT_MS = 0.1  # coordinator CPU per capture (issue 30)
+
+    def coord_cpu_cause(self, res):
+        """Where the coordinator's CPU over the windows went, as measured in
+        this run (medians over the windows): its threads, its state saves,
+        and the part its steady rate before the window accounts for."""
+        med = statistics.median
+        cc = [r["coord_cpu"] for r in res]
+        tot = med(x["total"] for x in cc)
+        caps = med(r["captures"] for r in res)
+        span = med(r["start_to_manifest_s"] for r in res)
+        rate = med(r.get("coord_idle_cores", 0.0) for r in res)
+        steady = med(r.get("coord_idle_cores", 0.0) * r["start_to_manifest_s"] for r in res)
+        text = ("measured in this run (medians over %d windows): %.2f s of coordinator CPU a "
+                "window for %d captures over %.1f s from start to manifest: its loop thread "
+                "%.2f s, nng's threads %.2f s, its thread pool %.2f s" % (
+                    len(res), tot, caps, span, med(x["loop"] for x in cc),
+                    med(x["nng"] for x in cc), med(x["other"] for x in cc)))
+        sv = [x["saves"] for x in cc if "saves" in x]
+        if sv:
+            text += "; state saves %.2f s of its loop (%d saves)" % (
+                med(x["seconds"] for x in sv), med(x["saves"] for x in sv))
+        text += ("; its steady rate with no window open (%.3f cores: the nodes' step "
+                 "summaries and heartbeats) accounts for %.2f s of it, the window itself for "
+                 "%.2f s (%.3f ms a capture)" % (rate, steady, tot - steady,
+                                                 1000.0 * (tot - steady) / max(1, caps)))
+        return text
+
+    def coord_cpu_rows(self, key, g, res):
+        """The coordinator's own CPU (utime+stime of its process, not the node
+        daemons' nor the simulated ranks'), per window and per capture, from
+        profctl start to the manifest."""
+        per_cap = [1000.0 * r["coord_cpu"]["total"] / max(1, r["captures"]) for r in res]
+        self.row(key + ".coord_cpu_capture", g, "coordinator CPU per capture, start -> "
+                 "manifest", "ms", per_cap, target="<= %g ms" % self.COORD_CPU_LIMIT_MS,
+                 goal=("<=", self.COORD_CPU_LIMIT_MS),
+                 note="utime+stime of the coordinator's process only (/proc/PID/stat, all "
+                      "its threads), gross: its steady work over the window included",
+                 reason=self.coord_cpu_cause(res))
+        self.row(key + ".coord_cpu_window", g, "coordinator CPU per window, start -> manifest",
+                 "s", [r["coord_cpu"]["total"] for r in res],
+                 note="loop thread %s s; nng's threads %s s; thread pool %s s" % tuple(
+                     "-".join("%.2f" % r["coord_cpu"][k] for r in res)
+                     for k in ("loop", "nng", "other")))
+        if all("coord_idle_cores" in r for r in res):
+            self.row(key + ".coord_cpu_net", g, "coordinator CPU per capture, net of its "
+                     "steady rate", "ms", [1000.0 * (r["coord_cpu"]["total"] -
+                                                     r["coord_idle_cores"] *
+                                                     r["start_to_manifest_s"]) /
+                                           max(1, r["captures"]) for r in res],
+                     note="its rate over the 3 s before each window: %s cores" % "-".join(
+                         "%.3f" % r["coord_idle_cores"] for r in res))
 
     CAUSES = {
         "turn": "latency on saturated cores: from the window's end to its manifest the machine "
@@ -247,6 +330,27 @@ class ClusterFigures:
     def turn_cause(self, what):
         return self.CAUSES.get(what, "cause not measured")
 
+    def end_cause(self, key, res):
+        """A turnaround row's cause: where this run's CPU went from the
+        window's end to its manifest, then what earlier runs measured."""
+        busy = [r["end_busy"] for r in res if r.get("end_busy")]
+        text = []
+        if busy:
+            span = lambda k: "%.2f-%.2f" % (min(b[k] for b in busy), max(b[k] for b in busy))
+            text.append("measured in this run, from the window's end to its manifest: the "
+                        "machine %s of %d cores busy, the node daemons %s cores, the "
+                        "coordinator %s" % (span("machine_cores"), os.cpu_count() or 1,
+                                            span("nodes_cores"), span("coord_cores")))
+        sv = [r["coord_cpu"]["saves"] for r in res if "saves" in r.get("coord_cpu", {})]
+        if sv:
+            text.append("the coordinator's state saves %.2f-%.2f s of its loop a window "
+                        "(%d-%d saves)" % (min(x["seconds"] for x in sv),
+                                           max(x["seconds"] for x in sv),
+                                           min(x["saves"] for x in sv),
+                                           max(x["saves"] for x in sv)))
+        text.append("known from earlier runs: " + self.turn_cause(key))
+        return "; ".join(text)
+
     def short_windows(self, bad, key, ranks):
         """The reason of an alignment row: its windows short of 100 %, and
         what is known of a plan that arrived late."""
@@ -269,7 +373,7 @@ class ClusterFigures:
                  target=target, goal=("<=", limit),
                  note="end: the latest capture stop (profd_end_us in the sim traces, "
                       "CLOCK_MONOTONIC); manifest polled every 2 ms",
-                 reason=self.turn_cause(key))
+                 reason=self.end_cause(key, res))
         self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
                  [r["start_to_manifest_s"] for r in res],
                  note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
@@ -305,28 +409,44 @@ class ClusterFigures:
         client (profd-sim --threads): 16,384 background threads that two
         cores could not schedule (start-up never completed)."""
         nodes = int(os.environ.get("PROFD_BENCH_SCALE_NODES", self.reps(256, 16)))
+        self.scale_run(nodes, "scale", True)
+
+    def fig_scale4k(self):
+        """Figure 9 at 4,096 ranks over 64 node daemons (8 nodes with
+        --quick), 3 windows: the coordinator's CPU per capture at a second
+        size, its turnaround and peak RSS beside it. Its ranks step at 16,384
+        / 4,096 times figure 9's rate (0.2 step/s by default): the step
+        events a second of 16,384 ranks, and windows of 5 s steps (about 2
+        minutes in all)."""
+        self.scale_run(self.reps(64, 8), "scale4k", False)
+
+    def scale_run(self, nodes, key, full):
+        """full: figure 9 with its targets; else the 4,096-rank point (its
+        rows without the 16,384-rank targets, but the coordinator's CPU)."""
         per = 64
         swarm = 16  # nodes per bench_swarm process
         ranks = nodes * per
         rate = float(os.environ.get("PROFD_BENCH_SCALE_RATE", "0.05"))
+        if not full:  # a quarter of the ranks at 4x the rate: the same events a second
+            rate *= 16384.0 / ranks if ranks < 16384 else 1.0
         flush = int(os.environ.get("PROFD_BENCH_SCALE_FLUSH_MS", "5000"))
         windows = self.reps(3, 1)
-        g = "9. scale, %d ranks over %d node daemons" % (ranks, nodes)
+        g = "9%s. scale, %d ranks over %d node daemons" % ("" if full else "b", ranks, nodes)
         t0 = time.monotonic()
         # summaries every second, not every 100 ms: 256 nodes x 10/s of them is
         # 2,560 messages/s of step times for the coordinator to parse
-        conf = os.path.join(self.run_root, "scale-node.yaml")
+        conf = os.path.join(self.run_root, key + "-node.yaml")
         with open(conf, "w") as f:
             f.write("coordinator:\n  summary_ms: 1000\n")
         # the coordinator's registry holds every rank of the job (4,096 by default)
-        cconf = os.path.join(self.run_root, "scale-coord.yaml")
+        cconf = os.path.join(self.run_root, key + "-coord.yaml")
         with open(cconf, "w") as f:
             f.write("limits:\n  max_clients: %d\n" % max(4096, ranks))
             pool = os.environ.get("PROFD_BENCH_SCALE_POOL")
             if pool:  # coordinator.max_node_requests (default 1,024)
                 f.write("coordinator:\n  max_node_requests: %s\n" % pool)
         murl = "http://127.0.0.1:%d" % self.port()  # the coordinator's state saves
-        c, ns, sims = self.cluster_up("s", nodes, per, rate=rate, nice=10, flush_ms=flush,
+        c, ns, sims = self.cluster_up("s" if full else "k", nodes, per, rate=rate, nice=10, flush_ms=flush,
                                       node_args=("--config", conf), swarm=swarm,
                                       coord_args=("--config", cconf, "--metrics", murl))
         self.wait_ranks(c, ranks, timeout=600)
@@ -337,19 +457,19 @@ class ClusterFigures:
         hwm0 = hwm_kib(c["pid"])
         res = []
         for w in range(windows):
-            s0 = state_saves(murl)
-            r = self.one_window(c, daemons, ranks, 0.0)
-            s1 = state_saves(murl)
-            r["state_saves"] = {k: s1[k] - s0[k] for k in s1}
+            crate = self.coord_rate(c)
+            r = self.one_window(c, daemons, ranks, 0.0, murl)
+            r["coord_idle_cores"] = crate
+            r["state_saves"] = r["coord_cpu"]["saves"]
             r["coord_hwm_kib"] = hwm_kib(c["pid"])
             r["coord_rss_kib"] = rss_kib(c["pid"])
             path = os.path.join(c["save"], "default", r["window"], "manifest.json")
             r["manifest_bytes"] = os.path.getsize(path)
             res.append(r)
-            log("scale: %s" % json.dumps(r))
+            log("%s: %s" % (key, json.dumps(r)))
             time.sleep(2)
         node_rss = sorted(rss_kib(d["pid"]) for d in ns)
-        self.raw["scale"] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
+        self.raw[key] = {"windows": res, "up_s": up_s, "coord_hwm_before_kib": hwm0,
                              "node_rss_kib_median": node_rss[len(node_rss) // 2],
                              "nodes_per_swarm": swarm, "sim_threads": sim_tasks}
         for s in sims:
@@ -357,19 +477,32 @@ class ClusterFigures:
         for d in ns + [c]:
             self.stop_daemon(d)
         wall = time.monotonic() - t0
+        if not full:
+            self.scale_point_rows(key, g, res, ranks, nodes, wall, hwm0)
+            return
         self.turnaround_rows("scale", g, res, ranks, nodes, 3.0, "<= 3 s after the window's end")
+        self.coord_cpu_rows("scale", g, res)
         self.row("scale.wall", g, "the whole figure: start-up, %d windows, teardown" % windows,
                  "s", [wall], target="<= 15 min (900 s)",
                  goal=("<=", 900),
                  note="what deploy/bench.sh --only scale adds to its build",
-                 reason="cause not measured")
+                 reason="measured in this run: start-up (daemons up, ranks registered) %.0f "
+                        "s, the %d windows %.0f s from start to manifest, the rest (the "
+                        "pauses between them, teardown) %.0f s" % (
+                            up_s, len(res), sum(r["start_to_manifest_s"] for r in res),
+                            wall - up_s - sum(r["start_to_manifest_s"] for r in res)))
         hwm = [r["coord_hwm_kib"] / 1024.0 for r in res]
         self.row("scale.coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB", hwm,
                  target="<= 64 MiB", goal=("<=", 64),
                  note="%.1f MiB before the first window, with %d ranks registered; a node "
                       "daemon %.1f MiB" % (hwm0 / 1024.0, ranks, node_rss[len(node_rss) // 2] /
                                            1024.0),
-                 reason=self.turn_cause("scale_rss"))
+                 reason="measured in this run: %.1f MiB before the first window with %d ranks "
+                        "registered, %s MiB after each window (VmHWM; RSS %s MiB); known from "
+                        "earlier runs: %s" % (
+                            hwm0 / 1024.0, ranks, ", ".join("%.0f" % x for x in hwm),
+                            ", ".join("%.0f" % (r["coord_rss_kib"] / 1024.0) for r in res),
+                            self.turn_cause("scale_rss")))
         grow = [(r["coord_hwm_kib"] - hwm0) / 1024.0 for r in res]
         self.row("scale.manifest", g, "coordinator peak RSS growth over the windows vs the "
                  "manifest's size", "MiB", grow,
@@ -405,3 +538,20 @@ class ClusterFigures:
                       "steps/s, flush every %d ms; %d threads in all), traces by the sim "
                       "backend" % (nodes + 1, swarm, len(sims), rate, flush, sim_tasks))
 
+
+    def scale_point_rows(self, key, g, res, ranks, nodes, wall, hwm0):
+        """The 4,096-rank point: the coordinator's CPU judged, the rest
+        reported beside it (their targets are the 16,384-rank figure's)."""
+        self.coord_cpu_rows(key, g, res)
+        self.row(key + ".end", g, "window's end -> manifest at the coordinator", "s",
+                 [r["end_to_manifest_s"] for r in res if r["end_to_manifest_s"] is not None],
+                 note="as in 9; %s of %d ranks aligned per window" % (
+                     "-".join("%d" % r["aligned"] for r in res), ranks))
+        self.row(key + ".start", g, "profctl start --next 2 -> manifest", "s",
+                 [r["start_to_manifest_s"] for r in res],
+                 note="%d captures of 4 KiB from %d nodes" % (ranks, nodes))
+        self.row(key + ".coord_hwm", g, "coordinator peak RSS (VmHWM)", "MiB",
+                 [r["coord_hwm_kib"] / 1024.0 for r in res],
+                 note="%.1f MiB before the first window" % (hwm0 / 1024.0))
+        self.row(key + ".wall", g, "the whole figure: start-up, %d windows, teardown" %
+                 len(res), "s", [wall])

@@ -43,9 +43,9 @@ def p99_of(r):
     return fmt_val(r["summary"]["p99"], r["unit"], r["fmt"])
 
 
-JUDGED = ("A target passes when the value 90 % of the runs meet does: the p10 (the min for "
+JUDGED = ("A target passes when the worse end of the spread meets it: the p10 (the min for "
           "fewer than 10 runs) where higher is better, the p90 (the max) where lower is "
-          "better, never the median; the column says what judged each row.")
+          "better, never the median alone; the column 'judged on' says what judged each row.")
 
 
 def overloaded(load, nproc):

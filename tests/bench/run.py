@@ -12,6 +12,7 @@ could not run (its row says why), 2 on wrong usage.
 
 usage: run.py --build BUILD_DIR [--quick] [--only NAME,...] [--no-results-md]
   figures: hotpath python plan align ingest footprint idle gather overhead
+           turnaround scale scale4k gatherload startup straggler
   --quick   fewer repetitions and a smaller gather tree (a smoke test; the
             figures are then not comparable with a full run)
 Only a full run (no --quick, no --only) rewrites RESULTS.md.
@@ -47,7 +48,7 @@ from fig_straggler import StragglerFigures
 from report import fmt_val, print_table, write_json, write_md
 
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
-           "overhead", "turnaround", "scale", "gatherload", "startup", "straggler"]
+           "overhead", "turnaround", "scale", "scale4k", "gatherload", "startup", "straggler"]
 # Every figure by default, scale at the target's 16,384 ranks over 256 node
 # daemons (about 6 minutes on 2 cores since its ranks are simulated by
 # bench_swarm; PROFD_BENCH_SCALE_NODES sets another size).
@@ -215,7 +216,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  target="<= 25 ns", goal=("<=", 25),
                  note="%.1fx an empty call pair; 1/%.0f of one nng_send" % (
                      med / statistics.median(empty), statistics.median(nng) / med),
-                 reason="see the note on the hot path in RESULTS.md")
+                 reason=self.hotpath_cause(r, default_clock()))
         self.row("hotpath.c_capture", g, "profd_step_begin+end, capture running", "ns", cap,
                  note="e2e capture open over the steps; no-op backend")
         self.row("hotpath.c_nodaemon", g, "profd_step_begin+end, no daemon (fail-open)", "ns",
@@ -259,6 +260,24 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                      "capture running", "calls", r.get("syscalls_capture_batches", [n_cap]),
                      note="per batch of %d pairs; %d in all %d pairs" % (
                          per, n_cap, r["syscalls_capture_pairs"]), fmt="int")
+
+    @staticmethod
+    def hotpath_cause(r, clk):
+        """Where a profd pair's time goes, from this run's own baselines:
+        the empty call pair, the two clock reads (one per event, clk: "tsc"
+        or "monotonic") and the rest (the two events written into the ring,
+        the due-plan check)."""
+        med = statistics.median
+        pair, empty = med(r["idle_pair_ns"]), med(r["empty_pair_ns"])
+        # a clock read is timed in a non-inlined call: half an empty pair is its call
+        read = med(r["clock_%s_ns" % clk]) - empty / 2
+        return ("measured in this run (medians): the pair %.1f ns = an empty call pair %.1f "
+                "ns + two clock reads (%s, %.1f ns each without its call) %.1f ns + the rest "
+                "%.1f ns (two events written into the ring, the due-plan check); the pair "
+                "with PROFD_CLOCK=tsc %.1f ns, =monotonic %.1f ns" % (
+                    pair, empty, "rdtsc" if clk == "tsc" else "clock_gettime", read, 2 * read,
+                    pair - empty - 2 * read, med(r["idle_pair_tsc_ns"]),
+                    med(r["idle_pair_monotonic_ns"])))
 
     def strace_syscalls(self, d):
         """Fallback when perf_event_open is not allowed: strace -f the syscall
@@ -482,7 +501,17 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         self.row("ingest.rate", g, "step events/s taken in by the daemon", "ev/s", ev,
                  target=">= 200,000 ev/s", goal=(">=", 200000),
                  note="%d events dropped by the clients" % r["events_dropped"],
-                 reason="see 'Ingest' in RESULTS.md", fmt="int")
+                 reason="measured in this run (medians): the daemon used %.2f of %d cores, the "
+                        "64 clients %.2f; at its %s events per CPU-second it would need %.2f "
+                        "cores for 200,000 ev/s%s" % (
+                            statistics.median(dc), os.cpu_count() or 1, statistics.median(cc),
+                            "{:,.0f}".format(statistics.median(
+                                [e / max(c, 1e-9) for e, c in zip(ev, dc)])),
+                            200000 / max(1e-9, statistics.median(
+                                [e / max(c, 1e-9) for e, c in zip(ev, dc)])),
+                            "; %d events dropped by the clients (ring full)" %
+                            r["events_dropped"] if r["events_dropped"] else ""),
+                 fmt="int")
         self.row("ingest.daemon_cpu", g, "daemon CPU (utime+stime / wall)", "cores", dc,
                  note="of %d cores" % os.cpu_count())
         self.row("ingest.clients_cpu", g, "the 64 clients' CPU", "cores", cc,
@@ -512,7 +541,11 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  target="<= 16 MiB", goal=("<=", 16),
                  note="%.1f MiB with none; peak (VmHWM) %.1f MiB" % (
                      statistics.median(empty["rss_kib"]) / 1024.0, hwm / 1024.0),
-                 reason="see the raw figures in bench-results.json")
+                 reason="measured in this run (medians): %.1f MiB with no client, %.1f MiB with "
+                        "1,024 registered ranks: %.1f KiB per rank; peak %.1f MiB" % (
+                            statistics.median(empty["rss_kib"]) / 1024.0, statistics.median(rss),
+                            (statistics.median(full["rss_kib"]) -
+                             statistics.median(empty["rss_kib"])) / 1024.0, hwm / 1024.0))
         w0 = empty["wakeups"]
         self.row("foot.wake_empty", g, "daemon wakeups/s, idle, no client", "/s", w0,
                  target="< 1 /s: no busy wakeups", goal=("<", 1),
@@ -677,12 +710,22 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 # ---------------------------------------------------------------- measures
 
 
+def default_clock():
+    """The library's default step clock here: rdtsc where the kernel's
+    clocksource is the TSC, else CLOCK_MONOTONIC."""
+    try:
+        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
+            return "tsc" if f.read().strip() == "tsc" else "monotonic"
+    except OSError:
+        return "monotonic"
+
+
 def main():
     ap = argparse.ArgumentParser(description="profd benchmarks")
     ap.add_argument("--build", required=True, help="the CMake build folder")
     ap.add_argument("--quick", action="store_true", help="smoke-test sizes")
     ap.add_argument("--only", help="comma-separated figures: " + ",".join(FIGURES) +
-                    " (default: all; scale at 4,096 ranks, 16,384 when named)")
+                    " (default: all; scale at 16,384 ranks, scale4k at 4,096)")
     ap.add_argument("--no-results-md", action="store_true",
                     help="do not rewrite tests/bench/RESULTS.md")
     args = ap.parse_args()
