@@ -216,7 +216,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  target="<= 25 ns", goal=("<=", 25),
                  note="%.1fx an empty call pair; 1/%.0f of one nng_send" % (
                      med / statistics.median(empty), statistics.median(nng) / med),
-                 reason=self.hotpath_cause(r, default_clock()))
+                 reason=self.hotpath_cause(r))
         self.row("hotpath.c_capture", g, "profd_step_begin+end, capture running", "ns", cap,
                  note="e2e capture open over the steps; no-op backend")
         self.row("hotpath.c_nodaemon", g, "profd_step_begin+end, no daemon (fail-open)", "ns",
@@ -262,22 +262,22 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                          per, n_cap, r["syscalls_capture_pairs"]), fmt="int")
 
     @staticmethod
-    def hotpath_cause(r, clk):
-        """Where a profd pair's time goes, from this run's own baselines:
-        the empty call pair, the two clock reads (one per event, clk: "tsc"
-        or "monotonic") and the rest (the two events written into the ring,
-        the due-plan check)."""
+    def hotpath_cause(r):
+        """What a profd pair's time is made of, from this run's own
+        baselines: the call, the two clock reads (one per event: the pair
+        with either clock) and the rest (the two events written into the
+        ring, the due-plan check). No subtraction: a clock read timed alone
+        does not overlap with the rest as it does inside the pair."""
         med = statistics.median
         pair, empty = med(r["idle_pair_ns"]), med(r["empty_pair_ns"])
-        # a clock read is timed in a non-inlined call: half an empty pair is its call
-        read = med(r["clock_%s_ns" % clk]) - empty / 2
-        return ("measured in this run (medians): the pair %.1f ns = an empty call pair %.1f "
-                "ns + two clock reads (%s, %.1f ns each without its call) %.1f ns + the rest "
-                "%.1f ns (two events written into the ring, the due-plan check); the pair "
-                "with PROFD_CLOCK=tsc %.1f ns, =monotonic %.1f ns" % (
-                    pair, empty, "rdtsc" if clk == "tsc" else "clock_gettime", read, 2 * read,
-                    pair - empty - 2 * read, med(r["idle_pair_tsc_ns"]),
-                    med(r["idle_pair_monotonic_ns"])))
+        return ("measured in this run (medians): the pair %.1f ns, %.1fx an empty call pair "
+                "(%.1f ns); its two clock reads weigh most: the pair with PROFD_CLOCK=tsc "
+                "%.1f ns, with PROFD_CLOCK=monotonic %.1f ns (one read in a non-inlined call: "
+                "rdtsc %.1f ns, clock_gettime %.1f ns); the rest is the two events written "
+                "into the ring and the due-plan check" % (
+                    pair, pair / max(empty, 1e-9), empty, med(r["idle_pair_tsc_ns"]),
+                    med(r["idle_pair_monotonic_ns"]), med(r["clock_tsc_ns"]),
+                    med(r["clock_monotonic_ns"])))
 
     def strace_syscalls(self, d):
         """Fallback when perf_event_open is not allowed: strace -f the syscall
@@ -708,16 +708,6 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 
 
 # ---------------------------------------------------------------- measures
-
-
-def default_clock():
-    """The library's default step clock here: rdtsc where the kernel's
-    clocksource is the TSC, else CLOCK_MONOTONIC."""
-    try:
-        with open("/sys/devices/system/clocksource/clocksource0/current_clocksource") as f:
-            return "tsc" if f.read().strip() == "tsc" else "monotonic"
-    except OSError:
-        return "monotonic"
 
 
 def main():
