@@ -245,8 +245,8 @@ class ClusterFigures:
                     med(x["nng"] for x in cc), med(x["other"] for x in cc)))
         sv = [x["saves"] for x in cc if "saves" in x]
         if sv:
-            text += "; %d state saves, %.2f s of wall time in them (writes and fsyncs " \
-                    "included)" % (med(x["saves"] for x in sv), med(x["seconds"] for x in sv))
+            text += "; %d state saves (journal writes), %.2f s of its loop's wall time in " \
+                    "them" % (med(x["saves"] for x in sv), med(x["seconds"] for x in sv))
         text += ("; its steady rate with no window open (%.3f cores: the nodes' step "
                  "summaries and heartbeats) accounts for %.2f s of it, the window itself for "
                  "%.2f s (%.3f ms a capture)" % (rate, steady, tot - steady,
@@ -354,7 +354,7 @@ class ClusterFigures:
                                             span("nodes_cores"), span("coord_cores")))
         sv = [r["coord_cpu"]["saves"] for r in res if "saves" in r.get("coord_cpu", {})]
         if sv:
-            text.append("the coordinator's state saves %.2f-%.2f s of wall time a window "
+            text.append("the coordinator's state saves %.2f-%.2f s of its loop a window "
                         "(%d-%d saves)" % (min(x["seconds"] for x in sv),
                                            max(x["seconds"] for x in sv),
                                            min(x["saves"] for x in sv),

@@ -130,8 +130,8 @@ class Causes(unittest.TestCase):
                          "measured in this run (medians over 3 windows): 0.40 s of coordinator "
                          "CPU a window for 4096 captures over 10.0 s from start to manifest: "
                          "its loop thread 0.30 s, nng's threads 0.05 s, its thread pool 0.05 s; "
-                         "10 state saves, 0.50 s of wall time in them (writes and fsyncs "
-                         "included); its steady rate with no "
+                         "10 state saves (journal writes), 0.50 s of its loop's wall time in "
+                         "them; its steady rate with no "
                          "window open (0.010 cores: the nodes' step summaries and heartbeats) "
                          "accounts for 0.20 s of it, the window itself for 0.20 s (0.049 ms a "
                          "capture); known from earlier runs: " + b.CAUSES["coord_cpu"])
@@ -161,7 +161,7 @@ class Causes(unittest.TestCase):
                          "measured in this run, from the window's end to its manifest: the "
                          "machine 1.90-2.00 of %d cores busy, the node daemons 0.90-1.00 cores, "
                          "the coordinator 0.10-0.30; the coordinator's state saves 0.25-0.50 s "
-                         "of wall time a window (5-7 saves); known from earlier runs: X" %
+                         "of its loop a window (5-7 saves); known from earlier runs: X" %
                          (os.cpu_count() or 1))
 
     def test_hotpath_cause(self):
