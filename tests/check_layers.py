@@ -48,7 +48,7 @@ import check_tree
 
 RANK = {"base": 0, "net": 1, "core": 1, "node": 2, "cluster": 3, "root": 4}
 PEERS = {("net", "core"), ("core", "net")}
-CORE_MAY_USE_OF_BASE = {"log.h", "text.h", "uix.h"}
+CORE_MAY_USE_OF_BASE = {"log.h", "text.h", "uix.h", "intern.h"}
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(uv\.h|nng/.*|pthread\.h|time\.h|unistd\.h|fcntl\.h|dirent\.h|"
                                    r"sys/.*)$")
 # Headers from outside the daemon, by where they may be included.

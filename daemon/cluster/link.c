@@ -141,13 +141,13 @@ static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
         pp_node_rank_t *x = &v[(*count)++];
         pp_record_init(&pp_desc_node_rank, x);
         x->client = r->id;
-        x->job = r->job;
-        x->role = r->role;
+        x->job = (char *)r->job;
+        x->role = (char *)r->role;
         x->rank = r->rank;
         x->local_rank = r->local_rank;
         x->world_size = r->world_size;
         x->replica_rank = r->replica_rank;
-        x->host = r->host;
+        x->host = (char *)r->host;
         x->pid = r->pid;
         x->lost = r->state == PD_RANK_LOST;
         if (r->nroles > 1 && (x->roles = calloc(r->nroles - 1, sizeof(*x->roles))) != NULL) {
@@ -347,7 +347,7 @@ static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, 
                     continue;
                 }
                 if (q == *nnames) {
-                    names[(*nnames)++] = h->phases[p];
+                    names[(*nnames)++] = (char *)h->phases[p];
                 }
                 x->phases[x->phases_n++] = st;
                 x->phases[x->phases_n++] = (int64_t)q;
@@ -383,8 +383,8 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
                 continue;
             }
             pp_record_init(&pp_desc_role_summary, &v[nr]);
-            v[nr].job = r->job;
-            v[nr].role = r->role;
+            v[nr].job = (char *)r->job;
+            v[nr].role = (char *)r->role;
             ntimes[nr] = 0;
             nr++;
         }

@@ -96,6 +96,7 @@ void pd_history_fini(pd_history_t *h)
     }
     free(h->v);
     pd_uix_free(&h->ix);
+    pd_intern_fini(&h->names);
     memset(h, 0, sizeof(*h));
 }
 
@@ -164,6 +165,13 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
             (id->node && strlen(id->node) > PP_MAX_NAME) || make_room(h) != 0) {
             return NULL;
         }
+        const char *job = pd_intern(&h->names, id->job);
+        const char *role = pd_intern(&h->names, id->role);
+        const char *host = pd_intern(&h->names, id->host);
+        const char *node = pd_intern(&h->names, id->node);
+        if (!job || !role || !host || !node) {
+            return NULL;
+        }
         r = calloc(1, sizeof(*r));
         uint32_t *s = calloc((size_t)h->steps, sizeof(*s));
         if (r == NULL || s == NULL) {
@@ -171,10 +179,10 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
             free(s);
             return NULL;
         }
-        snprintf(r->job, sizeof(r->job), "%s", id->job);
-        snprintf(r->role, sizeof(r->role), "%s", id->role);
-        snprintf(r->host, sizeof(r->host), "%s", id->host);
-        snprintf(r->node, sizeof(r->node), "%s", id->node ? id->node : "");
+        r->job = job;
+        r->role = role;
+        r->host = host;
+        r->node = node;
         r->rank = id->rank;
         r->hash = key_hash(id);
         r->step_us = s;
@@ -362,10 +370,12 @@ static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
         r->phases_dropped++;
         return -1;
     }
-    if ((r->phase_us[r->nphases] = calloc((size_t)h->phase_steps, sizeof(uint32_t))) == NULL) {
+    const char *interned = pd_intern(&h->names, name);
+    if (interned == NULL ||
+        (r->phase_us[r->nphases] = calloc((size_t)h->phase_steps, sizeof(uint32_t))) == NULL) {
         return -1;
     }
-    snprintf(r->phases[r->nphases], sizeof(r->phases[0]), "%s", name);
+    r->phases[r->nphases] = interned;
     return r->nphases++;
 }
 
@@ -563,8 +573,8 @@ static int role_fill(const pd_history_t *h, row_t *rows, size_t a, size_t b, int
         return PROFD_ENOMEM;
     }
     pp_record_init(&pp_desc_role_stats, o);
-    o->job = rows[a].r->job;
-    o->role = rows[a].r->role;
+    o->job = (char *)rows[a].r->job;
+    o->role = (char *)rows[a].r->role;
     o->ranks = (int64_t)n;
     for (size_t i = a; i < b; i++) {
         const pd_hist_rank_t *r = rows[i].r;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "intern.h"
 #include "profd/proto.h"
 #include "uix.h"
 
@@ -39,17 +40,19 @@ typedef struct pd_hist_id {
 } pd_hist_id_t;
 
 typedef struct pd_hist_rank {
-    char job[PP_MAX_NAME + 1];
-    char role[PP_MAX_NAME + 1];
-    char host[PP_MAX_NAME + 1];
-    char node[PP_MAX_NAME + 1];
+    /* names: the history's interned copies (never NULL; node "": this
+     * daemon's own) */
+    const char *job;
+    const char *role;
+    const char *host;
+    const char *node;
     int64_t rank, replica_rank, pid;
     uint64_t hash;
 
     int64_t last;                       /* newest step with a time slot, PP_NONE before any */
     uint32_t *step_us;                  /* [steps], slot step % steps; 0 unknown */
     uint32_t *phase_us[PD_HIST_PHASES]; /* [phase_steps] per phase name, made when it is seen */
-    char phases[PD_HIST_PHASES][PP_MAX_NAME + 1];
+    const char *phases[PD_HIST_PHASES]; /* interned */
     int nphases;
     int64_t phases_dropped; /* phase names past PD_HIST_PHASES */
     /* section times (PP_SECTIONS x steps, slot step % steps, us + 1; 0
@@ -81,6 +84,7 @@ typedef struct pd_history {
     int64_t steps, phase_steps;
     size_t max_ranks;
     int64_t evicted;
+    pd_intern_t names; /* the entries' names and phase names */
 } pd_history_t;
 
 /* steps: slots per rank (>= 2); phase_steps (>= 1); max_ranks (>= 1). */

@@ -367,11 +367,16 @@ int pd_jrec_rank_restore(pd_registry_t *reg, const pp_jrank_t *r, const char *no
         k->roles[0].rank = r->rank;
     }
     k->id = r->id;
-    snprintf(k->job, sizeof(k->job), "%s", r->job);
-    snprintf(k->role, sizeof(k->role), "%s", r->role);
-    snprintf(k->host, sizeof(k->host), "%s", r->host);
-    snprintf(k->node, sizeof(k->node), "%s", node ? node : "");
-    snprintf(k->cn, sizeof(k->cn), "%s", r->cn ? r->cn : "");
+    k->job = pd_registry_name(reg, r->job);
+    k->role = pd_registry_name(reg, r->role);
+    k->host = pd_registry_name(reg, r->host);
+    k->node = pd_registry_name(reg, node);
+    k->cn = pd_registry_name(reg, r->cn);
+    if (!k->job || !k->role || !k->host || !k->node || !k->cn) {
+        free(k->roles);
+        free(k);
+        return PROFD_ENOMEM;
+    }
     k->rank = r->rank;
     k->local_rank = r->local_rank;
     k->world_size = r->world_size;

@@ -32,7 +32,13 @@ void pd_registry_fini(pd_registry_t *r)
     }
     free(r->slots);
     free(r->gens);
+    pd_intern_fini(&r->names);
     memset(r, 0, sizeof(*r));
+}
+
+const char *pd_registry_name(pd_registry_t *r, const char *s)
+{
+    return pd_intern(&r->names, s);
 }
 
 pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id)
@@ -318,8 +324,13 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
         free(roles);
         return PROFD_ENOMEM;
     }
-    pd_rank_t *k = calloc(1, sizeof(*k));
-    if (k == NULL) {
+    const char *job = pd_intern(&r->names, h->job);
+    const char *role = pd_intern(&r->names, h->role);
+    const char *host = pd_intern(&r->names, h->host);
+    const char *nodename = pd_intern(&r->names, node);
+    const char *cn = pd_intern(&r->names, owner_has_cn(owner) ? owner->cn : "");
+    pd_rank_t *k = NULL;
+    if (!job || !role || !host || !nodename || !cn || (k = calloc(1, sizeof(*k))) == NULL) {
         free(roles);
         return PROFD_ENOMEM;
     }
@@ -327,10 +338,11 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
     k->nroles = nroles;
     r->gens[i]++;
     k->id = (int64_t)(((uint64_t)r->gens[i] << 32) | (uint64_t)(i + 1));
-    snprintf(k->job, sizeof(k->job), "%s", h->job);
-    snprintf(k->role, sizeof(k->role), "%s", h->role);
-    snprintf(k->host, sizeof(k->host), "%s", h->host);
-    snprintf(k->node, sizeof(k->node), "%s", node ? node : "");
+    k->job = job;
+    k->role = role;
+    k->host = host;
+    k->node = nodename;
+    k->cn = cn;
     k->rank = h->rank;
     k->local_rank = h->local_rank;
     k->world_size = h->world_size;
@@ -338,9 +350,6 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
     k->pid = h->pid;
     k->uid = owner ? owner->uid : -1;
     k->peer_pid = owner && owner->uid >= 0 ? owner->pid : -1;
-    if (owner_has_cn(owner)) {
-        snprintf(k->cn, sizeof(k->cn), "%s", owner->cn);
-    }
     k->pipe = owner ? owner->pipe : 0;
     k->state = PD_RANK_ACTIVE;
     k->step = PP_NONE;

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "intern.h"
 #include "plan.h"
 #include "profd/proto.h"
 
@@ -27,13 +28,14 @@ typedef enum pd_rank_state {
 
 typedef struct pd_rank {
     int64_t id;
-    char job[PP_MAX_NAME + 1];
-    char role[PP_MAX_NAME + 1]; /* the primary role */
-    pd_role_t *roles;           /* every role it hosts, the primary first (nroles >= 1) */
+    /* names: the registry's interned copies (never NULL; "" none) */
+    const char *job;
+    const char *role; /* the primary role */
+    pd_role_t *roles; /* every role it hosts, the primary first (nroles >= 1) */
     size_t nroles;
-    char host[PP_MAX_NAME + 1];
-    char node[PP_MAX_NAME + 1]; /* the daemon it is registered with */
-    int64_t node_client;        /* coordinator: the id its node daemon gave it; 0 local */
+    const char *host;
+    const char *node;    /* the daemon it is registered with */
+    int64_t node_client; /* coordinator: the id its node daemon gave it; 0 local */
     int64_t rank, local_rank, world_size, replica_rank, pid;
     uint32_t pipe;
     /* who registered it (pd_owner_t): over ipc:// the worker's uid and, from
@@ -42,7 +44,7 @@ typedef struct pd_rank {
      * coordinator's remote rank). */
     int64_t uid;
     int64_t peer_pid;
-    char cn[PP_MAX_NAME + 1];
+    const char *cn;
     pd_rank_state_t state;
 
     int64_t step; /* last step begun, PP_NONE before the first */
@@ -78,6 +80,7 @@ typedef struct pd_registry {
     /* ids are never given twice, over restarts too: a slot's generation
      * starts above this (the largest a journal saw) */
     uint32_t gen_floor;
+    pd_intern_t names; /* the entries' names */
 } pd_registry_t;
 
 /* The credentials of a registering peer (pd_registry_register). */
@@ -117,8 +120,11 @@ int pd_registry_register(pd_registry_t *r, const pp_hello_t *h, const char *node
                          const pd_owner_t *owner, int64_t now_ms, pd_rank_t **out, char *err,
                          size_t errlen);
 pd_rank_t *pd_registry_get(const pd_registry_t *r, int64_t id);
+/* The registry's interned copy of a name (NULL: ""), NULL without memory. */
+const char *pd_registry_name(pd_registry_t *r, const char *s);
 /* An entry made elsewhere (restored from a journal) under its own k->id;
- * the registry takes it. 0, PROFD_EINVAL (the id is not valid or taken),
+ * the registry takes it. Its names must be the registry's
+ * (pd_registry_name). 0, PROFD_EINVAL (the id is not valid or taken),
  * PROFD_ENOMEM, PROFD_ELIMIT. */
 int pd_registry_insert(pd_registry_t *r, pd_rank_t *k);
 /* Generations at least `floor` from now on (slots in use keep theirs). */

@@ -187,6 +187,16 @@ static void test_history_phases(void **state)
     }
     assert_int_equal(r->nphases, PD_HIST_PHASES);
     assert_int_equal(r->phases_dropped, 4);
+    /* names kept once: another rank's phase and identity point to the
+     * same copies */
+    pd_hist_id_t id1 = id_of("actor", 1);
+    pd_hist_rank_t *r1 = pd_history_get(&h, &id1, 0);
+    pd_history_put_phase(&h, r1, 2, "update_actor", 1000);
+    assert_ptr_equal(r1->phases[0], r->phases[1]);
+    assert_ptr_equal(r1->job, r->job);
+    assert_ptr_equal(r1->role, r->role);
+    assert_ptr_equal(r1->host, r->host);
+    assert_int_equal(pd_history_phase_us(&h, r1, 0, 2), 1000);
     pd_history_fini(&h);
 }
 

@@ -80,7 +80,7 @@ static void write_journal(fixture_t *f)
     pd_journal_rank(j, a);
     pd_journal_rank(j, b);
     pd_journal_rank(j, c);
-    snprintf(b->host, sizeof(b->host), "h9");
+    b->host = pd_registry_name(&f->d.reg, "h9");
     pd_journal_rank(j, b);
     pd_journal_rank_gone(j, c->id);
     pd_journal_fini(j);

@@ -46,6 +46,49 @@ static pd_rank_t *with_actor(pd_registry_t *r, int64_t rank, int64_t pid, const 
     return add_actor(r, rank, pid, node, now_ms);
 }
 
+/* Names are kept once: ranks of one job on one host point to the same
+ * copy (not a buffer each), which outlives the rank that brought it; a
+ * name over PP_MAX_NAME is still refused. */
+static void test_registry_names_interned(void **state)
+{
+    (void)state;
+    pd_registry_t r;
+    pd_rank_t *a, *b, *c;
+    char job[] = "run";
+    pd_registry_init(&r, 4);
+    pp_hello_t ha = hello("actor", 0, PP_NONE, 100);
+    pp_hello_t hb = hello("actor", 1, PP_NONE, 101);
+    pp_hello_t hc = hello("rollout", 2, PP_NONE, 102);
+    ha.job = job; /* a buffer of the caller's: the registry keeps a copy */
+    hc.host = "node2";
+    assert_int_equal(pd_registry_add(&r, &ha, "n1", 1000, &a), 0);
+    job[0] = 'X';
+    assert_int_equal(pd_registry_add(&r, &hb, "n1", 1000, &b), 0);
+    assert_int_equal(pd_registry_add(&r, &hc, NULL, 1000, &c), 0);
+    assert_string_equal(a->job, "run");
+    assert_ptr_equal(a->job, b->job);
+    assert_ptr_equal(a->job, c->job);
+    assert_ptr_equal(a->role, b->role);
+    assert_ptr_equal(a->host, b->host);
+    assert_ptr_equal(a->node, b->node);
+    assert_string_equal(c->role, "rollout");
+    assert_string_equal(c->host, "node2");
+    assert_string_equal(c->node, "");
+    assert_ptr_equal(c->cn, a->cn); /* "" */
+    assert_ptr_equal(pd_registry_name(&r, "node2"), c->host);
+    const char *host = a->host;
+    pd_registry_remove(&r, a->id);
+    assert_string_equal(b->host, "node1");
+    assert_ptr_equal(b->host, host);
+    pp_hello_t hl = hello("actor", 3, PP_NONE, 103);
+    char longname[PP_MAX_NAME + 2];
+    memset(longname, 'a', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    hl.host = longname;
+    assert_int_equal(pd_registry_add(&r, &hl, "n1", 1000, &a), PROFD_EINVAL);
+    pd_registry_fini(&r);
+}
+
 static void test_registry_add_get_remove(void **state)
 {
     pd_registry_t r;
@@ -508,6 +551,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry_add_get_remove),
+        cmocka_unit_test(test_registry_names_interned),
         cmocka_unit_test(test_registry_same_process_gets_its_entry_back),
         cmocka_unit_test(test_registry_limits_and_validation),
         cmocka_unit_test(test_registry_first_step_end),

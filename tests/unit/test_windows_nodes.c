@@ -109,7 +109,7 @@ static void test_windows_node_restarted(void **state)
         w->members[i].node_client = 10 + i;
         snprintf(w->members[i].node, sizeof(w->members[i].node), "node2");
         f->k[i]->node_client = 10 + i;
-        snprintf(f->k[i]->node, sizeof(f->k[i]->node), "node2");
+        f->k[i]->node = pd_registry_name(&f->reg, "node2");
     }
     f->k[1]->step = 20; /* actor 1 began the window */
     pd_windows_node_restarted(&f->ws, &f->reg, "node2", NOW / MS + 1000);
@@ -304,8 +304,11 @@ static void test_windows_member_index(void **state)
     pd_rank_t k;
     pd_role_t role = {.name = "actor", .rank = 0};
     assert_non_null(w);
+    char host[16];
     memset(&k, 0, sizeof(k));
-    snprintf(k.role, sizeof(k.role), "actor");
+    k.role = "actor";
+    k.job = k.node = k.cn = "";
+    k.host = host;
     k.roles = &role;
     k.nroles = 1;
     k.uid = -1;
@@ -315,7 +318,7 @@ static void test_windows_member_index(void **state)
         k.id = 1000003LL * (i + 1);
         k.rank = i;
         role.rank = i;
-        snprintf(k.host, sizeof(k.host), "h%d", i);
+        snprintf(host, sizeof(host), "h%d", i);
         assert_non_null(pd_windows_add_member(w, &k, 0, 1));
         if (i % 500 == 0) {
             assert_ptr_equal(pd_windows_member(w, k.id), &w->members[i]);
