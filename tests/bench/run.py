@@ -521,10 +521,31 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 
     # ---------------------------------------------------------- 5. footprint
 
+    # A node daemon's defaults admit about 240 connections in all: each
+    # reserves limits.max_msg_bytes + 64 KiB (1.06 MiB) of
+    # limits.request_memory (256 MiB), and one uid holds at most
+    # limits.max_connections_per_peer (256); past that, a rank's connection
+    # is closed at once, it dials again, and profctl's too is refused
+    # ("Connection reset"). 1,024 ranks of one user on one node need more.
+    MANY_RANKS = {"max_connections": 4096, "max_connections_per_peer": 4096,
+                  "request_memory": "8GiB"}
+
+    def many_ranks_conf(self):
+        """A config that lets 1,024 ranks of one uid connect to one daemon
+        (figures 5 and 5b; the rows' notes say so)."""
+        path = os.path.join(self.run_root, "many-ranks.yaml")
+        with open(path, "w") as f:
+            f.write("limits:\n" + "".join("  %s: %s\n" % kv for kv in self.MANY_RANKS.items()))
+        return path
+
+    def many_ranks_note(self):
+        return "limits raised for 1,024 ranks of one uid: %s (the defaults admit about 240 " \
+               "connections)" % ", ".join("%s %s" % kv for kv in self.MANY_RANKS.items())
+
     def fig_footprint(self):
         g = "5. footprint (one daemon)"
         n, dt = self.reps(5, 3), self.reps(2.0, 1.0)
-        d = self.daemon("foot")
+        d = self.daemon("foot", "--config", self.many_ranks_conf())
         time.sleep(1)
         empty = sample(d["pid"], None, n, dt)
         sim = self.sim(d, "--layout", "worker:1024", "--steps", "1", "--rate", "0.0005",
@@ -539,8 +560,9 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         rss = [x / 1024.0 for x in full["rss_kib"]]
         self.row("foot.rss", g, "daemon RSS with 1,024 registered ranks", "MiB", rss,
                  target="<= 16 MiB", goal=("<=", 16),
-                 note="%.1f MiB with none; peak (VmHWM) %.1f MiB" % (
-                     statistics.median(empty["rss_kib"]) / 1024.0, hwm / 1024.0),
+                 note="%.1f MiB with none; peak (VmHWM) %.1f MiB; %s" % (
+                     statistics.median(empty["rss_kib"]) / 1024.0, hwm / 1024.0,
+                     self.many_ranks_note()),
                  reason="measured in this run (medians): %.1f MiB with no client, %.1f MiB with "
                         "1,024 registered ranks: %.1f KiB per rank; peak %.1f MiB" % (
                             statistics.median(empty["rss_kib"]) / 1024.0, statistics.median(rss),
@@ -574,7 +596,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         g = "5b. idle cost (1,024 idle ranks, one daemon)"
         n, dt = self.reps(5, 3), self.reps(10.0, 3.0)
         nranks = 1024
-        d = self.daemon("idle")
+        d = self.daemon("idle", "--config", self.many_ranks_conf())
         sim = self.sim(d, "--layout", "worker:%d" % nranks, "--steps", "1", "--rate", "0.0005",
                        "--substeps", "0", threads=True)
         self.wait_ranks(d, nranks, timeout=120)
@@ -599,7 +621,8 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  target="<= 0.2 /rank/s", goal=("<=", 0.2),
                  note="context switches of all the daemon's threads / 1024, %d intervals of "
                       "%g s; %d of %d ranks still active after (liveness: the held plan long "
-                      "poll and the connection, no heartbeat)" % (n, dt, alive, nranks),
+                      "poll and the connection, no heartbeat); %s" % (
+                          n, dt, alive, nranks, self.many_ranks_note()),
                  reason="each held long poll (limits.watch_hold_ms) still costs a request "
                         "through nng's threads and the loop when it expires")
         self.row("idle.client", g, "client library wakeups per idle rank and second", "/s", lw,
