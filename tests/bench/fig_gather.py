@@ -319,7 +319,7 @@ class GatherFigures:
         self.row("gather.node_ratio", g, "ratio: profd throughput / raw TCP stream", "x", nr,
                  target=">= 0.8x raw TCP", goal=(">=", 0.8), note="paired by repetition",
                  reason="measured in this run (medians): profd %.0f MiB/s, the raw stream %.0f "
-                        "MiB/s over the same loopback; what the code is known to do: %s" % (
+                        "MiB/s over the same loopback; known from earlier runs: %s" % (
                             mib / statistics.median(res["node_profd"]),
                             mib / statistics.median(res["node_raw"]),
                             self.turn_cause("gather_node")))
@@ -410,14 +410,15 @@ class GatherFigures:
                               tree, med(r["node"]), med(r["raw"]), cpu_n, cpu_r,
                               cpu_n / max(cpu_r, 1e-9)),
                      reason="measured in this run (medians): profd %.2f s, tar|socat %.2f s; "
-                            "what the code is known to do: %s" % (
+                            "known from earlier runs: %s" % (
                                 med(r["node"]), med(r["raw"]), self.turn_cause("gather_node")))
             ncr = [a / max(b, 1e-9) for a, b in zip(r["node_cpu"], r["raw_cpu"])]
             self.row("gl.node_cpu_%s" % cond, g, "across nodes, CPU-s per GiB: profd / tar|socat, "
                      "%s" % how, "x", ncr,
                      target="<= 1.2x", goal=("<=", 1.2),
                      note="profd %.2f, tar|socat %.2f CPU-s/GiB" % (cpu_n, cpu_r),
-                     reason="measured in this run: profd %.2f, tar|socat %.2f CPU-s/GiB; %s" % (
+                     reason="measured in this run: profd %.2f, tar|socat %.2f CPU-s/GiB; known from "
+                            "earlier runs: %s" % (
                          cpu_n, cpu_r, self.turn_cause("gather_node_cpu")))
             cr = [a / b for a, b in zip(r["cp"], r["copy"])]
             cpu_c, cpu_cp = med(r["copy_cpu"]) / gib, med(r["cp_cpu"]) / gib
@@ -426,14 +427,15 @@ class GatherFigures:
                      goal=(">=", 0.95),
                      note="%s; profd %.2f s, cp -r %.2f s; xxh64 on" % (
                          tree, med(r["copy"]), med(r["cp"])),
-                     reason="measured in this run (medians): profd %.2f s, cp -r %.2f s; what "
-                            "the code is known to do: %s" % (med(r["copy"]), med(r["cp"]),
+                     reason="measured in this run (medians): profd %.2f s, cp -r %.2f s; "
+                            "known from earlier runs: %s" % (med(r["copy"]), med(r["cp"]),
                                                              self.turn_cause("gather_copy")))
             ccr = [a / max(b, 1e-9) for a, b in zip(r["copy_cpu"], r["cp_cpu"])]
             self.row("gl.copy_cpu_%s" % cond, g, "other FS, CPU-s per GiB: profd / cp -r, %s" %
                      how, "x", ccr,
                      target="<= 1.2x", goal=("<=", 1.2),
                      note="profd %.2f, cp -r %.2f CPU-s/GiB" % (cpu_c, cpu_cp),
-                     reason="measured in this run: profd %.2f, cp -r %.2f CPU-s/GiB; %s" % (
+                     reason="measured in this run: profd %.2f, cp -r %.2f CPU-s/GiB; known from "
+                            "earlier runs: %s" % (
                          cpu_c, cpu_cp, self.turn_cause("gather_copy_cpu")))
 
