@@ -177,6 +177,63 @@ int pp_record_copy(const pp_desc_t *d, void *dst, const void *src)
     return 0;
 }
 
+static bool str_equal(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Two values of one field, deep. */
+static bool field_equal(const pp_field_t *f, const void *a, const void *b)
+{
+    const void *ap = FIELD_CPTR(a, f), *bp = FIELD_CPTR(b, f);
+    switch (f->kind) {
+    case PP_K_I64:
+        return *(const int64_t *)ap == *(const int64_t *)bp;
+    case PP_K_BOOL:
+        return *(const bool *)ap == *(const bool *)bp;
+    case PP_K_F64:
+        return *(const double *)ap == *(const double *)bp;
+    case PP_K_ENUM:
+        return *(const int *)ap == *(const int *)bp;
+    case PP_K_STR:
+    case PP_K_JSON:
+        return str_equal(*(char *const *)ap, *(char *const *)bp);
+    case PP_K_OBJ:
+        return pp_record_equal(f->sub, ap, bp);
+    default:
+        break;
+    }
+    size_t n = FIELD_CN(a, f);
+    if (n != FIELD_CN(b, f)) {
+        return false;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (f->kind == PP_K_I64S) {
+            if ((*(int64_t *const *)ap)[j] != (*(int64_t *const *)bp)[j]) {
+                return false;
+            }
+        } else if (f->kind == PP_K_STRS) {
+            if (!str_equal((*(char **const *)ap)[j], (*(char **const *)bp)[j])) {
+                return false;
+            }
+        } else if (!pp_record_equal(f->sub, *(char *const *)ap + j * f->sub->size,
+                                    *(char *const *)bp + j * f->sub->size)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool pp_record_equal(const pp_desc_t *d, const void *a, const void *b)
+{
+    for (size_t i = 0; i < d->nfields; i++) {
+        if (!field_equal(&d->fields[i], a, b)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- fields from text (command lines) ---- */
 
 const pp_field_t *pp_field_find(const pp_desc_t *d, const char *name)

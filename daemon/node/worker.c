@@ -321,16 +321,80 @@ void pd_worker_fini(pd_worker_t *w)
     free(w);
 }
 
+/* A plan reply encoded once and shared by every parked watch whose plan is
+ * the same (most ranks of a job get the same windows). */
+#define SHARED_PLANS 8
+
+typedef struct shared_plan {
+    pp_msg_t m; /* its entries owned, the rest borrowed */
+    char *buf;
+    size_t len;
+} shared_plan_t;
+
+/* The encoded reply for rank k's plan: one of `sp` (added when new and
+ * there is room), else encoded into *own for this reply alone. 0, or
+ * PROFD_ENOMEM. */
+static int shared_reply(pd_node_t *n, pd_rank_t *k, shared_plan_t *sp, size_t *nsp, char **own,
+                        const char **buf, size_t *len)
+{
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_plan);
+    m.u.plan.gen = n->gen;
+    m.u.plan.instance = (char *)n->instance;
+    if (pd_windows_plan_for(n->win, k, &m.u.plan) != 0) {
+        return PROFD_ENOMEM;
+    }
+    for (size_t i = 0; i < *nsp; i++) {
+        if (pp_record_equal(&pp_desc_plan, &sp[i].m.u.plan, &m.u.plan)) {
+            free(m.u.plan.entries);
+            *buf = sp[i].buf;
+            *len = sp[i].len;
+            return 0;
+        }
+    }
+    char *b;
+    if (pp_msg_encode(&m, &b, len) != 0) {
+        free(m.u.plan.entries);
+        return PROFD_ENOMEM;
+    }
+    if (*nsp < SHARED_PLANS) {
+        sp[*nsp].m = m;
+        sp[*nsp].buf = b;
+        sp[*nsp].len = *len;
+        (*nsp)++;
+    } else {
+        free(m.u.plan.entries);
+        *own = b;
+    }
+    *buf = b;
+    return 0;
+}
+
 void pd_worker_broadcast(pd_worker_t *w)
 {
     pd_node_t *n = w->n;
+    shared_plan_t sp[SHARED_PLANS];
+    size_t nsp = 0;
     for (pd_rank_t *k = pd_registry_next(n->reg, NULL); k; k = pd_registry_next(n->reg, k)) {
-        if (k->watch) {
-            pd_req_t *req = k->watch;
-            k->watch = NULL;
-            k->gen_sample = n->gen; /* its next poll measures the delivery */
-            reply_plan(n, k, req, false);
+        if (k->watch == NULL) {
+            continue;
         }
+        pd_req_t *req = k->watch;
+        k->watch = NULL;
+        k->gen_sample = n->gen; /* its next poll measures the delivery */
+        char *own = NULL;
+        const char *buf;
+        size_t len;
+        if (shared_reply(n, k, sp, &nsp, &own, &buf, &len) != 0) {
+            pd_req_reply_error(req, PROFD_ENOMEM, "out of memory building the plan");
+            continue;
+        }
+        pd_req_reply(req, buf, len);
+        free(own);
+    }
+    for (size_t i = 0; i < nsp; i++) {
+        free(sp[i].m.u.plan.entries); /* the rest is borrowed */
+        free(sp[i].buf);
     }
 }
 

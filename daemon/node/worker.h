@@ -20,7 +20,8 @@ int pd_worker_init(pd_worker_t **out, pd_node_t *n, char *err, size_t errlen);
 /* Stop listening (parked long polls are dropped) and free. NULL is fine. */
 void pd_worker_fini(pd_worker_t *w);
 
-/* Answer every parked long poll with the worker's current plan. */
+/* Answer every parked long poll with the worker's current plan: a plan's reply is
+ * encoded once and its bytes are shared by every poll whose plan is the same. */
 void pd_worker_broadcast(pd_worker_t *w);
 /* Periodic: lost workers, expired long polls, forgetting long-lost ranks. */
 void pd_worker_tick(pd_worker_t *w, int64_t now_ms);

@@ -120,6 +120,73 @@ static void test_codec_copy_is_deep(void **state)
     pp_record_free(&pp_desc_capture, &b);
 }
 
+/* pp_record_equal: deep, strings by content, every kind of field. */
+static void test_codec_record_equal(void **state)
+{
+    char *roles_a[] = {"actor", "ref"}, *roles_b[] = {"actor", "ref"};
+    char *phases[] = {"fwd"};
+    pp_plan_entry_t ea, eb;
+    pp_plan_t a, b;
+    pp_record_init(&pp_desc_plan_entry, &ea);
+    ea.window = 7;
+    ea.name = "w";
+    ea.job = "j";
+    ea.first_step = 10;
+    ea.last_step = 12;
+    ea.tool = "sim";
+    ea.mode = PP_MODE_E2E;
+    ea.settings = "{\"k\":1}";
+    ea.schedule.active = 2;
+    ea.roles = roles_a;
+    ea.roles_n = 2;
+    ea.phases = phases;
+    ea.phases_n = 1;
+    eb = ea;
+    eb.name = strdup("w"); /* another pointer, the same text */
+    eb.roles = roles_b;
+    pp_record_init(&pp_desc_plan, &a);
+    a.gen = 5;
+    a.instance = "i";
+    a.entries = &ea;
+    a.entries_n = 1;
+    b = a;
+    b.entries = &eb;
+    assert_true(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.settings = "{\"k\":2}"; /* JSON */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.settings = ea.settings;
+    eb.schedule.active = 3; /* a nested record */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.schedule.active = 2;
+    eb.roles_n = 1; /* an array's length */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.roles_n = 2;
+    roles_b[1] = "rollout"; /* an array's element */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    roles_b[1] = "ref";
+    eb.pid_dir = true; /* a boolean */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.pid_dir = false;
+    eb.mode = PP_MODE_DISCRETE; /* an enumeration */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.mode = ea.mode;
+    eb.last_step = PP_NONE; /* an integer, null */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    eb.last_step = 12;
+    eb.tool = NULL; /* a string against none */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    assert_false(pp_record_equal(&pp_desc_plan_entry, &eb, &ea));
+    eb.tool = "sim";
+    b.gen = 6; /* the top level */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    b.gen = 5;
+    b.entries_n = 0; /* an array of records */
+    assert_false(pp_record_equal(&pp_desc_plan, &a, &b));
+    b.entries_n = 1;
+    assert_true(pp_record_equal(&pp_desc_plan, &a, &b));
+    free(eb.name);
+}
+
 /* A version-1 manifest of window 4 over the two steps steps[0..1]. */
 static void manifest4(pp_manifest_t *man, const char *job, const char *name, int64_t *steps,
                       const char *settings)
@@ -624,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_codec_hello_roundtrip),
         cmocka_unit_test(test_codec_nested_roundtrip),
         cmocka_unit_test(test_codec_copy_is_deep),
+        cmocka_unit_test(test_codec_record_equal),
         cmocka_unit_test(test_codec_manifest_nulls),
         cmocka_unit_test(test_codec_prints_as_cjson),
         cmocka_unit_test(test_codec_rejects),

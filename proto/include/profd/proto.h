@@ -227,6 +227,10 @@ void pp_record_free(const pp_desc_t *d, void *rec);
 void pp_records_free(const pp_desc_t *d, void *v, size_t n);
 /* Deep copy; returns 0 or PROFD_ENOMEM (dst left empty). */
 int pp_record_copy(const pp_desc_t *d, void *dst, const void *src);
+/* Whether two records hold the same values, deep (strings by content, a
+ * NULL string equal only to NULL; a NaN equal to nothing): equal records
+ * encode to the same bytes. */
+bool pp_record_equal(const pp_desc_t *d, const void *a, const void *b);
 /* Decode a JSON document into a record. Same error rules as pp_msg_decode. */
 int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out, char *err,
                      size_t errlen);
