@@ -26,6 +26,7 @@
 #define HEARTBEAT_MS     2000
 #define BACKOFF_MAX_MS   2000
 #define MAX_XFERS        16 /* chunks in flight; files holding a buffer */
+#define PIPE_MAX         8  /* chunks of one file in flight (the coordinator says how many) */
 #define MAX_RESULTS      16 /* results in flight: one round trip each, not one after another */
 #define CLOCK_SAMPLES    16
 #define SUMMARY_STEPS    64 /* steps per rank in one summary at most */
@@ -41,31 +42,49 @@ typedef struct fwd {
 } fwd_t;
 
 /* X_HELD: waits until the coordinator acknowledged the capture's result */
-enum { X_HELD, X_IDLE, X_READING, X_SENDING, X_WAIT };
+enum { X_HELD, X_IDLE, X_READING };
 
-typedef struct xfer {
+typedef struct xfer xfer_t;
+
+/* A chunk sent, no answer yet: where it ends. */
+typedef struct sent {
+    xfer_t *x;
+    int64_t end;
+    bool used;
+} sent_t;
+
+struct xfer {
     pd_link_t *l;
     int64_t window; /* local id */
     int64_t remote; /* the coordinator's id */
     int64_t client;
     char path[512]; /* relative to the window folder */
     char src[PD_PATH_MAX];
-    int64_t size, offset;
+    int64_t size;
+    /* the next byte to send; the coordinator's last answer (it holds the
+     * file's first `have` bytes) and the most it ever said (the backlog
+     * counts what is above it) */
+    int64_t next, have, acked;
     int fd;
     int state;
+    int inflight;   /* chunks sent, no answer yet (sent[]) */
+    bool tail_sent; /* the chunk that ends the file is out */
+    bool rewind;    /* a chunk was not taken: once none is out, send again from `have` */
+    bool gone;      /* delivered or refused: freed once nothing of it runs */
     int64_t retry_ms;
     int64_t backoff_ms; /* the coordinator took nothing of the last chunk (a full disk) */
     /* the file is hashed as it is read to be sent (its checksum goes with
-     * its last chunk): the state over its first `hashed` bytes, and the one
-     * before the last chunk read (a chunk sent again) */
-    XXH64_state_t *hs, *prev;
-    int64_t hashed, prev_hashed;
-    int64_t read_at; /* the read running: where; below `offset` it only hashes */
+     * its last chunk): the state over its first `hashed` bytes (a chunk
+     * sent again is not hashed again: the spool's file does not change) */
+    XXH64_state_t *hs;
+    int64_t hashed;
+    int64_t read_at; /* the read running: where; below `next` it only hashes */
     char *buf;
     size_t len;
     uv_fs_t req;
-    struct xfer *next;
-} xfer_t;
+    sent_t sent[PIPE_MAX];
+    struct xfer *next_x;
+};
 
 struct pd_link {
     pd_node_t *n;
@@ -80,7 +99,8 @@ struct pd_link {
     fwd_t *results, **results_tail;
     xfer_t *xfers;
     int nxfers_out;
-    int nbufs; /* files holding a read buffer (begun, not finished) */
+    int64_t coord_queue; /* chunks of a file the coordinator holds behind a write (its acks) */
+    int nbufs;           /* files holding a read buffer (begun, not finished) */
     int64_t backlog_files, backlog_bytes;
     /* this node's clock against the coordinator's, from the summaries'
      * round trips: the sample with the smallest error of the recent ones */
@@ -512,7 +532,7 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
         lost_coordinator(l, profd_strerror(rv));
         return; /* kept: sent again once the link is back */
     }
-    for (xfer_t *x = l->xfers; x; x = x->next) { /* its files may go now */
+    for (xfer_t *x = l->xfers; x; x = x->next_x) { /* its files may go now */
         if (x->state == X_HELD && x->window == f->window && x->client == f->client) {
             x->state = X_IDLE;
         }
@@ -567,9 +587,9 @@ static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
 
 static void xfer_free(pd_link_t *l, xfer_t *x)
 {
-    for (xfer_t **pp = &l->xfers; *pp; pp = &(*pp)->next) {
+    for (xfer_t **pp = &l->xfers; *pp; pp = &(*pp)->next_x) {
         if (*pp == x) {
-            *pp = x->next;
+            *pp = x->next_x;
             break;
         }
     }
@@ -577,7 +597,6 @@ static void xfer_free(pd_link_t *l, xfer_t *x)
         close(x->fd);
     }
     XXH64_freeState(x->hs);
-    XXH64_freeState(x->prev);
     if (x->buf) {
         l->nbufs--;
     }
@@ -585,43 +604,66 @@ static void xfer_free(pd_link_t *l, xfer_t *x)
     free(x);
 }
 
-/* The coordinator holds `have` bytes of the file: the hash goes on from
- * there (the state over them kept, or made again by reading). */
-static void xfer_resume(xfer_t *x, int64_t have)
+/* Nothing more of x goes out (delivered, or refused): freed once its
+ * read and its chunks in flight are over. */
+static void xfer_end(pd_link_t *l, xfer_t *x)
 {
-    if (have == x->hashed) {
-        return;
+    x->gone = true;
+    if (x->inflight == 0 && x->state != X_READING) {
+        xfer_free(l, x);
     }
-    if (have == x->prev_hashed) {
-        XXH64_copyState(x->hs, x->prev);
-        x->hashed = x->prev_hashed;
-        return;
+}
+
+/* A chunk was not taken: once none is out, the file goes on from what the
+ * coordinator last said it holds (the hash, over bytes that do not change,
+ * stays; a coordinator ahead of it is caught up by reading). */
+static void xfer_settle(pd_link_t *l, xfer_t *x)
+{
+    if (x->rewind && x->inflight == 0 && x->state != X_READING) {
+        if (x->have < x->acked) { /* it lost bytes it held (a checksum mismatch) */
+            l->backlog_bytes += x->acked - x->have;
+            x->acked = x->have;
+        }
+        x->next = x->have;
+        x->tail_sent = false;
+        x->rewind = false;
     }
-    XXH64_reset(x->hs, 0); /* read again from the start, hashing only, up to `have` */
-    x->hashed = x->prev_hashed = 0;
 }
 
 static void xfer_retry(pd_link_t *l, xfer_t *x, const char *why)
 {
-    x->state = X_WAIT;
     x->retry_ms = pd_now_ms() + l->backoff_ms;
-    PD_LOG(l->n->log, PD_LOG_DEBUG, "link", "%s at %lld: %s; retrying", x->path,
-           (long long)x->offset, why);
+    PD_LOG(l->n->log, PD_LOG_DEBUG, "link", "%s at %lld: %s; retrying", x->path, (long long)x->next,
+           why);
 }
 
 static void on_chunk(void *arg, int rv, const void *body, size_t len)
 {
-    xfer_t *x = arg;
+    sent_t *s = arg;
+    xfer_t *x = s->x;
     pd_link_t *l = x->l;
+    int64_t end = s->end;
     pp_msg_t m;
+    s->used = false;
+    x->inflight--;
     l->nxfers_out--;
     rv = reply_of(rv, body, len, PP_T_NONE, &m);
+    if (x->gone) {
+        if (rv == 0) {
+            pp_msg_free(&m);
+        }
+        xfer_end(l, x);
+        pump(l);
+        return;
+    }
     if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
         rv == PROFD_ECLIENT) {
         if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
             lost_coordinator(l, "it does not know this node");
         }
+        x->rewind = true;
         xfer_retry(l, x, profd_strerror(rv));
+        xfer_settle(l, x);
         pump(l);
         return;
     }
@@ -634,41 +676,47 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
         PD_LOG(l->n->log, PD_LOG_WARN, "link", "%s refused by the coordinator: %s", x->path,
                profd_strerror(rv ? rv : PROFD_EPROTO));
         l->backlog_files--;
-        l->backlog_bytes -= x->size - x->offset;
+        l->backlog_bytes -= x->size - x->acked;
         int64_t window = x->window;
-        xfer_free(l, x);
+        xfer_end(l, x);
         window_delivered(l, window);
         pump(l);
         return;
     }
     int64_t have = m.u.chunk_ack.have;
     bool done = m.u.chunk_ack.done;
+    int64_t queue = m.u.chunk_ack.queue;
     pp_msg_free(&m);
+    l->coord_queue = queue < 0 ? 0 : queue >= PIPE_MAX ? PIPE_MAX - 1 : queue;
     if (done) {
         l->backlog_files--;
-        l->backlog_bytes -= x->size - x->offset;
+        l->backlog_bytes -= x->size - x->acked;
         pd_confine_unlink(l->n->spool, x->src);
         int64_t window = x->window;
-        xfer_free(l, x);
+        xfer_end(l, x);
         window_delivered(l, window);
-    } else {
-        if (have < 0 || have > x->size) {
-            have = 0;
-        }
-        bool progress = have > x->offset;
-        l->backlog_bytes -= have - x->offset;
-        x->offset = have; /* resume where the coordinator stands */
-        xfer_resume(x, have);
-        x->state = X_IDLE;
-        if (progress) {
-            x->backoff_ms = 0;
-        } else { /* it could not write (out of space): not again at once */
+        pump(l);
+        return;
+    }
+    if (have < 0 || have > x->size) {
+        have = 0;
+    }
+    bool progress = have > x->acked;
+    if (progress) {
+        l->backlog_bytes -= have - x->acked;
+        x->acked = have;
+        x->backoff_ms = 0;
+    }
+    x->have = have;
+    if (have < end) { /* not taken: the file goes on from `have` */
+        x->rewind = true;
+        if (!progress) { /* it could not write (out of space, no room): not again at once */
             x->backoff_ms =
                 x->backoff_ms ? (x->backoff_ms >= 2500 ? 5000 : 2 * x->backoff_ms) : 200;
-            x->state = X_WAIT;
             x->retry_ms = pd_now_ms() + x->backoff_ms;
         }
     }
+    xfer_settle(l, x); /* the last answer of a file that goes back */
     pump(l);
 }
 
@@ -681,49 +729,61 @@ static void on_read(uv_fs_t *req)
     if (l == NULL) { /* orphaned by pd_link_fini() while reading */
         close(x->fd);
         XXH64_freeState(x->hs);
-        XXH64_freeState(x->prev);
         free(x->buf);
         free(x);
         return;
     }
     l->nxfers_out--;
+    x->state = X_IDLE;
+    if (x->gone) {
+        xfer_end(l, x);
+        pump(l);
+        return;
+    }
     if (n < 0 || (n == 0 && x->read_at < x->size)) {
         xfer_retry(l, x, n < 0 ? uv_strerror((int)n) : "file shrank");
         pump(l);
         return;
     }
-    if (x->read_at < x->offset) { /* catching the hash up with what the coordinator holds */
+    if (x->read_at == x->hashed) { /* hashed as it goes out: no second pass */
         XXH64_update(x->hs, x->buf, (size_t)n);
         x->hashed += n;
-        x->state = X_IDLE;
+    }
+    if (x->read_at < x->next || x->rewind) { /* only hashed: catching up, or going back */
+        xfer_settle(l, x);
         pump(l);
         return;
     }
-    char sum[32];
-    if (x->offset == x->hashed) { /* hashed as it goes out: no second pass */
-        XXH64_copyState(x->prev, x->hs);
-        x->prev_hashed = x->hashed;
-        XXH64_update(x->hs, x->buf, (size_t)n);
-        x->hashed += n;
+    sent_t *s = NULL;
+    for (int i = 0; i < PIPE_MAX && s == NULL; i++) {
+        s = x->sent[i].used ? NULL : &x->sent[i];
     }
+    char sum[32];
     snprintf(sum, sizeof(sum), "xxh64:%016llx", (unsigned long long)XXH64_digest(x->hs));
     pp_msg_t m;
     pp_msg_init(&m, PP_T_chunk);
     m.u.chunk.node = (char *)l->n->name;
     m.u.chunk.window = x->remote;
     m.u.chunk.path = x->path;
-    m.u.chunk.offset = x->offset;
+    m.u.chunk.offset = x->next;
     m.u.chunk.len = n;
     m.u.chunk.size = x->size;
     /* the whole file's checksum, with its last chunk */
-    m.u.chunk.checksum = x->offset + n == x->size && x->hashed == x->size ? sum : NULL;
-    if (pd_reqc_send_msg(l->data, &m, x->buf, (size_t)n, CHUNK_TIMEOUT_MS, on_chunk, x) != 0) {
+    m.u.chunk.checksum = x->next + n == x->size && x->hashed == x->size ? sum : NULL;
+    if (s == NULL ||
+        pd_reqc_send_msg(l->data, &m, x->buf, (size_t)n, CHUNK_TIMEOUT_MS, on_chunk, s) != 0) {
         xfer_retry(l, x, "cannot send");
         pump(l);
         return;
     }
-    x->state = X_SENDING;
+    s->x = x;
+    s->end = x->next + n;
+    s->used = true;
+    x->inflight++;
     l->nxfers_out++;
+    x->next += n;
+    x->tail_sent = x->next == x->size;
+    pump(l); /* the next chunk is read while this one travels */
 }
 
 static void xfer_step(pd_link_t *l, xfer_t *x)
@@ -752,9 +812,9 @@ static void xfer_step(pd_link_t *l, xfer_t *x)
             return;
         }
     }
-    /* below what the coordinator holds, the bytes are only hashed */
-    x->read_at = x->hashed < x->offset ? x->hashed : x->offset;
-    size_t want = (size_t)((x->read_at < x->offset ? x->offset : x->size) - x->read_at);
+    /* below what goes out next, the bytes are only hashed */
+    x->read_at = x->hashed < x->next ? x->hashed : x->next;
+    size_t want = (size_t)((x->read_at < x->next ? x->next : x->size) - x->read_at);
     if (want > x->len) {
         want = x->len;
     }
@@ -772,16 +832,11 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
                        const pp_file_t *f)
 {
     xfer_t *x = calloc(1, sizeof(*x));
-    if (x == NULL || (x->hs = XXH64_createState()) == NULL ||
-        (x->prev = XXH64_createState()) == NULL) {
-        if (x) {
-            XXH64_freeState(x->hs);
-        }
+    if (x == NULL || (x->hs = XXH64_createState()) == NULL) {
         free(x);
         return;
     }
     XXH64_reset(x->hs, 0);
-    XXH64_reset(x->prev, 0);
     x->l = l;
     x->fd = -1;
     x->window = w->id;
@@ -793,11 +848,10 @@ static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_ca
     if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s", w->job, w->name, x->path) >=
         sizeof(x->src)) {
         XXH64_freeState(x->hs);
-        XXH64_freeState(x->prev);
         free(x);
         return; /* cannot happen: capture paths are short and checked */
     }
-    x->next = l->xfers;
+    x->next_x = l->xfers;
     l->xfers = x;
     l->backlog_files++;
     l->backlog_bytes += f->bytes;
@@ -854,9 +908,12 @@ static void pump(pd_link_t *l)
             l->results_out++;
         }
     }
-    for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next) {
-        if ((x->state == X_IDLE || (x->state == X_WAIT && now >= x->retry_ms)) &&
-            (x->buf || l->nbufs < MAX_XFERS)) {
+    /* up to 1 + the coordinator's queue chunks of a file in flight, its
+     * next one read while they travel: a continuous stream */
+    int depth = 1 + (int)l->coord_queue;
+    for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next_x) {
+        if (x->state == X_IDLE && now >= x->retry_ms && !x->gone && !x->rewind && !x->tail_sent &&
+            x->inflight < depth && (x->buf || l->nbufs < MAX_XFERS)) {
             xfer_step(l, x);
         }
     }
@@ -957,7 +1014,7 @@ void pd_link_fini(pd_link_t *l)
     }
     while (l->xfers) {
         xfer_t *x = l->xfers;
-        l->xfers = x->next;
+        l->xfers = x->next_x;
         if (x->state == X_READING) {
             x->l = NULL; /* on_read() frees it */
             uv_cancel((uv_req_t *)&x->req);
@@ -967,7 +1024,6 @@ void pd_link_fini(pd_link_t *l)
             close(x->fd);
         }
         XXH64_freeState(x->hs);
-        XXH64_freeState(x->prev);
         free(x->buf);
         free(x);
     }

@@ -226,19 +226,57 @@ int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_r
 /* ---- files ---- */
 
 /* A file's last ack: the node forgets the file once it has it, so it
- * waits until the journal holds the file as done. */
+ * waits until the journal holds the file as done. `queue`: how many
+ * chunks of a file beyond the one being written the coordinator takes
+ * (a node keeps that many more in flight; older coordinators send none, and
+ * their nodes one chunk at a time). */
 static void reply_ack(pd_node_t *n, pd_req_t *req, int64_t have, bool done)
 {
     pp_msg_t m;
     pp_msg_init(&m, PP_T_chunk_ack);
     m.u.chunk_ack.have = have;
     m.u.chunk_ack.done = done;
+    m.u.chunk_ack.queue = PD_REMOTE_QUEUE;
     if (done) {
         pd_node_reply_durable(n, req, &m);
     } else {
         pd_req_reply_msg(req, &m);
     }
 }
+
+/* A chunk that arrived while the one before it was being written: held,
+ * its request parked, until that write is over. */
+typedef struct qchunk {
+    pd_req_t *req;
+    char *data; /* owned */
+    size_t len;
+    int64_t offset;
+    char checksum[32];
+    struct qchunk *next;
+} qchunk_t;
+
+typedef struct chunk_ctx {
+    pd_node_t *n;
+    pd_req_t *req;
+    int64_t window;
+    size_t in;
+    /* the file's running hash, the job's own copy (the incoming files of a
+     * window may move while it runs) */
+    XXH64_state_t hs;
+    int64_t hashed;
+    /* the chunks of the file held behind this one, by offset (up to
+     * PD_REMOTE_QUEUE); `end`: where this one ends */
+    qchunk_t *queue;
+    int nqueued;
+    int64_t end;
+} chunk_ctx_t;
+
+/* The running hash of an incoming file (in->hash, freed with the window),
+ * and the job writing its next bytes (NULL none: in->busy says the same). */
+typedef struct rx_state {
+    XXH64_state_t hs; /* first: the window frees in->hash as it is */
+    struct chunk_ctx *run;
+} rx_state_t;
 
 static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
                               pp_capture_status_t status, const char *failure)
@@ -260,16 +298,30 @@ static void incoming_finished(pd_node_t *n, pd_window_t *w, pd_incoming_t *in,
     pd_windows_maybe_finish(n->win, w);
 }
 
-typedef struct chunk_ctx {
-    pd_node_t *n;
-    pd_req_t *req;
-    int64_t window;
-    size_t in;
-    /* the file's running hash, the job's own copy (the incoming files of a
-     * window may move while it runs) */
-    XXH64_state_t hs;
-    int64_t hashed;
-} chunk_ctx_t;
+/* Answer every chunk held behind a write: the file holds `have` bytes
+ * (the node sends what follows again). When stopping, the endpoint already
+ * freed their requests. */
+static void queue_flush(pd_node_t *n, chunk_ctx_t *cc, int64_t have, bool done)
+{
+    while (cc->queue) {
+        qchunk_t *q = cc->queue;
+        cc->queue = q->next;
+        if (!n->stopping) {
+            if (have >= 0) {
+                reply_ack(n, q->req, have, done);
+            } else {
+                pd_req_reply_error(q->req, PROFD_ENOENT, "the window is gone");
+            }
+        }
+        free(q->data);
+        free(q);
+    }
+    cc->nqueued = 0;
+}
+
+static int chunk_submit(pd_node_t *n, pd_req_t *req, pd_window_t *w, pd_incoming_t *in, size_t idx,
+                        int64_t offset, char *data, size_t len, const char *checksum,
+                        chunk_ctx_t *from);
 
 static void chunk_done(pd_job_t *job)
 {
@@ -281,6 +333,7 @@ static void chunk_done(pd_job_t *job)
     bool given_up = false;
     if (in && !in->done) {
         in->busy = false;
+        ((rx_state_t *)in->hash)->run = NULL;
         in->have = j->have;
         memcpy(in->hash, &cc->hs, sizeof(cc->hs)); /* allocated with the chunk's job */
         in->hashed = cc->hashed;
@@ -325,8 +378,99 @@ static void chunk_done(pd_job_t *job)
             pd_req_reply_error(cc->req, PROFD_ENOENT, "the window is gone");
         }
     }
+    /* the next chunk held, when this one's bytes are in: written next, the
+     * rest held behind it; otherwise all of them answered with what the
+     * file holds (the node sends from there again) */
+    qchunk_t *q = cc->queue;
+    if (q && in && !in->done && !n->stopping && j->rv == 0 && q->offset == in->have) {
+        cc->queue = q->next;
+        cc->nqueued--;
+        if (chunk_submit(n, q->req, w, in, cc->in, q->offset, q->data, q->len, q->checksum, cc) ==
+            0) {
+            cc->queue = NULL; /* moved to the next job */
+        }
+        free(q);
+    }
+    queue_flush(n, cc, in == NULL ? -1 : in->done ? in->size : in->have, in && in->done);
     free(cc);
     pd_job_free(job);
+}
+
+/* Write `data` (owned) at `offset` of the incoming file `in` on the pool;
+ * the job's end answers req. `from`: the job before it, whose held chunks
+ * this one takes over. 0, or the error req was answered with. */
+static int chunk_submit(pd_node_t *n, pd_req_t *req, pd_window_t *w, pd_incoming_t *in, size_t idx,
+                        int64_t offset, char *data, size_t len, const char *checksum,
+                        chunk_ctx_t *from)
+{
+    pd_chunk_job_t *j = (pd_chunk_job_t *)pd_job_new(PD_JOB_CHUNK);
+    chunk_ctx_t *cc = calloc(1, sizeof(*cc));
+    int rv = PROFD_ENOMEM;
+    const char *why = "out of memory";
+    if (j == NULL || cc == NULL) {
+        goto fail;
+    }
+    if (in->hash == NULL) {
+        if ((in->hash = calloc(1, sizeof(rx_state_t))) == NULL) {
+            goto fail;
+        }
+        XXH64_reset(in->hash, 0);
+        in->hashed = 0;
+    }
+    j->data = data;
+    data = NULL;
+    j->len = len;
+    j->offset = offset;
+    j->size = in->size;
+    /* the sender's checksum of the whole file: with its last chunk (a node
+     * hashes while it streams), or listed in its result (older nodes) */
+    snprintf(j->expect, sizeof(j->expect), "%s", checksum && checksum[0] ? checksum : in->checksum);
+    memcpy(&cc->hs, in->hash, sizeof(cc->hs));
+    cc->hashed = in->hashed;
+    j->hash = &cc->hs;
+    j->hashed = &cc->hashed;
+    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
+    j->min_free = n->cfg->min_free_bytes;
+    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
+        sizeof(j->dst)) {
+        rv = PROFD_EINVAL;
+        why = "path too long";
+        goto fail;
+    }
+    cc->n = n;
+    cc->req = req;
+    cc->window = w->id;
+    cc->in = idx;
+    cc->end = offset + (int64_t)len;
+    if (from && from->queue) {
+        cc->queue = from->queue;
+        cc->nqueued = from->nqueued;
+    }
+    j->window = w->id;
+    j->done = chunk_done;
+    j->arg = cc;
+    in->busy = true;
+    ((rx_state_t *)in->hash)->run = cc;
+    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
+        in->busy = false;
+        ((rx_state_t *)in->hash)->run = NULL;
+        if (from) {
+            from->queue = cc->queue; /* answered by the caller */
+            from->nqueued = cc->nqueued;
+        }
+        rv = PROFD_EINTERNAL;
+        why = "cannot queue the write";
+        goto fail;
+    }
+    return 0;
+fail:
+    free(data);
+    free(cc);
+    if (j) {
+        pd_job_free(PD_JOB(j)); /* frees j->data */
+    }
+    pd_req_reply_error(req, rv, "%s", why);
+    return rv;
 }
 
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
@@ -355,7 +499,26 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         pd_req_reply_error(req, PROFD_EINVAL, "chunk of %.200s does not fit the file", c->path);
         return;
     }
-    if (in->busy || c->offset != in->have) {
+    /* written in order, so that the .part only ever holds the file's
+     * first bytes (a restart resumes from its size) and the hash runs over
+     * them as they are written: a chunk goes to the pool when the file
+     * holds the bytes before it; while one is written, chunks after it wait
+     * in memory (up to PD_REMOTE_QUEUE of them), each written once the
+     * bytes before it are, the others answered when that stops; any other
+     * chunk is answered with what the file holds, and the node resumes
+     * there */
+    chunk_ctx_t *run = in->busy && in->hash ? ((rx_state_t *)in->hash)->run : NULL;
+    qchunk_t **at = NULL;
+    if (run && c->offset >= run->end && run->nqueued < PD_REMOTE_QUEUE) {
+        /* after the chunk being written: held in order of offset (chunks
+         * sent one after another may arrive out of order) */
+        for (at = &run->queue; *at && (*at)->offset < c->offset; at = &(*at)->next) {
+        }
+        if (*at && (*at)->offset == c->offset) {
+            at = NULL; /* sent again: held already */
+        }
+    }
+    if (in->busy ? at == NULL : c->offset != in->have) {
         reply_ack(n, req, in->have, false); /* resume from here */
         return;
     }
@@ -373,61 +536,32 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         reply_ack(n, req, in->have, false);
         return;
     }
-    pd_chunk_job_t *j = (pd_chunk_job_t *)pd_job_new(PD_JOB_CHUNK);
-    chunk_ctx_t *cc = calloc(1, sizeof(*cc));
-    if (j == NULL || cc == NULL || (plen && (j->data = malloc(plen)) == NULL)) {
-        free(j);
-        free(cc);
+    char *data = plen ? malloc(plen) : NULL;
+    if (plen && data == NULL) {
         pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
         return;
     }
     if (plen) {
-        memcpy(j->data, payload, plen);
+        memcpy(data, payload, plen);
     }
-    j->len = plen;
-    j->offset = c->offset;
-    j->size = c->size;
-    /* the sender's checksum of the whole file: with its last chunk (a node
-     * hashes while it streams), or listed in its result (older nodes) */
-    snprintf(j->expect, sizeof(j->expect), "%s",
-             c->checksum && c->checksum[0] ? c->checksum : in->checksum);
-    if (in->hash == NULL) {
-        if ((in->hash = malloc(sizeof(XXH64_state_t))) == NULL) {
-            pd_job_free(PD_JOB(j));
-            free(cc);
+    if (run) {
+        qchunk_t *q = calloc(1, sizeof(*q));
+        if (q == NULL) {
+            free(data);
             pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
             return;
         }
-        XXH64_reset(in->hash, 0);
-        in->hashed = 0;
-    }
-    memcpy(&cc->hs, in->hash, sizeof(cc->hs));
-    cc->hashed = in->hashed;
-    j->hash = &cc->hs;
-    j->hashed = &cc->hashed;
-    snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
-    j->min_free = n->cfg->min_free_bytes;
-    if ((size_t)snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path) >=
-        sizeof(j->dst)) {
-        pd_job_free(PD_JOB(j));
-        free(cc);
-        pd_req_reply_error(req, PROFD_EINVAL, "path too long");
+        q->req = req;
+        q->data = data;
+        q->len = plen;
+        q->offset = c->offset;
+        snprintf(q->checksum, sizeof(q->checksum), "%s", c->checksum ? c->checksum : "");
+        q->next = *at;
+        *at = q;
+        run->nqueued++;
         return;
     }
-    cc->n = n;
-    cc->req = req;
-    cc->window = w->id;
-    cc->in = idx;
-    j->window = w->id;
-    j->done = chunk_done;
-    j->arg = cc;
-    in->busy = true;
-    if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
-        in->busy = false;
-        free(cc);
-        pd_job_free(PD_JOB(j));
-        pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
-    }
+    chunk_submit(n, req, w, in, idx, c->offset, data, plen, c->checksum, NULL);
 }
 
 void pd_remote_node_lost(pd_node_t *n, const char *node, const char *reason)

@@ -30,7 +30,13 @@ int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_r
  * capture, and its node is told to drop it. */
 #define PD_REMOTE_MAX_MISMATCHES 3
 
-/* A piece of a file: replies to `req` now, or once the write is done. */
+/* Chunks of a file held in memory behind the one being written (their
+ * requests parked, coordinator.max_node_requests bounding them all): a
+ * node keeps up to PD_REMOTE_QUEUE + 1 of a file in flight. */
+#define PD_REMOTE_QUEUE 7
+
+/* A piece of a file: replies to `req` now, or once the write is done (a
+ * chunk held behind the one being written: once it is written in turn). */
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
                         size_t plen);
 
