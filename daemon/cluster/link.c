@@ -15,137 +15,18 @@
 #include "confine.h"
 #include "gather.h"
 #include "link.h"
+#include "linkstream.h"
 #include "mirror.h"
 #include "profd/errors.h"
 #include "profd/version.h"
 #include "reqc.h"
 
-#define CTL_TIMEOUT_MS   5000
-#define CHUNK_TIMEOUT_MS 30000
-#define WATCH_HOLD_MS    20000
-#define HEARTBEAT_MS     2000
-#define BACKOFF_MAX_MS   2000
-#define MAX_XFERS        16 /* chunks in flight; files holding a buffer */
-#define PIPE_MAX         8  /* chunks of one file in flight (the coordinator says how many) */
-#define MAX_RESULTS      16 /* results in flight: one round trip each, not one after another */
-#define CLOCK_SAMPLES    16
-#define SUMMARY_STEPS    64 /* steps per rank in one summary at most */
-
-typedef struct fwd {
-    pd_link_t *l;
-    bool out; /* sent, no reply yet */
-    int64_t window;
-    int64_t client;
-    char *buf;
-    size_t len;
-    struct fwd *next;
-} fwd_t;
-
-/* X_HELD: waits until the coordinator acknowledged the capture's result */
-enum { X_HELD, X_IDLE, X_READING };
-
-typedef struct xfer xfer_t;
-
-/* A chunk sent, no answer yet: where it ends. */
-typedef struct sent {
-    xfer_t *x;
-    int64_t end;
-    bool used;
-} sent_t;
-
-struct xfer {
-    pd_link_t *l;
-    int64_t window; /* local id */
-    int64_t remote; /* the coordinator's id */
-    int64_t client;
-    char path[512]; /* relative to the window folder */
-    char src[PD_PATH_MAX];
-    int64_t size;
-    /* the next byte to send; the coordinator's last answer (it holds the
-     * file's first `have` bytes) and the most it ever said (the backlog
-     * counts what is above it) */
-    int64_t next, have, acked;
-    int fd;
-    int state;
-    int inflight;   /* chunks sent, no answer yet (sent[]) */
-    bool tail_sent; /* the chunk that ends the file is out */
-    bool rewind;    /* a chunk was not taken: once none is out, send again from `have` */
-    bool gone;      /* delivered or refused: freed once nothing of it runs */
-    int64_t retry_ms;
-    int64_t backoff_ms; /* the coordinator took nothing of the last chunk (a full disk) */
-    /* the file is hashed as it is read to be sent (its checksum goes with
-     * its last chunk): the state over its first `hashed` bytes (a chunk
-     * sent again is not hashed again: the spool's file does not change) */
-    XXH64_state_t *hs;
-    int64_t hashed;
-    int64_t read_at; /* the read running: where; below `next` it only hashes */
-    char *buf;
-    size_t len;
-    uv_fs_t req;
-    sent_t sent[PIPE_MAX];
-    struct xfer *next_x;
-};
-
-struct pd_link {
-    pd_node_t *n;
-    pd_reqc_t *ctl;
-    pd_reqc_t *data;
-    uv_timer_t timer;
-    bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out;
-    int results_out;
-    char coord[64]; /* the coordinator's instance */
-    int64_t gen;
-    int64_t backoff_ms, next_try_ms, last_summary_ms;
-    fwd_t *results, **results_tail;
-    xfer_t *xfers;
-    int nxfers_out;
-    int64_t coord_queue; /* chunks of a file the coordinator holds behind a write (its acks) */
-    int nbufs;           /* files holding a read buffer (begun, not finished) */
-    int64_t backlog_files, backlog_bytes;
-    /* this node's clock against the coordinator's, from the summaries'
-     * round trips: the sample with the smallest error of the recent ones */
-    int64_t summary_sent_us;
-    int64_t clk_off[CLOCK_SAMPLES], clk_err[CLOCK_SAMPLES];
-    int clk_n, clk_pos;
-};
+#define CTL_TIMEOUT_MS 5000
+#define WATCH_HOLD_MS  20000
+#define HEARTBEAT_MS   2000
+#define SUMMARY_STEPS  64 /* steps per rank in one summary at most */
 
 static void pump(pd_link_t *l);
-
-static void lost_coordinator(pd_link_t *l, const char *why)
-{
-    if (l->registered) {
-        PD_LOG(l->n->log, PD_LOG_WARN, "link", "coordinator %s: %s; reconnecting",
-               l->n->cfg->coordinator_url, why);
-    }
-    l->registered = false;
-    int64_t now = pd_now_ms();
-    l->next_try_ms = now + l->backoff_ms;
-    l->backoff_ms = l->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : l->backoff_ms * 2;
-}
-
-/* The reply in body to a request that ended with rv: 0 with *m (of type
- * want, unless PP_T_NONE); else rv, the error the coordinator answered, or
- * PROFD_EPROTO for another type. */
-static int reply_of(int rv, const void *body, size_t len, pp_type_t want, pp_msg_t *m)
-{
-    if (rv != 0) {
-        return rv;
-    }
-    char err[256];
-    size_t jl;
-    const void *payload;
-    size_t plen;
-    jl = pp_frame_split(body, len, &payload, &plen);
-    rv = pp_reply_decode(body, jl, 0, m, err, sizeof(err));
-    if (rv != 0) {
-        return rv;
-    }
-    if (want != PP_T_NONE && m->type != want) {
-        pp_msg_free(m);
-        return PROFD_EPROTO;
-    }
-    return 0;
-}
 
 /* ---- roster and summaries ---- */
 
@@ -195,8 +76,8 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->hello_out = false;
-    if ((rv = reply_of(rv, body, len, PP_T_node_welcome, &m)) != 0) {
-        lost_coordinator(l, profd_strerror(rv));
+    if ((rv = pd_link_reply_of(rv, body, len, PP_T_node_welcome, &m)) != 0) {
+        pd_link_lost(l, profd_strerror(rv));
         return;
     }
     if (l->coord[0] && strcmp(l->coord, m.u.node_welcome.instance) != 0) {
@@ -257,12 +138,12 @@ static void on_roster(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->roster_out = false;
-    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
+    if ((rv = pd_link_reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
         pp_msg_free(&m);
         return;
     }
     l->roster_dirty = true;
-    lost_coordinator(l, profd_strerror(rv));
+    pd_link_lost(l, profd_strerror(rv));
 }
 
 static void send_roster(pd_link_t *l)
@@ -291,7 +172,7 @@ static void on_summary(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     int64_t t3 = pd_now_us();
     l->summary_out = false;
-    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
+    if ((rv = pd_link_reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
         if (m.type == PP_T_ack && m.u.ack.t_us > 0 && t3 >= l->summary_sent_us) {
             /* the coordinator read its clock between our send and our receive */
             l->clk_off[l->clk_pos] = m.u.ack.t_us - (l->summary_sent_us + t3) / 2;
@@ -302,7 +183,7 @@ static void on_summary(void *arg, int rv, const void *body, size_t len)
         pp_msg_free(&m);
         return;
     }
-    lost_coordinator(l, profd_strerror(rv));
+    pd_link_lost(l, profd_strerror(rv));
 }
 
 /* What each worker's steps were since the last summary (its history). */
@@ -474,9 +355,9 @@ static void on_watch(void *arg, int rv, const void *body, size_t len)
     pd_link_t *l = arg;
     pp_msg_t m;
     l->watch_out = false;
-    if ((rv = reply_of(rv, body, len, PP_T_node_plan, &m)) != 0) {
+    if ((rv = pd_link_reply_of(rv, body, len, PP_T_node_plan, &m)) != 0) {
         if (rv != PROFD_ETIMEDOUT) {
-            lost_coordinator(l, profd_strerror(rv));
+            pd_link_lost(l, profd_strerror(rv));
         }
         return;
     }
@@ -503,20 +384,6 @@ static void send_watch(pd_link_t *l)
 
 /* ---- results ---- */
 
-static void window_delivered(pd_link_t *l, int64_t id)
-{
-    pd_window_t *w = pd_windows_get(l->n->win, id);
-    if (w && --w->pending == 0) {
-        char dir[PD_PATH_MAX];
-        w->state = PP_WS_DONE;
-        w->done_ms = pd_now_ms();
-        pd_windows_touch(l->n->win, w, NULL);
-        snprintf(dir, sizeof(dir), "%s/%s", w->job, w->name);
-        pd_confine_prune_path(l->n->spool, dir);
-        PD_LOG(l->n->log, PD_LOG_INFO, "link", "window %s delivered to the coordinator", w->name);
-    }
-}
-
 static void on_result(void *arg, int rv, const void *body, size_t len)
 {
     fwd_t *f = arg;
@@ -524,12 +391,12 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     pp_msg_t m;
     f->out = false;
     l->results_out--;
-    if ((rv = reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
+    if ((rv = pd_link_reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
         pp_msg_free(&m);
     }
     if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
         rv == PROFD_ECLIENT) {
-        lost_coordinator(l, profd_strerror(rv));
+        pd_link_lost(l, profd_strerror(rv));
         return; /* kept: sent again once the link is back */
     }
     for (xfer_t *x = l->xfers; x; x = x->next_x) { /* its files may go now */
@@ -551,7 +418,7 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     if (l->results_tail == &f->next) {
         l->results_tail = pp;
     }
-    window_delivered(l, f->window);
+    pd_link_delivered(l, f->window);
     free(f->buf);
     free(f);
     pump(l);
@@ -583,281 +450,6 @@ static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
     w->pending++;
 }
 
-/* ---- streaming ---- */
-
-static void xfer_free(pd_link_t *l, xfer_t *x)
-{
-    for (xfer_t **pp = &l->xfers; *pp; pp = &(*pp)->next_x) {
-        if (*pp == x) {
-            *pp = x->next_x;
-            break;
-        }
-    }
-    if (x->fd >= 0) {
-        close(x->fd);
-    }
-    XXH64_freeState(x->hs);
-    if (x->buf) {
-        l->nbufs--;
-    }
-    free(x->buf);
-    free(x);
-}
-
-/* Nothing more of x goes out (delivered, or refused): freed once its
- * read and its chunks in flight are over. */
-static void xfer_end(pd_link_t *l, xfer_t *x)
-{
-    x->gone = true;
-    if (x->inflight == 0 && x->state != X_READING) {
-        xfer_free(l, x);
-    }
-}
-
-/* A chunk was not taken: once none is out, the file goes on from what the
- * coordinator last said it holds (the hash, over bytes that do not change,
- * stays; a coordinator ahead of it is caught up by reading). */
-static void xfer_settle(pd_link_t *l, xfer_t *x)
-{
-    if (x->rewind && x->inflight == 0 && x->state != X_READING) {
-        if (x->have < x->acked) { /* it lost bytes it held (a checksum mismatch) */
-            l->backlog_bytes += x->acked - x->have;
-            x->acked = x->have;
-        }
-        x->next = x->have;
-        x->tail_sent = false;
-        x->rewind = false;
-    }
-}
-
-static void xfer_retry(pd_link_t *l, xfer_t *x, const char *why)
-{
-    x->retry_ms = pd_now_ms() + l->backoff_ms;
-    PD_LOG(l->n->log, PD_LOG_DEBUG, "link", "%s at %lld: %s; retrying", x->path, (long long)x->next,
-           why);
-}
-
-static void on_chunk(void *arg, int rv, const void *body, size_t len)
-{
-    sent_t *s = arg;
-    xfer_t *x = s->x;
-    pd_link_t *l = x->l;
-    int64_t end = s->end;
-    pp_msg_t m;
-    s->used = false;
-    x->inflight--;
-    l->nxfers_out--;
-    rv = reply_of(rv, body, len, PP_T_NONE, &m);
-    if (x->gone) {
-        if (rv == 0) {
-            pp_msg_free(&m);
-        }
-        xfer_end(l, x);
-        pump(l);
-        return;
-    }
-    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
-        rv == PROFD_ECLIENT) {
-        if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
-            lost_coordinator(l, "it does not know this node");
-        }
-        x->rewind = true;
-        xfer_retry(l, x, profd_strerror(rv));
-        xfer_settle(l, x);
-        pump(l);
-        return;
-    }
-    if (rv != 0 || m.type != PP_T_chunk_ack) {
-        if (rv == 0) {
-            pp_msg_free(&m);
-        }
-        /* the coordinator does not want it (unknown window, node lost):
-         * nothing more can be done with this file */
-        PD_LOG(l->n->log, PD_LOG_WARN, "link", "%s refused by the coordinator: %s", x->path,
-               profd_strerror(rv ? rv : PROFD_EPROTO));
-        l->backlog_files--;
-        l->backlog_bytes -= x->size - x->acked;
-        int64_t window = x->window;
-        xfer_end(l, x);
-        window_delivered(l, window);
-        pump(l);
-        return;
-    }
-    int64_t have = m.u.chunk_ack.have;
-    bool done = m.u.chunk_ack.done;
-    int64_t queue = m.u.chunk_ack.queue;
-    pp_msg_free(&m);
-    l->coord_queue = queue < 0 ? 0 : queue >= PIPE_MAX ? PIPE_MAX - 1 : queue;
-    if (done) {
-        l->backlog_files--;
-        l->backlog_bytes -= x->size - x->acked;
-        pd_confine_unlink(l->n->spool, x->src);
-        int64_t window = x->window;
-        xfer_end(l, x);
-        window_delivered(l, window);
-        pump(l);
-        return;
-    }
-    if (have < 0 || have > x->size) {
-        have = 0;
-    }
-    bool progress = have > x->acked;
-    if (progress) {
-        l->backlog_bytes -= have - x->acked;
-        x->acked = have;
-        x->backoff_ms = 0;
-    }
-    x->have = have;
-    if (have < end) { /* not taken: the file goes on from `have` */
-        x->rewind = true;
-        if (!progress) { /* it could not write (out of space, no room): not again at once */
-            x->backoff_ms =
-                x->backoff_ms ? (x->backoff_ms >= 2500 ? 5000 : 2 * x->backoff_ms) : 200;
-            x->retry_ms = pd_now_ms() + x->backoff_ms;
-        }
-    }
-    xfer_settle(l, x); /* the last answer of a file that goes back */
-    pump(l);
-}
-
-static void on_read(uv_fs_t *req)
-{
-    xfer_t *x = req->data;
-    pd_link_t *l = x->l;
-    ssize_t n = req->result;
-    uv_fs_req_cleanup(req);
-    if (l == NULL) { /* orphaned by pd_link_fini() while reading */
-        close(x->fd);
-        XXH64_freeState(x->hs);
-        free(x->buf);
-        free(x);
-        return;
-    }
-    l->nxfers_out--;
-    x->state = X_IDLE;
-    if (x->gone) {
-        xfer_end(l, x);
-        pump(l);
-        return;
-    }
-    if (n < 0 || (n == 0 && x->read_at < x->size)) {
-        xfer_retry(l, x, n < 0 ? uv_strerror((int)n) : "file shrank");
-        pump(l);
-        return;
-    }
-    if (x->read_at == x->hashed) { /* hashed as it goes out: no second pass */
-        XXH64_update(x->hs, x->buf, (size_t)n);
-        x->hashed += n;
-    }
-    if (x->read_at < x->next || x->rewind) { /* only hashed: catching up, or going back */
-        xfer_settle(l, x);
-        pump(l);
-        return;
-    }
-    sent_t *s = NULL;
-    for (int i = 0; i < PIPE_MAX && s == NULL; i++) {
-        s = x->sent[i].used ? NULL : &x->sent[i];
-    }
-    char sum[32];
-    snprintf(sum, sizeof(sum), "xxh64:%016llx", (unsigned long long)XXH64_digest(x->hs));
-    pp_msg_t m;
-    pp_msg_init(&m, PP_T_chunk);
-    m.u.chunk.node = (char *)l->n->name;
-    m.u.chunk.window = x->remote;
-    m.u.chunk.path = x->path;
-    m.u.chunk.offset = x->next;
-    m.u.chunk.len = n;
-    m.u.chunk.size = x->size;
-    /* the whole file's checksum, with its last chunk */
-    m.u.chunk.checksum = x->next + n == x->size && x->hashed == x->size ? sum : NULL;
-    if (s == NULL ||
-        pd_reqc_send_msg(l->data, &m, x->buf, (size_t)n, CHUNK_TIMEOUT_MS, on_chunk, s) != 0) {
-        xfer_retry(l, x, "cannot send");
-        pump(l);
-        return;
-    }
-    s->x = x;
-    s->end = x->next + n;
-    s->used = true;
-    x->inflight++;
-    l->nxfers_out++;
-    x->next += n;
-    x->tail_sent = x->next == x->size;
-    pump(l); /* the next chunk is read while this one travels */
-}
-
-static void xfer_step(pd_link_t *l, xfer_t *x)
-{
-    if (x->buf == NULL) { /* a file begins: its buffer, no larger than the file */
-        int64_t len = x->size < l->n->cfg->chunk_bytes ? x->size : l->n->cfg->chunk_bytes;
-        x->len = len > 0 ? (size_t)len : 1;
-        if ((x->buf = malloc(x->len)) == NULL) {
-            xfer_retry(l, x, "out of memory");
-            return;
-        }
-        l->nbufs++;
-    }
-    if (x->fd < 0) {
-        char why[400];
-        struct stat st;
-        int root, rv = pd_confine_root(l->n->spool, &root, why, sizeof(why));
-        if (rv == 0) {
-            rv = pd_confine_open_file(root, x->src, &x->fd, &st, why, sizeof(why));
-            close(root);
-        }
-        if (rv != 0) {
-            x->fd = -1;
-            PD_LOG(l->n->log, PD_LOG_WARN, "link", "cannot read %s in the spool: %s", x->src, why);
-            xfer_retry(l, x, why);
-            return;
-        }
-    }
-    /* below what goes out next, the bytes are only hashed */
-    x->read_at = x->hashed < x->next ? x->hashed : x->next;
-    size_t want = (size_t)((x->read_at < x->next ? x->next : x->size) - x->read_at);
-    if (want > x->len) {
-        want = x->len;
-    }
-    uv_buf_t b = uv_buf_init(x->buf, (unsigned)want);
-    x->req.data = x;
-    if (uv_fs_read(&l->n->loop->uv, &x->req, x->fd, &b, 1, x->read_at, on_read) != 0) {
-        xfer_retry(l, x, "cannot read");
-        return;
-    }
-    x->state = X_READING;
-    l->nxfers_out++;
-}
-
-static void queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_capture_t *c,
-                       const pp_file_t *f)
-{
-    xfer_t *x = calloc(1, sizeof(*x));
-    if (x == NULL || (x->hs = XXH64_createState()) == NULL) {
-        free(x);
-        return;
-    }
-    XXH64_reset(x->hs, 0);
-    x->l = l;
-    x->fd = -1;
-    x->window = w->id;
-    x->remote = w->remote_id;
-    x->client = client;
-    x->state = X_HELD;
-    x->size = f->bytes;
-    snprintf(x->path, sizeof(x->path), "%.250s/%.250s", c->dir, f->path);
-    if ((size_t)snprintf(x->src, sizeof(x->src), "%s/%s/%s", w->job, w->name, x->path) >=
-        sizeof(x->src)) {
-        XXH64_freeState(x->hs);
-        free(x);
-        return; /* cannot happen: capture paths are short and checked */
-    }
-    x->next_x = l->xfers;
-    l->xfers = x;
-    l->backlog_files++;
-    l->backlog_bytes += f->bytes;
-    w->pending++;
-}
-
 void pd_link_forward(pd_link_t *l, pd_window_t *w)
 {
     if (l == NULL || w->forwarded) {
@@ -872,13 +464,13 @@ void pd_link_forward(pd_link_t *l, pd_window_t *w)
         for (size_t c = 0; !l->n->cfg->shared_save_path && c < m->ncaps; c++) {
             const pp_capture_t *cap = &m->caps[c];
             for (size_t f = 0; cap->dir && f < cap->files_n; f++) {
-                queue_file(l, w, m->client, cap, &cap->files[f]);
+                pd_link_queue_file(l, w, m->client, cap, &cap->files[f]);
             }
         }
     }
     PD_LOG(l->n->log, PD_LOG_INFO, "link", "window %s: forwarding %zu rank(s) to the coordinator",
            w->name, w->nmembers);
-    window_delivered(l, w->id);
+    pd_link_delivered(l, w->id);
     pump(l);
 }
 
@@ -908,15 +500,7 @@ static void pump(pd_link_t *l)
             l->results_out++;
         }
     }
-    /* up to 1 + the coordinator's queue chunks of a file in flight, its
-     * next one read while they travel: a continuous stream */
-    int depth = 1 + (int)l->coord_queue;
-    for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next_x) {
-        if (x->state == X_IDLE && now >= x->retry_ms && !x->gone && !x->rewind && !x->tail_sent &&
-            x->inflight < depth && (x->buf || l->nbufs < MAX_XFERS)) {
-            xfer_step(l, x);
-        }
-    }
+    pd_link_stream_pump(l, now);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -969,6 +553,7 @@ int pd_link_init(pd_link_t **out, pd_node_t *n, char *err, size_t errlen)
         return PROFD_ENOMEM;
     }
     l->n = n;
+    l->pump = pump;
     l->backoff_ms = 100;
     l->gen = -1;
     l->results_tail = &l->results;
@@ -1012,21 +597,7 @@ void pd_link_fini(pd_link_t *l)
         free(f->buf);
         free(f);
     }
-    while (l->xfers) {
-        xfer_t *x = l->xfers;
-        l->xfers = x->next_x;
-        if (x->state == X_READING) {
-            x->l = NULL; /* on_read() frees it */
-            uv_cancel((uv_req_t *)&x->req);
-            continue;
-        }
-        if (x->fd >= 0) {
-            close(x->fd);
-        }
-        XXH64_freeState(x->hs);
-        free(x->buf);
-        free(x);
-    }
+    pd_link_stream_fini(l);
     uv_timer_stop(&l->timer);
     uv_close((uv_handle_t *)&l->timer, timer_closed); /* frees l */
 }

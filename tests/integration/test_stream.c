@@ -10,6 +10,11 @@
  * node whose file never matches what it listed: after
  * PD_REMOTE_MAX_MISMATCHES transfers the capture fails with the reason and
  * the node is told to drop the file, instead of sending it for ever.
+ * Chunks pipelined (several of a file in flight, as a node sends them):
+ * the coordinator writes only the file's first bytes, in order, whatever
+ * order the chunks arrive in; a chunk ahead of them with nothing being
+ * written is answered with what the file holds, and a restart resumes
+ * from there with the hash still right.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -171,6 +176,70 @@ static nng_socket stream_begin(const fx_daemon_t *r, const char *sum, char *part
     return s;
 }
 
+/* Chunks sent on connections of their own, all in flight at once, in the
+ * order given; their answers in have[] and done[]. */
+static void chunks_at_once(const fx_daemon_t *r, const char *data, const int64_t *offsets, int n,
+                           const char *sum, int64_t *have, bool *done)
+{
+    nng_socket s[8];
+    assert_true(n <= 8);
+    for (int i = 0; i < n; i++) {
+        s[i] = fx_dial(r->cfg.coordinator_listen);
+    }
+    for (int i = 0; i < n; i++) {
+        pp_msg_t m;
+        char *buf;
+        size_t blen;
+        pp_msg_init(&m, PP_T_chunk);
+        m.u.chunk.node = NODE;
+        m.u.chunk.window = 1;
+        m.u.chunk.path = CAPDIR "/trace.json";
+        m.u.chunk.offset = offsets[i];
+        m.u.chunk.len = CHUNK;
+        m.u.chunk.size = SIZE;
+        m.u.chunk.checksum = offsets[i] + CHUNK == SIZE ? (char *)sum : NULL;
+        assert_int_equal(pp_frame_encode(&m, data + offsets[i], CHUNK, &buf, &blen), 0);
+        assert_int_equal(nng_send(s[i], buf, blen, 0), 0);
+        free(buf);
+    }
+    for (int i = 0; i < n; i++) {
+        char *buf;
+        size_t blen;
+        pp_msg_t rep;
+        assert_int_equal(nng_recv(s[i], &buf, &blen, NNG_FLAG_ALLOC), 0);
+        assert_int_equal(pp_reply_decode(buf, blen, 0, &rep, NULL, 0), 0);
+        nng_free(buf, blen);
+        assert_int_equal(rep.type, PP_T_chunk_ack);
+        assert_int_equal(rep.u.chunk_ack.queue, PD_REMOTE_QUEUE);
+        have[i] = rep.u.chunk_ack.have;
+        done[i] = rep.u.chunk_ack.done;
+        pp_msg_free(&rep);
+        nng_close(s[i]);
+    }
+}
+
+static void assert_file(const char *file, const char *data)
+{
+    char got[SIZE];
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, SIZE, f), SIZE);
+    assert_int_equal(fgetc(f), EOF);
+    fclose(f);
+    assert_memory_equal(got, data, SIZE);
+}
+
+static void assert_manifest_sum(const fx_daemon_t *r, const char *sum)
+{
+    pp_manifest_t man;
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 1);
+    assert_string_equal(pp_status_name(man.captures[0].status), "complete");
+    assert_int_equal(man.captures[0].files_n, 1);
+    assert_string_equal(man.captures[0].files[0].checksum, sum);
+    pp_record_free(&pp_desc_manifest, &man);
+}
+
 /* ---- tests ---- */
 
 /* The last chunk of a file has a byte changed in flight: the coordinator
@@ -288,11 +357,133 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
     fx_daemon_free(r);
 }
 
+/* A chunk ahead of the bytes the file holds, with none being written, is
+ * not written: the answer is what the file holds (its first 1000 bytes,
+ * all that is in the .part), and how many chunks of a file the coordinator
+ * holds behind a write. The rest sent from there lands, its checksum the
+ * one of the whole file. */
+static void test_stream_chunk_ahead_is_answered_with_the_prefix(void **state)
+{
+    char data[SIZE], sum[32], part[1024], file[1024];
+    int64_t have[1], off[1] = {2 * CHUNK};
+    bool done[1];
+    struct stat st;
+    pattern(data, 4);
+    sum_of(data, sum, sizeof(sum));
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = stream_begin(r, sum, part, file);
+
+    chunk(s, data, 0, CHUNK, sum, &have[0], &done[0]);
+    assert_int_equal(have[0], CHUNK);
+    chunks_at_once(r, data, off, 1, sum, have, done); /* the last chunk, before the second */
+    assert_int_equal(have[0], CHUNK);
+    assert_false(done[0]);
+    assert_int_equal(stat(part, &st), 0);
+    assert_int_equal(st.st_size, CHUNK); /* only the file's first bytes */
+    chunk(s, data, CHUNK, CHUNK, sum, &have[0], &done[0]);
+    assert_int_equal(have[0], 2 * CHUNK);
+    chunk(s, data, 2 * CHUNK, CHUNK, sum, &have[0], &done[0]);
+    assert_int_equal(have[0], SIZE);
+    assert_true(done[0]);
+
+    wait_done(r);
+    assert_file(file, data);
+    assert_manifest_sum(r, sum);
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
+/* A node's loop: the file's chunks sent all at once, the last first, then
+ * in order from the most the coordinator said it holds, until it says
+ * done. Whatever order they arrive in, the
+ * file lands whole, byte for byte, with its checksum; nothing stays
+ * parked. */
+static void test_stream_chunks_in_flight_land_in_order(void **state)
+{
+    char data[SIZE], sum[32], part[1024], file[1024];
+    int64_t have[3], off[3] = {2 * CHUNK, CHUNK, 0};
+    bool done[3], all = false;
+    pattern(data, 5);
+    sum_of(data, sum, sizeof(sum));
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = stream_begin(r, sum, part, file);
+
+    for (int round = 0; round < 10 && !all; round++) {
+        int n = 0;
+        int64_t from = 0;
+        for (int i = 0; round && i < 3; i++) {
+            from = have[i] > from ? have[i] : from; /* the node goes on from the most */
+        }
+        for (int64_t o = from; o < SIZE; o += CHUNK) { /* then in order */
+            off[n++] = round ? o : SIZE - CHUNK - o;
+        }
+        for (int i = 0; i < 3; i++) {
+            have[i] = 0;
+        }
+        chunks_at_once(r, data, off, n, sum, have, done);
+        for (int i = 0; i < n; i++) {
+            all = all || done[i];
+            if (done[i]) {
+                assert_int_equal(have[i], SIZE);
+            }
+        }
+    }
+    assert_true(all);
+    wait_done(r);
+    assert_false(fx_exists(part));
+    assert_file(file, data);
+    assert_manifest_sum(r, sum);
+    assert_int_equal(pd_coord_parked(r->d.coord), 0);
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
+/* The coordinator restarts with a file half received: the chunk that
+ * follows what the node last heard is answered with the .part's size (the
+ * bytes written in order before the restart), the rest sent from there
+ * lands, and its hash (made again from the .part) is the whole file's. */
+static void test_stream_restart_resumes_from_the_prefix(void **state)
+{
+    char data[SIZE], sum[32], part[1024], file[1024];
+    int64_t have;
+    bool done;
+    pattern(data, 6);
+    sum_of(data, sum, sizeof(sum));
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = stream_begin(r, sum, part, file);
+    chunk(s, data, 0, CHUNK, sum, &have, &done);
+    assert_int_equal(have, CHUNK);
+    nng_close(s);
+    fx_daemon_stop(r);
+
+    fx_daemon_start(r);
+    s = node_join(r);
+    chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done); /* ahead: what it holds */
+    assert_int_equal(have, CHUNK);
+    assert_false(done);
+    chunk(s, data, CHUNK, CHUNK, sum, &have, &done);
+    assert_int_equal(have, 2 * CHUNK);
+    chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done);
+    assert_int_equal(have, SIZE);
+    assert_true(done);
+    wait_done(r);
+    assert_file(file, data);
+    assert_manifest_sum(r, sum);
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_stream_corrupt_chunk_is_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_file_never_matching_fails_the_capture, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stream_chunk_ahead_is_answered_with_the_prefix, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stream_chunks_in_flight_land_in_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_stream_restart_resumes_from_the_prefix, setup,
                                         teardown),
     };
     return PD_RUN_TESTS(tests, NULL, NULL);
