@@ -212,11 +212,10 @@ void pd_reqc_tick(pd_reqc_t *c, int64_t now_ms)
     }
 }
 
-int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_reqc_cb cb,
-                 void *arg)
+/* Sends m (owned by the slot from now on, freed on failure) on a free slot. */
+static int send_nng(pd_reqc_t *c, nng_msg *m, int timeout_ms, pd_reqc_cb cb, void *arg)
 {
     slot_t *s = NULL;
-    nng_msg *m;
     for (int i = 0; i < c->nslots; i++) {
         if (c->slots[i].state == S_FREE) {
             s = &c->slots[i];
@@ -224,10 +223,8 @@ int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_r
         }
     }
     if (s == NULL) {
+        nng_msg_free(m);
         return PROFD_ELIMIT;
-    }
-    if (nng_msg_alloc(&m, 0) != 0 || nng_msg_append(m, buf, len) != 0) {
-        return PROFD_ENOMEM;
     }
     s->cb = cb;
     s->arg = arg;
@@ -242,18 +239,44 @@ int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_r
     return 0;
 }
 
+int pd_reqc_send(pd_reqc_t *c, const void *buf, size_t len, int timeout_ms, pd_reqc_cb cb,
+                 void *arg)
+{
+    nng_msg *m;
+    if (nng_msg_alloc(&m, 0) != 0) {
+        return PROFD_ENOMEM;
+    }
+    if (nng_msg_append(m, buf, len) != 0) {
+        nng_msg_free(m);
+        return PROFD_ENOMEM;
+    }
+    return send_nng(c, m, timeout_ms, cb, arg);
+}
+
 int pd_reqc_send_msg(pd_reqc_t *c, const pp_msg_t *m, const void *payload, size_t plen,
                      int timeout_ms, pd_reqc_cb cb, void *arg)
 {
-    char *buf;
-    size_t len;
-    int rv = payload ? pp_frame_encode(m, payload, plen, &buf, &len) : pp_msg_encode(m, &buf, &len);
+    char *json;
+    size_t jl;
+    nng_msg *nm;
+    int rv = pp_msg_encode(m, &json, &jl);
     if (rv != 0) {
         return rv;
     }
-    rv = pd_reqc_send(c, buf, len, timeout_ms, cb, arg);
-    free(buf);
-    return rv;
+    /* a frame (pp_frame_encode's layout: the JSON, a NUL, the payload)
+     * built in the message itself: the payload copied once */
+    if (nng_msg_alloc(&nm, jl + (payload ? 1 + plen : 0)) != 0) {
+        free(json);
+        return PROFD_ENOMEM;
+    }
+    char *body = nng_msg_body(nm);
+    memcpy(body, json, jl);
+    free(json);
+    if (payload) {
+        body[jl] = '\0';
+        memcpy(body + jl + 1, payload, plen);
+    }
+    return send_nng(c, nm, timeout_ms, cb, arg);
 }
 
 void pd_reqc_close(pd_reqc_t *c)
