@@ -200,7 +200,8 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     w->record_bytes = s->record_bytes > 0 ? s->record_bytes : 0;
 }
 
-pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen)
+pd_window_t *pd_jrec_window_restore(pd_registry_t *reg, pp_state_window_t *s, int64_t now_ms,
+                                    char *err, size_t errlen)
 {
     if (!window_ok(s)) {
         bad(err, errlen, "a window is not valid");
@@ -216,7 +217,7 @@ pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *
     window_fields(w, s);
     w->created_ms = now_ms;
     for (size_t i = 0; i < s->members_n; i++) {
-        if (pd_jrec_member_restore(w, i, &s->members[i]) != 0) {
+        if (pd_jrec_member_restore(reg, w, i, &s->members[i]) != 0) {
             pd_windows_free_one(w);
             bad(err, errlen, "a window member is not valid");
             return NULL;
@@ -225,21 +226,22 @@ pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *
     return w;
 }
 
-int pd_jrec_window_update(pd_window_t *w, pp_state_window_t *s, char *err, size_t errlen)
+int pd_jrec_window_update(pd_registry_t *reg, pd_window_t *w, pp_state_window_t *s, char *err,
+                          size_t errlen)
 {
     if (!window_ok(s) || s->id != w->id) {
         return bad(err, errlen, "a window is not valid");
     }
     window_fields(w, s);
     for (size_t i = 0; i < s->members_n; i++) {
-        if (pd_jrec_member_restore(w, i, &s->members[i]) != 0) {
+        if (pd_jrec_member_restore(reg, w, i, &s->members[i]) != 0) {
             return bad(err, errlen, "a window member is not valid");
         }
     }
     return 0;
 }
 
-int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
+int pd_jrec_member_restore(pd_registry_t *reg, pd_window_t *w, size_t index, pp_state_member_t *sm)
 {
     pd_member_t m;
     if (index > w->nmembers || sm->state == PP_MS_NONE || sm->selector < -1 ||
@@ -255,9 +257,12 @@ int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *sm)
     }
     memset(&m, 0, sizeof(m));
     m.client = sm->client;
-    snprintf(m.role, sizeof(m.role), "%s", sm->role);
-    snprintf(m.host, sizeof(m.host), "%s", sm->host ? sm->host : "");
-    snprintf(m.node, sizeof(m.node), "%s", sm->node ? sm->node : "");
+    m.role = pd_registry_name(reg, sm->role);
+    m.host = pd_registry_name(reg, sm->host);
+    m.node = pd_registry_name(reg, sm->node);
+    if (!m.role || !m.host || !m.node) {
+        return PROFD_ENOMEM;
+    }
     m.node_client = sm->node_client;
     m.rank = sm->rank;
     m.replica_rank = sm->replica_rank;

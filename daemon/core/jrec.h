@@ -33,13 +33,16 @@ void pd_jrec_incoming(const pd_window_t *w, size_t i, pp_state_incoming_t *out);
 
 /* A window from its record (strings moved out of s; its members, if any,
  * too). NULL with the reason in err when the record is not valid. */
-pd_window_t *pd_jrec_window_restore(pp_state_window_t *s, int64_t now_ms, char *err, size_t errlen);
-/* Member `index` of w from its record (moved out of s): replaces the member
- * there, or appends it when index is the next one. 0, PROFD_EINVAL (not
- * valid, or an index past the end), PROFD_ENOMEM. */
-int pd_jrec_member_restore(pd_window_t *w, size_t index, pp_state_member_t *s);
+pd_window_t *pd_jrec_window_restore(pd_registry_t *reg, pp_state_window_t *s, int64_t now_ms,
+                                    char *err, size_t errlen);
+/* Member `index` of w from its record (moved out of s), its names
+ * interned in reg: replaces the member there, or appends it when index is
+ * the next one. 0, PROFD_EINVAL (not valid, or an index past the end),
+ * PROFD_ENOMEM. */
+int pd_jrec_member_restore(pd_registry_t *reg, pd_window_t *w, size_t index, pp_state_member_t *s);
 /* A window's fields from a later record of it, its members kept. */
-int pd_jrec_window_update(pd_window_t *w, pp_state_window_t *s, char *err, size_t errlen);
+int pd_jrec_window_update(pd_registry_t *reg, pd_window_t *w, pp_state_window_t *s, char *err,
+                          size_t errlen);
 /* Incoming file `index` of w from its record: replaces the file there, or
  * appends it when index is the next one; its member and capture must be
  * w's (the path's confinement is the caller's to check). `have` is left

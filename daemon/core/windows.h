@@ -25,9 +25,11 @@
 
 typedef struct pd_member {
     int64_t client;
-    char role[PP_MAX_NAME + 1]; /* the primary role */
-    char host[PP_MAX_NAME + 1];
-    char node[PP_MAX_NAME + 1];
+    /* names: the registry's interned copies (pd_registry_name; never NULL,
+     * "" none), which outlive the window */
+    const char *role; /* the primary role */
+    const char *host;
+    const char *node;
     int64_t rank, replica_rank, pid;
     int selector;
     /* a process hosting several roles: all of them, the primary first, with
@@ -259,8 +261,9 @@ pd_member_t *pd_windows_member(pd_window_t *w, int64_t client);
 /* Member i of w was bound to another client (its client id changed, as
  * pd_windows_rebind does): found under the new id from now on. */
 void pd_windows_member_bound(pd_window_t *w, size_t i);
-/* Add rank k as a member selected by `selector` for the roles in `roles`
- * (bit i: k->roles[i]; 0: every role). Its folders get -pid<PID> when a
+/* Add rank k (the registry's: the member keeps its names) as a member
+ * selected by `selector` for the roles in `roles` (bit i: k->roles[i]; 0:
+ * every role). Its folders get -pid<PID> when a
  * member already in the window would have the same folder (the same host
  * and replica rank, and the same rank or the same rank in one of its
  * roles). NULL when out of memory. */

@@ -121,9 +121,9 @@ pd_member_t *pd_windows_add_member(pd_window_t *w, const pd_rank_t *k, int selec
     pd_member_t *m = &w->members[w->nmembers++];
     memset(m, 0, sizeof(*m));
     m->client = k->id;
-    snprintf(m->role, sizeof(m->role), "%s", k->role);
-    snprintf(m->host, sizeof(m->host), "%s", k->host);
-    snprintf(m->node, sizeof(m->node), "%s", k->node);
+    m->role = k->role;
+    m->host = k->host;
+    m->node = k->node;
     m->node_client = k->node_client;
     m->rank = k->rank;
     m->replica_rank = k->replica_rank;

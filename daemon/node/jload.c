@@ -150,12 +150,12 @@ static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
         }
         pd_window_t *w = pd_windows_get(n->win, r->window.id);
         if (w) {
-            if (pd_jrec_window_update(w, &r->window, why, whylen) != 0) {
+            if (pd_jrec_window_update(n->reg, w, &r->window, why, whylen) != 0) {
                 return PROFD_ECONFIG;
             }
             return pd_hook_restore(n->hook, w, &r->window);
         }
-        if ((w = pd_jrec_window_restore(&r->window, pd_now_ms(), why, whylen)) == NULL) {
+        if ((w = pd_jrec_window_restore(n->reg, &r->window, pd_now_ms(), why, whylen)) == NULL) {
             return PROFD_ECONFIG;
         }
         pd_windows_append(n->win, w);
@@ -170,7 +170,7 @@ static int apply_rec(loader_t *l, pp_jrec_t *r, char *why, size_t whylen)
     case PP_JR_MEMBER: {
         pd_window_t *w = pd_windows_get(n->win, r->id);
         if (w == NULL || r->index < 0 ||
-            pd_jrec_member_restore(w, (size_t)r->index, &r->member) != 0) {
+            pd_jrec_member_restore(n->reg, w, (size_t)r->index, &r->member) != 0) {
             snprintf(why, whylen, "a window member is not valid");
             return PROFD_ECONFIG;
         }
@@ -259,7 +259,7 @@ static int legacy_window(loader_t *l, pp_state_window_t *s, const char *file, ch
     pd_window_t *w = NULL;
     if (s->root_len >= 1 && !pd_confine_window_dir(s->dir, (size_t)s->root_len, s->job, s->name)) {
         rv = legacy_bad(err, errlen, file, "a window's folder is not <save_path>/<job>/<window>");
-    } else if ((w = pd_jrec_window_restore(s, pd_now_ms(), why, sizeof(why))) == NULL) {
+    } else if ((w = pd_jrec_window_restore(n->reg, s, pd_now_ms(), why, sizeof(why))) == NULL) {
         rv = legacy_bad(err, errlen, file, why);
     } else {
         pd_windows_append(n->win, w);

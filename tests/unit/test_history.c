@@ -509,8 +509,9 @@ static void test_stepdoc_and_report(void **state)
     pp_capture_t caps[3];
     for (int k = 0; k < 3; k++) {
         int64_t rank = k == 2 ? 5 : k; /* rank 5: a member without times */
-        snprintf(members[k].role, sizeof(members[k].role), "actor");
-        snprintf(members[k].host, sizeof(members[k].host), "node1");
+        members[k].role = "actor";
+        members[k].host = "node1";
+        members[k].node = "";
         members[k].rank = rank;
         members[k].replica_rank = PP_NONE;
         pp_record_init(&pp_desc_capture, &caps[k]);
@@ -646,18 +647,18 @@ static void test_stepdoc_matches_members_by_identity(void **state)
                 continue;
             }
             pd_member_t *m = &members[nm++];
-            snprintf(m->role, sizeof(m->role), "actor");
-            snprintf(m->host, sizeof(m->host), "%s", hosts[hh]);
-            snprintf(m->node, sizeof(m->node), "%s", hosts[hh]);
+            m->role = "actor";
+            m->host = hosts[hh];
+            m->node = hosts[hh];
             m->rank = r;
             m->replica_rank = PP_NONE;
         }
     }
     for (int e = 0; e < EXTRA; e++) {
         pd_member_t *m = &members[nm++];
-        snprintf(m->role, sizeof(m->role), "actor");
-        snprintf(m->host, sizeof(m->host), "host0");
-        snprintf(m->node, sizeof(m->node), "host0");
+        m->role = "actor";
+        m->host = "host0";
+        m->node = "host0";
         m->rank = 1000 + e;
         m->replica_rank = PP_NONE;
     }

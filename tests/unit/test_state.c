@@ -209,6 +209,10 @@ static void test_state_read_back(void **state)
     assert_int_equal(w->members[1].rank, 1);
     assert_string_equal(w->members[0].node, "node1");
     assert_string_equal(w->members[1].node, "node2");
+    /* names read back are the registry's copies */
+    assert_ptr_equal(w->members[0].node, pd_registry_name(&f->d.reg, "node1"));
+    assert_ptr_equal(w->members[0].host, w->members[1].host);
+    assert_ptr_equal(w->members[0].role, w->members[1].role);
     assert_int_equal(w->members[0].state, PP_MS_EXPECTED);
     char dir[256];
     snprintf(dir, sizeof(dir), "%s/run/w1-steps100-101", f->files.dir);

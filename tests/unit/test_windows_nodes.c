@@ -56,7 +56,7 @@ static void test_windows_node_gone_and_rebind(void **state)
     pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
     /* rollout 2 is a remote rank of node2; rollout 3 a local one */
     w->members[0].node_client = 5;
-    snprintf(w->members[0].node, sizeof(w->members[0].node), "node2");
+    w->members[0].node = "node2";
     pd_windows_node_gone(&f->ws, "node2", "lost with node node2 (restarted)");
     assert_int_equal(w->members[0].state, PP_MS_LOST);
     assert_string_equal(w->members[0].caps[0].reason, "lost with node node2 (restarted)");
@@ -107,7 +107,7 @@ static void test_windows_node_restarted(void **state)
     pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, &s, 1, PP_MODE_E2E));
     for (int i = 0; i < 2; i++) { /* both actors are remote ranks of node2 */
         w->members[i].node_client = 10 + i;
-        snprintf(w->members[i].node, sizeof(w->members[i].node), "node2");
+        w->members[i].node = "node2";
         f->k[i]->node_client = 10 + i;
         f->k[i]->node = pd_registry_name(&f->reg, "node2");
     }
@@ -139,7 +139,7 @@ static void test_windows_node_restarted(void **state)
     /* one that does not come back in time fails */
     pd_window_t *w2 = pd_windows_get(&f->ws, create(f, 30, 31, &s, 1, PP_MODE_E2E));
     w2->members[0].node_client = 77;
-    snprintf(w2->members[0].node, sizeof(w2->members[0].node), "node2");
+    w2->members[0].node = "node2";
     pd_windows_node_restarted(&f->ws, &f->reg, "node2", NOW / MS + 2000);
     pd_windows_rebind_expire(&f->ws, NOW / MS + 1999);
     assert_int_equal(w2->members[0].state, PP_MS_EXPECTED);
@@ -304,11 +304,12 @@ static void test_windows_member_index(void **state)
     pd_rank_t k;
     pd_role_t role = {.name = "actor", .rank = 0};
     assert_non_null(w);
+    pd_registry_t reg; /* the names' owner */
+    pd_registry_init(&reg, 1);
     char host[16];
     memset(&k, 0, sizeof(k));
     k.role = "actor";
     k.job = k.node = k.cn = "";
-    k.host = host;
     k.roles = &role;
     k.nroles = 1;
     k.uid = -1;
@@ -319,6 +320,7 @@ static void test_windows_member_index(void **state)
         k.rank = i;
         role.rank = i;
         snprintf(host, sizeof(host), "h%d", i);
+        k.host = pd_registry_name(&reg, host);
         assert_non_null(pd_windows_add_member(w, &k, 0, 1));
         if (i % 500 == 0) {
             assert_ptr_equal(pd_windows_member(w, k.id), &w->members[i]);
@@ -339,7 +341,9 @@ static void test_windows_member_index(void **state)
     }
     assert_true(w->mix.fill * 2 <= w->mix.cap);
     assert_ptr_equal(pd_windows_member(w, 1000003LL * 7), &w->members[6]);
+    assert_string_equal(w->members[2999].host, "h2999");
     pd_windows_free_one(w);
+    pd_registry_fini(&reg);
 }
 
 int main(void)
