@@ -109,6 +109,42 @@ def md_escape(s):
     return s.replace("|", "\\|")
 
 
+def reproduction_md(rep):
+    """The RESULTS.md section that compares this run with an earlier one
+    (reproduce.compare), or nothing."""
+    if not rep:
+        return []
+    figs, a = rep["figures"], rep["against"]
+    bad = [c for c in figs if not c["reproduces"] or c["status_changed"]]
+
+    def val(v, unit):
+        return fmt_val(v, unit, None)
+
+    def sp(b, unit):
+        return "%s-%s" % (val(b[0], unit), val(b[1], unit))
+
+    L = ["", "## Reproduction", ""]
+    L.append("Against the run of %s at commit `%s`%s: **%d of %d** figures reproduce (either "
+             "run's median within the other run's spread; a figure of one value within 10 %% "
+             "of the other's), %d target(s) judged differently." % (
+                 a.get("date"), a.get("commit"),
+                 " (--quick or --only: not a full run)" if a.get("quick") or a.get("only")
+                 else "", sum(c["reproduces"] for c in figs), len(figs),
+                 sum(c["status_changed"] for c in figs)))
+    if bad:
+        L.append("")
+        L.append("| figure | earlier median (spread) | this run's median (spread) | status "
+                 "earlier / now |")
+        L.append("|---|---|---|---|")
+        for c in bad:
+            u = c["unit"]
+            L.append("| %s | %s %s (%s) | %s %s (%s) | %s / %s%s |" % (
+                md_escape(c["name"]), val(c["prev_median"], u), u, sp(c["prev_spread"], u),
+                val(c["median"], u), u, sp(c["spread"], u), c["prev_status"], c["status"],
+                "" if c["reproduces"] else " (not reproduced)"))
+    return L
+
+
 def write_md(path, b, meta):
     m = meta["machine"]
     nproc = m.get("nproc") or 1
@@ -166,6 +202,7 @@ def write_md(path, b, meta):
             md_escape(judged_col(r)),
             ("**%s**" if overloaded(load, nproc) else "%s") % load_text(load, nproc),
             md_escape(r["reason"] or r["note"] if r["status"] in ("MISS", "NOT RUN") else "")))
+    L.extend(reproduction_md(meta.get("reproduction")))
     L.append("")
     L.append("## Every figure")
     L.append("")

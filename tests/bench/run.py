@@ -46,6 +46,7 @@ from fig_gather import GatherFigures
 from fig_startup import StartupFigures
 from fig_straggler import StragglerFigures
 from report import fmt_val, print_table, write_json, write_md
+import reproduce  # noqa: E402
 
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
            "overhead", "turnaround", "scale", "scale4k", "gatherload", "startup", "straggler"]
@@ -751,10 +752,13 @@ def main():
                     " (default: all; scale at 16,384 ranks, scale4k at 4,096)")
     ap.add_argument("--no-results-md", action="store_true",
                     help="do not rewrite tests/bench/RESULTS.md")
+    ap.add_argument("--compare", metavar="JSON",
+                    help="an earlier run's bench-results.json to check this run against "
+                         "(default: the last full run's in the build folder, if any)")
     args = ap.parse_args()
     t0 = time.monotonic()
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "commit": git_rev(),
-            "machine": machine(), "quick": args.quick}
+            "machine": machine(), "quick": args.quick, "only": args.only}
     b = Bench(args)
 
     def on_signal(sig, frame):
@@ -777,7 +781,23 @@ def main():
     meta["loadavg_figures"] = b.loads
     print_table(b.rows, sys.stdout)
     out = os.path.join(b.build, "bench-results.json")
+    prev = os.path.join(b.build, "bench-results.full.json")  # the last full run's
+    against = args.compare or (prev if os.path.exists(prev) else None)
+    if against:
+        try:
+            prows, pmeta = reproduce.load(against)
+            cmp = reproduce.compare(prows, b.rows)
+            meta["reproduction"] = {"against": {k: pmeta.get(k) for k in ("date", "commit",
+                                                                          "quick", "only")},
+                                    "figures": cmp}
+            log("reproduction: %d of %d figures of the run of %s (%s) reproduce" % (
+                sum(c["reproduces"] for c in cmp), len(cmp), pmeta.get("date"),
+                pmeta.get("commit")))
+        except (OSError, ValueError, KeyError) as e:
+            log("could not compare with %s: %s" % (against, e))
     write_json(out, b, meta)
+    if not args.only and not args.quick:
+        write_json(prev, b, meta)
     log("wrote %s" % out)
     if not args.no_results_md and not args.only and not args.quick:
         md = os.path.join(HERE, "RESULTS.md")

@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import benchlib  # noqa: E402
 import report  # noqa: E402
+import reproduce  # noqa: E402
 
 
 class Judge(unittest.TestCase):
@@ -227,6 +228,67 @@ class Table(unittest.TestCase):
         self.assertIn("the worse end of the spread meets it", report.JUDGED)
         self.assertIn("| **2. busy** | | | | load average at start: **2.50 2.00 1.00 (over 1 per "
                       "core: 2 cores)** |", lines)
+
+
+def fig(key, vals, status="INFO", unit="s"):
+    return {"key": key, "name": "figure " + key, "unit": unit, "summary": benchlib.summary(vals),
+            "status": status}
+
+
+class Reproduce(unittest.TestCase):
+    """reproduce.compare: a second run against the first, by spread."""
+
+    def test_median_within_the_other_spread(self):
+        prev = [fig("a", [1.0, 2.0, 3.0]), fig("b", [1.0, 1.1, 1.2]), fig("c", [10.0]),
+                fig("d", list(range(1, 21))), fig("gone", [1.0])]
+        rows = [fig("b", [1.5, 1.6, 1.7]), fig("a", [2.9, 3.5, 4.0]), fig("c", [10.9]),
+                fig("d", [18.5] * 10), fig("new", [1.0]), fig("e", [])]
+        out = reproduce.compare(prev, rows)
+        self.assertEqual([c["key"] for c in out], ["b", "a", "c", "d"])  # this run's order
+        by = {c["key"]: c for c in out}
+        # b: 1.6 not in 1.0-1.2, 1.1 not in 1.5-1.7
+        self.assertFalse(by["b"]["reproduces"])
+        self.assertEqual(by["b"]["prev_spread"], (1.0, 1.2))
+        self.assertEqual(by["b"]["spread"], (1.5, 1.7))
+        # a: 3.5 is over 1.0-3.0 and 2.0 under 2.9-4.0
+        self.assertFalse(by["a"]["reproduces"])
+        # c: one value each, within 10 % of the other (10.9 <= 11.0)
+        self.assertTrue(by["c"]["reproduces"])
+        self.assertEqual(reproduce.compare([fig("c", [10.0])], [fig("c", [11.2])])[0]["reproduces"],
+                         False)
+        # d: n = 20, p10-p90 2-18: 18.5 is over it, and its median 10.5 is not 18.5
+        self.assertEqual(by["d"]["prev_spread"], (2, 18))
+        self.assertFalse(by["d"]["reproduces"])
+        self.assertTrue(reproduce.compare([fig("d", list(range(1, 21)))],
+                                          [fig("d", [17.0] * 10)])[0]["reproduces"])
+        # either way round: the earlier median within this run's spread
+        self.assertTrue(reproduce.compare([fig("x", [5.0, 5.1, 5.2])],
+                                          [fig("x", [1.0, 2.0, 9.0])])[0]["reproduces"])
+
+    def test_status_changed(self):
+        out = reproduce.compare([fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0], "INFO")],
+                                [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.0], "PASS")])
+        self.assertTrue(out[0]["reproduces"])
+        self.assertTrue(out[0]["status_changed"])
+        self.assertFalse(out[1]["status_changed"])  # INFO -> PASS: not a judgement changed
+
+    def test_results_md_section(self):
+        cmp = reproduce.compare([fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0, 1.1, 1.2])],
+                                [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.15, 1.1, 1.12])])
+        md = report.reproduction_md({"against": {"date": "2026-11-27 22:00", "commit": "abc",
+                                                 "quick": False, "only": None},
+                                     "figures": cmp})
+        self.assertEqual(md, [
+            "", "## Reproduction", "",
+            "Against the run of 2026-11-27 22:00 at commit `abc`: **2 of 2** figures reproduce "
+            "(either run's median within the other run's spread; a figure of one value within "
+            "10 % of the other's), 1 target(s) judged differently.",
+            "",
+            "| figure | earlier median (spread) | this run's median (spread) | status earlier / "
+            "now |",
+            "|---|---|---|---|",
+            "| figure a | 2.00 s (1.00-3.00) | 2.00 s (1.50-2.50) | PASS / MISS |"])
+        self.assertEqual(report.reproduction_md(None), [])
 
 
 if __name__ == "__main__":

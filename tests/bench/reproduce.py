@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
+"""Does a bench run reproduce an earlier one? Each figure both runs
+measured is compared by its spread (benchlib.summary: min-max under 10
+values, else p10-p90): it reproduces when either run's median lies within
+the other run's spread. A figure of one value has no spread: it reproduces
+within 10 % of the other run's value. A target judged PASS in one run and
+MISS in the other is listed too, whatever the medians."""
+
+import json
+
+ONE_VALUE_TOLERANCE = 0.10
+
+
+def bounds(s):
+    """The spread of a summary as (lo, hi); None for no summary."""
+    if not s:
+        return None
+    if s["n"] == 1:
+        v = s["median"]
+        d = abs(v) * ONE_VALUE_TOLERANCE
+        return v - d, v + d
+    if s["n"] >= 10:
+        return s["p10"], s["p90"]
+    return s["min"], s["max"]
+
+
+def within(v, b):
+    return b[0] <= v <= b[1]
+
+
+def compare(prev_rows, rows):
+    """One entry per figure both runs have a value for, in this run's
+    order: key, name, unit, both medians, both spreads, both statuses and
+    whether it reproduces."""
+    old = {r["key"]: r for r in prev_rows}
+    out = []
+    for r in rows:
+        p = old.get(r["key"])
+        if p is None or not p.get("summary") or not r.get("summary"):
+            continue
+        a, b = p["summary"], r["summary"]
+        ba, bb = bounds(a), bounds(b)
+        same = within(b["median"], ba) or within(a["median"], bb)
+        out.append({"key": r["key"], "name": r["name"], "unit": r["unit"],
+                    "prev_median": a["median"], "median": b["median"],
+                    "prev_spread": ba, "spread": bb,
+                    "prev_status": p["status"], "status": r["status"],
+                    "reproduces": same,
+                    "status_changed": p["status"] != r["status"]
+                    and {p["status"], r["status"]} <= {"PASS", "MISS"}})
+    return out
+
+
+def load(path):
+    """The rows and meta of a bench-results.json."""
+    with open(path) as f:
+        doc = json.load(f)
+    return doc["figures"], doc["meta"]
