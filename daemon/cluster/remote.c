@@ -342,10 +342,12 @@ static void chunk_done(pd_job_t *job)
             snprintf(in->checksum, sizeof(in->checksum), "%s", j->got);
             pd_incoming_mark(w, in);
             if (m && in->cap < m->ncaps && in->file < m->caps[in->cap].files_n) {
+                /* journalled with the incoming file (pd_jrec_incoming_restore
+                 * puts it back): writing the member again for every file
+                 * cost O(files) each, O(files^2) a capture */
                 pp_file_t *f = &m->caps[in->cap].files[in->file];
                 free(f->checksum);
                 f->checksum = strdup(j->got);
-                pd_windows_touch(n->win, w, m);
             }
         }
         if (j->rv != 0 && !in->warned) { /* once a streak: a full disk fails every try */

@@ -342,6 +342,22 @@ int pd_jrec_incoming_restore(pd_window_t *w, size_t index, const pp_state_incomi
     in->have = in->done ? in->size : 0;
     in->jdirty = false;
     w->pending += !in->done;
+    /* a file received whole: its checksum is in this record, not in its
+     * member's (cluster/remote.c does not write the member again for each
+     * file of a capture) */
+    pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
+    if (in->done && in->checksum[0] && m && in->cap < m->ncaps &&
+        in->file < m->caps[in->cap].files_n) {
+        pp_file_t *f = &m->caps[in->cap].files[in->file];
+        if (f->checksum == NULL || strcmp(f->checksum, in->checksum) != 0) {
+            char *c = strdup(in->checksum);
+            if (c == NULL) {
+                return PROFD_ENOMEM;
+            }
+            free(f->checksum);
+            f->checksum = c;
+        }
+    }
     return 0;
 }
 

@@ -473,6 +473,74 @@ static void test_stream_restart_resumes_from_the_prefix(void **state)
     fx_daemon_free(r);
 }
 
+/* Two files of one capture: the first lands, the coordinator restarts,
+ * the second lands after it. The manifest lists both checksums: the
+ * first one's is read back from its incoming file's record (the member's
+ * record is not written again for each file). */
+static void test_stream_checksum_kept_over_a_restart(void **state)
+{
+    char a[SIZE], b[SIZE], suma[32], sumb[32], q[1024];
+    int64_t have;
+    bool done;
+    pp_msg_t rep;
+    pattern(a, 7);
+    pattern(b, 8);
+    sum_of(a, suma, sizeof(suma));
+    sum_of(b, sumb, sizeof(sumb));
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = node_join(r);
+    start_window(r);
+    snprintf(q, sizeof(q),
+             "{\"v\":1,\"type\":\"node_result\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
+             "\",\"window\":1,\"client\":7,\"captures\":[{\"role\":\"e2e\",\"rank\":0,"
+             "\"host\":\"host1\",\"pid\":4242,\"first_step\":5,\"last_step\":5,"
+             "\"status\":\"complete\",\"dir\":\"" CAPDIR "\",\"files\":[{\"path\":\"trace.json\","
+             "\"bytes\":%d},{\"path\":\"two.json\",\"bytes\":%d}]}]}",
+             SIZE, SIZE);
+    assert_int_equal(fx_ask(s, q, &rep), 0);
+    assert_int_equal(rep.type, PP_T_ack);
+    pp_msg_free(&rep);
+    send_file(s, a, suma, &have, &done);
+    assert_true(done);
+    nng_close(s);
+    fx_daemon_stop(r);
+
+    fx_daemon_start(r);
+    s = node_join(r);
+    for (int64_t off = 0; off < SIZE; off += CHUNK) {
+        pp_msg_t m;
+        char *buf;
+        size_t blen;
+        pp_msg_init(&m, PP_T_chunk);
+        m.u.chunk.node = NODE;
+        m.u.chunk.window = 1;
+        m.u.chunk.path = CAPDIR "/two.json";
+        m.u.chunk.offset = off;
+        m.u.chunk.len = CHUNK;
+        m.u.chunk.size = SIZE;
+        m.u.chunk.checksum = off + CHUNK == SIZE ? sumb : NULL;
+        assert_int_equal(pp_frame_encode(&m, b + off, CHUNK, &buf, &blen), 0);
+        assert_int_equal(fx_ask_raw(s, buf, blen, &rep), 0);
+        free(buf);
+        assert_int_equal(rep.u.chunk_ack.have, off + CHUNK);
+        pp_msg_free(&rep);
+    }
+    wait_done(r);
+    pp_manifest_t man;
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 1);
+    assert_string_equal(pp_status_name(man.captures[0].status), "complete");
+    assert_int_equal(man.captures[0].files_n, 2);
+    assert_string_equal(man.captures[0].files[0].path, "trace.json");
+    assert_non_null(man.captures[0].files[0].checksum);
+    assert_string_equal(man.captures[0].files[0].checksum, suma);
+    assert_string_equal(man.captures[0].files[1].path, "two.json");
+    assert_string_equal(man.captures[0].files[1].checksum, sumb);
+    pp_record_free(&pp_desc_manifest, &man);
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +553,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stream_restart_resumes_from_the_prefix, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_stream_checksum_kept_over_a_restart, setup, teardown),
     };
     return PD_RUN_TESTS(tests, NULL, NULL);
 }
