@@ -136,6 +136,12 @@ char *pu_sbuf_take(pu_sbuf_t *b, size_t *len)
     } else if (!b->oom) {
         p = b->p;
         b->p = NULL;
+        /* the doubling's slack back when it is large (a document of
+         * megabytes held until written: up to as much again unused) */
+        if (b->cap - b->len > PU_SBUF_SLACK && b->cap - b->len > b->len / 4) {
+            char *q = realloc(p, b->len + 1);
+            p = q ? q : p;
+        }
     }
     if (len) {
         *len = p ? b->len : 0;

@@ -51,7 +51,9 @@ void pu_sbuf_commit(pu_sbuf_t *b, size_t n);
 void pu_sbuf_truncate(pu_sbuf_t *b, size_t len);
 /* The text, owned by the caller from now on ("" when empty), and its length;
  * NULL (and the buffer freed) when an append failed. The buffer is empty
- * again after. */
+ * again after. Over PU_SBUF_SLACK bytes (and a quarter of the text) of
+ * unused room are given back. */
+#define PU_SBUF_SLACK (64 * 1024)
 char *pu_sbuf_take(pu_sbuf_t *b, size_t *len);
 void pu_sbuf_free(pu_sbuf_t *b);
 

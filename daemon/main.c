@@ -7,6 +7,9 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +184,26 @@ static int run(const pd_config_t *cfg)
     return rc;
 }
 
+/*
+ * A window's documents (its manifest record and text, steps.json, the
+ * report) are built, written on the thread pool and freed: megabytes at
+ * 16,384 ranks. glibc's default raises its mmap threshold after the first
+ * such free, so the next ones land in heaps that keep their pages, one
+ * heap per thread that touched them (up to 8 per core): the peak grew with
+ * every window (docs/memory.md). A fixed threshold gives large blocks back
+ * when they are freed, two arenas bound the heaps. GLIBC_TUNABLES, when
+ * set, is the operator's to decide.
+ */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    if (getenv("GLIBC_TUNABLES") == NULL) {
+        mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+        mallopt(M_ARENA_MAX, 2);
+    }
+#endif
+}
+
 int main(int argc, char **argv)
 {
     struct option opts[MAX_OPTS];
@@ -191,6 +214,7 @@ int main(int argc, char **argv)
     bool check = false, coordinator = false;
     int c;
 
+    tune_malloc();
     options(opts, shorts, sizeof(shorts));
     /* one pass: flags are kept, and applied over the file by the loader */
     while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,35 @@ static void test_sbuf_appends_and_takes(void **state)
     assert_int_equal(len, 8);
     assert_null(b.p);
     assert_int_equal(b.len, 0);
+    free(s);
+}
+
+/* A large text keeps no doubling's slack: 600 KiB grown to a 1 MiB buffer
+ * is handed over in a block of about its size; a small one as it was. */
+static void test_sbuf_take_gives_slack_back(void **state)
+{
+    (void)state;
+    pu_sbuf_t b = {0};
+    static char chunk[1024];
+    memset(chunk, 'x', sizeof(chunk));
+    for (int i = 0; i < 600; i++) {
+        pu_sbuf_put(&b, chunk, sizeof(chunk));
+    }
+    assert_int_equal(b.len, 600 * 1024);
+    assert_true(b.cap >= 1024 * 1024); /* grown by doubling */
+    size_t len;
+    char *s = pu_sbuf_take(&b, &len);
+    assert_int_equal(len, 600 * 1024);
+    assert_int_equal(s[len], '\0');
+    assert_int_equal(s[len - 1], 'x');
+    assert_true(malloc_usable_size(s) < len + 4096);
+    free(s);
+
+    pu_sbuf_put(&b, chunk, 100); /* 100 bytes in a small buffer: not worth a realloc */
+    size_t cap = b.cap;
+    s = pu_sbuf_take(&b, &len);
+    assert_int_equal(len, 100);
+    assert_true(malloc_usable_size(s) >= cap);
     free(s);
 }
 
@@ -143,9 +173,13 @@ static void test_fmt_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grow_doubles_from_8),    cmocka_unit_test(test_grow_refuses_overflow),
-        cmocka_unit_test(test_sbuf_appends_and_takes), cmocka_unit_test(test_sbuf_long_format),
-        cmocka_unit_test(test_sbuf_failure_sticks),    cmocka_unit_test(test_fmt_bytes),
+        cmocka_unit_test(test_grow_doubles_from_8),
+        cmocka_unit_test(test_grow_refuses_overflow),
+        cmocka_unit_test(test_sbuf_appends_and_takes),
+        cmocka_unit_test(test_sbuf_take_gives_slack_back),
+        cmocka_unit_test(test_sbuf_long_format),
+        cmocka_unit_test(test_sbuf_failure_sticks),
+        cmocka_unit_test(test_fmt_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
