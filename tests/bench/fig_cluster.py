@@ -292,7 +292,8 @@ class ClusterFigures:
                 "so a node's 64 results and 64 files take seconds to reach the coordinator",
         "cpu": "the daemons' steady cost of the ranks' events, not the window",
         "scale": "the 2 cores are shared by all 257 daemons and the simulators, and the "
-                 "node daemons' share of a window's end is the largest: measured 2026-11-26 "
+                 "node daemons' share of a window's end is the largest: measured 2026-11-26, "
+                 "before the coordinator's journal "
                  "(16,384 ranks, /proc every 0.25 s from the window's end to its manifest), "
                  "the machine was 1.75-1.77 of 2 cores busy, the 256 node daemons 0.98-1.00 "
                  "core (each its 64 ranks' results, the forwarded result and 64 files "
@@ -302,15 +303,15 @@ class ClusterFigures:
                  "coordinator's request pool is not the cause (0-27 chunks deferred per "
                  "window; with 4,608 contexts, none deferred, 8.9-18.6 s); on a real "
                  "cluster each node daemon has its own machine",
-        "scale_rss": "measured 2026-11-26 at 16,384 ranks: 57-58 MiB before the first window "
-                     "with every rank registered, mostly per-rank records the coordinator "
-                     "keeps for the job: a registry entry (pd_rank_t, 616 bytes) and a step "
-                     "history (1,008 bytes + 128 step and 2 x 64 phase slots) per rank, ~2.7 "
-                     "KiB with the allocator's overhead (44 MiB), their names held as fixed "
-                     "65-byte buffers; then ~20 MiB per finished window, which the table keeps "
-                     "(up to 256) with every member (352 bytes) and its capture records "
-                     "(RSS 109, 131, 150 MiB after 3 windows), and 25-30 MiB above that while "
-                     "a window's manifest, steps.json and report.html are built",
+        "scale_rss": "measured 2026-11-27: 41 MiB before the first window at 16,384 ranks "
+                     "since names are interned (pd_rank_t 616 -> 320 bytes, a history entry "
+                     "1,016 -> 328, a window member 352 -> 176; 57-58 MiB before), and at "
+                     "4,096 ranks the RSS after windows 1/2/3 went 30.7/42.4/48.7 -> "
+                     "21.9/26.9/30.9 MiB with glibc's mmap threshold fixed and 2 arenas "
+                     "(docs/memory.md); what is left: a finished window keeps every member's "
+                     "capture records and incoming files (about 0.8 KiB a member, ~13 MiB at "
+                     "16,384), and a window's documents are built whole while written (the "
+                     "manifest record and its 7 MB text, steps.json, report.html)",
         "coord_cpu": "perf record -g of the coordinator over a 4,096-rank window (2026-11-27, "
                      "35 s, 1,838 samples, with the machine at a load of 50-70): 58 % of its "
                      "CPU in the kernel, among it 21 % allocating inodes for the capture folders "
@@ -321,16 +322,24 @@ class ClusterFigures:
                      "(pd_history_find 3 %)",
         "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
                      "run measures the target's 16,384 ranks over 256 node daemons",
-        "gather_node": "one chunk in flight per file (read on the thread pool, send, write "
-                       "and hash on the coordinator's pool, ack, then the next): two large "
-                       "files stream as two stop-and-wait flows of 1 MiB chunks, each hop "
-                       "waiting for a thread to be scheduled (worse beside other load); "
-                       "tar|socat is one continuous stream",
+        "gather_node": "measured 2026-11-27 with up to 8 chunks of a file in flight: the path "
+                       "is CPU-bound, not waiting for acks (pipelining alone moved the median "
+                       "from 0.43x to 0.42-0.55x); perf: about 22 % of the samples in nng's "
+                       "hand-offs between threads (each chunk crosses the loop, nng's I/O "
+                       "threads and the pool on both sides), then the copies of each chunk "
+                       "(read, frame, socket, write) and xxh64 on both sides; tar|socat is "
+                       "two processes copying a pipe into a socket",
         "gather_node_cpu": "every chunk crosses the loop and the thread pool on both sides "
-                           "(JSON header, a copy into the job, xxh64 on both sides)",
-        "gather_copy": "profd writes each file as .part through confined paths and renames "
-                       "it, and hashes what it copies; its figure includes the result's trip "
-                       "to the daemon",
+                           "(a JSON header, xxh64 on both sides); until 2026-11-27 the "
+                           "coordinator also wrote a member's whole journal record (every file "
+                           "of its capture) each time one file ended, quadratic in a capture's "
+                           "files (2,002 here): about 2x tar|socat's CPU per GiB, 0.9-1.06x "
+                           "since each file's checksum is a record of its own",
+        "gather_copy": "measured 2026-11-27: profd's CPU per GiB is 1.18-1.35x cp -r's "
+                       "(xxh64 of every byte, which cp -r does not do, and each file written "
+                       "as .part through confined paths, then renamed); letting the hash run "
+                       "up to 3 buffers ahead of the writes gave no clear gain; its figure "
+                       "includes the result's trip to the daemon",
         "gather_copy_cpu": "xxh64 of every byte besides the copy (cp -r does not hash)",
         "late_plan": "the plan reached those ranks after the window's start step: --next 2 at "
                      "10 steps/s leaves 200 ms for the start to travel profctl -> coordinator "
