@@ -4,10 +4,13 @@
 measured is compared by its spread (benchlib.summary: min-max under 10
 values, else p10-p90): it reproduces when either run's median lies within
 the other run's spread. A figure of one value has no spread: it reproduces
-within 10 % of the other run's value. A target judged PASS in one run and
-MISS in the other is listed too, whatever the medians."""
+within 10 % of the other run's value; one that neither run could measure
+(NaN) reproduces, one that only one run measured does not. A target
+judged PASS in one run and MISS in the other is listed too, whatever the
+medians."""
 
 import json
+import math
 
 ONE_VALUE_TOLERANCE = 0.10
 
@@ -41,7 +44,10 @@ def compare(prev_rows, rows):
             continue
         a, b = p["summary"], r["summary"]
         ba, bb = bounds(a), bounds(b)
-        same = within(b["median"], ba) or within(a["median"], bb)
+        if math.isnan(a["median"]) or math.isnan(b["median"]):  # not measured: both, or not
+            same = math.isnan(a["median"]) and math.isnan(b["median"])
+        else:
+            same = within(b["median"], ba) or within(a["median"], bb)
         out.append({"key": r["key"], "name": r["name"], "unit": r["unit"],
                     "prev_median": a["median"], "median": b["median"],
                     "prev_spread": ba, "spread": bb,

@@ -265,6 +265,12 @@ class Reproduce(unittest.TestCase):
         self.assertTrue(reproduce.compare([fig("x", [5.0, 5.1, 5.2])],
                                           [fig("x", [1.0, 2.0, 9.0])])[0]["reproduces"])
 
+    def test_not_measured(self):
+        nan = float("nan")
+        out = reproduce.compare([fig("a", [nan]), fig("b", [nan]), fig("c", [1.0])],
+                                [fig("a", [nan]), fig("b", [1.0]), fig("c", [nan])])
+        self.assertEqual([c["reproduces"] for c in out], [True, False, False])
+
     def test_status_changed(self):
         out = reproduce.compare([fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0], "INFO")],
                                 [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.0], "PASS")])
