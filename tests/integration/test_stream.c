@@ -93,23 +93,34 @@ static void node_result(nng_socket s, const char *sum)
     pp_msg_free(&rep);
 }
 
-/* One chunk of trace.json: data[offset, offset + len); the coordinator's
- * answer in *have and *done. */
-static void chunk(nng_socket s, const char *data, int64_t offset, int64_t len, const char *sum,
-                  int64_t *have, bool *done)
+/* The framed chunk of capture file `path` (under CAPDIR): data[offset,
+ * offset + len), with the file's checksum `sum` (NULL: none); *buf is the
+ * caller's to free. */
+static void chunk_frame(const char *path, const char *data, int64_t offset, int64_t len,
+                        const char *sum, char **buf, size_t *blen)
 {
-    pp_msg_t m, rep;
-    char *buf;
-    size_t blen;
+    char full[128];
+    pp_msg_t m;
+    snprintf(full, sizeof(full), "%s/%s", CAPDIR, path);
     pp_msg_init(&m, PP_T_chunk);
     m.u.chunk.node = NODE;
     m.u.chunk.window = 1;
-    m.u.chunk.path = CAPDIR "/trace.json";
+    m.u.chunk.path = full;
     m.u.chunk.offset = offset;
     m.u.chunk.len = len;
     m.u.chunk.size = SIZE;
     m.u.chunk.checksum = (char *)sum;
-    assert_int_equal(pp_frame_encode(&m, data + offset, (size_t)len, &buf, &blen), 0);
+    assert_int_equal(pp_frame_encode(&m, data + offset, (size_t)len, buf, blen), 0);
+}
+
+/* One chunk of `path`; the coordinator's answer in *have and *done. */
+static void chunk_of(nng_socket s, const char *path, const char *data, int64_t offset, int64_t len,
+                     const char *sum, int64_t *have, bool *done)
+{
+    pp_msg_t rep;
+    char *buf;
+    size_t blen;
+    chunk_frame(path, data, offset, len, sum, &buf, &blen);
     int rv = fx_ask_raw(s, buf, blen, &rep);
     free(buf);
     if (rv != 0) {
@@ -119,6 +130,13 @@ static void chunk(nng_socket s, const char *data, int64_t offset, int64_t len, c
     *have = rep.u.chunk_ack.have;
     *done = rep.u.chunk_ack.done;
     pp_msg_free(&rep);
+}
+
+/* One chunk of trace.json: data[offset, offset + len). */
+static void chunk(nng_socket s, const char *data, int64_t offset, int64_t len, const char *sum,
+                  int64_t *have, bool *done)
+{
+    chunk_of(s, "trace.json", data, offset, len, sum, have, done);
 }
 
 /* The whole file, chunk by chunk, as long as the coordinator takes it;
@@ -187,18 +205,10 @@ static void chunks_at_once(const fx_daemon_t *r, const char *data, const int64_t
         s[i] = fx_dial(r->cfg.coordinator_listen);
     }
     for (int i = 0; i < n; i++) {
-        pp_msg_t m;
         char *buf;
         size_t blen;
-        pp_msg_init(&m, PP_T_chunk);
-        m.u.chunk.node = NODE;
-        m.u.chunk.window = 1;
-        m.u.chunk.path = CAPDIR "/trace.json";
-        m.u.chunk.offset = offsets[i];
-        m.u.chunk.len = CHUNK;
-        m.u.chunk.size = SIZE;
-        m.u.chunk.checksum = offsets[i] + CHUNK == SIZE ? (char *)sum : NULL;
-        assert_int_equal(pp_frame_encode(&m, data + offsets[i], CHUNK, &buf, &blen), 0);
+        chunk_frame("trace.json", data, offsets[i], CHUNK, offsets[i] + CHUNK == SIZE ? sum : NULL,
+                    &buf, &blen);
         assert_int_equal(nng_send(s[i], buf, blen, 0), 0);
         free(buf);
     }
@@ -508,22 +518,8 @@ static void test_stream_checksum_kept_over_a_restart(void **state)
     fx_daemon_start(r);
     s = node_join(r);
     for (int64_t off = 0; off < SIZE; off += CHUNK) {
-        pp_msg_t m;
-        char *buf;
-        size_t blen;
-        pp_msg_init(&m, PP_T_chunk);
-        m.u.chunk.node = NODE;
-        m.u.chunk.window = 1;
-        m.u.chunk.path = CAPDIR "/two.json";
-        m.u.chunk.offset = off;
-        m.u.chunk.len = CHUNK;
-        m.u.chunk.size = SIZE;
-        m.u.chunk.checksum = off + CHUNK == SIZE ? sumb : NULL;
-        assert_int_equal(pp_frame_encode(&m, b + off, CHUNK, &buf, &blen), 0);
-        assert_int_equal(fx_ask_raw(s, buf, blen, &rep), 0);
-        free(buf);
-        assert_int_equal(rep.u.chunk_ack.have, off + CHUNK);
-        pp_msg_free(&rep);
+        chunk_of(s, "two.json", b, off, CHUNK, off + CHUNK == SIZE ? sumb : NULL, &have, &done);
+        assert_int_equal(have, off + CHUNK);
     }
     wait_done(r);
     pp_manifest_t man;
