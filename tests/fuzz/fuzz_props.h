@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static inline void check(int cond, const char *what)
@@ -38,6 +39,18 @@ static inline void fuzz_tmpdir(char *dir, size_t len, const char *name, void (*g
             abort();
         }
         atexit(gone);
+    }
+}
+
+/* A daemon that refuses its state file says so in one line that names the
+ * file and what to do about it. */
+static inline void check_refusal(const char *err, const char *path)
+{
+    if (strstr(err, path) == NULL || strchr(err, '\n') != NULL ||
+        (strstr(err, "move the file away") == NULL && strstr(err, "remove") == NULL &&
+         strstr(err, "chmod") == NULL && strstr(err, "chown") == NULL)) {
+        fprintf(stderr, "a refusal that does not name the file and what to do: %s\n", err);
+        abort();
     }
 }
 
