@@ -13,7 +13,8 @@
 # Usage: deploy/bench.sh [--quick] [--only hotpath,python,plan,align,ingest,footprint,idle,gather,overhead,
 #        turnaround,scale,scale4k,gatherload,startup,straggler]
 # Every figure by default, scale at the target's 16,384 simulated ranks over
-# 256 node daemons (PROFD_BENCH_SCALE_NODES=N for another size).
+# 256 node daemons (PROFD_BENCH_SCALE_NODES=N for another size). A full run
+# is compared with the previous full run's figures (--compare JSON: another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFD_BENCH_T0=$(date +%s.%N)
