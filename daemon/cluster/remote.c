@@ -14,6 +14,7 @@
 #include "gather.h"
 #include "pu_buf.h"
 #include "remote.h"
+#include "wcaps.h"
 
 /* ---- plans ---- */
 
@@ -475,6 +476,41 @@ fail:
     return rv;
 }
 
+/* A chunk of a compacted window (done, its files all arrived): a resend
+ * after the reply was lost, answered as the file's last ack when its
+ * manifest lists the file as one of that node's members', else refused as
+ * an unexpected file. */
+static void done_file(pd_node_t *n, pd_req_t *req, pd_window_t *w, const pp_chunk_t *c)
+{
+    char err[600], path[PD_INCOMING_PATH_MAX + 1];
+    bool back;
+    int64_t size = -1;
+    if (pd_wcaps_open(w, &back, err, sizeof(err)) != 0) {
+        pd_req_reply_error(req, PROFD_EIO, "%s", err);
+        return;
+    }
+    for (size_t i = 0; i < w->nmembers && size < 0; i++) {
+        const pd_member_t *m = &w->members[i];
+        for (size_t k = 0; strcmp(m->node, c->node) == 0 && k < m->ncaps && size < 0; k++) {
+            const pp_capture_t *cp = &m->caps[k];
+            for (size_t f = 0; cp->dir && f < cp->files_n && size < 0; f++) {
+                if ((size_t)snprintf(path, sizeof(path), "%s/%s", cp->dir, cp->files[f].path) <
+                        sizeof(path) &&
+                    strcmp(path, c->path) == 0) {
+                    size = cp->files[f].bytes;
+                }
+            }
+        }
+    }
+    pd_wcaps_done(w, back);
+    if (size < 0) {
+        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s", w->name,
+                           c->path, c->node);
+        return;
+    }
+    reply_ack(n, req, size, true);
+}
+
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
                         size_t plen)
 {
@@ -483,6 +519,10 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
     size_t idx = 0;
     if (w == NULL) {
         pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)c->window);
+        return;
+    }
+    if (w->compact) { /* done: every file arrived, the manifest lists them */
+        done_file(n, req, w, c);
         return;
     }
     in = pd_windows_incoming(w, c->path, &idx);

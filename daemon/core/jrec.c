@@ -153,12 +153,24 @@ static int bad(char *err, size_t errlen, const char *what)
     return PROFD_EINVAL;
 }
 
+/* A compacted window's counts: five, none negative, of a done window. */
+static bool captured_ok(const pp_state_window_t *s)
+{
+    for (size_t i = 0; i < s->captured_n; i++) {
+        if (s->captured[i] < 0) {
+            return false;
+        }
+    }
+    return s->captured_n == 0 || (s->captured_n == 5 && s->state == PP_WS_DONE);
+}
+
 static bool window_ok(const pp_state_window_t *s)
 {
     return s->id > 0 && s->state != PP_WS_NONE && pp_ident_ok(s->job) &&
            strlen(s->name) <= PP_MAX_NAME && strlen(s->dir) < sizeof(((pd_window_t *)0)->dir) &&
            s->root_len >= 1 && (size_t)s->root_len <= strlen(s->dir) && s->incoming_n == 0 &&
-           (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record));
+           (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record)) &&
+           captured_ok(s);
 }
 
 /* name, job, spec, steps, state, folder, warnings, reason, bytes; strings
@@ -198,6 +210,10 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     snprintf(w->pruned, sizeof(w->pruned), "%s", s->pruned ? s->pruned : "");
     snprintf(w->record, sizeof(w->record), "%s", s->record ? s->record : "");
     w->record_bytes = s->record_bytes > 0 ? s->record_bytes : 0;
+    if (s->captured_n == 5) { /* compacted: the load ends compacting it (node/jload.c) */
+        memcpy(w->captured, s->captured, sizeof(w->captured));
+        w->compact = true;
+    }
 }
 
 pd_window_t *pd_jrec_window_restore(pd_registry_t *reg, pp_state_window_t *s, int64_t now_ms,

@@ -6,8 +6,7 @@
 
 #include "manifest.h"
 
-/* Manifest order: role, phase, rank, replica, first step. */
-static int cmp_capture(const void *a, const void *b)
+int pd_manifest_cmp(const void *a, const void *b)
 {
     const pp_capture_t *x = a, *y = b;
     int c = strcmp(x->role, y->role);
@@ -62,7 +61,7 @@ int pd_manifest_build(const pd_window_t *w, pp_manifest_t *out)
         }
     }
     if (k > 1) {
-        qsort(caps, k, sizeof(*caps), cmp_capture);
+        qsort(caps, k, sizeof(*caps), pd_manifest_cmp);
     }
     man.window.steps = steps;
     man.window.steps_n = 2;

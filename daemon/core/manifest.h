@@ -17,5 +17,8 @@
  * PROFD_ENOMEM (*out untouched). */
 int pd_manifest_build(const pd_window_t *w, pp_manifest_t *out);
 void pd_manifest_free(pp_manifest_t *m);
+/* Manifest order of two captures (pp_capture_t): role, phase, rank,
+ * replica, first step. */
+int pd_manifest_cmp(const void *a, const void *b);
 
 #endif

@@ -127,6 +127,13 @@ typedef struct pd_window {
      * its bytes and their count; "" none (a window from before records) */
     char record[32];
     int64_t record_bytes;
+    /* compacted (pd_windows_compact): a done window whose manifest the
+     * journal knows is written keeps its members' identity and its counts
+     * only; its members' captures and its incoming files are gone from
+     * memory, read back from the manifest when asked for (node/wcaps.c).
+     * captured: its captures by pp_capture_status_t, kept when compacted */
+    bool compact;
+    int64_t captured[5];
     bool jdirty; /* the window's own fields changed since the journal wrote them */
     /* the indices of the members and incoming files marked since the
      * journal last wrote them (pd_member_mark, pd_incoming_mark), so that
@@ -321,6 +328,26 @@ int pd_windows_report(pd_windows_t *ws, const pd_rank_t *k, int64_t window, pp_c
  * window folder ("<capdir>[/step<N>]") rather than to the spool. */
 bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_capture_t *c,
                           bool rel);
+
+/* Captures of w by status (pp_capture_status_t, 5 of them): counted over
+ * its members', or the counts kept when it is compacted. */
+void pd_windows_captured(const pd_window_t *w, int64_t by_status[5]);
+/* Compact a done window: its counts kept (pd_windows_captured), its
+ * members' captures, their gathering flags and its incoming files freed.
+ * Again on a compacted one: what is left of captures is freed, the kept
+ * counts stay. */
+void pd_windows_compact(pd_window_t *w);
+/*
+ * A compacted window's captures put back into its members from its
+ * manifest record `man` (its captures taken from it: man->captures NULL
+ * afterwards), each to the member that made it (the same host, pid,
+ * replica rank, and its rank in the capture's role or its own rank), in
+ * the manifest's order; w->compact false until pd_windows_compact again.
+ * 0, or PROFD_EINVAL with why (the manifest is another window's, a capture
+ * belongs to no member, the counts differ): w left compacted, captures
+ * none.
+ */
+int pd_windows_uncompact(pd_window_t *w, pp_manifest_t *man, char *err, size_t errlen);
 
 /* Drop finished windows beyond the most recent `keep` (bounded memory):
  * the pruned ones first; never one whose hook runs. */

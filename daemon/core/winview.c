@@ -118,16 +118,14 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
     out->settings = (char *)pd_plan_settings(&w->spec, -1);
     out->selected = (int64_t)w->nmembers;
     for (size_t i = 0; i < w->nmembers; i++) {
-        const pd_member_t *m = &w->members[i];
-        out->reported += m->state != PP_MS_EXPECTED;
-        for (size_t c = 0; c < m->ncaps; c++) {
-            pp_capture_status_t s = m->caps[c].status;
-            out->complete += s == PP_CAP_COMPLETE;
-            out->failed += s == PP_CAP_FAILED;
-            out->missed += s == PP_CAP_MISSED;
-            out->truncated += s == PP_CAP_TRUNCATED;
-        }
+        out->reported += w->members[i].state != PP_MS_EXPECTED;
     }
+    int64_t by[5];
+    pd_windows_captured(w, by); /* kept when compacted */
+    out->complete = by[PP_CAP_COMPLETE];
+    out->failed = by[PP_CAP_FAILED];
+    out->missed = by[PP_CAP_MISSED];
+    out->truncated = by[PP_CAP_TRUNCATED];
     out->bytes = w->bytes;
     for (size_t i = 0; i < w->nincoming; i++) {
         if (!w->incoming[i].done) {

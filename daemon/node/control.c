@@ -21,6 +21,7 @@
 #include "scores.h"
 #include "start.h"
 #include "trigger.h"
+#include "wcaps.h"
 
 /* A request parked until work on the thread pool is over (report, merge).
  * The endpoint frees parked requests when it closes: then `req` is NULL and
@@ -308,20 +309,28 @@ static void on_report(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payloa
         pd_req_reply_error(req, PROFD_ESTATE, "window %lld was cancelled", (long long)w->id);
         return;
     }
+    bool back;
+    int rv = pd_wcaps_open(w, &back, err, sizeof(err)); /* a compacted window's, from disk */
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
     if (pd_manifest_build(w, &man) != 0) {
+        pd_wcaps_done(w, back);
         pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
         return;
     }
     waiting_t *wt = wait_on(c, req);
     if (wt) {
-        int rv = pd_report_write(n, w, &man, w->state == PP_WS_DONE, false, report_over, wt, err,
-                                 sizeof(err));
+        rv = pd_report_write(n, w, &man, w->state == PP_WS_DONE, false, report_over, wt, err,
+                             sizeof(err));
         if (rv != 0) {
             req = wait_over(wt);
             pd_req_reply_error(req, rv, "%s", err);
         }
     }
     pd_manifest_free(&man);
+    pd_wcaps_done(w, back); /* what the report needs of them is copied */
 }
 
 static void merge_over(pd_node_t *n, int64_t window, int rv, const char *reason,
@@ -411,7 +420,14 @@ static void on_merge(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload
         return;
     }
     int64_t st[5] = {0, 0, 0, 0, 0};
+    bool back;
+    int rv = pd_wcaps_open(w, &back, err, sizeof(err)); /* a compacted window's, from disk */
+    if (rv != 0) {
+        pd_req_reply_error(req, rv, "%s", err);
+        return;
+    }
     if (merge_traces(w, st) == 0) {
+        pd_wcaps_done(w, back);
         pd_req_reply_error(req, PROFD_ENOENT,
                            "window %lld has nothing to merge: none of its %lld capture(s) has a "
                            "trace (%lld complete, %lld failed, %lld missed, %lld truncated)",
@@ -424,12 +440,13 @@ static void on_merge(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload
     }
     waiting_t *wt = wait_on(c, req);
     if (wt) {
-        int rv = pd_merge_window(n, w, merge_over, wt, err, sizeof(err));
+        rv = pd_merge_window(n, w, merge_over, wt, err, sizeof(err));
         if (rv != 0) {
             req = wait_over(wt);
             pd_req_reply_error(req, rv, "%s", err);
         }
     }
+    pd_wcaps_done(w, back); /* the merge's inputs are copied */
 }
 
 static void on_straggler(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)
@@ -452,6 +469,15 @@ static void on_straggler(void *ctx, pd_req_t *req, pp_msg_t *in, const void *pay
 
 /* Each selected rank's captures that are not complete, in one line each:
  * "failed, steps 5-6, phase generate: <reason>" (the detail of one window). */
+static int cmp_cap_at(const void *a, const void *b)
+{
+    const pp_capture_t *x = *(const pp_capture_t *const *)a, *y = *(const pp_capture_t *const *)b;
+    int c = pd_manifest_cmp(x, y);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* (in the manifest's order: the same whether the captures are the ones
+ * reported or the ones read back from the manifest) */
 static void failures_fill(const pd_window_t *w, pp_window_t *out)
 {
     for (size_t i = 0; i < out->ranks_n && i < w->nmembers; i++) {
@@ -462,15 +488,21 @@ static void failures_fill(const pd_window_t *w, pp_window_t *out)
         }
         char **v =
             bad ? calloc(bad < FAILURES_SHOWN ? bad : FAILURES_SHOWN + 1, sizeof(char *)) : NULL;
-        if (v == NULL) {
+        const pp_capture_t **at = bad ? calloc(bad, sizeof(*at)) : NULL;
+        if (v == NULL || at == NULL) {
+            free(v);
+            free(at);
             continue;
         }
-        for (size_t c = 0; c < m->ncaps && k < FAILURES_SHOWN; c++) {
-            const pp_capture_t *cp = &m->caps[c];
-            char steps[64] = "", line[512];
-            if (cp->status == PP_CAP_COMPLETE) {
-                continue;
+        for (size_t c = 0, b = 0; c < m->ncaps; c++) {
+            if (m->caps[c].status != PP_CAP_COMPLETE) {
+                at[b++] = &m->caps[c];
             }
+        }
+        qsort(at, bad, sizeof(*at), cmp_cap_at);
+        for (size_t c = 0; c < bad && k < FAILURES_SHOWN; c++) {
+            const pp_capture_t *cp = at[c];
+            char steps[64] = "", line[512];
             if (cp->first_step != PP_NONE && cp->last_step != PP_NONE &&
                 cp->last_step != cp->first_step) {
                 snprintf(steps, sizeof(steps), ", steps %lld-%lld", (long long)cp->first_step,
@@ -494,6 +526,7 @@ static void failures_fill(const pd_window_t *w, pp_window_t *out)
                 k++;
             }
         }
+        free(at);
         out->ranks[i].failures = v;
         out->ranks[i].failures_n = k;
     }
@@ -513,10 +546,19 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
     pp_msg_t m;
     size_t k = 0, j = 0;
     pp_msg_init(&m, PP_T_windows_reply);
-    if (q->id != PP_NONE && pd_windows_get(n->win, q->id) == NULL) {
+    pd_window_t *one = q->id != PP_NONE ? pd_windows_get(n->win, q->id) : NULL;
+    bool back = false;
+    char err[600];
+    if (q->id != PP_NONE && one == NULL) {
         pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)q->id);
         return;
     }
+    /* the detail of one window: its captures, from its manifest when
+     * compacted (a window retention removed has none: its counts only);
+     * one that cannot be read back is answered without them, with a
+     * warning that says why */
+    int rv = one && !one->pruned[0] ? pd_wcaps_open(one, &back, err, sizeof(err)) : 0;
+    char **warn = NULL;
     for (pd_window_t *w = n->win->head; w; w = w->next) {
         k++;
     }
@@ -528,6 +570,15 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
         pd_windows_info(w, q->id != PP_NONE, &v[j]);
         pd_hook_info(n->hook, w->id, &v[j]);
         failures_fill(w, &v[j]);
+        if (w == one && rv != 0 &&
+            (warn = calloc(w->nwarnings + 1, sizeof(*warn))) != NULL) { /* borrowed strings */
+            for (size_t i = 0; i < w->nwarnings; i++) {
+                warn[i] = w->warnings[i];
+            }
+            warn[w->nwarnings] = err;
+            v[j].warnings = warn;
+            v[j].warnings_n = w->nwarnings + 1;
+        }
         /* its record of step times, once final (none still open for it)
          * and written */
         if (w->record[0] && w->pending == 0 &&
@@ -544,6 +595,10 @@ static void on_windows(void *ctx, pd_req_t *req, pp_msg_t *in, const void *paylo
         pd_windows_info_free(&v[i]);
     }
     free(v);
+    free(warn);
+    if (one) {
+        pd_wcaps_done(one, back);
+    }
 }
 
 static void on_start(void *ctx, pd_req_t *req, pp_msg_t *in, const void *payload, size_t plen)

@@ -453,6 +453,12 @@ static int load_end(loader_t *lp, int rv, pd_journal_loaded_t *out, char *err, s
     for (pd_window_t *w = n->win->head; w; w = w->next) {
         out->windows++;
         pd_windows_marks_clear(w);
+        /* a done window's manifest is written: its captures stay there
+         * (compacted again, or the first time when its records are from
+         * before it was: the same state either way) */
+        if (w->compact || (w->state == PP_WS_DONE && !w->mirror)) {
+            pd_windows_compact(w);
+        }
     }
     snprintf(out->coordinator, sizeof(out->coordinator), "%s", l.coord);
     return 0;

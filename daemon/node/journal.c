@@ -15,6 +15,7 @@
 #include "jrec.h"
 #include "journal.h"
 #include "pu_buf.h"
+#include "wcaps.h"
 
 #define FLUSH_DELAY_MS  100
 #define RETRY_MS        1000      /* a write failed and replies wait: tried again */
@@ -132,8 +133,15 @@ static int put_window(pd_journal_t *j, buf_t *b, const pd_window_t *w)
 {
     pp_jrec_t r;
     rec_init(j, &r, PP_JR_WINDOW);
+    int64_t by[5];
     pd_jrec_window(w, &r.window);
     pd_hook_record(j->n->hook, w->id, &r.window);
+    if (w->state == PP_WS_DONE && !w->mirror) {
+        /* its manifest is written: the counts it keeps when compacted */
+        pd_windows_captured(w, by);
+        r.window.captured = by;
+        r.window.captured_n = 5;
+    }
     return put_rec(j, b, &r);
 }
 
@@ -383,6 +391,9 @@ void pd_journal_sync(pd_journal_t *j)
     }
     write_pending(j);
     sync_soon(j);
+    if (j->pending.len == 0 && !j->stopped) {
+        pd_wcaps_settle(j->n); /* the done windows it holds: their captures stay on disk */
+    }
     if (some && j->role.coordinator) { /* the figures a coordinator's whole-state saves had */
         j->n->stats.state_saves++;
         j->n->stats.state_save_us += pd_now_us() - t0;

@@ -16,6 +16,7 @@
 #include "gather.h"
 #include "hook.h"
 #include "manifest.h"
+#include "wcaps.h"
 #include "profd/errors.h"
 #include "profd/version.h"
 #include "report.h"
@@ -537,6 +538,7 @@ static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r
     pd_window_t *w = pd_windows_get(n->win, window);
     if (w != NULL && w->pending > 0) {
         w->pending--;
+        pd_windows_dirty(n->win); /* it may be compacted now (pd_wcaps_settle) */
     }
     if (w != NULL && pd_hook_waiting(n->hook, w->id)) {
         pd_hook_window(n->hook, w); /* the report's last write is over */
@@ -564,9 +566,19 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             continue;
         }
         pp_manifest_t man;
-        char err[256];
+        char err[600];
         int64_t id = rec->window;
+        bool back;
+        if (pd_wcaps_open(w, &back, err, sizeof(err)) != 0) { /* compacted: from disk */
+            PD_LOG(n->log, PD_LOG_WARN, "report", "%s", err);
+            pd_wrecords_drop(n->wrec, id);
+            if (pd_hook_waiting(n->hook, w->id)) {
+                pd_hook_window(n->hook, w); /* with the report as it is */
+            }
+            return;
+        }
         if (pd_manifest_build(w, &man) != 0) {
+            pd_wcaps_done(w, back);
             continue;
         }
         w->pending++; /* the writes are the window's until done (again_done) */
@@ -579,6 +591,7 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             }
         }
         pd_manifest_free(&man);
+        pd_wcaps_done(w, back);
         return; /* the record is gone: the others at the next tick */
     }
 }

@@ -6,8 +6,9 @@
  * JSON over nng. Checks a window end to end (manifest, files, checksums,
  * none with checksum: none), bad input on both endpoints, a daemon restart
  * under running clients, two daemons in one process, a client given no
- * URL that finds late daemons by the run directory rule, and a reply held
- * until the journal holds what it acknowledges.
+ * URL that finds late daemons by the run directory rule, a reply held
+ * until the journal holds what it acknowledges, and a done window's detail
+ * read back from its manifest once compacted, and after a restart.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -662,11 +663,143 @@ static void test_daemon_reply_waits_for_the_journal(void **state)
     fx_daemon_free(r);
 }
 
+/* Window id's detail as profctl windows ID shows it: its counts, its
+ * warnings, then one line per rank (in the order of their ranks),
+ * "<role> <rank> <state>" and its failures; or the error's code with its
+ * message. */
+static int window_detail(const fx_daemon_t *r, int64_t id, char *out, size_t len)
+{
+    char q[128];
+    pp_msg_t rep;
+    size_t at = 0;
+    snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"windows\",\"id\":%lld}", (long long)id);
+    int rv = fx_ask_once(r->cfg.control_url, q, &rep);
+    if (rv != 0) {
+        snprintf(out, len, "%s", rep.u.error.message ? rep.u.error.message : "");
+        pp_msg_free(&rep);
+        return rv;
+    }
+    assert_int_equal(rep.u.windows_reply.windows_n, 1);
+    const pp_window_t *w = &rep.u.windows_reply.windows[0];
+    at += (size_t)snprintf(out + at, len - at, "%s: %lld complete, %lld failed, %lld missed\n",
+                           pp_enum_name(&pp_enum_window_state, w->state), (long long)w->complete,
+                           (long long)w->failed, (long long)w->missed);
+    for (size_t i = 0; i < w->warnings_n && at < len; i++) {
+        at += (size_t)snprintf(out + at, len - at, "warning: %s\n", w->warnings[i]);
+    }
+    size_t order[8];
+    assert_true(w->ranks_n <= 8);
+    for (size_t i = 0; i < w->ranks_n; i++) { /* by rank */
+        size_t x = i;
+        for (; x > 0 && w->ranks[order[x - 1]].rank > w->ranks[i].rank; x--) {
+            order[x] = order[x - 1];
+        }
+        order[x] = i;
+    }
+    for (size_t i = 0; i < w->ranks_n && at < len; i++) {
+        const pp_rank_state_t *k = &w->ranks[order[i]];
+        at += (size_t)snprintf(out + at, len - at, "%s %lld %s", k->role, (long long)k->rank,
+                               pp_enum_name(&pp_enum_member_state, k->state));
+        for (size_t f = 0; f < k->failures_n && at < len; f++) {
+            at += (size_t)snprintf(out + at, len - at, " | %s", k->failures[f]);
+        }
+        at += at < len ? (size_t)snprintf(out + at, len - at, "\n") : 0;
+    }
+    assert_true(at < len);
+    pp_msg_free(&rep);
+    return 0;
+}
+
+/* A done window is compacted once the journal holds it (its captures
+ * freed, its counts kept): its detail reads them back from its manifest,
+ * the same before, after, and after a restart; without its manifest the
+ * detail comes without them, with a warning that says why. */
+static void test_daemon_done_window_read_back(void **state)
+{
+    fx_daemon_t *r = daemon_new(tmp);
+    profd_client_t *c[NCLIENTS];
+    char before[2048], after[2048] = "", man[400], away[420];
+    /* actor 1 leaves before the window: missed when its client had the
+     * plan, else lost */
+    const char *missed = "done: 2 complete, 0 failed, 1 missed\n"
+                         "actor 0 reported\n"
+                         "actor 1 reported | missed: worker closed before step 5\n"
+                         "rollout 3 reported\n";
+    const char *lost = "done: 2 complete, 1 failed, 0 missed\n"
+                       "actor 0 reported\n"
+                       "actor 1 lost | failed: exited without reporting its captures (last step "
+                       "begun: 2)\n"
+                       "rollout 3 reported\n";
+
+    fx_daemon_start(r);
+    open_clients(r, c, NCLIENTS);
+    run_steps(c, NCLIENTS, 1, 2);
+    fx_start_window(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
+                    "\"settings\":{\"bytes\":1000},\"selectors\":["
+                    "{\"role\":\"actor\",\"all_ranks\":true},"
+                    "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
+                    "w1-steps5-6", 3);
+    profd_close(c[1]);
+    c[1] = c[NCLIENTS - 1];
+    run_steps(c, NCLIENTS - 1, 3, 8);
+    fx_wait_state(r->cfg.control_url, 1, "done", NULL, 0);
+    /* its record of step times waits for the steps after it: not
+     * compacted yet */
+    assert_int_equal(window_detail(r, 1, before, sizeof(before)), 0);
+    if (strcmp(before, missed) != 0 && strcmp(before, lost) != 0) {
+        fail_msg("the window's detail: '%s'", before);
+    }
+
+    /* the steps after it: the record is complete, the window compacted,
+     * its detail from the manifest (moved away, it cannot be) */
+    run_steps(c, NCLIENTS - 1, 9, 16);
+    fx_path_of(man, sizeof(man), "%s/out/itest/w1-steps5-6/manifest.json", tmp);
+    fx_path_of(away, sizeof(away), "%s.away", man);
+    char unread[2048];
+    fx_path_of(unread, sizeof(unread),
+               "%.36s\n"
+               "warning: window 1: its captures cannot be read back: "
+               "%s/out/itest/w1-steps5-6/manifest.json: cannot open "
+               "'itest/w1-steps5-6/manifest.json': No such file or directory\n"
+               "actor 0 reported\nactor 1 %s\nrollout 3 reported\n",
+               before, tmp, before[18] == '0' ? "reported" : "lost");
+    for (int t = 0; t < 200 && strcmp(after, unread) != 0; t++) {
+        fx_sleep_ms(50);
+        assert_int_equal(rename(man, away), 0);
+        assert_int_equal(window_detail(r, 1, after, sizeof(after)), 0);
+        assert_int_equal(rename(away, man), 0);
+    }
+    assert_string_equal(after, unread);
+    assert_int_equal(window_detail(r, 1, after, sizeof(after)), 0);
+    assert_string_equal(after, before);
+
+    for (int i = 0; i < NCLIENTS - 1; i++) {
+        profd_close(c[i]);
+    }
+    fx_daemon_stop(r);
+    fx_daemon_start(r); /* read back from the journal: compacted again */
+    assert_int_equal(window_detail(r, 1, after, sizeof(after)), 0);
+    assert_string_equal(after, before);
+    assert_int_equal(rename(man, away), 0);
+    assert_int_equal(window_detail(r, 1, after, sizeof(after)), 0);
+    assert_string_equal(after, unread);
+    pp_msg_t rep; /* the list answers from the counts kept */
+    assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"windows\"}", &rep), 0);
+    assert_int_equal(rep.u.windows_reply.windows_n, 1);
+    assert_int_equal(rep.u.windows_reply.windows[0].complete, 2);
+    assert_int_equal(rep.u.windows_reply.windows[0].failed, before[18] == '0' ? 0 : 1);
+    assert_int_equal(rep.u.windows_reply.windows[0].missed, before[18] == '0' ? 1 : 0);
+    pp_msg_free(&rep);
+    assert_int_equal(rename(away, man), 0);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     return PD_RUN_EACH(setup, teardown, test_daemon_window_end_to_end, test_daemon_checksum_none,
                        test_daemon_bad_input_keeps_serving, test_daemon_restart_under_clients,
                        test_daemon_two_in_one_process, test_daemon_client_finds_late_daemon_by_rule,
                        test_daemon_close_without_daemon_is_quick,
-                       test_daemon_reply_waits_for_the_journal);
+                       test_daemon_reply_waits_for_the_journal, test_daemon_done_window_read_back);
 }

@@ -14,7 +14,8 @@
  * the coordinator writes only the file's first bytes, in order, whatever
  * order the chunks arrive in; a chunk ahead of them with nothing being
  * written is answered with what the file holds, and a restart resumes
- * from there with the hash still right.
+ * from there with the hash still right. Once the window is done and
+ * compacted, a chunk sent again is answered from its manifest.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -314,6 +315,43 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     assert_int_equal(fread(got, 1, SIZE, f), SIZE);
     fclose(f);
     assert_memory_equal(got, data, SIZE);
+
+    /* the journal holds the window done: compacted, its files' list gone
+     * from memory; a chunk sent again is answered from its manifest as
+     * before, a file it never listed refused, and without its manifest
+     * the answer is an error that says so */
+    const pd_window_t *w = pd_windows_get(&r->d.win, 1);
+    for (int t = 0; t < 400 && !__atomic_load_n(&w->compact, __ATOMIC_SEQ_CST); t++) {
+        fx_sleep_ms(10);
+    }
+    assert_true(w->compact);
+    assert_null(w->incoming);
+    chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done);
+    assert_int_equal(have, SIZE);
+    assert_true(done);
+    char *buf, man_path[1024], away[1100];
+    size_t blen;
+    chunk_frame("other.json", data, 0, CHUNK, sum, &buf, &blen);
+    pp_msg_t rep;
+    assert_int_equal(fx_ask_raw(s, buf, blen, &rep), PROFD_ENOENT);
+    assert_string_equal(rep.u.error.message,
+                        "window w1-step5 expects no file " CAPDIR "/other.json from " NODE);
+    pp_msg_free(&rep);
+    free(buf);
+    fx_path_of(man_path, sizeof(man_path), "%s/manifest.json", w->dir);
+    fx_path_of(away, sizeof(away), "%s.away", man_path);
+    assert_int_equal(rename(man_path, away), 0);
+    chunk_frame("trace.json", data, 0, CHUNK, sum, &buf, &blen);
+    assert_int_equal(fx_ask_raw(s, buf, blen, &rep), PROFD_EIO);
+    char want[1200];
+    fx_path_of(want, sizeof(want), "window 1: its captures cannot be read back: %s: ", man_path);
+    assert_int_equal(strncmp(rep.u.error.message, want, strlen(want)), 0);
+    pp_msg_free(&rep);
+    free(buf);
+    assert_int_equal(rename(away, man_path), 0);
+    chunk(s, data, 0, CHUNK, sum, &have, &done); /* and serves on */
+    assert_int_equal(have, SIZE);
+    assert_true(done);
 
     nng_close(s);
     fx_daemon_free(r);

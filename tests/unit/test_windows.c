@@ -605,16 +605,189 @@ static void test_windows_added_role_joins(void **state)
     assert_int_equal(f->changed, changed + 1);
 }
 
+/* ---- a done window compacted ---- */
+
+/* Rank k reports these captures (status, first step, folder, reason). */
+static void report_caps(fixture_t *f, pd_window_t *w, pd_rank_t *k, const pp_capture_status_t *st,
+                        const int64_t *first, const char *const *dir, const char *const *why,
+                        size_t n)
+{
+    pp_result_t res;
+    pp_record_init(&pp_desc_result, &res);
+    res.window = w->id;
+    res.captures = calloc(n, sizeof(*res.captures));
+    res.captures_n = n;
+    for (size_t i = 0; i < n; i++) {
+        pp_capture_t *c = &res.captures[i];
+        pp_record_init(&pp_desc_capture, c);
+        c->role = strdup("e2e");
+        c->status = st[i];
+        c->first_step = first[i];
+        c->last_step = first[i];
+        c->dir = dir[i] ? strdup(dir[i]) : NULL;
+        c->reason = why[i] ? strdup(why[i]) : NULL;
+    }
+    deliver(f, k, &res);
+}
+
+/* Each member's captures in the manifest's order, encoded: one text per
+ * member (the caller frees them). */
+static void member_caps_text(const pd_window_t *w, char **out)
+{
+    for (size_t i = 0; i < w->nmembers; i++) {
+        const pd_member_t *m = &w->members[i];
+        pp_capture_t *v = m->ncaps ? calloc(m->ncaps, sizeof(*v)) : NULL;
+        size_t len = 0, at = 0;
+        char *text = NULL;
+        if (m->ncaps) {
+            memcpy(v, m->caps, m->ncaps * sizeof(*v)); /* shallow */
+            qsort(v, m->ncaps, sizeof(*v), pd_manifest_cmp);
+        }
+        out[i] = strdup("");
+        for (size_t c = 0; c < m->ncaps; c++) {
+            assert_int_equal(pp_record_encode(&pp_desc_capture, &v[c], false, &text, &len), 0);
+            at = strlen(out[i]);
+            out[i] = realloc(out[i], at + len + 2);
+            memcpy(out[i] + at, text, len);
+            memcpy(out[i] + at + len, "\n", 2);
+            free(text);
+        }
+        free(v);
+    }
+}
+
+/* Compacted, a done window keeps its members and its counts, nothing of its
+ * captures or incoming files; its captures put back from its manifest are
+ * the ones it had, each with its member; a manifest that is not the
+ * window's is refused and leaves it compacted. */
+static void test_windows_compact_and_read_back(void **state)
+{
+    fixture_t *f = *state;
+    pp_selector_t s[2] = {role_sel("actor"), role_sel("rollout")};
+    pd_window_t *w = pd_windows_get(&f->ws, create(f, 20, 21, s, 2, PP_MODE_E2E));
+    assert_int_equal(w->nmembers, 4);
+    /* actor 0: a failed capture reported before its complete one */
+    const pp_capture_status_t st0[] = {PP_CAP_FAILED, PP_CAP_COMPLETE};
+    const int64_t first0[] = {21, 20};
+    const char *dir0[] = {NULL, "run/w1-steps20-21/e2e/rank0-h0"};
+    const char *why0[] = {"out of memory at step 21", NULL};
+    report_caps(f, w, f->k[0], st0, first0, dir0, why0, 2);
+    const pp_capture_status_t st1[] = {PP_CAP_MISSED}, st2[] = {PP_CAP_FAILED};
+    const int64_t first1[] = {25};
+    const char *none[] = {NULL}, *why1[] = {"began step 25"}, *why2[] = {"profiler crashed"};
+    report_caps(f, w, f->k[1], st1, first1, none, why1, 1);
+    report_caps(f, w, f->k[2], st2, first0, none, why2, 1);
+    f->k[3]->step = 21;
+    pd_windows_on_lost(&f->ws, f->k[3], "closed its connection");
+    assert_non_null(pd_windows_add_incoming(w, "e2e/rank0-h0/trace.json"));
+    w->state = PP_WS_DONE;
+
+    const int64_t want[5] = {0, 1, 3, 1, 0}; /* none, complete, failed, missed, truncated */
+    int64_t by[5];
+    pd_windows_captured(w, by);
+    assert_memory_equal(by, want, sizeof(want));
+    pp_manifest_t man;
+    char *text, *before[4], *after[4], err[256];
+    size_t len;
+    assert_int_equal(pd_manifest_build(w, &man), 0);
+    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, true, &text, &len), 0);
+    pd_manifest_free(&man);
+    member_caps_text(w, before);
+
+    pd_windows_compact(w);
+    assert_true(w->compact);
+    assert_memory_equal(w->captured, want, sizeof(want));
+    for (size_t i = 0; i < 4; i++) {
+        const pd_member_t *m = &w->members[i];
+        assert_null(m->caps);
+        assert_int_equal(m->ncaps, 0);
+        assert_null(m->gathered);
+        assert_int_equal(m->client, f->k[i]->id); /* who it is stays */
+        assert_int_equal(m->rank, f->k[i]->rank);
+        assert_string_equal(m->host, f->k[i]->host);
+        assert_int_equal(m->state, i == 3 ? PP_MS_LOST : PP_MS_REPORTED);
+    }
+    assert_null(w->incoming);
+    assert_int_equal(w->nincoming, 0);
+    pp_window_t info;
+    pd_windows_info(w, true, &info);
+    assert_int_equal(info.selected, 4);
+    assert_int_equal(info.reported, 4);
+    assert_int_equal(info.complete, 1);
+    assert_int_equal(info.failed, 3);
+    assert_int_equal(info.missed, 1);
+    assert_int_equal(info.truncated, 0);
+    assert_int_equal(info.pending_files, 0);
+    assert_int_equal(info.ranks_n, 4);
+    pd_windows_info_free(&info);
+
+    /* read back: the captures it had, each with its member */
+    assert_int_equal(pp_record_decode(&pp_desc_manifest, text, len, &man, err, sizeof(err)), 0);
+    assert_int_equal(pd_windows_uncompact(w, &man, err, sizeof(err)), 0);
+    assert_null(man.captures);
+    assert_false(w->compact);
+    pp_record_free(&pp_desc_manifest, &man);
+    const size_t ncaps[4] = {2, 1, 1, 1};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(w->members[i].ncaps, ncaps[i]);
+    }
+    assert_int_equal(w->members[0].caps[0].first_step, 20); /* the manifest's order */
+    member_caps_text(w, after);
+    for (size_t i = 0; i < 4; i++) {
+        assert_string_equal(after[i], before[i]);
+        free(after[i]);
+    }
+    pd_windows_captured(w, by);
+    assert_memory_equal(by, want, sizeof(want));
+    pd_windows_compact(w);
+    assert_memory_equal(w->captured, want, sizeof(want));
+
+    /* a manifest that is not the window's: refused, the window as it was */
+    static const struct {
+        const char *name, *want;
+    } bad[] = {
+        {"another window", "its manifest is another window's (w1-steps20-21 99)"},
+        {"a capture of nobody", "a capture of its manifest (e2e rank 0) is no member's"},
+        {"other counts", "its manifest lists 5 capture(s), not the ones it had"},
+    };
+    for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+        assert_int_equal(pp_record_decode(&pp_desc_manifest, text, len, &man, err, sizeof(err)), 0);
+        if (b == 0) {
+            man.window.id = 99;
+        } else if (b == 1) {
+            free(man.captures[0].host);
+            man.captures[0].host = strdup("h9");
+        } else {
+            man.captures[0].status = PP_CAP_FAILED;
+        }
+        err[0] = '\0';
+        assert_int_equal(pd_windows_uncompact(w, &man, err, sizeof(err)), PROFD_EINVAL);
+        if (strcmp(err, bad[b].want) != 0) {
+            fail_msg("%s: '%s', want '%s'", bad[b].name, err, bad[b].want);
+        }
+        pp_record_free(&pp_desc_manifest, &man);
+        assert_true(w->compact);
+        for (size_t i = 0; i < 4; i++) {
+            assert_null(w->members[i].caps);
+            assert_int_equal(w->members[i].ncaps, 0);
+        }
+    }
+    for (size_t i = 0; i < 4; i++) {
+        free(before[i]);
+    }
+    free(text);
+}
+
 int main(void)
 {
     int plain = PD_RUN_EACH(NULL, NULL, test_windows_membership_by_selector,
                             test_windows_report_checks, test_windows_multi_role_discrete_reports);
     return unit_exit2(
-        plain,
-        PD_RUN_EACH(setup, teardown, test_windows_plan_for_members_only, test_windows_late_joiner,
-                    test_windows_missed_warning_for_late_ranks,
-                    test_windows_overlap_refused_or_queued, test_windows_dead_job_never_chosen,
-                    test_windows_limit_of_unfinished, test_windows_report_refusals,
-                    test_windows_complete_when_nothing_left, test_windows_lost_before_first_step,
-                    test_windows_multi_role_e2e_folders, test_windows_added_role_joins));
+        plain, PD_RUN_EACH(setup, teardown, test_windows_plan_for_members_only,
+                           test_windows_late_joiner, test_windows_missed_warning_for_late_ranks,
+                           test_windows_overlap_refused_or_queued,
+                           test_windows_dead_job_never_chosen, test_windows_limit_of_unfinished,
+                           test_windows_report_refusals, test_windows_complete_when_nothing_left,
+                           test_windows_lost_before_first_step, test_windows_multi_role_e2e_folders,
+                           test_windows_added_role_joins, test_windows_compact_and_read_back));
 }

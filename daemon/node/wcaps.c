@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/* A finished window's captures, kept on disk (see wcaps.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "wcaps.h"
+
+#define MANIFEST_MAX ((int64_t)1 << 30) /* bytes of a manifest read back */
+
+int pd_wcaps_read(const pd_window_t *w, pp_manifest_t *man, char *err, size_t errlen)
+{
+    char root[PD_PATH_MAX], rel[2 * PP_MAX_NAME + 32], why[160];
+    struct stat st;
+    int rfd = -1, fd = -1, rv = 0;
+    char *buf = NULL;
+    size_t got = 0;
+    snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+    snprintf(rel, sizeof(rel), "%s/%s/manifest.json", w->job, w->name);
+    if (pd_confine_root(root, &rfd, why, sizeof(why)) != 0 ||
+        pd_confine_open_file(rfd, rel, &fd, &st, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s/manifest.json: %s", w->dir, why);
+        rv = PROFD_ENOENT;
+    } else if (st.st_size > MANIFEST_MAX) {
+        snprintf(err, errlen, "%s/manifest.json: larger than %lld bytes", w->dir,
+                 (long long)MANIFEST_MAX);
+        rv = PROFD_EINVAL;
+    } else if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        rv = PROFD_ENOMEM;
+    }
+    while (rv == 0 && got < (size_t)st.st_size) {
+        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+        if (k <= 0) {
+            snprintf(err, errlen, "%s/manifest.json: cannot be read", w->dir);
+            rv = PROFD_EIO;
+        }
+        got += k > 0 ? (size_t)k : 0;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (rfd >= 0) {
+        close(rfd);
+    }
+    if (rv == 0) {
+        char derr[200];
+        if (pp_record_decode(&pp_desc_manifest, buf, got, man, derr, sizeof(derr)) != 0) {
+            snprintf(err, errlen, "%s/manifest.json: %s", w->dir, derr);
+            rv = PROFD_EINVAL;
+        }
+    }
+    free(buf);
+    return rv;
+}
+
+int pd_wcaps_open(pd_window_t *w, bool *back, char *err, size_t errlen)
+{
+    pp_manifest_t man;
+    char why[400];
+    *back = false;
+    if (!w->compact) {
+        return 0;
+    }
+    int rv = pd_wcaps_read(w, &man, why, sizeof(why));
+    if (rv == 0) {
+        rv = pd_windows_uncompact(w, &man, why, sizeof(why));
+        pp_record_free(&pp_desc_manifest, &man);
+    }
+    if (rv != 0) {
+        snprintf(err, errlen, "window %lld: its captures cannot be read back: %s", (long long)w->id,
+                 why);
+        return rv;
+    }
+    *back = true;
+    return 0;
+}
+
+void pd_wcaps_done(pd_window_t *w, bool back)
+{
+    if (back) {
+        pd_windows_compact(w);
+    }
+}
+
+void pd_wcaps_settle(pd_node_t *n)
+{
+    for (pd_window_t *w = n->win->head; w; w = w->next) {
+        if (w->compact || w->state != PP_WS_DONE || w->mirror || w->pending > 0 || w->jdirty ||
+            w->njmembers || w->njincoming || w->jscan ||
+            (n->wrec && pd_wrecords_get(n->wrec, w->id) != NULL)) {
+            continue;
+        }
+        pd_windows_compact(w); /* its record holds its counts (journal.c, put_window) */
+    }
+}

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Copyright The profd authors
+/*
+ * A finished window's captures, kept on disk: once the journal holds a
+ * done window (its manifest written), the window is compacted (its
+ * members' captures and incoming files freed, its counts kept:
+ * pd_windows_compact); a reader that needs its captures (the detail of
+ * `profctl windows ID`, a report, a merge, a chunk sent again) reads them
+ * back from its manifest for as long as it works on them. Loop thread
+ * only.
+ */
+#ifndef PD_WCAPS_H
+#define PD_WCAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "node.h"
+
+/* The manifest of w, <dir>/manifest.json, decoded into *man (free with
+ * pp_record_free). 0, or PROFD_ENOENT / PROFD_EIO / PROFD_EINVAL /
+ * PROFD_ENOMEM with why. */
+int pd_wcaps_read(const pd_window_t *w, pp_manifest_t *man, char *err, size_t errlen);
+/* w's captures in its members for a reader: read back from its manifest
+ * when it is compacted (*back true: pd_wcaps_done compacts it again), as
+ * they are otherwise. 0, or an error with why ("window 3: its captures
+ * cannot be read back: ..."), w still compacted. */
+int pd_wcaps_open(pd_window_t *w, bool *back, char *err, size_t errlen);
+void pd_wcaps_done(pd_window_t *w, bool back);
+/* Compact the done windows whose manifest the journal holds as written
+ * (their records, which carry their counts, written: none marked), once
+ * nothing works on them any more (no job pending, no record of step times
+ * open). */
+void pd_wcaps_settle(pd_node_t *n);
+
+#endif
