@@ -277,6 +277,11 @@ static int64_t count_syscalls(int fd, profd_client_t *c, int64_t *step, int64_t 
 {
     int64_t total = 0;
     for (int b = 0; b < SYSCALL_BATCHES; b++) {
+        /* one pair outside the count: a training loop that steps, not the
+         * first step after a pause (which wakes the library's thread, if
+         * the drain above took over 2 s: counted by count_after_pause) */
+        run_batch(c, step, 1);
+        *pushed += 2;
         int64_t n = count_batch(fd, c, step, BATCH);
         if (n < 0) {
             return -1;
@@ -284,6 +289,32 @@ static int64_t count_syscalls(int fd, profd_client_t *c, int64_t *step, int64_t 
         out[b] = n;
         total += n;
         *pushed += 2 * BATCH;
+        bench_wait_drained(c, *pushed, 5000);
+    }
+    return total;
+}
+
+#define PAUSE_TRIALS 3
+#define PAUSE_MS                                                                                   \
+    4000 /* over the library thread's 2 s before its deep sleep, plus its                          \
+          * up to 1 s between looks at the ring */
+
+/* System calls of the first step pair after a pause of PAUSE_MS, in each of
+ * PAUSE_TRIALS trials (into `out`); the total, -1 when the counter cannot
+ * be read. */
+static int64_t count_after_pause(int fd, profd_client_t *c, int64_t *step, int64_t *pushed,
+                                 int64_t *out)
+{
+    int64_t total = 0;
+    for (int t = 0; t < PAUSE_TRIALS; t++) {
+        bench_sleep_us(PAUSE_MS * 1000);
+        int64_t n = count_batch(fd, c, step, 1);
+        if (n < 0) {
+            return -1;
+        }
+        out[t] = n;
+        total += n;
+        *pushed += 2;
         bench_wait_drained(c, *pushed, 5000);
     }
     return total;
@@ -317,12 +348,25 @@ static int syscall_loop(const char *url, int64_t n)
     }
     printf("tid %ld\n", (long)syscall(SYS_gettid));
     fflush(stdout);
+    /* a loop that steps: one pair outside the markers wakes the library's
+     * thread if it slept already (registered over 2 s ago) */
+    profd_step_begin(c, 0);
+    profd_step_end(c, 0);
+    bench_sleep_us(50000);
     getppid(); /* marker */
     for (int64_t s = 1; s <= n; s++) {
         profd_step_begin(c, s);
         profd_step_end(c, s);
     }
     getppid(); /* marker */
+    /* then the first pair after each of PAUSE_TRIALS pauses, between markers */
+    for (int t = 0; t < PAUSE_TRIALS; t++) {
+        bench_sleep_us(PAUSE_MS * 1000);
+        getppid(); /* marker */
+        profd_step_begin(c, n + 1 + t);
+        profd_step_end(c, n + 1 + t);
+        getppid(); /* marker */
+    }
     profd_close(c);
     return 0;
 }
@@ -379,8 +423,10 @@ int main(int argc, char **argv)
     int fd = syscall_counter();
     int64_t idle_sys = -1, cap_sys = -1;
     int64_t idle_b[SYSCALL_BATCHES] = {0}, cap_b[SYSCALL_BATCHES] = {0};
+    int64_t pause_sys = -1, pause_b[PAUSE_TRIALS] = {0};
     if (fd >= 0) {
         idle_sys = count_syscalls(fd, c, &step, &pushed, idle_b);
+        pause_sys = count_after_pause(fd, c, &step, &pushed, pause_b);
     }
 
     /* a capture running: an open-ended window from a step ahead */
@@ -476,6 +522,10 @@ int main(int argc, char **argv)
     if (idle_sys >= 0 && cap_sys >= 0) {
         print_counts("syscalls_idle_batches", idle_b, SYSCALL_BATCHES);
         print_counts("syscalls_capture_batches", cap_b, SYSCALL_BATCHES);
+    }
+    if (pause_sys >= 0) {
+        print_counts("syscalls_after_pause", pause_b, PAUSE_TRIALS);
+        printf("  \"syscalls_pause_ms\": %d,\n", PAUSE_MS);
     }
     printf("  \"syscalls_batch_pairs\": %d,\n", BATCH);
     printf("  \"syscalls_method\": \"%s\",\n",

@@ -63,8 +63,11 @@ class GatherFigures:
         return dst
 
     def mount_tmpfs(self, size_bytes):
+        """A tmpfs of its own for a figure (a mount per call, each unmounted
+        by cleanup: a second figure's mount once hid the first's, left
+        mounted after every full run), or a folder in /dev/shm."""
         path = tempfile.mkdtemp(prefix="profd-bench-tmpfs-", dir="/tmp")
-        self.tmpfs = path
+        self.tmpfs.append(path)
         if os.geteuid() == 0:
             # the daemons keep limits.min_free_bytes (1 GiB) free: room for
             # that besides the data, also for --quick's small tree
@@ -72,12 +75,12 @@ class GatherFigures:
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % mib, "profd-bench",
                                 path], capture_output=True)
             if r.returncode == 0:
-                self.tmpfs_mounted = True
+                self.tmpfs_mounted.append(path)
                 return path, "tmpfs mounted for the run"
         if os.path.isdir("/dev/shm"):
-            shutil.rmtree(path, ignore_errors=True)
-            self.tmpfs = tempfile.mkdtemp(prefix="profd-bench-", dir="/dev/shm")
-            return self.tmpfs, "/dev/shm"
+            shm = tempfile.mkdtemp(prefix="profd-bench-", dir="/dev/shm")
+            self.tmpfs.append(shm)
+            return shm, "/dev/shm"
         raise RuntimeError("no tmpfs (mount needs root; no /dev/shm)")
 
     def gather_client(self, d, stage_file):

@@ -116,7 +116,8 @@ class StragglerFigures:
                  [len(wins)], target="0", goal=("<=", 0),
                  note="trigger defaults (score 0.9, 3 steps), every hit a window; %.0f s; load "
                       "average %s at its start" % (healthy_s, load0),
-                 reason="; ".join(w.get("source") or "" for w in wins[:2]), fmt="int")
+                 reason="; ".join(w.get("source") or "" for w in wins[:2]), fmt="int",
+                 count=True)
         self.row("strag.compute", g, "healthy compute per step (median over the ranks)", "ms",
                  compute)
         fractions = [1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]

@@ -109,6 +109,17 @@ def md_escape(s):
     return s.replace("|", "\\|")
 
 
+def load1(v):
+    return "-" if v is None else "%.1f" % v
+
+
+def moved(ratios):
+    """The group's baselines' ratios, this run over the earlier, as x0.94."""
+    if not ratios:
+        return "no baseline"
+    return ", ".join("x%.2f" % r for r in ratios)
+
+
 def reproduction_md(rep):
     """The RESULTS.md section that compares this run with an earlier one
     (reproduce.compare), or nothing."""
@@ -125,23 +136,32 @@ def reproduction_md(rep):
 
     L = ["", "## Reproduction", ""]
     L.append("Against the run of %s at commit `%s`%s: **%d of %d** figures reproduce (either "
-             "run's median within the other run's spread; a figure of one value within 10 %% "
-             "of the other's), %d target(s) judged differently." % (
+             "run's median within the other run's spread; a figure of one value, or of a "
+             "spread of zero width, within 10 %% of the other's; a count of rare events "
+             "within two standard deviations of two Poisson counts), %d target(s) judged "
+             "differently." % (
                  a.get("date"), a.get("commit"),
                  " (--quick or --only: not a full run)" if a.get("quick") or a.get("only")
                  else "", sum(c["reproduces"] for c in figs), len(figs),
                  sum(c["status_changed"] for c in figs)))
     if bad:
         L.append("")
+        L.append("Beside each figure listed: the 1-minute load average at its figure's start "
+                 "in both runs, and how the same figure group's baselines (rows that time "
+                 "something other than profd: an empty call, cp -r, a raw stream) moved "
+                 "between the runs, this run's median over the earlier's: the machine's own "
+                 "drift, shown, not used to judge.")
+        L.append("")
         L.append("| figure | earlier median (spread) | this run's median (spread) | status "
-                 "earlier / now |")
-        L.append("|---|---|---|---|")
+                 "earlier / now | load at start earlier / now | baselines moved |")
+        L.append("|---|---|---|---|---|---|")
         for c in bad:
             u = c["unit"]
-            L.append("| %s | %s %s (%s) | %s %s (%s) | %s / %s%s |" % (
+            L.append("| %s | %s %s (%s) | %s %s (%s) | %s / %s%s | %s / %s | %s |" % (
                 md_escape(c["name"]), val(c["prev_median"], u), u, sp(c["prev_spread"], u),
                 val(c["median"], u), u, sp(c["spread"], u), c["prev_status"], c["status"],
-                "" if c["reproduces"] else " (not reproduced)"))
+                "" if c["reproduces"] else " (not reproduced)", load1(c.get("prev_load")),
+                load1(c.get("load")), moved(c.get("moves"))))
     return L
 
 

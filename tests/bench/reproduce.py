@@ -3,11 +3,16 @@
 """Does a bench run reproduce an earlier one? Each figure both runs
 measured is compared by its spread (benchlib.summary: min-max under 10
 values, else p10-p90): it reproduces when either run's median lies within
-the other run's spread. A figure of one value has no spread: it reproduces
-within 10 % of the other run's value; one that neither run could measure
-(NaN) reproduces, one that only one run measured does not. A target
-judged PASS in one run and MISS in the other is listed too, whatever the
-medians."""
+the other run's spread. A figure of one value, or whose values were all
+the same (a spread of zero width: a size, a count), has no spread: it
+reproduces within 10 % of the other run's value. A count of rare events
+(a row marked `count`: its values are event counts, compared by their
+total) reproduces when the two totals differ by at most two standard
+deviations of the difference of two Poisson counts (|a - b| <= 2 sqrt(a +
+b)): one false positive in one run and two in the next are the same
+figure. One that neither run could measure (NaN) reproduces, one that
+only one run measured does not. A target judged PASS in one run and MISS
+in the other is listed too, whatever the medians."""
 
 import json
 import math
@@ -19,7 +24,7 @@ def bounds(s):
     """The spread of a summary as (lo, hi); None for no summary."""
     if not s:
         return None
-    if s["n"] == 1:
+    if s["n"] == 1 or s["min"] == s["max"]:
         v = s["median"]
         d = abs(v) * ONE_VALUE_TOLERANCE
         return v - d, v + d
@@ -32,11 +37,38 @@ def within(v, b):
     return b[0] <= v <= b[1]
 
 
+def counts_agree(a, b):
+    """Two totals of rare events: within two standard deviations of the
+    difference of two Poisson counts."""
+    return abs(a - b) <= 2.0 * math.sqrt(a + b)
+
+
+def baseline_moves(prev_rows, rows):
+    """Per figure group, how the machine itself moved between the runs: the
+    ratio (this run / earlier) of each `baseline:` row's median, rows that
+    time something other than profd in the same group (an empty call, a
+    clock read's neighbour, cp -r, a raw stream). Shown beside a figure
+    that did not reproduce; it judges nothing."""
+    old = {r["key"]: r for r in prev_rows}
+    out = {}
+    for r in rows:
+        p = old.get(r["key"])
+        if not r["name"].startswith("baseline:") or p is None:
+            continue
+        a, b = p.get("summary"), r.get("summary")
+        if not a or not b or not a["median"] or math.isnan(a["median"]) or \
+                math.isnan(b["median"]):
+            continue
+        out.setdefault(r["key"].split(".")[0], []).append(b["median"] / a["median"])
+    return out
+
+
 def compare(prev_rows, rows):
     """One entry per figure both runs have a value for, in this run's
     order: key, name, unit, both medians, both spreads, both statuses and
     whether it reproduces."""
     old = {r["key"]: r for r in prev_rows}
+    moves = baseline_moves(prev_rows, rows)
     out = []
     for r in rows:
         p = old.get(r["key"])
@@ -46,6 +78,8 @@ def compare(prev_rows, rows):
         ba, bb = bounds(a), bounds(b)
         if math.isnan(a["median"]) or math.isnan(b["median"]):  # not measured: both, or not
             same = math.isnan(a["median"]) and math.isnan(b["median"])
+        elif r.get("count") and p.get("count") and "values" in r and "values" in p:
+            same = counts_agree(sum(p["values"]), sum(r["values"]))
         else:
             same = within(b["median"], ba) or within(a["median"], bb)
         out.append({"key": r["key"], "name": r["name"], "unit": r["unit"],
@@ -53,6 +87,9 @@ def compare(prev_rows, rows):
                     "prev_spread": ba, "spread": bb,
                     "prev_status": p["status"], "status": r["status"],
                     "reproduces": same,
+                    "prev_load": (p.get("load_start") or [None])[0],
+                    "load": (r.get("load_start") or [None])[0],
+                    "moves": moves.get(r["key"].split(".")[0]),
                     "status_changed": p["status"] != r["status"]
                     and {p["status"], r["status"]} <= {"PASS", "MISS"}})
     return out

@@ -76,8 +76,8 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         self.run_root = tempfile.mkdtemp(prefix="pdb-", dir="/tmp")
         data_base = os.environ.get("PROFD_BENCH_TMP", "/var/tmp")
         self.data_root = tempfile.mkdtemp(prefix="profd-bench-", dir=data_base)
-        self.tmpfs = None
-        self.tmpfs_mounted = False
+        self.tmpfs = []  # folders for tmpfs figures (fig_gather.mount_tmpfs)
+        self.tmpfs_mounted = []  # those of them mounted here
         self.rows = []
         self.raw = {}
         self.failures = []
@@ -159,13 +159,14 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         return json.loads(r.stdout)
 
     def row(self, key, group, name, unit, values, target=None, status="INFO", note="",
-            reason="", stat=None, fmt=None, p99=False, goal=None, judged=None):
+            reason="", stat=None, fmt=None, p99=False, goal=None, judged=None, count=False):
         """p99: the values are samples whose p99 the tables show (next to the
         median); other rows are a few repetitions, where it would be the max.
         goal: the target as (op, limit), judged by benchlib.judge on the value
         90 % of the runs meet (p10 or min for >=, p90 or max for <=), never
         on the median; a row judged by another rule passes its status and
-        says what judged it in `judged`."""
+        says what judged it in `judged`. count: the values are counts of rare
+        events (reproduce.py compares their totals as Poisson counts)."""
         s = stat or summary(values)
         if goal is not None:
             status, how = judge(values, *goal)
@@ -177,7 +178,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                           "values": values, "summary": s, "target": target, "status": status,
                           "note": note, "reason": reason if status == "MISS" else "",
                           "fmt": fmt, "p99": p99, "judged": judged or "",
-                          "load_start": self.load_now})
+                          "load_start": self.load_now, "count": count})
 
     def not_run(self, fig, err):
         self.failures.append((fig, str(err)))
@@ -188,10 +189,12 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 
     def cleanup(self):
         self.procs.stop_all()
-        if self.tmpfs_mounted:
-            subprocess.run(["umount", self.tmpfs], capture_output=True)
-        if self.tmpfs:
-            shutil.rmtree(self.tmpfs, ignore_errors=True)
+        for path in self.tmpfs_mounted:
+            subprocess.run(["umount", path], capture_output=True)
+        for path in self.tmpfs:
+            if not os.path.ismount(path):  # never empty a mount umount refused
+                shutil.rmtree(path, ignore_errors=True)
+        self.tmpfs, self.tmpfs_mounted = [], []
         shutil.rmtree(self.run_root, ignore_errors=True)
         shutil.rmtree(self.data_root, ignore_errors=True)
 
@@ -249,18 +252,28 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                  status="PASS" if n_idle == 0 else "MISS", judged="the total over every pair",
                  note="per batch of %d pairs; %d in all %d pairs; %s" % (
                      per, n_idle, r["syscalls_idle_pairs"], r["syscalls_method"]),
-                 reason="%d system calls in %d pairs: the library's background thread "
-                        "sleeps until the next step event once none came for 2 s (the idle "
-                        "target), and the first step after such a pause wakes it, one "
-                        "FUTEX_WAKE per pause, not per pair (strace of the loop, 2026-11-26: "
-                        "the one call after the start marker was that wake-up)" % (
+                 reason="%d system calls in %d pairs of a loop that steps (one pair before "
+                        "each batch, outside the count, so that no batch starts after a "
+                        "pause): not the wake-up after a pause (row below); known from "
+                        "earlier runs: the library's background thread sleeps until the "
+                        "next step event once none came for 2 s (the idle target), and the "
+                        "first step after such a pause wakes it, one FUTEX_WAKE per pause "
+                        "(strace of the loop, 2026-11-26)" % (
                             n_idle, r["syscalls_idle_pairs"]),
-                 fmt="int")
+                 fmt="int", count=True)
+        if r.get("syscalls_after_pause"):
+            self.row("hotpath.syscalls_pause", g, "system calls of the first step pair after a "
+                     "%.1f s pause" % (r["syscalls_pause_ms"] / 1000.0), "calls",
+                     r["syscalls_after_pause"],
+                     note="the library's thread sleeps after 2 s without a step event (no "
+                          "wake-ups on an idle node); the first step after wakes it: a lock "
+                          "and a signal (FUTEX_WAKE), once per pause, not per pair",
+                     fmt="int", count=True)
         if n_cap is not None and n_cap >= 0:
             self.row("hotpath.syscalls_capture", g, "system calls on the training thread, "
                      "capture running", "calls", r.get("syscalls_capture_batches", [n_cap]),
                      note="per batch of %d pairs; %d in all %d pairs" % (
-                         per, n_cap, r["syscalls_capture_pairs"]), fmt="int")
+                         per, n_cap, r["syscalls_capture_pairs"]), fmt="int", count=True)
 
     @staticmethod
     def hotpath_cause(r):
@@ -293,7 +306,9 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         if r.returncode != 0 or not m:
             return {"syscalls_method": "strace failed: " + r.stderr[-200:]}
         tid = m.group(1)
-        inside, n = False, 0
+        # the calls between each pair of markers: the loop's, then the first
+        # pair after each pause
+        inside, segs = False, []
         with open(out) as f:
             for line in f:
                 # "TID name(" starts a call; "TID <... name resumed>" ends one
@@ -301,13 +316,18 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                 if not c or c.group(1) != tid or c.group(2):
                     continue
                 if c.group(3) == "getppid":
+                    inside = not inside
                     if inside:
-                        break
-                    inside = True
+                        segs.append(0)
                     continue
-                n += inside
+                if inside:
+                    segs[-1] += 1
+        if not segs:
+            return {"syscalls_method": "strace: no markers in the training thread's calls"}
+        n = segs[0]
         return {"syscalls_idle": n, "syscalls_idle_pairs": 100000, "syscalls_batch_pairs": 100000,
                 "syscalls_idle_batches": [n], "syscalls_capture": None,
+                "syscalls_after_pause": segs[1:], "syscalls_pause_ms": 4000,
                 "syscalls_method": "strace -f, training thread only, between markers"}
 
     # ---------------------------------------------------------- 1b. Python

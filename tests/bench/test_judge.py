@@ -278,22 +278,67 @@ class Reproduce(unittest.TestCase):
         self.assertTrue(out[0]["status_changed"])
         self.assertFalse(out[1]["status_changed"])  # INFO -> PASS: not a judgement changed
 
+    def test_zero_width_spread_is_one_value(self):
+        # a size measured equal five times in each run: 10.8 then 10.6 MiB
+        out = reproduce.compare([fig("rss", [10.8] * 5)], [fig("rss", [10.6] * 5)])
+        self.assertEqual(out[0]["prev_spread"], (10.8 - 1.08, 10.8 + 1.08))
+        self.assertTrue(out[0]["reproduces"])
+        self.assertFalse(reproduce.compare([fig("rss", [10.0] * 5)],
+                                           [fig("rss", [11.5] * 5)])[0]["reproduces"])
+
+    def test_counts_as_poisson(self):
+        def count(key, vals):
+            r = fig(key, vals)
+            r.update(count=True, values=vals)
+            return r
+        # totals 1 and 2: |1 - 2| = 1 <= 2 sqrt(3); 0 and 1: 1 <= 2; 0 and 0;
+        # per-batch counts compared by their totals, 4 and 0: 4 <= 2 sqrt(4);
+        # 10 and 30: 20 > 2 sqrt(40) = 12.6
+        prev = [count("a", [1]), count("b", [0]), count("c", [0]), count("d", [0, 4, 0]),
+                count("e", [10])]
+        rows = [count("a", [2]), count("b", [1]), count("c", [0]), count("d", [0, 0, 0]),
+                count("e", [30])]
+        self.assertEqual([c["reproduces"] for c in reproduce.compare(prev, rows)],
+                         [True, True, True, True, False])
+        self.assertFalse(reproduce.counts_agree(5, 0))  # 5 > 2 sqrt(5) = 4.47
+        # without the mark both ways, the spread rule: 1 against 2 is not within 10 %
+        self.assertFalse(reproduce.compare([fig("a", [1])], [count("a", [2])])[0]["reproduces"])
+
+    def test_baseline_moves(self):
+        prev = [fig("hot.empty", [2.0]), fig("hot.pair", [20.0]), fig("py.x", [1.0])]
+        rows = [fig("hot.empty", [3.0]), fig("hot.pair", [30.0]), fig("py.x", [2.0])]
+        prev[0]["name"] = rows[0]["name"] = "baseline: empty pair"
+        self.assertEqual(reproduce.baseline_moves(prev, rows), {"hot": [1.5]})
+        by = {c["key"]: c for c in reproduce.compare(prev, rows)}
+        self.assertEqual(by["hot.pair"]["moves"], [1.5])
+        self.assertIsNone(by["py.x"]["moves"])
+
     def test_results_md_section(self):
-        cmp = reproduce.compare([fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0, 1.1, 1.2])],
-                                [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.15, 1.1, 1.12])])
+        prev = [fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0, 1.1, 1.2]),
+                fig("c", [1.0, 1.1, 1.2])]
+        rows = [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.15, 1.1, 1.12]),
+                fig("c", [2.0, 2.1, 2.2])]
+        prev[0]["load_start"], rows[0]["load_start"] = [0.5, 1, 1], [3.0, 1, 1]
+        prev[1]["name"] = rows[1]["name"] = "baseline: b"
+        cmp = reproduce.compare(prev, rows)
         md = report.reproduction_md({"against": {"date": "2026-11-27 22:00", "commit": "abc",
                                                  "quick": False, "only": None},
                                      "figures": cmp})
-        self.assertEqual(md, [
+        self.assertEqual(md[:4], [
             "", "## Reproduction", "",
-            "Against the run of 2026-11-27 22:00 at commit `abc`: **2 of 2** figures reproduce "
-            "(either run's median within the other run's spread; a figure of one value within "
-            "10 % of the other's), 1 target(s) judged differently.",
+            "Against the run of 2026-11-27 22:00 at commit `abc`: **2 of 3** figures reproduce "
+            "(either run's median within the other run's spread; a figure of one value, or of "
+            "a spread of zero width, within 10 % of the other's; a count of rare events within "
+            "two standard deviations of two Poisson counts), 1 target(s) judged differently."])
+        self.assertEqual(md[6:], [
             "",
             "| figure | earlier median (spread) | this run's median (spread) | status earlier / "
-            "now |",
-            "|---|---|---|---|",
-            "| figure a | 2.00 s (1.00-3.00) | 2.00 s (1.50-2.50) | PASS / MISS |"])
+            "now | load at start earlier / now | baselines moved |",
+            "|---|---|---|---|---|---|",
+            "| figure a | 2.00 s (1.00-3.00) | 2.00 s (1.50-2.50) | PASS / MISS | 0.5 / 3.0 | "
+            "no baseline |",
+            "| figure c | 1.10 s (1.00-1.20) | 2.10 s (2.00-2.20) | INFO / INFO (not "
+            "reproduced) | - / - | no baseline |"])
         self.assertEqual(report.reproduction_md(None), [])
 
 
