@@ -476,10 +476,11 @@ fail:
     return rv;
 }
 
-/* A chunk of a compacted window (done, its files all arrived): a resend
- * after the reply was lost, answered as the file's last ack when its
- * manifest lists the file as one of that node's members', else refused as
- * an unexpected file. */
+/* A chunk of a done window whose files' list is gone (every file
+ * arrived): a resend after the reply was lost, answered as the file's last
+ * ack when its captures (read back from its manifest when it is
+ * compacted) list the file as one of that node's members', else refused
+ * as an unexpected file. */
 static void done_file(pd_node_t *n, pd_req_t *req, pd_window_t *w, const pp_chunk_t *c)
 {
     char err[600], path[PD_INCOMING_PATH_MAX + 1];
@@ -521,7 +522,9 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         pd_req_reply_error(req, PROFD_ENOENT, "no window %lld", (long long)c->window);
         return;
     }
-    if (w->compact) { /* done: every file arrived, the manifest lists them */
+    if (w->state == PP_WS_DONE && w->incoming == NULL) {
+        /* done, its files' list dropped (every one arrived): the window's
+         * captures list them, read back from its manifest when compacted */
         done_file(n, req, w, c);
         return;
     }

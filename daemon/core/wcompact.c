@@ -42,6 +42,11 @@ void pd_windows_compact(pd_window_t *w)
         free(m->gathered);
         m->gathered = NULL;
     }
+    pd_windows_drop_incoming(w);
+}
+
+void pd_windows_drop_incoming(pd_window_t *w)
+{
     for (size_t i = 0; i < w->nincoming; i++) {
         free(w->incoming[i].path);
         free(w->incoming[i].hash);

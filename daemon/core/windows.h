@@ -337,6 +337,9 @@ void pd_windows_captured(const pd_window_t *w, int64_t by_status[5]);
  * Again on a compacted one: what is left of captures is freed, the kept
  * counts stay. */
 void pd_windows_compact(pd_window_t *w);
+/* A done window's incoming files (every one arrived) freed, and their
+ * index: what pd_windows_compact frees of them, before its captures. */
+void pd_windows_drop_incoming(pd_window_t *w);
 /*
  * A compacted window's captures put back into its members from its
  * manifest record `man` (its captures taken from it: man->captures NULL

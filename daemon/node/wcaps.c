@@ -91,10 +91,16 @@ void pd_wcaps_settle(pd_node_t *n)
 {
     for (pd_window_t *w = n->win->head; w; w = w->next) {
         if (w->compact || w->state != PP_WS_DONE || w->mirror || w->pending > 0 || w->jdirty ||
-            w->njmembers || w->njincoming || w->jscan ||
-            (n->wrec && pd_wrecords_get(n->wrec, w->id) != NULL)) {
+            w->njmembers || w->njincoming || w->jscan) {
             continue;
         }
-        pd_windows_compact(w); /* its record holds its counts (journal.c, put_window) */
+        /* its files all arrived: their list goes at once (a chunk sent
+         * again is answered from its captures); the captures once its
+         * record of step times, which the report's last write reads them
+         * for, is closed */
+        pd_windows_drop_incoming(w);
+        if (n->wrec == NULL || pd_wrecords_get(n->wrec, w->id) == NULL) {
+            pd_windows_compact(w); /* its record holds its counts (journal.c, put_window) */
+        }
     }
 }
