@@ -67,7 +67,24 @@ typedef struct pbuf {
     bool fmt;
     int depth;
     const pp_elem_hook_t *hook; /* pre-encoded elements of arrays of records */
+    const pp_sink_t *sink;      /* the text handed on in pieces (pp_record_encode_to) */
+    int sink_rv;                /* the sink's error: the encoding stops */
 } pbuf_t;
+
+/* The text so far to the sink, once it holds a piece's worth (`all`: what
+ * is left, at the end); an error stops the encoding (as no memory does). */
+static void pb_flush(pbuf_t *b, bool all)
+{
+    if (b->sink == NULL || b->sb.oom || b->sb.len == 0 || (!all && b->sb.len < PP_SINK_PIECE)) {
+        return;
+    }
+    int rv = b->sink->put(b->sink->arg, b->sb.p, b->sb.len);
+    pu_sbuf_truncate(&b->sb, 0);
+    if (rv != 0) {
+        b->sink_rv = rv;
+        b->sb.oom = true;
+    }
+}
 
 static void pb_put(pbuf_t *b, const char *s, size_t n)
 {
@@ -255,6 +272,7 @@ static void pb_record(pbuf_t *b, const pp_desc_t *d, const void *rec)
     pb_open(b, '{');
     pb_fields(b, d, rec, &first);
     pb_close(b, '}', first);
+    pb_flush(b, false); /* a record at a time: a piece is at most one past PP_SINK_PIECE */
 }
 
 /* Element i of the array of records f of rec, when the hook has its text. */
@@ -371,6 +389,19 @@ int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **ou
     pbuf_t b = {.fmt = pretty};
     pb_record(&b, d, rec);
     return pb_done(&b, out, len);
+}
+
+int pp_record_encode_to(const pp_desc_t *d, const void *rec, bool pretty, const pp_sink_t *sink)
+{
+    if (d == NULL || rec == NULL || sink == NULL || sink->put == NULL) {
+        return PROFD_EINVAL;
+    }
+    pbuf_t b = {.fmt = pretty, .sink = sink};
+    pb_record(&b, d, rec);
+    pb_flush(&b, true);
+    int rv = b.sink_rv ? b.sink_rv : b.sb.oom ? PROFD_ENOMEM : 0;
+    pu_sbuf_free(&b.sb);
+    return rv;
 }
 
 int pp_record_encode_hooked(const pp_desc_t *d, const void *rec, const pp_elem_hook_t *hook,

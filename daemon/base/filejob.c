@@ -19,6 +19,31 @@
 
 /* ---- manifests and streamed files ---- */
 
+/* Where a write job's text goes: its .part, at off. */
+typedef struct wput {
+    int fd;
+    size_t off;
+    int err; /* errno of a write that failed */
+} wput_t;
+
+static int write_put(void *arg, const char *text, size_t len)
+{
+    wput_t *to = arg;
+    for (size_t k = 0; k < len;) {
+        ssize_t w = pwrite(to->fd, text + k, len - k, (off_t)(to->off + k));
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w < 0) {
+            to->err = errno;
+            return PROFD_EIO;
+        }
+        k += (size_t)w;
+    }
+    to->off += len;
+    return 0;
+}
+
 void pd_write_run(pd_write_job_t *j)
 {
     char why[400], part[NAME_MAX + 1];
@@ -48,19 +73,23 @@ void pd_write_run(pd_write_job_t *j)
         close(dir);
         return;
     }
-    for (size_t off = 0; off < j->len;) {
-        ssize_t w = pwrite(fd, j->data + off, j->len - off, (off_t)off);
-        if (w < 0 && errno == EINTR) {
-            continue;
+    wput_t to = {.fd = fd};
+    if (j->fill) {
+        rv = j->fill(j->fill_arg, write_put, &to);
+        j->len = to.off;
+    } else {
+        rv = write_put(&to, j->data, j->len);
+    }
+    if (rv != 0) {
+        if (to.err) {
+            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(to.err));
+        } else {
+            pd_job_fail(PD_JOB(j), rv, "cannot encode %s: %s", j->dst, profd_strerror(rv));
         }
-        if (w < 0) {
-            pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s.part: %s", j->dst, strerror(errno));
-            close(fd);
-            unlinkat(dir, part, 0);
-            close(dir);
-            return;
-        }
-        off += (size_t)w;
+        close(fd);
+        unlinkat(dir, part, 0);
+        close(dir);
+        return;
     }
     /* on disk before it replaces the old one: a crash leaves one or the other */
     if (ftruncate(fd, (off_t)j->len) != 0 || (!j->no_sync && fsync(fd) != 0) || close(fd) != 0 ||

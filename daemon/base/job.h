@@ -117,6 +117,12 @@ typedef struct pd_write_job {
     PD_JOB_FIELDS
     char *data; /* owned */
     size_t len;
+    /* or, without data: the text written piece by piece as fill hands it to
+     * put (a document of megabytes never held whole); len then counts it.
+     * fill returns 0 or an error (put's, or its own); fill_arg stays the
+     * caller's. */
+    int (*fill)(void *arg, int (*put)(void *to, const char *text, size_t len), void *to);
+    void *fill_arg;
     bool no_sync;            /* no fsync before the rename (the page cache holds it against a
                                 killed process; the caller syncs later) */
     char spool[PD_PATH_MAX]; /* with prune: the spool root (absolute) */

@@ -260,10 +260,22 @@ static void window_written(pd_node_t *n, pd_window_t *w)
     }
 }
 
+/* The manifest written as it is encoded, on the pool (the record borrows
+ * the window's strings: nothing changes them while its jobs are pending,
+ * w->pending, and the daemon stops only once the pool's jobs are over). */
+static int manifest_fill(void *arg, int (*put)(void *to, const char *text, size_t len), void *to)
+{
+    pp_sink_t sink = {.put = put, .arg = to};
+    return pp_record_encode_to(&pp_desc_manifest, arg, true, &sink);
+}
+
 static void manifest_done(pd_job_t *j)
 {
     pd_node_t *n = j->arg;
     pd_window_t *w = pd_windows_get(n->win, j->window);
+    pp_manifest_t *man = ((pd_write_job_t *)j)->fill_arg;
+    pd_manifest_free(man);
+    free(man);
     if (w) {
         w->manifest_rv = j->rv;
         if (j->rv != 0) {
@@ -303,30 +315,23 @@ void pd_finish_retry(pd_node_t *n, int64_t now_ms)
 
 void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
 {
-    pp_manifest_t man;
     char err[256];
     if (w->manifest_retry_ms) {
         w->manifest_retry_ms = 0;
         n->manifests_waiting--;
     }
     pd_write_job_t *j = (pd_write_job_t *)pd_job_new(PD_JOB_WRITE);
-    char *text = NULL;
-    size_t len = 0;
-    int rv = j == NULL ? PROFD_ENOMEM : pd_manifest_build(w, &man);
-    if (rv == 0) {
-        rv = pp_record_encode(&pp_desc_manifest, &man, true, &text, &len);
-        if (rv != 0) {
-            pd_manifest_free(&man);
-        }
-    }
-    if (rv != 0) {
-        free(text);
+    pp_manifest_t *man = calloc(1, sizeof(*man));
+    if (j == NULL || man == NULL || pd_manifest_build(w, man) != 0) {
+        free(man);
         free(j);
         manifest_later(n, w, "out of memory");
         return;
     }
-    j->data = text;
-    j->len = len;
+    /* never its whole text: encoded into the file piece by piece, on the
+     * pool; the record is freed with the job (manifest_done) */
+    j->fill = manifest_fill;
+    j->fill_arg = man;
     /* fits: the window's folder left room below it */
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
     snprintf(j->dst, sizeof(j->dst), "%s/%s/manifest.json", w->job, w->name);
@@ -338,12 +343,13 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     j->window = w->id;
     w->state = PP_WS_GATHERING;
     /* the report goes with it: the window is done when both are written */
-    w->pending += 2; /* before: the report may be done at once when the pool is gone */
-    if (pd_report_write(n, w, &man, true, true, report_done, NULL, err, sizeof(err)) != 0) {
+    w->pending += 2; /* before: either may be done at once when the pool is gone */
+    /* the report reads the record here (and copies what it keeps), the
+     * job on the pool, until manifest_done frees it */
+    if (pd_report_write(n, w, man, true, true, report_done, NULL, err, sizeof(err)) != 0) {
         w->pending--;
         PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
     }
-    pd_manifest_free(&man);
     if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {
         pd_write_run(j); /* the pool is gone: do it here */
         manifest_done(PD_JOB(j));

@@ -181,6 +181,14 @@ static void test_daemon_window_end_to_end(void **state)
     pp_manifest_t man;
     char err[256];
     assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, &man, err, sizeof(err)), 0);
+    /* written piece by piece as it was encoded: the bytes of its text
+     * encoded whole */
+    char *whole;
+    size_t wlen;
+    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, true, &whole, &wlen), 0);
+    assert_int_equal(wlen, n);
+    assert_memory_equal(whole, buf, n);
+    free(whole);
     assert_int_equal(man.version, 1);
     assert_string_equal(man.job, "itest");
     assert_int_equal(man.window.steps_n, 2);

@@ -685,6 +685,97 @@ static void test_codec_hooked_elements(void **state)
     assert_null(buf);
 }
 
+/* What a sink got: the pieces' bytes in order, their count and the largest;
+ * fail_at: the piece put refuses (PROFD_EIO), 0 none. */
+typedef struct sink_got {
+    char *text;
+    size_t len, pieces, largest, fail_at;
+} sink_got_t;
+
+static int sink_put(void *arg, const char *text, size_t len)
+{
+    sink_got_t *g = arg;
+    if (++g->pieces == g->fail_at) {
+        return PROFD_EIO;
+    }
+    g->text = realloc(g->text, g->len + len + 1);
+    assert_non_null(g->text);
+    memcpy(g->text + g->len, text, len);
+    g->len += len;
+    g->text[g->len] = '\0';
+    g->largest = len > g->largest ? len : g->largest;
+    return 0;
+}
+
+/* A manifest encoded to a sink, piece by piece, is byte for byte the text
+ * encoded whole (pretty and compact), in pieces of about PP_SINK_PIECE
+ * bytes (never past it by more than one capture's record), never the
+ * whole text at once; a sink's error stops the encoding and is returned. */
+static void test_codec_encode_to_a_sink(void **state)
+{
+    (void)state;
+    enum { NCAPS = 2000 };
+    pp_manifest_t man;
+    pp_capture_t *cap = calloc(NCAPS, sizeof(*cap));
+    pp_file_t file;
+    int64_t steps[] = {5, 7};
+    char *warnings[] = {"1 selected rank(s) already began step 5 or later: they will report "
+                        "missed"};
+    assert_non_null(cap);
+    manifest4(&man, "run", "w4-steps5-6", steps, "{\"bytes\":1000,\"with\":[1,{\"a\":\"b\"}]}");
+    man.window.warnings = warnings;
+    man.window.warnings_n = 1;
+    pp_record_init(&pp_desc_file, &file);
+    file.path = "rank0-actor.1700000000000.pt.trace.json";
+    file.bytes = 123456;
+    file.checksum = "xxh64:0123456789abcdef";
+    for (int i = 0; i < NCAPS; i++) {
+        pp_record_init(&pp_desc_capture, &cap[i]);
+        cap[i].role = i % 3 ? "actor" : "rollout";
+        cap[i].phase = i % 2 ? "generate" : NULL;
+        cap[i].rank = i;
+        cap[i].host = "node-7";
+        cap[i].pid = 4000 + i;
+        cap[i].first_step = 5;
+        cap[i].last_step = 6;
+        cap[i].status = i % 5 ? PP_CAP_COMPLETE : PP_CAP_FAILED;
+        cap[i].reason = i % 5 ? NULL : "out of memory \"at\" step 6";
+        cap[i].dir = i % 5 ? "e2e/rank0-node-7" : NULL;
+        cap[i].files = i % 5 ? &file : NULL;
+        cap[i].files_n = i % 5 ? 1 : 0;
+    }
+    man.captures = cap;
+    man.captures_n = NCAPS;
+    for (int pretty = 0; pretty < 2; pretty++) {
+        char *whole, *one;
+        size_t len, onelen;
+        assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, pretty, &whole, &len), 0);
+        sink_got_t got = {0};
+        pp_sink_t sink = {.put = sink_put, .arg = &got};
+        assert_int_equal(pp_record_encode_to(&pp_desc_manifest, &man, pretty, &sink), 0);
+        assert_int_equal(got.len, len);
+        assert_memory_equal(got.text, whole, len);
+        assert_int_equal(pp_record_encode(&pp_desc_capture, &cap[1], pretty, &one, &onelen), 0);
+        assert_true(len > 4 * PP_SINK_PIECE);
+        assert_true(got.pieces >= len / (PP_SINK_PIECE + 4 * onelen));
+        assert_true(got.largest < PP_SINK_PIECE + 4 * onelen); /* a capture, tabs and all */
+        free(one);
+        free(got.text);
+        /* the sink refuses its second piece: no more is encoded */
+        sink_got_t bad = {.fail_at = 2};
+        sink.arg = &bad;
+        assert_int_equal(pp_record_encode_to(&pp_desc_manifest, &man, pretty, &sink), PROFD_EIO);
+        assert_int_equal(bad.pieces, 2);
+        assert_true(bad.len > 0 && bad.len < len);
+        assert_memory_equal(bad.text, whole, bad.len);
+        free(bad.text);
+        free(whole);
+    }
+    pp_sink_t none = {.put = NULL};
+    assert_int_equal(pp_record_encode_to(&pp_desc_manifest, &man, true, &none), PROFD_EINVAL);
+    free(cap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -703,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_codec_enums),
         cmocka_unit_test(test_codec_field_from_text),
         cmocka_unit_test(test_codec_hooked_elements),
+        cmocka_unit_test(test_codec_encode_to_a_sink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,6 +237,19 @@ int pp_record_decode(const pp_desc_t *d, const void *buf, size_t len, void *out,
 /* Encode a record; pretty = indented for humans (manifest.json). */
 int pp_record_encode(const pp_desc_t *d, const void *rec, bool pretty, char **out, size_t *len);
 
+/* The same text handed to sink->put in pieces as it is encoded (each about
+ * PP_SINK_PIECE bytes, a record's end at most past it; never the whole
+ * text at once, for a document of megabytes written to a file): the bytes
+ * pp_record_encode gives, in order. put returns 0, or an error that stops
+ * the encoding and is returned. Returns 0, PROFD_EINVAL, PROFD_ENOMEM or
+ * put's error. */
+#define PP_SINK_PIECE 65536
+typedef struct pp_sink {
+    int (*put)(void *arg, const char *text, size_t len);
+    void *arg;
+} pp_sink_t;
+int pp_record_encode_to(const pp_desc_t *d, const void *rec, bool pretty, const pp_sink_t *sink);
+
 /*
  * Encode a record (compact) whose arrays of records may hold elements
  * already encoded: for element i of the array field f of the record rec,
