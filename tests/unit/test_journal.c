@@ -229,7 +229,15 @@ static void test_journal_torn_last_line(void **state)
 }
 
 /* A whole line that does not decode, anywhere, stops the daemon with the
- * file and the line; so does a line that decodes to a record not valid. */
+ * file and the line; so does a line that decodes to a record not valid
+ * (with a done window's counts that are not five counts, none negative:
+ * the same line with [0,1,0,0,0] on a done window loads). */
+/* A window record of window 9 in `state` with its counts `captured`. */
+#define WINDOW9(state, captured)                                                                   \
+    "{\"kind\":\"window\",\"window\":{\"id\":9,\"name\":\"w9-step5\",\"job\":\"j\","               \
+    "\"state\":\"" state "\",\"dir\":\"/save/j/w9-step5\",\"root_len\":5,\"captured\":" captured   \
+    "}}\n"
+
 static void test_journal_corrupt_line_refused(void **state)
 {
     fixture_t *f = *state;
@@ -251,6 +259,10 @@ static void test_journal_corrupt_line_refused(void **state)
          "unknown version or instance"},
         {2, "{\"kind\":\"member\",\"id\":42,\"index\":0,\"member\":{\"role\":\"actor\"}}\n",
          "a window member is not valid"},
+        /* a compacted window's counts: five, none negative, of a done window */
+        {2, WINDOW9("done", "[0,1,0,0]"), "a window is not valid"},
+        {2, WINDOW9("done", "[0,1,-1,0,0]"), "a window is not valid"},
+        {2, WINDOW9("active", "[0,1,0,0,0]"), "a window is not valid"},
     };
     write_journal(f);
     size_t len;
