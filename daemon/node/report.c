@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define XXH_STATIC_LINKING_ONLY /* the size of XXH64_state_t */
 #include <xxhash.h>
 
 #include "clock.h"
@@ -35,7 +36,13 @@ typedef struct rctx {
     void *arg;
     /* held while the trace diff runs: report.html is written after it */
     bool held;
+    /* the document, kept until every job is over: steps.json is encoded
+     * from it into its file on the pool (steps_fill), hashed as it goes
+     * into `hs`; sum: that hash and length become the window's record */
     pp_steps_doc_t doc;
+    pd_job_t *steps;
+    XXH64_state_t hs;
+    bool sum;
     pp_manifest_t man;
     char root[PD_PATH_MAX];
     char dst[2 * PP_MAX_NAME + 64]; /* <job>/<window> */
@@ -49,8 +56,8 @@ static void release(rctx_t *c)
                    c->res.reason);
         }
         c->done(c->n, c->window, &c->res, c->arg);
+        pp_record_free(&pp_desc_steps_doc, &c->doc);
         if (c->held) {
-            pp_record_free(&pp_desc_steps_doc, &c->doc);
             pp_record_free(&pp_desc_manifest, &c->man);
         }
         free(c);
@@ -67,8 +74,39 @@ static void job_done(pd_job_t *j)
     if (j->kind == PD_JOB_LINK) {
         c->res.links = ((pd_link_job_t *)j)->have;
     }
+    pd_window_t *w =
+        j == c->steps && c->sum && j->rv == 0 ? pd_windows_get(c->n->win, c->window) : NULL;
+    if (w != NULL) { /* the record: what steps.json holds, kept with the window */
+        snprintf(w->record, sizeof(w->record), "xxh64:%016" PRIx64, (uint64_t)XXH64_digest(&c->hs));
+        w->record_bytes = (int64_t)((pd_write_job_t *)j)->len;
+        pd_windows_touch(c->n->win, w, NULL);
+    }
     pd_job_free(j);
     release(c);
+}
+
+/* steps.json into its file as it is encoded (on the pool), hashed as it
+ * goes. */
+typedef struct steps_put {
+    rctx_t *c;
+    int (*put)(void *to, const char *text, size_t len);
+    void *to;
+} steps_put_t;
+
+static int steps_put(void *arg, const char *text, size_t len)
+{
+    steps_put_t *s = arg;
+    XXH64_update(&s->c->hs, text, len);
+    return s->put(s->to, text, len);
+}
+
+static int steps_fill(void *arg, int (*put)(void *to, const char *text, size_t len), void *to)
+{
+    rctx_t *c = arg;
+    steps_put_t s = {.c = c, .put = put, .to = to};
+    pp_sink_t sink = {.put = steps_put, .arg = &s};
+    XXH64_reset(&c->hs, 0);
+    return pp_record_encode_to(&pp_desc_steps_doc, &c->doc, true, &sink);
 }
 
 static pd_job_t *job_new(rctx_t *c, const pd_window_t *w, pd_job_kind_t kind, const char *name)
@@ -384,8 +422,8 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
                     bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
     pp_steps_doc_t doc;
-    char *json = NULL, *html = NULL;
-    size_t jlen = 0, hlen = 0;
+    char *html = NULL;
+    size_t hlen = 0;
     rctx_t *c = NULL;
     pd_job_t *jobs[3] = {NULL, NULL, NULL};
     int rv = 0;
@@ -407,7 +445,6 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
             snprintf(err, errlen, "out of memory building the report");
             return PROFD_ENOMEM;
         }
-        rv = pp_record_encode(&pp_desc_steps_doc, &doc, true, &json, &jlen);
     }
     if (rv == 0 && !again && !final && rec == NULL) {
         /* a window without a record (from before records were kept): built
@@ -421,7 +458,6 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
             pp_record_free(&pp_desc_steps_doc, &prev);
             if (has < had) {
                 free(old);
-                free(json);
                 pp_record_free(&pp_desc_steps_doc, &doc);
                 snprintf(err, errlen,
                          "the step-time history now holds %lld of the %lld step and phase "
@@ -459,7 +495,6 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
             pp_record_free(&pp_desc_manifest, &c->man);
         }
         pp_record_free(&pp_desc_steps_doc, &doc);
-        free(json);
         free(html);
         for (int i = 0; i < 3; i++) {
             pd_job_free(jobs[i]);
@@ -468,14 +503,9 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         snprintf(err, errlen, "out of memory building the report");
         return PROFD_ENOMEM;
     }
-    if (final || rec != NULL) { /* the record: what steps.json holds, kept with the window */
-        pd_window_t *mw = pd_windows_get(n->win, w->id);
-        if (mw != NULL) {
-            record_sum(json, jlen, mw->record, sizeof(mw->record));
-            mw->record_bytes = (int64_t)jlen;
-            pd_windows_touch(n->win, mw, NULL);
-        }
-    }
+    /* the record: what steps.json holds, kept with the window once it is
+     * written (job_done) */
+    c->sum = final || rec != NULL;
     if (final && rec != NULL) { /* (`profctl report` leaves an open record open) */
         if (rec->closing || pd_wrecord_complete(rec, n->hist)) {
             pd_wrecords_drop(n->wrec, w->id);
@@ -489,24 +519,24 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     }
     c->res.ranks = (int64_t)doc.ranks_n;
     c->res.steps = doc.steps_n == 2 ? doc.steps[1] - doc.steps[0] + 1 : 0;
-    if (dj) { /* kept for report.html, drawn once the diff is over */
+    c->doc = doc; /* steps.json is encoded from it on the pool; freed with c */
+    if (dj) {     /* kept for report.html, drawn once the diff is over */
         c->held = true;
-        c->doc = doc;
         snprintf(c->root, sizeof(c->root), "%.*s", (int)w->root_len, w->dir);
         snprintf(c->dst, sizeof(c->dst), "%s/%s", w->job, w->name);
-    } else {
-        pp_record_free(&pp_desc_steps_doc, &doc);
     }
     c->n = n;
     c->window = w->id;
     c->done = done;
     c->arg = arg;
-    for (int i = 0; i < 2; i++) {
-        pd_write_job_t *wj = (pd_write_job_t *)jobs[i];
-        if (wj != NULL) {
-            wj->data = i == 0 ? json : html;
-            wj->len = i == 0 ? jlen : hlen;
-        }
+    if (jobs[0] != NULL) { /* steps.json, never its whole text: encoded into its file */
+        ((pd_write_job_t *)jobs[0])->fill = steps_fill;
+        ((pd_write_job_t *)jobs[0])->fill_arg = c;
+        c->steps = jobs[0];
+    }
+    if (jobs[1] != NULL) {
+        ((pd_write_job_t *)jobs[1])->data = html;
+        ((pd_write_job_t *)jobs[1])->len = hlen;
     }
     if (jobs[2] && ((pd_link_job_t *)jobs[2])->nlinks == 0) {
         pd_job_free(jobs[2]); /* no TensorBoard trace in this window */

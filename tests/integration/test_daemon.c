@@ -183,12 +183,12 @@ static void test_daemon_window_end_to_end(void **state)
     assert_int_equal(pp_record_decode(&pp_desc_manifest, buf, n, &man, err, sizeof(err)), 0);
     /* written piece by piece as it was encoded: the bytes of its text
      * encoded whole */
-    char *whole;
-    size_t wlen;
-    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, true, &whole, &wlen), 0);
-    assert_int_equal(wlen, n);
-    assert_memory_equal(whole, buf, n);
-    free(whole);
+    char *mwhole;
+    size_t mwlen;
+    assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, true, &mwhole, &mwlen), 0);
+    assert_int_equal(mwlen, n);
+    assert_memory_equal(mwhole, buf, n);
+    free(mwhole);
     assert_int_equal(man.version, 1);
     assert_string_equal(man.job, "itest");
     assert_int_equal(man.window.steps_n, 2);
@@ -223,6 +223,22 @@ static void test_daemon_window_end_to_end(void **state)
     assert_string_equal(man.captures[2].dir, "e2e/rank3-replica1-node1");
     assert_int_equal(man.captures[2].replica_rank, 1);
     pp_record_free(&pp_desc_manifest, &man);
+    /* steps.json, written piece by piece as it was encoded: the bytes of
+     * its document encoded whole */
+    snprintf(path, sizeof(path), "%s/out/itest/w1-steps5-6/steps.json", tmp);
+    char *steps = fx_slurp(path), *whole;
+    size_t wlen;
+    pp_steps_doc_t doc;
+    assert_non_null(steps);
+    assert_int_equal(
+        pp_record_decode(&pp_desc_steps_doc, steps, strlen(steps), &doc, err, sizeof(err)), 0);
+    assert_int_equal(doc.ranks_n, NCLIENTS);
+    assert_int_equal(pp_record_encode(&pp_desc_steps_doc, &doc, true, &whole, &wlen), 0);
+    assert_int_equal(wlen, strlen(steps));
+    assert_memory_equal(whole, steps, wlen);
+    free(whole);
+    free(steps);
+    pp_record_free(&pp_desc_steps_doc, &doc);
     /* the report and TensorBoard's run folder came with the manifest */
     struct stat rs;
     const char *with[] = {"steps.json", "report.html", "tensorboard"};
