@@ -137,6 +137,18 @@ static void run_steps(profd_client_t **c, int n, int64_t from, int64_t to)
     }
 }
 
+/* Window 1: steps 5..6 for the actors, the rollout replica 1 and nobody
+ * else (3 members of the NCLIENTS). */
+static void start_actors_and_replica_1(fx_daemon_t *r)
+{
+    fx_start_window(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
+                    "\"settings\":{\"bytes\":1000},\"selectors\":["
+                    "{\"role\":\"actor\",\"all_ranks\":true},"
+                    "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
+                    "w1-steps5-6", 3);
+}
+
 /* ---- tests ---- */
 
 FX_TMP_FIXTURE("profd-itest")
@@ -156,13 +168,7 @@ static void test_daemon_window_end_to_end(void **state)
     assert_int_equal(rep.u.status_reply.ranks_n, NCLIENTS);
     pp_msg_free(&rep);
 
-    /* steps 5..6 for the actors, the rollout replica 1 and nobody else */
-    fx_start_window(r->cfg.control_url,
-                    "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
-                    "\"settings\":{\"bytes\":1000},\"selectors\":["
-                    "{\"role\":\"actor\",\"all_ranks\":true},"
-                    "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
-                    "w1-steps5-6", 3);
+    start_actors_and_replica_1(r);
 
     run_steps(c, NCLIENTS, 3, 8);
     for (int t = 0; t < 300 && (window_state(r, 1, st, sizeof(st)), strcmp(st, "done") != 0); t++) {
@@ -758,12 +764,7 @@ static void test_daemon_done_window_read_back(void **state)
     fx_daemon_start(r);
     open_clients(r, c, NCLIENTS);
     run_steps(c, NCLIENTS, 1, 2);
-    fx_start_window(r->cfg.control_url,
-                    "{\"v\":1,\"type\":\"start\",\"start\":5,\"end\":7,\"tool\":\"sim\","
-                    "\"settings\":{\"bytes\":1000},\"selectors\":["
-                    "{\"role\":\"actor\",\"all_ranks\":true},"
-                    "{\"role\":\"rollout\",\"replica_ranks\":[1]}]}",
-                    "w1-steps5-6", 3);
+    start_actors_and_replica_1(r);
     profd_close(c[1]);
     c[1] = c[NCLIENTS - 1];
     run_steps(c, NCLIENTS - 1, 3, 8);
