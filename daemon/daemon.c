@@ -23,6 +23,7 @@
 #include "report.h"
 #include "retention.h"
 #include "trigger.h"
+#include "wcaps.h"
 
 #define TICK_MS               1000
 #define STALL_MIN_MS          500 /* a tick this late: the daemon stalled */
@@ -195,13 +196,16 @@ static void on_tick(uv_timer_t *h)
     pd_finish_retry(&d->node, pd_now_ms());
     pd_report_tick(&d->node, pd_now_ms());
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
+    if (pd_wcaps_kept(&d->node)) {
+        pd_journal_sync(d->journal); /* compacts them again once kept long enough */
+    }
     tick_update(d);
 }
 
 static void tick_update(pd_daemon_t *d)
 {
     bool want = (d->reg.count > 0 || pd_coord_nodes(d->coord) > 0 || d->node.manifests_waiting ||
-                 d->wrec.n > 0) &&
+                 d->wrec.n > 0 || pd_wcaps_kept(&d->node)) &&
                 !d->node.stopping;
     if (want && !d->tick_running) {
         d->last_tick_ms = pd_now_ms();

@@ -30,6 +30,7 @@ void pd_windows_captured(const pd_window_t *w, int64_t by_status[5])
 
 void pd_windows_compact(pd_window_t *w)
 {
+    w->read_back_ms = 0;
     if (!w->compact) {
         pd_windows_captured(w, w->captured);
         w->compact = true;

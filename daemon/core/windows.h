@@ -134,6 +134,9 @@ typedef struct pd_window {
      * captured: its captures by pp_capture_status_t, kept when compacted */
     bool compact;
     int64_t captured[5];
+    /* when its captures were last read back from its manifest (node/wcaps.c:
+     * kept PD_WCAPS_KEEP_MS before compacted again); 0 never */
+    int64_t read_back_ms;
     bool jdirty; /* the window's own fields changed since the journal wrote them */
     /* the indices of the members and incoming files marked since the
      * journal last wrote them (pd_member_mark, pd_incoming_mark), so that

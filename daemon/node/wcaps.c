@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "confine.h"
 #include "wcaps.h"
 
@@ -83,15 +84,17 @@ int pd_wcaps_open(pd_window_t *w, bool *back, char *err, size_t errlen)
 void pd_wcaps_done(pd_window_t *w, bool back)
 {
     if (back) {
-        pd_windows_compact(w);
+        w->read_back_ms = pd_now_ms(); /* compacted again by pd_wcaps_settle */
     }
 }
 
 void pd_wcaps_settle(pd_node_t *n)
 {
+    int64_t now = pd_now_ms();
     for (pd_window_t *w = n->win->head; w; w = w->next) {
         if (w->compact || w->state != PP_WS_DONE || w->mirror || w->pending > 0 || w->jdirty ||
-            w->njmembers || w->njincoming || w->jscan) {
+            w->njmembers || w->njincoming || w->jscan ||
+            (w->read_back_ms && now - w->read_back_ms < PD_WCAPS_KEEP_MS)) {
             continue;
         }
         /* its files all arrived: their list goes at once (a chunk sent
@@ -103,4 +106,14 @@ void pd_wcaps_settle(pd_node_t *n)
             pd_windows_compact(w); /* its record holds its counts (journal.c, put_window) */
         }
     }
+}
+
+bool pd_wcaps_kept(const pd_node_t *n)
+{
+    for (const pd_window_t *w = n->win->head; w; w = w->next) {
+        if (!w->compact && w->read_back_ms) {
+            return true;
+        }
+    }
+    return false;
 }

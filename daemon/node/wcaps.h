@@ -26,11 +26,19 @@ int pd_wcaps_read(const pd_window_t *w, pp_manifest_t *man, char *err, size_t er
  * they are otherwise. 0, or an error with why ("window 3: its captures
  * cannot be read back: ..."), w still compacted. */
 int pd_wcaps_open(pd_window_t *w, bool *back, char *err, size_t errlen);
+/* The reader is done. Captures read back stay PD_WCAPS_KEEP_MS (a burst of
+ * readers: chunks sent again by many nodes after lost replies, a report
+ * then a merge, decodes the manifest once), then pd_wcaps_settle compacts
+ * the window again. */
 void pd_wcaps_done(pd_window_t *w, bool back);
+#define PD_WCAPS_KEEP_MS 2000
 /* Compact the done windows whose manifest the journal holds as written
  * (their records, which carry their counts, written: none marked), once
  * nothing works on them any more (no job pending, no record of step times
- * open). */
+ * open, none read back in the last PD_WCAPS_KEEP_MS). */
 void pd_wcaps_settle(pd_node_t *n);
+/* Whether a window's captures are kept read back (the daemon's tick then
+ * has the journal settle them once PD_WCAPS_KEEP_MS is over). */
+bool pd_wcaps_kept(const pd_node_t *n);
 
 #endif

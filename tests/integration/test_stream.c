@@ -28,6 +28,7 @@
 #include "daemon_fixture.h"
 #include "pd_skip.h"
 #include "remote.h"
+#include "wcaps.h" /* PD_WCAPS_KEEP_MS */
 
 #define NODE     "node1"
 #define INSTANCE "0123456789abcdef"
@@ -318,8 +319,9 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
 
     /* the journal holds the window done: compacted, its files' list gone
      * from memory; a chunk sent again is answered from its manifest as
-     * before, a file it never listed refused, and without its manifest
-     * the answer is an error that says so */
+     * before (read back once for a burst of them: kept PD_WCAPS_KEEP_MS),
+     * a file it never listed refused, and without its manifest the
+     * answer is an error that says so */
     const pd_window_t *w = pd_windows_get(&r->d.win, 1);
     for (int t = 0; t < 400 && !__atomic_load_n(&w->compact, __ATOMIC_SEQ_CST); t++) {
         fx_sleep_ms(10);
@@ -340,7 +342,23 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     free(buf);
     fx_path_of(man_path, sizeof(man_path), "%s/manifest.json", w->dir);
     fx_path_of(away, sizeof(away), "%s.away", man_path);
+    int64_t t0 = fx_now_ms();
+    assert_false(__atomic_load_n(&w->compact, __ATOMIC_SEQ_CST)); /* read back, kept */
     assert_int_equal(rename(man_path, away), 0);
+    chunk_frame("trace.json", data, 2 * CHUNK, CHUNK, sum, &buf, &blen);
+    int rv = fx_ask_raw(s, buf, blen, &rep); /* answered from what was read */
+    free(buf);
+    if (fx_now_ms() - t0 < PD_WCAPS_KEEP_MS) {
+        assert_int_equal(rv, 0);
+        assert_int_equal(rep.type, PP_T_chunk_ack);
+        assert_int_equal(rep.u.chunk_ack.have, SIZE);
+        assert_true(rep.u.chunk_ack.done);
+    }
+    pp_msg_free(&rep);
+    for (int t = 0; t < 400 && !__atomic_load_n(&w->compact, __ATOMIC_SEQ_CST); t++) {
+        fx_sleep_ms(10); /* the daemon's tick compacts it again */
+    }
+    assert_true(w->compact);
     chunk_frame("trace.json", data, 0, CHUNK, sum, &buf, &blen);
     assert_int_equal(fx_ask_raw(s, buf, blen, &rep), PROFD_EIO);
     char want[1200];
