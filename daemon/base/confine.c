@@ -94,12 +94,18 @@ int pd_confine_dir(int root, const char *rel, bool create, int *out, char *why, 
         if (slash) {
             *slash = '\0';
         }
-        if (create && mkdirat(fd, p, 0755) != 0 && errno != EEXIST) {
-            int rv = fail(PROFD_EIO, why, whylen, "cannot create '%s': %s", buf, strerror(errno));
-            close(fd);
-            return rv;
-        }
+        /* opened first: a folder already there (every parent but the
+         * newest) costs no mkdirat */
         int next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0 && create && errno == ENOENT) {
+            if (mkdirat(fd, p, 0755) != 0 && errno != EEXIST) {
+                int rv =
+                    fail(PROFD_EIO, why, whylen, "cannot create '%s': %s", buf, strerror(errno));
+                close(fd);
+                return rv;
+            }
+            next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
         if (next < 0) {
             int rv = explain(fd, p, buf, true, why, whylen);
             close(fd);
@@ -136,6 +142,33 @@ int pd_confine_parent(int root, const char *rel, bool create, int *out, const ch
     return rv;
 }
 
+int pd_confine_open_in(int dir, const char *name, const char *shown, int *out, struct stat *st,
+                       char *why, size_t whylen)
+{
+    /* O_NONBLOCK: a fifo swapped in must not hang the reader */
+    int rv, fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        return explain(dir, name, shown, false, why, whylen);
+    }
+    if (fstat(fd, st) != 0) {
+        rv = fail(PROFD_EIO, why, whylen, "cannot stat '%s': %s", shown, strerror(errno));
+        close(fd);
+        return rv;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return fail(PROFD_EPATH, why, whylen, "'%s' is not a regular file", shown);
+    }
+    /* back to blocking reads */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) {
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    }
+    *out = fd;
+    return 0;
+}
+
 int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, char *why,
                          size_t whylen)
 {
@@ -144,30 +177,49 @@ int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, c
     if (rv != 0) {
         return rv;
     }
-    /* O_NONBLOCK: a fifo swapped in must not hang the reader */
-    int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        rv = explain(dfd, base, rel, false, why, whylen);
-        close(dfd);
-        return rv;
-    }
+    rv = pd_confine_open_in(dfd, base, rel, out, st, why, whylen);
     close(dfd);
-    if (fstat(fd, st) != 0) {
-        rv = fail(PROFD_EIO, why, whylen, "cannot stat '%s': %s", rel, strerror(errno));
-        close(fd);
-        return rv;
+    return rv;
+}
+
+void pd_confine_kept_init(pd_confine_kept_t *k)
+{
+    k->fd = -1;
+    k->root = -1;
+    k->rel[0] = '\0';
+}
+
+void pd_confine_kept_close(pd_confine_kept_t *k)
+{
+    if (k->fd >= 0) {
+        close(k->fd);
     }
-    if (!S_ISREG(st->st_mode)) {
-        close(fd);
+    pd_confine_kept_init(k);
+}
+
+int pd_confine_parent_kept(pd_confine_kept_t *k, int root, const char *rel, bool create, int *dir,
+                           const char **base, char *why, size_t whylen)
+{
+    const char *slash = strrchr(rel, '/');
+    size_t n = slash ? (size_t)(slash - rel) : 0;
+    if (!pd_confine_rel_ok(rel) || n >= sizeof(k->rel)) {
         errno = EINVAL;
-        return fail(PROFD_EPATH, why, whylen, "'%s' is not a regular file", rel);
+        return fail(PROFD_EPATH, why, whylen, "'%.200s' is not a plain relative path", rel);
     }
-    /* back to blocking reads */
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) {
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    if (k->fd < 0 || k->root != root || strlen(k->rel) != n || memcmp(k->rel, rel, n) != 0) {
+        int fd, rv;
+        pd_confine_kept_close(k);
+        memcpy(k->rel, rel, n);
+        k->rel[n] = '\0';
+        if ((rv = pd_confine_dir(root, k->rel, create, &fd, why, whylen)) != 0) {
+            k->rel[0] = '\0';
+            return rv;
+        }
+        k->fd = fd;
+        k->root = root;
     }
-    *out = fd;
+    *dir = k->fd;
+    *base = slash ? slash + 1 : rel;
     return 0;
 }
 

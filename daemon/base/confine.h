@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -39,6 +40,31 @@ int pd_confine_parent(int root, const char *rel, bool create, int *out, const ch
  * a fifo, never a device). *st receives its status. */
 int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, char *why,
                          size_t whylen);
+
+/* Open the regular file `name` (one component) in the folder `dir` as
+ * pd_confine_open_file does; `shown` names it in `why`. */
+int pd_confine_open_in(int dir, const char *name, const char *shown, int *out, struct stat *st,
+                       char *why, size_t whylen);
+
+/*
+ * A folder kept open across a run of files: pd_confine_parent_kept opens
+ * the folder holding `rel` below `root` as pd_confine_parent does, and
+ * keeps it, so that the next file in the same folder (same root, same
+ * folder text) is opened from it without walking its path again; another
+ * folder closes it and opens that one. *dir is borrowed: valid until the
+ * next call or pd_confine_kept_close. What lies below the kept folder is
+ * still reached one component at a time, never through a symlink.
+ */
+typedef struct pd_confine_kept {
+    int fd;   /* -1: none */
+    int root; /* the descriptor it was reached from */
+    char rel[PATH_MAX];
+} pd_confine_kept_t;
+
+void pd_confine_kept_init(pd_confine_kept_t *k);
+void pd_confine_kept_close(pd_confine_kept_t *k);
+int pd_confine_parent_kept(pd_confine_kept_t *k, int root, const char *rel, bool create, int *dir,
+                           const char **base, char *why, size_t whylen);
 
 /* Remove `name` in the folder `dirfd`: a whole folder tree without
  * following symlinks, or a single entry. Best effort; 0 or PROFD_EIO. */

@@ -243,12 +243,17 @@ static int hash_all(pd_gather_job_t *j, int dir)
     if (j->checksum && buf == NULL) {
         return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
+    pd_confine_kept_t from; /* the files of a folder, listed together: opened once */
+    pd_confine_kept_init(&from);
     for (size_t i = 0; j->checksum && rv == 0 && i < j->nfiles; i++) {
+        const char *rel = j->files[i].path, *base;
         char why[400];
         struct stat st;
         uint64_t h = 0;
-        int fd;
-        if ((rv = pd_confine_open_file(dir, j->files[i].path, &fd, &st, why, sizeof(why))) != 0) {
+        int fd, at;
+        if ((rv = pd_confine_parent_kept(&from, dir, rel, false, &at, &base, why, sizeof(why))) !=
+                0 ||
+            (rv = pd_confine_open_in(at, base, rel, &fd, &st, why, sizeof(why))) != 0) {
             pd_job_fail(PD_JOB(j), rv, "%s", why);
             break;
         }
@@ -258,6 +263,7 @@ static int hash_all(pd_gather_job_t *j, int dir)
         }
         close(fd);
     }
+    pd_confine_kept_close(&from);
     free(buf);
     return rv;
 }
@@ -270,17 +276,25 @@ static int copy_all(pd_gather_job_t *j, int src, int dst)
     if (buf == NULL) {
         return pd_job_fail(PD_JOB(j), PROFD_ENOMEM, "out of memory");
     }
+    /* the files of a folder are listed together: each folder is walked to
+     * once on each side, its descriptor kept while its files are copied */
+    pd_confine_kept_t from, to;
+    pd_confine_kept_init(&from);
+    pd_confine_kept_init(&to);
     for (size_t i = 0; rv == 0 && i < j->nfiles; i++) {
         const char *rel = j->files[i].path, *base;
         char why[400], part[NAME_MAX + 1];
         struct stat st;
         uint64_t h = 0;
-        int in, dir, out;
-        if ((rv = pd_confine_open_file(src, rel, &in, &st, why, sizeof(why))) != 0) {
+        int in, at, dir, out;
+        if ((rv = pd_confine_parent_kept(&from, src, rel, false, &at, &base, why, sizeof(why))) !=
+                0 ||
+            (rv = pd_confine_open_in(at, base, rel, &in, &st, why, sizeof(why))) != 0) {
             pd_job_fail(PD_JOB(j), rv, "%s", why);
             break;
         }
-        if ((rv = pd_confine_parent(dst, rel, true, &dir, &base, why, sizeof(why))) != 0) {
+        if ((rv = pd_confine_parent_kept(&to, dst, rel, true, &dir, &base, why, sizeof(why))) !=
+            0) {
             pd_job_fail(PD_JOB(j), rv, "%s", why);
             close(in);
             break;
@@ -307,9 +321,10 @@ static int copy_all(pd_gather_job_t *j, int src, int dst)
                 set_checksum(&j->files[i], h);
             }
         }
-        close(dir);
         close(in);
     }
+    pd_confine_kept_close(&from);
+    pd_confine_kept_close(&to);
     free(buf);
     return rv;
 }
