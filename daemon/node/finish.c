@@ -269,13 +269,26 @@ static int manifest_fill(void *arg, int (*put)(void *to, const char *text, size_
     return pp_record_encode_to(&pp_desc_manifest, arg, true, &sink);
 }
 
+/* The manifest record, read by two jobs on the pool: the manifest's and
+ * report.html's (pd_report_write_kept); freed when both are over. */
+typedef struct man_held {
+    pp_manifest_t man; /* first: the manifest job's fill_arg */
+    int refs;
+} man_held_t;
+
+static void man_release(man_held_t *h)
+{
+    if (--h->refs == 0) {
+        pd_manifest_free(&h->man);
+        free(h);
+    }
+}
+
 static void manifest_done(pd_job_t *j)
 {
     pd_node_t *n = j->arg;
     pd_window_t *w = pd_windows_get(n->win, j->window);
-    pp_manifest_t *man = ((pd_write_job_t *)j)->fill_arg;
-    pd_manifest_free(man);
-    free(man);
+    man_release(((pd_write_job_t *)j)->fill_arg);
     if (w) {
         w->manifest_rv = j->rv;
         if (j->rv != 0) {
@@ -294,6 +307,7 @@ static void manifest_done(pd_job_t *j)
 static void report_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
 {
     pd_window_t *w = pd_windows_get(n->win, window);
+    man_release(arg);
     n->stats.reports++;
     n->stats.errors_report += r->rv != 0;
     if (w && --w->pending == 0) {
@@ -321,17 +335,19 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
         n->manifests_waiting--;
     }
     pd_write_job_t *j = (pd_write_job_t *)pd_job_new(PD_JOB_WRITE);
-    pp_manifest_t *man = calloc(1, sizeof(*man));
+    man_held_t *h = calloc(1, sizeof(*h));
+    pp_manifest_t *man = h ? &h->man : NULL;
     if (j == NULL || man == NULL || pd_manifest_build(w, man) != 0) {
-        free(man);
+        free(h);
         free(j);
         manifest_later(n, w, "out of memory");
         return;
     }
     /* never its whole text: encoded into the file piece by piece, on the
-     * pool; the record is freed with the job (manifest_done) */
+     * pool; the record is freed once this job and the report are over */
     j->fill = manifest_fill;
-    j->fill_arg = man;
+    j->fill_arg = h;
+    h->refs = 2; /* the manifest's job, the report */
     /* fits: the window's folder left room below it */
     snprintf(j->root, sizeof(j->root), "%.*s", (int)w->root_len, w->dir);
     snprintf(j->dst, sizeof(j->dst), "%s/%s/manifest.json", w->job, w->name);
@@ -344,10 +360,11 @@ void pd_finish_manifest(pd_node_t *n, pd_window_t *w)
     w->state = PP_WS_GATHERING;
     /* the report goes with it: the window is done when both are written */
     w->pending += 2; /* before: either may be done at once when the pool is gone */
-    /* the report reads the record here (and copies what it keeps), the
-     * job on the pool, until manifest_done frees it */
-    if (pd_report_write(n, w, man, true, true, report_done, NULL, err, sizeof(err)) != 0) {
+    /* the report reads the record (report.html is drawn from it on the
+     * pool) until report_done, the manifest's job until manifest_done */
+    if (pd_report_write_kept(n, w, man, true, true, report_done, h, err, sizeof(err)) != 0) {
         w->pending--;
+        man_release(h); /* report_done is not called */
         PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
     }
     if (pd_job_submit(&n->loop->uv, PD_JOB(j)) != 0) {

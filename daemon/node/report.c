@@ -43,7 +43,13 @@ typedef struct rctx {
     pd_job_t *steps;
     XXH64_state_t hs;
     bool sum;
+    /* report.html is drawn on the pool into its file (html_fill) from the
+     * document, `why` and `mp`: the caller's manifest record where it keeps
+     * it until done() (pd_report_write_kept), else `man`, a copy (owned) */
+    const pp_manifest_t *mp;
     pp_manifest_t man;
+    bool owned;
+    char *why;
     char root[PD_PATH_MAX];
     char dst[2 * PP_MAX_NAME + 64]; /* <job>/<window> */
 } rctx_t;
@@ -57,9 +63,10 @@ static void release(rctx_t *c)
         }
         c->done(c->n, c->window, &c->res, c->arg);
         pp_record_free(&pp_desc_steps_doc, &c->doc);
-        if (c->held) {
+        if (c->owned) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
+        free(c->why);
         free(c);
     }
 }
@@ -107,6 +114,15 @@ static int steps_fill(void *arg, int (*put)(void *to, const char *text, size_t l
     pp_sink_t sink = {.put = steps_put, .arg = &s};
     XXH64_reset(&c->hs, 0);
     return pp_record_encode_to(&pp_desc_steps_doc, &c->doc, true, &sink);
+}
+
+/* report.html into its file as it is drawn (on the pool): never its whole
+ * text (megabytes at thousands of ranks). */
+static int html_fill(void *arg, int (*put)(void *to, const char *text, size_t len), void *to)
+{
+    rctx_t *c = arg;
+    pp_sink_t sink = {.put = put, .arg = to};
+    return pd_report_html_to(&c->doc, c->mp, PROFD_VERSION_STRING, c->why, &sink);
 }
 
 static pd_job_t *job_new(rctx_t *c, const pd_window_t *w, pd_job_kind_t kind, const char *name)
@@ -259,20 +275,6 @@ static int record_load(const pd_window_t *w, pp_steps_doc_t *doc, char *err, siz
     return 0;
 }
 
-/* report.html's text: the page with the why of `diff` (NULL none). */
-static int html_of(const pp_steps_doc_t *doc, const pp_manifest_t *man, const pp_trace_diff_t *diff,
-                   char **html, size_t *hlen)
-{
-    char *why = NULL;
-    size_t wlen = 0;
-    int rv = pd_report_why(doc, man, diff, &why, &wlen);
-    if (rv == 0) {
-        rv = pd_report_html_with(doc, man, PROFD_VERSION_STRING, why, html, hlen);
-    }
-    free(why);
-    return rv;
-}
-
 static bool diff_trace(const char *path)
 {
     const char *base = strrchr(path, '/');
@@ -385,8 +387,8 @@ static void diff_done(pd_job_t *j)
 {
     rctx_t *c = j->arg;
     const pp_trace_diff_t *diff = j->rv == 0 ? &((pd_diff_job_t *)j)->diff->out : NULL;
-    char *html = NULL, *dj = NULL;
-    size_t hlen = 0, dlen = 0;
+    char *dj = NULL;
+    size_t wlen = 0, dlen = 0;
     if (j->rv != 0) {
         PD_LOG(c->n->log, PD_LOG_WARN, "report", "window %lld: trace diff: %s",
                (long long)c->window, j->reason);
@@ -394,19 +396,19 @@ static void diff_done(pd_job_t *j)
     pd_write_job_t *hj = (pd_write_job_t *)held_job(c, PD_JOB_WRITE, "report.html");
     pd_write_job_t *dj_ =
         diff ? (pd_write_job_t *)held_job(c, PD_JOB_WRITE, "tracediff.json") : NULL;
-    if (hj == NULL || (diff && dj_ == NULL) || html_of(&c->doc, &c->man, diff, &html, &hlen) != 0 ||
+    if (hj == NULL || (diff && dj_ == NULL) ||
+        pd_report_why(&c->doc, c->mp, diff, &c->why, &wlen) != 0 ||
         (diff && pp_record_encode(&pp_desc_trace_diff, diff, true, &dj, &dlen) != 0)) {
         pd_job_free(PD_JOB(hj));
         pd_job_free(PD_JOB(dj_));
-        free(html);
         free(dj);
         if (c->res.rv == 0) {
             c->res.rv = PROFD_ENOMEM;
             snprintf(c->res.reason, sizeof(c->res.reason), "out of memory writing report.html");
         }
     } else {
-        hj->data = html;
-        hj->len = hlen;
+        hj->fill = html_fill;
+        hj->fill_arg = c;
         submit(c, PD_JOB(hj));
         if (dj_) {
             dj_->data = dj;
@@ -418,12 +420,13 @@ static void diff_done(pd_job_t *j)
     release(c);
 }
 
-int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
-                    bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
+static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool kept,
+                        bool links, bool final, pd_report_done_fn done, void *arg, char *err,
+                        size_t errlen)
 {
     pp_steps_doc_t doc;
-    char *html = NULL;
-    size_t hlen = 0;
+    char *why = NULL;
+    size_t wlen = 0;
     rctx_t *c = NULL;
     pd_job_t *jobs[3] = {NULL, NULL, NULL};
     int rv = 0;
@@ -471,7 +474,7 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     pd_diff_t *diff = rv == 0 ? diff_plan(&doc, man, w) : NULL;
     pd_diff_job_t *dj = NULL;
     if (rv == 0 && diff == NULL) { /* else report.html after the diff */
-        rv = html_of(&doc, man, NULL, &html, &hlen);
+        rv = pd_report_why(&doc, man, NULL, &why, &wlen);
     }
     if (rv == 0 && (c = calloc(1, sizeof(*c))) != NULL) {
         jobs[0] = again ? NULL : job_new(c, w, PD_JOB_WRITE, "steps.json");
@@ -488,14 +491,14 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     }
     if (rv != 0 || c == NULL || (!again && jobs[0] == NULL) || (dj == NULL && jobs[1] == NULL) ||
         (links && (jobs[2] == NULL || links_of(w, man, (pd_link_job_t *)jobs[2]) != 0)) ||
-        (dj && pp_record_copy(&pp_desc_manifest, &c->man, man) != 0)) {
+        (!kept && pp_record_copy(&pp_desc_manifest, &c->man, man) != 0)) {
         pd_diff_free(diff);
         pd_job_free(PD_JOB(dj));
-        if (c && dj) {
+        if (c && !kept) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
         pp_record_free(&pp_desc_steps_doc, &doc);
-        free(html);
+        free(why);
         for (int i = 0; i < 3; i++) {
             pd_job_free(jobs[i]);
         }
@@ -520,7 +523,10 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     c->res.ranks = (int64_t)doc.ranks_n;
     c->res.steps = doc.steps_n == 2 ? doc.steps[1] - doc.steps[0] + 1 : 0;
     c->doc = doc; /* steps.json is encoded from it on the pool; freed with c */
-    if (dj) {     /* kept for report.html, drawn once the diff is over */
+    c->owned = !kept;
+    c->mp = kept ? man : &c->man;
+    c->why = why;
+    if (dj) { /* kept for report.html, drawn once the diff is over */
         c->held = true;
         snprintf(c->root, sizeof(c->root), "%.*s", (int)w->root_len, w->dir);
         snprintf(c->dst, sizeof(c->dst), "%s/%s", w->job, w->name);
@@ -534,9 +540,9 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
         ((pd_write_job_t *)jobs[0])->fill_arg = c;
         c->steps = jobs[0];
     }
-    if (jobs[1] != NULL) {
-        ((pd_write_job_t *)jobs[1])->data = html;
-        ((pd_write_job_t *)jobs[1])->len = hlen;
+    if (jobs[1] != NULL) { /* report.html, never its whole text: drawn into its file */
+        ((pd_write_job_t *)jobs[1])->fill = html_fill;
+        ((pd_write_job_t *)jobs[1])->fill_arg = c;
     }
     if (jobs[2] && ((pd_link_job_t *)jobs[2])->nlinks == 0) {
         pd_job_free(jobs[2]); /* no TensorBoard trace in this window */
@@ -559,6 +565,18 @@ int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man
     }
     release(c);
     return 0;
+}
+
+int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
+                    bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
+{
+    return report_write(n, w, man, false, links, final, done, arg, err, errlen);
+}
+
+int pd_report_write_kept(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
+                         bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
+{
+    return report_write(n, w, man, true, links, final, done, arg, err, errlen);
 }
 
 static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)

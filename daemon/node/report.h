@@ -47,6 +47,12 @@ typedef void (*pd_report_done_fn)(pd_node_t *n, int64_t window, const pd_report_
 int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
                     bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen);
 
+/* The same where the caller keeps `man` (and the strings it points to)
+ * unchanged until done() runs: report.html is drawn from it on the pool
+ * (pd_report_write copies it for that). */
+int pd_report_write_kept(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
+                         bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen);
+
 /* Records whose window has ended and whose steps after it are in (or
  * waited for long enough): the report written once more, the record kept
  * as it is from then on. The periodic tick. */
