@@ -30,9 +30,9 @@ int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, con
                         const char *extra, char **out, size_t *len);
 
 /* The same page handed to sink->put in pieces as it is built (each about
- * PP_SINK_PIECE bytes, a row's end at most past it; never the whole text
- * at once: megabytes at thousands of ranks), the bytes
- * pd_report_html_with gives, in order. 0, PROFD_EINVAL, PROFD_ENOMEM or
+ * PP_SINK_PIECE bytes, a row's end past it at most, or `extra` whole past
+ * it; never the whole text at once: megabytes at thousands of ranks), the
+ * bytes pd_report_html_with gives, in order. 0, PROFD_EINVAL, PROFD_ENOMEM or
  * put's error (which stops the page). */
 int pd_report_html_to(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                       const char *extra, const pp_sink_t *sink);
