@@ -84,10 +84,15 @@ int pd_confine_dir(int root, const char *rel, bool create, int *out, char *why, 
         errno = EINVAL;
         return fail(PROFD_EPATH, why, whylen, "'%.200s' is not a plain relative path", rel);
     }
-    int fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) {
-        return fail(PROFD_EIO, why, whylen, "cannot open a folder: %s", strerror(errno));
+    if (len == 0) { /* the root itself: a descriptor of its own */
+        int fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) {
+            return fail(PROFD_EIO, why, whylen, "cannot open a folder: %s", strerror(errno));
+        }
+        *out = fd;
+        return 0;
     }
+    int fd = root; /* walked from, never closed here */
     memcpy(buf, rel, len + 1);
     for (char *p = buf; *p;) {
         char *slash = strchr(p, '/');
@@ -101,17 +106,23 @@ int pd_confine_dir(int root, const char *rel, bool create, int *out, char *why, 
             if (mkdirat(fd, p, 0755) != 0 && errno != EEXIST) {
                 int rv =
                     fail(PROFD_EIO, why, whylen, "cannot create '%s': %s", buf, strerror(errno));
-                close(fd);
+                if (fd != root) {
+                    close(fd);
+                }
                 return rv;
             }
             next = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
         if (next < 0) {
             int rv = explain(fd, p, buf, true, why, whylen);
-            close(fd);
+            if (fd != root) {
+                close(fd);
+            }
             return rv;
         }
-        close(fd);
+        if (fd != root) {
+            close(fd);
+        }
         fd = next;
         if (slash == NULL) {
             break;

@@ -301,9 +301,38 @@ static void test_dir_create_only_missing(void **state)
     assert_false(there(f->root, "a/keep/x"));
 }
 
+/* A walk starts at the root's descriptor without a copy of it and never
+ * closes it, whether it succeeds, is refused or fails; "" is the root
+ * itself, as a descriptor of its own. */
+static void test_dir_root_stays_open(void **state)
+{
+    fx_t *f = *state;
+    char why[256];
+    struct stat st, rst;
+    int fd;
+    assert_int_equal(pd_confine_dir(f->rfd, "a/b", true, &fd, why, sizeof(why)), 0);
+    assert_true(fd != f->rfd);
+    close(fd);
+    link_at("a", f->root, "l");
+    assert_int_equal(pd_confine_dir(f->rfd, "l/b", true, &fd, why, sizeof(why)), PROFD_EPATH);
+    assert_int_equal(pd_confine_dir(f->rfd, "none/b", false, &fd, why, sizeof(why)), PROFD_EIO);
+    assert_int_equal(pd_confine_dir(f->rfd, "a", false, &fd, why, sizeof(why)), 0);
+    close(fd);
+    assert_true(fcntl(f->rfd, F_GETFD) >= 0); /* still open */
+    assert_int_equal(fstatat(f->rfd, "a/b", &st, AT_SYMLINK_NOFOLLOW), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(pd_confine_dir(f->rfd, "", false, &fd, why, sizeof(why)), 0);
+    assert_true(fd != f->rfd);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(fstat(f->rfd, &rst), 0);
+    assert_int_equal(st.st_ino, rst.st_ino);
+    close(fd);
+    assert_true(fcntl(f->rfd, F_GETFD) >= 0);
+}
+
 int main(void)
 {
     return PD_RUN_EACH(setup, teardown, test_kept_same_folder_once, test_kept_other_root,
                        test_kept_symlink_after, test_kept_bad_path, test_open_in,
-                       test_dir_create_only_missing);
+                       test_dir_create_only_missing, test_dir_root_stays_open);
 }
