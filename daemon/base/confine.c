@@ -171,11 +171,10 @@ int pd_confine_open_in(int dir, const char *name, const char *shown, int *out, s
         errno = EINVAL;
         return fail(PROFD_EPATH, why, whylen, "'%s' is not a regular file", shown);
     }
-    /* back to blocking reads */
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) {
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    }
+    /* back to blocking reads: of the flags F_SETFL sets (append, async,
+     * direct, noatime, nonblock) it was opened with O_NONBLOCK alone, so
+     * none is the flags less O_NONBLOCK, without an F_GETFL */
+    fcntl(fd, F_SETFL, 0);
     *out = fd;
     return 0;
 }

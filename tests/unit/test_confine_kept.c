@@ -250,6 +250,10 @@ static void test_open_in(void **state)
     assert_int_equal(pd_confine_open_in(f->rfd, "file", "x/file", &fd, &st, why, sizeof(why)), 0);
     assert_int_equal(st.st_size, 6);
     assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0); /* blocking again */
+    assert_int_equal(fcntl(fd, F_GETFL) & (O_ACCMODE | O_APPEND), O_RDONLY);
+    char got[8] = "";
+    assert_int_equal(read(fd, got, sizeof(got)), 6);
+    assert_string_equal(got, "inside");
     close(fd);
     assert_int_equal(pd_confine_open_in(f->rfd, "flink", "x/flink", &fd, &st, why, sizeof(why)),
                      PROFD_EPATH);
