@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "profd/proto.h"
+#include "sink_got.h"
 
 static int decode(const char *json, pp_msg_t *m, char *err)
 {
@@ -685,28 +686,6 @@ static void test_codec_hooked_elements(void **state)
     assert_null(buf);
 }
 
-/* What a sink got: the pieces' bytes in order, their count and the largest;
- * fail_at: the piece put refuses (PROFD_EIO), 0 none. */
-typedef struct sink_got {
-    char *text;
-    size_t len, pieces, largest, fail_at;
-} sink_got_t;
-
-static int sink_put(void *arg, const char *text, size_t len)
-{
-    sink_got_t *g = arg;
-    if (++g->pieces == g->fail_at) {
-        return PROFD_EIO;
-    }
-    g->text = realloc(g->text, g->len + len + 1);
-    assert_non_null(g->text);
-    memcpy(g->text + g->len, text, len);
-    g->len += len;
-    g->text[g->len] = '\0';
-    g->largest = len > g->largest ? len : g->largest;
-    return 0;
-}
-
 /* A manifest encoded to a sink, piece by piece, is byte for byte the text
  * encoded whole (pretty and compact), in pieces of about PP_SINK_PIECE
  * bytes (never past it by more than one capture's record), never the
@@ -751,7 +730,7 @@ static void test_codec_encode_to_a_sink(void **state)
         size_t len, onelen;
         assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, pretty, &whole, &len), 0);
         sink_got_t got = {0};
-        pp_sink_t sink = {.put = sink_put, .arg = &got};
+        pp_sink_t sink = {.put = sink_got_put, .arg = &got};
         assert_int_equal(pp_record_encode_to(&pp_desc_manifest, &man, pretty, &sink), 0);
         assert_int_equal(got.len, len);
         assert_memory_equal(got.text, whole, len);

@@ -17,6 +17,7 @@
 #include "stepdoc.h"
 #include "straggler.h"
 #include "wrecord.h"
+#include "sink_got.h"
 
 static pd_hist_id_t id_of(const char *role, int64_t rank)
 {
@@ -618,26 +619,6 @@ static void test_stepdoc_and_report(void **state)
     pd_history_fini(&h);
 }
 
-typedef struct html_got {
-    char *text;
-    size_t len, pieces, largest, fail_at;
-} html_got_t;
-
-static int html_put(void *arg, const char *text, size_t len)
-{
-    html_got_t *g = arg;
-    if (++g->pieces == g->fail_at) {
-        return PROFD_EIO;
-    }
-    g->text = realloc(g->text, g->len + len + 1);
-    assert_non_null(g->text);
-    memcpy(g->text + g->len, text, len);
-    g->len += len;
-    g->text[g->len] = '\0';
-    g->largest = len > g->largest ? len : g->largest;
-    return 0;
-}
-
 /* report.html drawn to a sink, piece by piece, is byte for byte the page
  * built whole (with the why fragment), in pieces of about PP_SINK_PIECE
  * bytes (past it by one heatmap row or capture row at most), never the
@@ -709,8 +690,8 @@ static void test_report_html_to_a_sink(void **state)
     size_t len;
     assert_int_equal(pd_report_html_with(&d, &man, "1.0", why, &whole, &len), 0);
     assert_true(len > 8 * PP_SINK_PIECE);
-    html_got_t got = {0};
-    pp_sink_t sink = {.put = html_put, .arg = &got};
+    sink_got_t got = {0};
+    pp_sink_t sink = {.put = sink_got_put, .arg = &got};
     assert_int_equal(pd_report_html_to(&d, &man, "1.0", why, &sink), 0);
     assert_int_equal(got.len, len);
     assert_memory_equal(got.text, whole, len);
@@ -719,7 +700,7 @@ static void test_report_html_to_a_sink(void **state)
     assert_true(got.largest >= PP_SINK_PIECE && got.largest < PP_SINK_PIECE + 8192);
     free(got.text);
     /* the sink refuses its third piece: nothing more is drawn */
-    html_got_t bad = {.fail_at = 3};
+    sink_got_t bad = {.fail_at = 3};
     sink.arg = &bad;
     assert_int_equal(pd_report_html_to(&d, &man, "1.0", why, &sink), PROFD_EIO);
     assert_int_equal(bad.pieces, 3);
