@@ -467,8 +467,8 @@ static void on_straggler(void *ctx, pd_req_t *req, pp_msg_t *in, const void *pay
 
 #define FAILURES_SHOWN 8 /* captures not complete shown per rank, then a count */
 
-/* Each selected rank's captures that are not complete, in one line each:
- * "failed, steps 5-6, phase generate: <reason>" (the detail of one window). */
+/* qsort of capture pointers in the manifest's order (pd_manifest_cmp),
+ * equal ones as they came. */
 static int cmp_cap_at(const void *a, const void *b)
 {
     const pp_capture_t *x = *(const pp_capture_t *const *)a, *y = *(const pp_capture_t *const *)b;
@@ -476,8 +476,10 @@ static int cmp_cap_at(const void *a, const void *b)
     return c ? c : (x > y) - (x < y);
 }
 
-/* (in the manifest's order: the same whether the captures are the ones
- * reported or the ones read back from the manifest) */
+/* Each selected rank's captures that are not complete, in one line each:
+ * "failed, steps 5-6, phase generate: <reason>" (the detail of one window),
+ * in the manifest's order: the same whether the captures are the ones
+ * reported or the ones read back from the manifest. */
 static void failures_fill(const pd_window_t *w, pp_window_t *out)
 {
     for (size_t i = 0; i < out->ranks_n && i < w->nmembers; i++) {
