@@ -23,6 +23,7 @@
 #define SNAPSHOT_FACTOR 4         /* ... and this many times the last snapshot */
 #define ALLOC_AHEAD     (1 << 20) /* room kept past the end of the file */
 #define KEEP_FINISHED   32        /* finished windows a snapshot keeps */
+#define BUF_KEEP        (1 << 18) /* an encode buffer emptied over 256 KiB is given back */
 
 typedef pu_sbuf_t buf_t;
 
@@ -340,6 +341,15 @@ static void release_held(pd_journal_t *j, bool send)
     j->held_tail = &j->held;
 }
 
+/* An emptied encode buffer: kept for the next records, unless a large
+ * batch grew it (a window of 16,384 members: megabytes, held for good). */
+static void buf_settle(buf_t *b)
+{
+    if (b->len == 0 && b->cap > BUF_KEEP) {
+        pu_sbuf_free(b);
+    }
+}
+
 /* Write the pending records (page cache: a killed daemon does not lose
  * them). */
 static void write_pending(pd_journal_t *j)
@@ -369,6 +379,7 @@ static void write_pending(pd_journal_t *j)
     j->size += (int64_t)j->pending.len;
     j->st.bytes += (int64_t)j->pending.len;
     j->pending.len = 0;
+    buf_settle(&j->pending);
     j->unsynced = true;
     release_held(j, true);
     alloc_ahead(j);
@@ -553,6 +564,7 @@ static void snap_after(uv_work_t *w, int status)
     }
     j->compacting = false;
     j->tail.len = 0;
+    buf_settle(&j->tail);
     free(s->text.p);
     free(s);
 }
@@ -789,6 +801,7 @@ void pd_journal_stats(const pd_journal_t *j, pd_journal_stats_t *out)
     memset(out, 0, sizeof(*out));
     if (j) {
         *out = j->st;
+        out->buffered = (int64_t)(j->pending.cap + j->tail.cap);
     }
 }
 
