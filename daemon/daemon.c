@@ -263,6 +263,7 @@ static void on_signal(int signum, void *arg)
         d->reload_count++;
         PD_LOG(&d->log, PD_LOG_INFO, "daemon", "SIGHUP: reloading the profiling config");
         pd_apply_own(&d->node);
+        pd_retention_kick(d->node.retention); /* and a retention pass now */
         return;
     }
     begin_stop(d);

@@ -296,25 +296,26 @@ static bool prune_in(int at, const char *name, int depth)
     return empty && unlinkat(at, name, AT_REMOVEDIR) == 0;
 }
 
-static void measure_in(int at, const char *name, int depth, int64_t *bytes, int64_t *mtime_ms)
+/* st: name's own status, taken by the caller. */
+static void measure_in(int at, const char *name, const struct stat *st, int depth,
+                       pd_confine_usage_t *u)
 {
-    struct stat st;
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        return;
+    int64_t m = (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
+    if (m > u->mtime_ms) {
+        u->mtime_ms = m;
     }
-    int64_t m = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
-    if (m > *mtime_ms) {
-        *mtime_ms = m;
-    }
-    if (!S_ISDIR(st.st_mode)) {
+    if (!S_ISDIR(st->st_mode)) {
         /* what is on disk (allocated blocks: a sparse file's apparent size
          * is anything its writer likes); a file with several links
          * (TensorBoard's run folder links the traces) counts its share at
          * each, its blocks once in all */
-        *bytes +=
-            S_ISREG(st.st_mode) ? (int64_t)st.st_blocks * 512 / (st.st_nlink ? st.st_nlink : 1) : 0;
+        u->bytes += S_ISREG(st->st_mode)
+                        ? (int64_t)st->st_blocks * 512 / (st->st_nlink ? st->st_nlink : 1)
+                        : 0;
+        u->files++;
         return;
     }
+    u->folders++;
     int fd =
         depth < MAX_DEPTH ? openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -325,24 +326,23 @@ static void measure_in(int at, const char *name, int depth, int64_t *bytes, int6
         return;
     }
     struct dirent *de;
+    struct stat cst;
     while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-            measure_in(dirfd(d), de->d_name, depth + 1, bytes, mtime_ms);
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+            fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) == 0) {
+            measure_in(dirfd(d), de->d_name, &cst, depth + 1, u);
         }
     }
     closedir(d);
 }
 
-int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mtime_ms)
+int pd_confine_measure(int dirfd, const char *name, pd_confine_usage_t *u)
 {
-    struct stat st;
-    if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    memset(u, 0, sizeof(*u));
+    if (fstatat(dirfd, name, &u->st, AT_SYMLINK_NOFOLLOW) != 0) {
         return PROFD_ENOENT;
     }
-    int64_t b = 0, m = 0;
-    measure_in(dirfd, name, 0, &b, &m);
-    *bytes = b;
-    *mtime_ms = m;
+    measure_in(dirfd, name, &u->st, 0, u);
     return 0;
 }
 

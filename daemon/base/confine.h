@@ -78,9 +78,18 @@ bool pd_confine_prune(int dirfd, const char *name);
  * (a folder tree, without following symlinks; allocated blocks, not the
  * apparent size a sparse file claims; a file with n hard links counts 1/n
  * of its blocks at each) and the latest modification time among
- * them and their folders (ms since the epoch). 0, or PROFD_ENOENT when
- * `name` is not there (nothing written). */
-int pd_confine_measure(int dirfd, const char *name, int64_t *bytes, int64_t *mtime_ms);
+ * them and their folders (ms since the epoch); what the walk cost: the
+ * entries it looked at (one fstatat each), folders (`name` itself among
+ * them) and everything else; and `name`'s own status as the walk began
+ * (a caller keeping the figures compares it later: retention.c). 0, or
+ * PROFD_ENOENT when `name` is not there (nothing written). */
+typedef struct pd_confine_usage {
+    int64_t bytes, mtime_ms;
+    int64_t files, folders;
+    struct stat st;
+} pd_confine_usage_t;
+
+int pd_confine_measure(int dirfd, const char *name, pd_confine_usage_t *u);
 
 /* By path: remove the file root/rel; remove the empty folders of root/rel. */
 int pd_confine_unlink(const char *root, const char *rel);

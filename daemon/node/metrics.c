@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "metrics.h"
+#include "retention.h"
 #include "scores.h"
 #include "profd/errors.h"
 #include "profd/version.h"
@@ -169,6 +170,25 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
     family(&b, "profd_save_path_min_free_bytes", "gauge",
            "limits.min_free_bytes: with less free on save_path no new window starts.");
     pu_sbuf_fmt(&b, "profd_save_path_min_free_bytes %lld\n", (long long)n->cfg->min_free_bytes);
+    /* retention's passes: what measuring the kept windows cost (retention.h) */
+    pd_retention_stats_t rs;
+    pd_retention_stats(n->retention, &rs);
+    family(&b, "profd_retention_passes_total", "counter",
+           "Retention passes over the windows this daemon keeps in save_path.");
+    pu_sbuf_fmt(&b, "profd_retention_passes_total %lld\n", (long long)rs.passes);
+    family(&b, "profd_retention_windows_measured_total", "counter",
+           "Finished windows retention measured: walked (every entry of its folder tree "
+           "looked at) or reused (its folder unchanged since: the last walk's figures).");
+    pu_sbuf_fmt(&b, "profd_retention_windows_measured_total{how=\"walked\"} %lld\n",
+                (long long)rs.walked_windows);
+    pu_sbuf_fmt(&b, "profd_retention_windows_measured_total{how=\"reused\"} %lld\n",
+                (long long)rs.reused_windows);
+    family(&b, "profd_retention_walked_entries_total", "counter",
+           "Entries of window folder trees retention's walks looked at (one fstatat each).");
+    pu_sbuf_fmt(&b, "profd_retention_walked_entries_total{kind=\"file\"} %lld\n",
+                (long long)rs.walked_files);
+    pu_sbuf_fmt(&b, "profd_retention_walked_entries_total{kind=\"folder\"} %lld\n",
+                (long long)rs.walked_folders);
     family(&b, "profd_backlog_bytes", "gauge",
            "A node daemon: bytes of captures not yet streamed to its coordinator.");
     pu_sbuf_fmt(&b, "profd_backlog_bytes %lld\n", (long long)st.backlog_bytes);

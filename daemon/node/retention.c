@@ -26,8 +26,10 @@ typedef struct item {
     bool final, busy;
     bool exists; /* measured: the folder is there */
     int64_t bytes, mtime_ms;
-    char reason[128]; /* removing: why */
-    int rv;           /* removing: 0 removed */
+    char reason[128];       /* removing: why */
+    int rv;                 /* removing: 0 removed */
+    bool walked;            /* measured by a walk of its folder tree: */
+    int64_t files, folders; /* the entries the walk looked at */
 } item_t;
 
 typedef struct pass {
@@ -44,6 +46,7 @@ struct pd_retention {
     pd_node_t *n;
     uv_timer_t timer;
     bool running, again, stopping;
+    pd_retention_stats_t stats;
 };
 
 static bool final_state(const pd_window_t *w)
@@ -98,11 +101,18 @@ static void measure_one(item_t *it)
     char root[PP_MAX_PATH], why[256];
     int fd;
     snprintf(root, sizeof(root), "%.*s", (int)it->root_len, it->dir);
+    pd_confine_usage_t u;
     it->exists = false;
     if (pd_confine_root(root, &fd, why, sizeof(why)) != 0) {
         return;
     }
-    it->exists = pd_confine_measure(fd, it->dir + it->root_len + 1, &it->bytes, &it->mtime_ms) == 0;
+    if (pd_confine_measure(fd, it->dir + it->root_len + 1, &u) == 0) {
+        it->exists = it->walked = true;
+        it->bytes = u.bytes;
+        it->mtime_ms = u.mtime_ms;
+        it->files = u.files;
+        it->folders = u.folders;
+    }
     close(fd);
 }
 
@@ -161,6 +171,7 @@ static void pass_free(pass_t *p)
 static void pass_end(pd_retention_t *r)
 {
     r->running = false;
+    r->stats.passes++;
     if (r->again && !r->stopping) {
         r->again = false;
         pd_retention_kick(r);
@@ -286,6 +297,12 @@ static void pass_after(uv_work_t *wk, int status)
         if (p->remove) { /* also while stopping: the folders are gone */
             removed(r, p);
         } else if (!r->stopping) {
+            for (size_t i = 0; i < p->n; i++) {
+                const item_t *it = &p->items[i];
+                r->stats.walked_windows += it->walked;
+                r->stats.walked_files += it->files;
+                r->stats.walked_folders += it->folders;
+            }
             decide(r, p);
             pass_free(p);
             return; /* decide ended the pass, or a removal runs */
@@ -367,6 +384,15 @@ void pd_retention_stop(pd_retention_t *r)
     r->stopping = true;
     uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->timer, NULL);
+}
+
+void pd_retention_stats(const pd_retention_t *r, pd_retention_stats_t *out)
+{
+    if (r == NULL) {
+        memset(out, 0, sizeof(*out));
+    } else {
+        *out = r->stats;
+    }
 }
 
 void pd_retention_fini(pd_retention_t *r)

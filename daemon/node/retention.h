@@ -8,7 +8,8 @@
  * folder is gone is kept in the table as pruned, with the reason
  * (pd_window_t.pruned), which the journal keeps. Never a window still
  * capturing or gathering, nor one whose after-window hook runs. A pass
- * runs every minute and when asked (a window finished). Loop thread only.
+ * runs every minute and when asked (a window finished, SIGHUP). Loop
+ * thread only.
  */
 #ifndef PD_RETENTION_H
 #define PD_RETENTION_H
@@ -27,6 +28,18 @@ void pd_retention_kick(pd_retention_t *r);
 void pd_retention_stop(pd_retention_t *r);
 /* After the loop ran out. NULL is fine. */
 void pd_retention_fini(pd_retention_t *r);
+
+/* What the passes cost since the start (the metrics endpoint). */
+typedef struct pd_retention_stats {
+    int64_t passes;         /* measuring passes ended (their removals too) */
+    int64_t walked_windows; /* windows measured by walking their folder tree */
+    int64_t reused_windows; /* windows whose last measure was kept: folder unchanged */
+    int64_t walked_files;   /* the entries those walks looked at: not folders, */
+    int64_t walked_folders; /* folders (each window's own among them) */
+} pd_retention_stats_t;
+
+/* r's counters; zeros for NULL (no retention). */
+void pd_retention_stats(const pd_retention_t *r, pd_retention_stats_t *out);
 
 /* The free-disk floor before a window starts below `root`: 0, or
  * PROFD_ELIMIT with the reason in err when its file system has less than
