@@ -2,6 +2,7 @@
 // Copyright The profd authors
 /* Retention of the save_path tree and the free-disk floor (see retention.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,25 @@
 
 #define PASS_MS  60000 /* a pass every minute */
 #define FIRST_MS 1000  /* and one soon after the start (the journal restored) */
+/* A finished window's measure is kept while its folder is unchanged, and
+ * walked again after this at most: what its own folder's status cannot
+ * show (a file put in or removed by hand below it) is seen then. */
+#define REMEASURE_MS (10 * 60000)
+
+/* A finished window's last walk, kept while nothing works on it (it stays
+ * final, never busy at a pass) and reused while its folder's own status is
+ * the same: every file the daemon writes into a window's folder (the
+ * manifest, the report, the merged trace) is made as a .part there and
+ * renamed, which changes the folder's mtime. */
+typedef struct seen {
+    int64_t id;
+    int64_t bytes, mtime_ms; /* what the walk found */
+    dev_t dev;               /* the folder's status as the walk began */
+    ino_t ino;
+    struct timespec mtim;
+    int64_t walked_ms; /* when (the loop's clock) */
+    bool keep;         /* pass_start: its window still is one to keep it for */
+} seen_t;
 
 typedef struct item {
     int64_t id;
@@ -26,10 +46,14 @@ typedef struct item {
     bool final, busy;
     bool exists; /* measured: the folder is there */
     int64_t bytes, mtime_ms;
-    char reason[128];       /* removing: why */
-    int rv;                 /* removing: 0 removed */
+    char reason[128]; /* removing: why */
+    int rv;           /* removing: 0 removed */
+    bool reuse;       /* measuring: seen holds its last walk, reused if unchanged */
+    seen_t seen;
     bool walked;            /* measured by a walk of its folder tree: */
     int64_t files, folders; /* the entries the walk looked at */
+    struct stat st;         /* and its folder's status as it began */
+    bool reused;            /* or seen's figures reused: its folder unchanged */
 } item_t;
 
 typedef struct pass {
@@ -47,6 +71,8 @@ struct pd_retention {
     uv_timer_t timer;
     bool running, again, stopping;
     pd_retention_stats_t stats;
+    seen_t *seen; /* by id, ascending */
+    size_t nseen, capseen;
 };
 
 static bool final_state(const pd_window_t *w)
@@ -96,24 +122,48 @@ static void human(int64_t v, char *buf, size_t len)
 
 /* ---- on the thread pool ---- */
 
-static void measure_one(item_t *it)
+static bool same_folder(const struct stat *st, const seen_t *s)
+{
+    return S_ISDIR(st->st_mode) && st->st_dev == s->dev && st->st_ino == s->ino &&
+           st->st_mtim.tv_sec == s->mtim.tv_sec && st->st_mtim.tv_nsec == s->mtim.tv_nsec;
+}
+
+/* *rootfd: the descriptor of the tree root named rootname, kept from one
+ * item to the next while they share it (-1: none yet). */
+static void measure_one(item_t *it, int *rootfd, char *rootname, size_t rootlen)
 {
     char root[PP_MAX_PATH], why[256];
-    int fd;
-    snprintf(root, sizeof(root), "%.*s", (int)it->root_len, it->dir);
+    const char *rel = it->dir + it->root_len + 1;
     pd_confine_usage_t u;
+    struct stat st;
+    snprintf(root, sizeof(root), "%.*s", (int)it->root_len, it->dir);
     it->exists = false;
-    if (pd_confine_root(root, &fd, why, sizeof(why)) != 0) {
+    if (*rootfd < 0 || strcmp(root, rootname) != 0) {
+        if (*rootfd >= 0) {
+            close(*rootfd);
+        }
+        if (pd_confine_root(root, rootfd, why, sizeof(why)) != 0) {
+            *rootfd = -1;
+            return;
+        }
+        snprintf(rootname, rootlen, "%s", root);
+    }
+    /* kept: one fstatat of its folder instead of a walk of its tree */
+    if (it->reuse && fstatat(*rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        same_folder(&st, &it->seen)) {
+        it->exists = it->reused = true;
+        it->bytes = it->seen.bytes;
+        it->mtime_ms = it->seen.mtime_ms;
         return;
     }
-    if (pd_confine_measure(fd, it->dir + it->root_len + 1, &u) == 0) {
+    if (pd_confine_measure(*rootfd, rel, &u) == 0) {
         it->exists = it->walked = true;
         it->bytes = u.bytes;
         it->mtime_ms = u.mtime_ms;
         it->files = u.files;
         it->folders = u.folders;
+        it->st = u.st;
     }
-    close(fd);
 }
 
 static void remove_one(item_t *it)
@@ -144,6 +194,8 @@ static void remove_one(item_t *it)
 static void pass_work(uv_work_t *wk)
 {
     pass_t *p = wk->data;
+    char rootname[PP_MAX_PATH] = "";
+    int rootfd = -1;
     if (!p->remove) {
         struct statvfs sv;
         p->fs_size =
@@ -153,14 +205,73 @@ static void pass_work(uv_work_t *wk)
         if (p->remove) {
             remove_one(&p->items[i]);
         } else if (p->items[i].final) {
-            measure_one(&p->items[i]);
+            measure_one(&p->items[i], &rootfd, rootname, sizeof(rootname));
         }
+    }
+    if (rootfd >= 0) {
+        close(rootfd);
     }
 }
 
 /* ---- on the loop ---- */
 
 static void pass_after(uv_work_t *wk, int status);
+
+/* The kept walk of window `id` among the first n (sorted), or NULL. */
+static seen_t *seen_find(pd_retention_t *r, size_t n, int64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->seen[mid].id == id) {
+            return &r->seen[mid];
+        }
+        if (r->seen[mid].id < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+static int seen_cmp(const void *a, const void *b)
+{
+    const seen_t *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A measuring pass is over: keep the walks of the windows nothing worked on
+ * as it began (final, not busy), to be reused while their folder stays as
+ * the walk found it. */
+static void seen_record(pd_retention_t *r, const pass_t *p, int64_t now)
+{
+    size_t sorted = r->nseen;
+    for (size_t i = 0; i < p->n; i++) {
+        const item_t *it = &p->items[i];
+        if (!it->walked || !it->final || it->busy) {
+            continue;
+        }
+        seen_t *s = seen_find(r, sorted, it->id);
+        if (s == NULL) {
+            if (r->nseen == r->capseen) {
+                size_t cap = r->capseen ? 2 * r->capseen : 16;
+                seen_t *g = realloc(r->seen, cap * sizeof(*g));
+                if (g == NULL) {
+                    break; /* out of memory: walked again next time */
+                }
+                r->seen = g;
+                r->capseen = cap;
+            }
+            s = &r->seen[r->nseen++];
+        }
+        *s = (seen_t){it->id,        it->bytes,      it->mtime_ms, it->st.st_dev,
+                      it->st.st_ino, it->st.st_mtim, now,          true};
+    }
+    if (r->nseen > sorted) { /* new ones at the end (seen_find searched the sorted part) */
+        qsort(r->seen, r->nseen, sizeof(*r->seen), seen_cmp);
+    }
+}
 
 static void pass_free(pass_t *p)
 {
@@ -297,8 +408,10 @@ static void pass_after(uv_work_t *wk, int status)
         if (p->remove) { /* also while stopping: the folders are gone */
             removed(r, p);
         } else if (!r->stopping) {
+            seen_record(r, p, (int64_t)uv_now(&r->n->loop->uv));
             for (size_t i = 0; i < p->n; i++) {
                 const item_t *it = &p->items[i];
+                r->stats.reused_windows += it->reused;
                 r->stats.walked_windows += it->walked;
                 r->stats.walked_files += it->files;
                 r->stats.walked_folders += it->folders;
@@ -325,6 +438,10 @@ static void pass_start(pd_retention_t *r)
         free(p);
         return; /* out of memory: the next pass */
     }
+    int64_t now = (int64_t)uv_now(&n->loop->uv);
+    for (size_t i = 0; i < r->nseen; i++) {
+        r->seen[i].keep = false;
+    }
     for (pd_window_t *w = n->win->head; w && p->n < cap; w = w->next) {
         if (!owned(n, w)) {
             continue;
@@ -334,7 +451,24 @@ static void pass_start(pd_retention_t *r)
         snprintf(it->dir, sizeof(it->dir), "%s", w->dir);
         it->root_len = w->root_len;
         it->final = final_state(w);
+        it->busy = w->held || w->pending > 0; /* its hook, a report's rewrite */
+        seen_t *s = it->final && !it->busy ? seen_find(r, r->nseen, w->id) : NULL;
+        if (s != NULL) {
+            s->keep = true;
+            if (now - s->walked_ms < REMEASURE_MS) {
+                it->reuse = true;
+                it->seen = *s;
+            }
+        }
     }
+    /* the walks of windows gone, pruned, unfinished or busy are forgotten */
+    size_t k = 0;
+    for (size_t i = 0; i < r->nseen; i++) {
+        if (r->seen[i].keep) {
+            r->seen[k++] = r->seen[i];
+        }
+    }
+    r->nseen = k;
     snprintf(p->save_path, sizeof(p->save_path), "%s", n->save_path);
     r->running = pass_submit(r, p) == 0;
 }
@@ -397,6 +531,9 @@ void pd_retention_stats(const pd_retention_t *r, pd_retention_stats_t *out)
 
 void pd_retention_fini(pd_retention_t *r)
 {
+    if (r != NULL) {
+        free(r->seen);
+    }
     free(r);
 }
 

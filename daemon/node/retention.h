@@ -8,8 +8,11 @@
  * folder is gone is kept in the table as pruned, with the reason
  * (pd_window_t.pruned), which the journal keeps. Never a window still
  * capturing or gathering, nor one whose after-window hook runs. A pass
- * runs every minute and when asked (a window finished, SIGHUP). Loop
- * thread only.
+ * runs every minute and when asked (a window finished, SIGHUP). A
+ * finished window's folder tree is walked once: later passes reuse that
+ * walk's figures while nothing works on the window and its folder's own
+ * status (inode, mtime) is unchanged, for 10 minutes at most (a file put
+ * by hand deep in the tree). Loop thread only.
  */
 #ifndef PD_RETENTION_H
 #define PD_RETENTION_H
