@@ -582,7 +582,9 @@ int pd_report_write_kept(pd_node_t *n, const pd_window_t *w, const pp_manifest_t
 static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
 {
     (void)r;
-    (void)arg;
+    pp_manifest_t *man = arg;
+    pd_manifest_free(man);
+    free(man);
     pd_window_t *w = pd_windows_get(n->win, window);
     if (w != NULL && w->pending > 0) {
         w->pending--;
@@ -613,7 +615,7 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
         if (w->pending > 0 || (!pd_wrecord_complete(rec, n->hist) && now_ms < rec->close_by_ms)) {
             continue;
         }
-        pp_manifest_t man;
+        pp_manifest_t *man = NULL;
         char err[600];
         int64_t id = rec->window;
         bool back;
@@ -625,20 +627,26 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             }
             return;
         }
-        if (pd_manifest_build(w, &man) != 0) {
+        if ((man = malloc(sizeof(*man))) == NULL || pd_manifest_build(w, man) != 0) {
+            free(man);
             pd_wcaps_done(w, back);
             continue;
         }
-        w->pending++; /* the writes are the window's until done (again_done) */
-        if (pd_report_write(n, w, &man, false, true, again_done, NULL, err, sizeof(err)) != 0) {
+        /* the writes are the window's until done (again_done): it is not
+         * compacted before (pd_wcaps_settle), so the manifest, which borrows
+         * its captures, is kept as it is rather than copied (megabytes at
+         * 16,384 ranks) */
+        w->pending++;
+        if (pd_report_write_kept(n, w, man, false, true, again_done, man, err, sizeof(err)) != 0) {
             w->pending--;
+            pd_manifest_free(man);
+            free(man);
             PD_LOG(n->log, PD_LOG_WARN, "report", "window %s: %s", w->name, err);
             pd_wrecords_drop(n->wrec, id);
             if (pd_hook_waiting(n->hook, w->id)) {
                 pd_hook_window(n->hook, w); /* with the report as it is */
             }
         }
-        pd_manifest_free(&man);
         pd_wcaps_done(w, back);
         return; /* the record is gone: the others at the next tick */
     }
