@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
-/* The report's HTML escaper (see htmlbuf.h). */
+/* The report's HTML escaper and output (see htmlbuf.h). */
 #include "htmlbuf.h"
 
 void pd_html_esc(pu_sbuf_t *b, const char *s)
@@ -21,5 +21,18 @@ void pd_html_esc(pu_sbuf_t *b, const char *s)
         } else {
             pu_sbuf_put(b, s, 1);
         }
+    }
+}
+
+void pd_html_spill(pu_sbuf_t *b, bool all)
+{
+    pd_hout_t *o = (pd_hout_t *)b;
+    if (o->sink == NULL || b->oom || b->len == 0 || (!all && b->len < PP_SINK_PIECE)) {
+        return;
+    }
+    o->rv = o->sink->put(o->sink->arg, b->p, b->len);
+    pu_sbuf_truncate(b, 0);
+    if (o->rv != 0) {
+        b->oom = true;
     }
 }

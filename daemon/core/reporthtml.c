@@ -10,28 +10,6 @@
 #include "htmlbuf.h"
 #include "reporthtml.h"
 
-/* The page's text as it is built: whole in `b` (no sink), or handed to
- * the sink in pieces of about PP_SINK_PIECE bytes (spill, at a row's end):
- * the same bytes either way. A sink's error stops the appends (b.oom). */
-typedef struct hout {
-    pu_sbuf_t b; /* first: a part's pu_sbuf_t * is its hout_t's */
-    const pp_sink_t *sink;
-    int rv;
-} hout_t;
-
-static void spill(pu_sbuf_t *b, bool all)
-{
-    hout_t *o = (hout_t *)b;
-    if (o->sink == NULL || b->oom || b->len == 0 || (!all && b->len < PP_SINK_PIECE)) {
-        return;
-    }
-    o->rv = o->sink->put(o->sink->arg, b->p, b->len);
-    pu_sbuf_truncate(b, 0);
-    if (o->rv != 0) {
-        b->oom = true;
-    }
-}
-
 static void ms(pu_sbuf_t *b, double v)
 {
     if (v <= 0) {
@@ -212,7 +190,7 @@ static void heatmap(pu_sbuf_t *b, const pp_steps_doc_t *d)
             pu_sbuf_str(b, "</title></rect>");
         }
         pu_sbuf_str(b, "</g>\n");
-        spill(b, false);
+        pd_html_spill(b, false);
     }
     if (wl >= first && wf <= first + nsteps - 1) {
         int64_t a = wf < first ? first : wf, z = wl > first + nsteps - 1 ? first + nsteps - 1 : wl;
@@ -382,7 +360,7 @@ static void captures(pu_sbuf_t *b, const pp_manifest_t *m)
                     (long long)bytes);
         pd_html_esc(b, c->dir);
         pu_sbuf_str(b, "</td></tr>\n");
-        spill(b, false);
+        pd_html_spill(b, false);
     }
     pu_sbuf_str(b, "</table>\n");
 }
@@ -393,8 +371,8 @@ int pd_report_html(const pp_steps_doc_t *doc, const pp_manifest_t *man, const ch
     return pd_report_html_with(doc, man, version, NULL, out, len);
 }
 
-static void page(hout_t *o, const pp_steps_doc_t *doc, const pp_manifest_t *man,
-                 const char *version, const char *extra)
+static void page(pd_hout_t *o, const pp_steps_doc_t *doc, const pp_manifest_t *man,
+                 const char *version, const char *extra, const pd_report_part_t *part)
 {
     pu_sbuf_t *b = &o->b;
     pu_sbuf_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -418,20 +396,23 @@ static void page(hout_t *o, const pp_steps_doc_t *doc, const pp_manifest_t *man,
     if (extra) {
         pu_sbuf_str(b, extra);
     }
+    if (part) {
+        part->draw(b, part->arg);
+    }
     pu_sbuf_str(b, "<h2>Captures</h2>\n");
     captures(b, man);
     pu_sbuf_str(b, "<p class=\"muted\">Step times are each rank's time from step begin to step end "
                    "on its own clock; medians over the window's steps. Written by profd ");
     pd_html_esc(b, version);
     pu_sbuf_str(b, "; the numbers are in steps.json next to this page.</p>\n</body></html>\n");
-    spill(b, true);
+    pd_html_spill(b, true);
 }
 
 int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                         const char *extra, char **out, size_t *len)
 {
-    hout_t o = {.sink = NULL};
-    page(&o, doc, man, version, extra);
+    pd_hout_t o = {.sink = NULL};
+    page(&o, doc, man, version, extra, NULL);
     if (o.b.oom) {
         free(o.b.p);
         return PROFD_ENOMEM;
@@ -447,8 +428,21 @@ int pd_report_html_to(const pp_steps_doc_t *doc, const pp_manifest_t *man, const
     if (sink == NULL || sink->put == NULL) {
         return PROFD_EINVAL;
     }
-    hout_t o = {.sink = sink};
-    page(&o, doc, man, version, extra);
+    pd_hout_t o = {.sink = sink};
+    page(&o, doc, man, version, extra, NULL);
+    int rv = o.rv ? o.rv : o.b.oom ? PROFD_ENOMEM : 0;
+    pu_sbuf_free(&o.b);
+    return rv;
+}
+
+int pd_report_html_part_to(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
+                           const pd_report_part_t *part, const pp_sink_t *sink)
+{
+    if (sink == NULL || sink->put == NULL || part == NULL || part->draw == NULL) {
+        return PROFD_EINVAL;
+    }
+    pd_hout_t o = {.sink = sink};
+    page(&o, doc, man, version, NULL, part);
     int rv = o.rv ? o.rv : o.b.oom ? PROFD_ENOMEM : 0;
     pu_sbuf_free(&o.b);
     return rv;

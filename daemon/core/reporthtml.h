@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "profd/proto.h"
+#include "pu_buf.h"
 
 #define PD_REPORT_MAX_ROWS 4096 /* heatmap rows drawn; steps.json has every rank */
 #define PD_REPORT_SLOWEST  20   /* rows of the slowest-ranks table */
@@ -36,5 +37,17 @@ int pd_report_html_with(const pp_steps_doc_t *doc, const pp_manifest_t *man, con
  * put's error (which stops the page). */
 int pd_report_html_to(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
                       const char *extra, const pp_sink_t *sink);
+
+/* A part of the page another module draws (reportwhy.h's) where `extra`
+ * goes: into b, a pd_hout_t's (htmlbuf.h), which it spills at its rows'
+ * ends, so that it is never whole in memory either. */
+typedef struct pd_report_part {
+    void (*draw)(pu_sbuf_t *b, const void *arg);
+    const void *arg;
+} pd_report_part_t;
+
+/* pd_report_html_to with `part` drawn in the place of `extra`. */
+int pd_report_html_part_to(const pp_steps_doc_t *doc, const pp_manifest_t *man, const char *version,
+                           const pd_report_part_t *part, const pp_sink_t *sink);
 
 #endif

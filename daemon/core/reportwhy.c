@@ -113,6 +113,7 @@ static void sections_table(pu_sbuf_t *b, const pp_steps_doc_t *d)
             pu_sbuf_str(b, "</td>");
         }
         pu_sbuf_str(b, "</tr>\n");
+        pd_html_spill(b, false);
     }
     pu_sbuf_str(b, "</table>\n<p class=\"muted\">Medians over the window's steps, in ms. compute = "
                    "forward + backward + optimizer; comm = time waiting in collective "
@@ -175,6 +176,7 @@ static void why_tables(pu_sbuf_t *b, const pp_steps_doc_t *d, const pp_trace_dif
                     o->slow_us > o->peer_us ? " hot" : "",
                     (double)(o->slow_us - o->peer_us) / 1000.0, (long long)o->slow_n,
                     (long long)o->peer_n);
+        pd_html_spill(b, false);
     }
     pu_sbuf_str(b, "<tr id=\"why-total\"><th>total</th><th></th><th class=\"n\">");
     ms(b, t->slow_total_us);
@@ -225,6 +227,7 @@ static void traces(pu_sbuf_t *b, const pp_manifest_t *m)
             pu_sbuf_str(b, "/");
             pd_html_esc(b, p);
             pu_sbuf_str(b, "</a></li>\n");
+            pd_html_spill(b, false);
             n++;
         }
     }
@@ -244,22 +247,28 @@ static void traces(pu_sbuf_t *b, const pp_manifest_t *m)
                 "view compares the ranks).</p>\n");
 }
 
+void pd_report_why_draw(pu_sbuf_t *b, const pp_steps_doc_t *doc, const pp_manifest_t *man,
+                        const pp_trace_diff_t *diff)
+{
+    pu_sbuf_str(b, "<h2>Where the time goes</h2>\n");
+    sections_table(b, doc);
+    if (diff) {
+        why_tables(b, doc, diff);
+    }
+    pu_sbuf_str(b, "<h2>Traces</h2>\n");
+    traces(b, man);
+}
+
 int pd_report_why(const pp_steps_doc_t *doc, const pp_manifest_t *man, const pp_trace_diff_t *diff,
                   char **out, size_t *len)
 {
-    pu_sbuf_t b = {0};
-    pu_sbuf_str(&b, "<h2>Where the time goes</h2>\n");
-    sections_table(&b, doc);
-    if (diff) {
-        why_tables(&b, doc, diff);
-    }
-    pu_sbuf_str(&b, "<h2>Traces</h2>\n");
-    traces(&b, man);
-    if (b.oom || b.p == NULL) {
-        free(b.p);
+    pd_hout_t o = {.sink = NULL}; /* whole */
+    pd_report_why_draw(&o.b, doc, man, diff);
+    if (o.b.oom || o.b.p == NULL) {
+        free(o.b.p);
         return PROFD_ENOMEM;
     }
-    *out = b.p;
-    *len = b.len;
+    *out = o.b.p;
+    *len = o.b.len;
     return 0;
 }

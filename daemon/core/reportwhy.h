@@ -18,6 +18,13 @@
 #include <stddef.h>
 
 #include "profd/proto.h"
+#include "pu_buf.h"
+
+/* The fragment into b, a pd_hout_t's (htmlbuf.h: spilled to its sink at
+ * the rows' ends, never whole in memory with one; see
+ * pd_report_html_part_to). `diff` may be NULL. */
+void pd_report_why_draw(pu_sbuf_t *b, const pp_steps_doc_t *doc, const pp_manifest_t *man,
+                        const pp_trace_diff_t *diff);
 
 /* The fragment, malloc'ed and NUL-terminated. `diff` may be NULL. 0 or
  * PROFD_ENOMEM. */

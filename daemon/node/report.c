@@ -44,12 +44,13 @@ typedef struct rctx {
     XXH64_state_t hs;
     bool sum;
     /* report.html is drawn on the pool into its file (html_fill) from the
-     * document, `why` and `mp`: the caller's manifest record where it keeps
-     * it until done() (pd_report_write_kept), else `man`, a copy (owned) */
+     * document, the trace diff's result (`diff`, owned; NULL none) and `mp`:
+     * the caller's manifest record where it keeps it until done()
+     * (pd_report_write_kept), else `man`, a copy (owned) */
     const pp_manifest_t *mp;
     pp_manifest_t man;
     bool owned;
-    char *why;
+    pd_diff_t *diff;
     char root[PD_PATH_MAX];
     char dst[2 * PP_MAX_NAME + 64]; /* <job>/<window> */
 } rctx_t;
@@ -66,7 +67,7 @@ static void release(rctx_t *c)
         if (c->owned) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
-        free(c->why);
+        pd_diff_free(c->diff);
         free(c);
     }
 }
@@ -118,11 +119,18 @@ static int steps_fill(void *arg, int (*put)(void *to, const char *text, size_t l
 
 /* report.html into its file as it is drawn (on the pool): never its whole
  * text (megabytes at thousands of ranks). */
+static void why_draw(pu_sbuf_t *b, const void *arg)
+{
+    const rctx_t *c = arg;
+    pd_report_why_draw(b, &c->doc, c->mp, c->diff ? &c->diff->out : NULL);
+}
+
 static int html_fill(void *arg, int (*put)(void *to, const char *text, size_t len), void *to)
 {
     rctx_t *c = arg;
     pp_sink_t sink = {.put = put, .arg = to};
-    return pd_report_html_to(&c->doc, c->mp, PROFD_VERSION_STRING, c->why, &sink);
+    pd_report_part_t why = {.draw = why_draw, .arg = c};
+    return pd_report_html_part_to(&c->doc, c->mp, PROFD_VERSION_STRING, &why, &sink);
 }
 
 static pd_job_t *job_new(rctx_t *c, const pd_window_t *w, pd_job_kind_t kind, const char *name)
@@ -388,7 +396,7 @@ static void diff_done(pd_job_t *j)
     rctx_t *c = j->arg;
     const pp_trace_diff_t *diff = j->rv == 0 ? &((pd_diff_job_t *)j)->diff->out : NULL;
     char *dj = NULL;
-    size_t wlen = 0, dlen = 0;
+    size_t dlen = 0;
     if (j->rv != 0) {
         PD_LOG(c->n->log, PD_LOG_WARN, "report", "window %lld: trace diff: %s",
                (long long)c->window, j->reason);
@@ -397,7 +405,6 @@ static void diff_done(pd_job_t *j)
     pd_write_job_t *dj_ =
         diff ? (pd_write_job_t *)held_job(c, PD_JOB_WRITE, "tracediff.json") : NULL;
     if (hj == NULL || (diff && dj_ == NULL) ||
-        pd_report_why(&c->doc, c->mp, diff, &c->why, &wlen) != 0 ||
         (diff && pp_record_encode(&pp_desc_trace_diff, diff, true, &dj, &dlen) != 0)) {
         pd_job_free(PD_JOB(hj));
         pd_job_free(PD_JOB(dj_));
@@ -407,6 +414,10 @@ static void diff_done(pd_job_t *j)
             snprintf(c->res.reason, sizeof(c->res.reason), "out of memory writing report.html");
         }
     } else {
+        if (diff) { /* kept for report.html's why part, drawn on the pool */
+            c->diff = ((pd_diff_job_t *)j)->diff;
+            ((pd_diff_job_t *)j)->diff = NULL;
+        }
         hj->fill = html_fill;
         hj->fill_arg = c;
         submit(c, PD_JOB(hj));
@@ -425,8 +436,6 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
                         size_t errlen)
 {
     pp_steps_doc_t doc;
-    char *why = NULL;
-    size_t wlen = 0;
     rctx_t *c = NULL;
     pd_job_t *jobs[3] = {NULL, NULL, NULL};
     int rv = 0;
@@ -472,10 +481,7 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
         free(old);
     }
     pd_diff_t *diff = rv == 0 ? diff_plan(&doc, man, w) : NULL;
-    pd_diff_job_t *dj = NULL;
-    if (rv == 0 && diff == NULL) { /* else report.html after the diff */
-        rv = pd_report_why(&doc, man, NULL, &why, &wlen);
-    }
+    pd_diff_job_t *dj = NULL; /* with one, report.html after the diff */
     if (rv == 0 && (c = calloc(1, sizeof(*c))) != NULL) {
         jobs[0] = again ? NULL : job_new(c, w, PD_JOB_WRITE, "steps.json");
         jobs[1] = diff ? NULL : job_new(c, w, PD_JOB_WRITE, "report.html");
@@ -498,7 +504,6 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
             pp_record_free(&pp_desc_manifest, &c->man);
         }
         pp_record_free(&pp_desc_steps_doc, &doc);
-        free(why);
         for (int i = 0; i < 3; i++) {
             pd_job_free(jobs[i]);
         }
@@ -525,7 +530,6 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
     c->doc = doc; /* steps.json is encoded from it on the pool; freed with c */
     c->owned = !kept;
     c->mp = kept ? man : &c->man;
-    c->why = why;
     if (dj) { /* kept for report.html, drawn once the diff is over */
         c->held = true;
         snprintf(c->root, sizeof(c->root), "%.*s", (int)w->root_len, w->dir);

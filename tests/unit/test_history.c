@@ -14,6 +14,7 @@
 
 #include "history.h"
 #include "reporthtml.h"
+#include "reportwhy.h"
 #include "stepdoc.h"
 #include "straggler.h"
 #include "wrecord.h"
@@ -619,6 +620,65 @@ static void test_stepdoc_and_report(void **state)
     pd_history_fini(&h);
 }
 
+typedef struct why_arg {
+    const pp_steps_doc_t *d;
+    const pp_manifest_t *m;
+} why_arg_t;
+
+static void why_draw(pu_sbuf_t *b, const void *arg)
+{
+    const why_arg_t *a = arg;
+    pd_report_why_draw(b, a->d, a->m, NULL);
+}
+
+/* The why part drawn into the page as a part (pd_report_html_part_to) is
+ * spilled at its rows' ends like the page's own tables: the bytes of the
+ * page with its whole text (pd_report_why) as `extra`, in pieces of about
+ * PP_SINK_PIECE, although the fragment is over 4 of them (3,000 traces
+ * listed). Before, report.c built it whole: 4 MiB at 16,384 ranks. */
+static void why_in_pieces(const pp_steps_doc_t *d, const pp_manifest_t *man)
+{
+    enum { CAPS = 3000 };
+    pp_file_t file = {.path = "rank-trace.pt.trace.json", .bytes = 4096};
+    pp_capture_t *caps = calloc(CAPS, sizeof(*caps));
+    assert_non_null(caps);
+    for (int k = 0; k < CAPS; k++) {
+        pp_record_init(&pp_desc_capture, &caps[k]);
+        caps[k].role = "actor";
+        caps[k].rank = k;
+        caps[k].host = "node1";
+        caps[k].status = PP_CAP_COMPLETE;
+        caps[k].dir = "e2e/rank-node1";
+        caps[k].files = &file;
+        caps[k].files_n = 1;
+    }
+    pp_manifest_t m = *man;
+    m.captures = caps;
+    m.captures_n = CAPS;
+    char *wtext, *whole;
+    size_t wlen, len;
+    assert_int_equal(pd_report_why(d, &m, NULL, &wtext, &wlen), 0);
+    assert_true(wlen > 4 * PP_SINK_PIECE);
+    assert_non_null(
+        strstr(wtext, "<li>rank 2999 actor: <a href=\"e2e/rank-node1/rank-trace.pt.trace.json\">"));
+    assert_int_equal(pd_report_html_with(d, &m, "1.0", wtext, &whole, &len), 0);
+    why_arg_t a = {d, &m};
+    pd_report_part_t part = {.draw = why_draw, .arg = &a};
+    sink_got_t got = {0};
+    pp_sink_t sink = {.put = sink_got_put, .arg = &got};
+    assert_int_equal(pd_report_html_part_to(d, &m, "1.0", &part, &sink), 0);
+    assert_int_equal(got.len, len);
+    assert_memory_equal(got.text, whole, len);
+    assert_true(got.largest >= PP_SINK_PIECE && got.largest < PP_SINK_PIECE + 8192);
+    pp_sink_t none = {.put = sink_got_put, .arg = &got};
+    pd_report_part_t empty = {.draw = NULL};
+    assert_int_equal(pd_report_html_part_to(d, &m, "1.0", &empty, &none), PROFD_EINVAL);
+    free(got.text);
+    free(whole);
+    free(wtext);
+    free(caps);
+}
+
 /* report.html drawn to a sink, piece by piece, is byte for byte the page
  * built whole (with the why fragment), in pieces of about PP_SINK_PIECE
  * bytes (past it by one heatmap row or capture row at most), never the
@@ -710,6 +770,7 @@ static void test_report_html_to_a_sink(void **state)
     pp_sink_t none = {.put = NULL};
     assert_int_equal(pd_report_html_to(&d, &man, "1.0", why, &none), PROFD_EINVAL);
     free(whole);
+    why_in_pieces(&d, &man);
     pp_record_free(&pp_desc_steps_doc, &d);
     free(caps);
     free(members);
