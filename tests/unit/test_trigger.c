@@ -143,11 +143,60 @@ static void test_metrics_windows_every_state(void **state)
     fixture_fini(&f);
 }
 
+static pd_rank_t *rank_add(fixture_t *f, const char *job, const char *role, int64_t rank)
+{
+    pp_hello_t h;
+    pd_rank_t *k = NULL;
+    pp_record_init(&pp_desc_hello, &h);
+    h.job = (char *)job;
+    h.role = (char *)role;
+    h.rank = rank;
+    h.host = "h1";
+    h.pid = 100 + rank;
+    assert_int_equal(pd_registry_add(&f->reg, &h, "node1", 0, &k), 0);
+    return k;
+}
+
+/* profd_ranks: each job and role once, in the order the registry first
+ * holds it, its active and lost ranks counted (ranks of a pair apart from
+ * each other, a lost one among them). */
+static void test_metrics_ranks_by_job_and_role(void **state)
+{
+    (void)state;
+    fixture_t f;
+    fixture_init(&f);
+    rank_add(&f, "a", "actor", 0);
+    rank_add(&f, "a", "rollout", 1);
+    rank_add(&f, "b", "actor", 0);
+    rank_add(&f, "a", "actor", 2)->state = PD_RANK_LOST;
+    rank_add(&f, "a", "rollout", 3);
+    rank_add(&f, "a", "actor", 4);
+    rank_add(&f, "b", "actor", 1)->state = PD_RANK_LOST;
+    char *body = NULL;
+    size_t len = 0;
+    assert_int_equal(pd_metrics_text(&f.n, &body, &len), 0);
+    const char *want = "# TYPE profd_ranks gauge\n"
+                       "profd_ranks{job=\"a\",role=\"actor\",state=\"active\"} 2\n"
+                       "profd_ranks{job=\"a\",role=\"actor\",state=\"lost\"} 1\n"
+                       "profd_ranks{job=\"a\",role=\"rollout\",state=\"active\"} 2\n"
+                       "profd_ranks{job=\"a\",role=\"rollout\",state=\"lost\"} 0\n"
+                       "profd_ranks{job=\"b\",role=\"actor\",state=\"active\"} 1\n"
+                       "profd_ranks{job=\"b\",role=\"actor\",state=\"lost\"} 1\n"
+                       "# HELP profd_ranks_stalled ";
+    if (strstr(body, want) == NULL) {
+        const char *at = strstr(body, "# TYPE profd_ranks gauge");
+        fail_msg("profd_ranks:\n%.600s", at ? at : body);
+    }
+    free(body);
+    fixture_fini(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trigger_window_over_by_state),
         cmocka_unit_test(test_metrics_windows_every_state),
+        cmocka_unit_test(test_metrics_ranks_by_job_and_role),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
