@@ -192,6 +192,54 @@ int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, c
     return rv;
 }
 
+int pd_confine_read_file(const char *root, const char *rel, int64_t max_bytes, char **buf,
+                         size_t *len, char *why, size_t whylen)
+{
+    struct stat st;
+    int rfd, fd, rv;
+    *buf = NULL;
+    *len = 0;
+    if ((rv = pd_confine_root(root, &rfd, why, whylen)) != 0) {
+        return errno == ENOENT ? PROFD_ENOENT : rv;
+    }
+    rv = pd_confine_open_file(rfd, rel, &fd, &st, why, whylen);
+    int e = errno;
+    close(rfd);
+    if (rv != 0) {
+        return rv == PROFD_EIO && e == ENOENT ? PROFD_ENOENT : rv;
+    }
+    if (st.st_size > max_bytes) {
+        close(fd);
+        return fail(PROFD_ELIMIT, why, whylen, "'%s' is larger than %lld bytes", rel,
+                    (long long)max_bytes);
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    char *b = malloc(size + 1);
+    if (b == NULL) {
+        close(fd);
+        return fail(PROFD_ENOMEM, why, whylen, "out of memory reading '%s'", rel);
+    }
+    while (got < size) {
+        ssize_t k = read(fd, b + got, size - got);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k <= 0) {
+            rv = fail(PROFD_EIO, why, whylen, "cannot read '%s': %s", rel,
+                      k < 0 ? strerror(errno) : "shorter than its size");
+            close(fd);
+            free(b);
+            return rv;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    b[got] = '\0';
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
 void pd_confine_kept_init(pd_confine_kept_t *k)
 {
     k->fd = -1;

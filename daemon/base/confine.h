@@ -41,6 +41,16 @@ int pd_confine_parent(int root, const char *rel, bool create, int *out, const ch
 int pd_confine_open_file(int root, const char *rel, int *out, struct stat *st, char *why,
                          size_t whylen);
 
+/* The regular file `rel` below the root folder at the path `root`, read
+ * whole into *buf (malloc'ed, NUL-terminated, *len bytes without it) when
+ * it is at most max_bytes (>= 0) long. 0, or PROFD_ENOENT (it, or a folder
+ * on the way, is not there), PROFD_EPATH (a symlink or what is not a
+ * folder on the way, not a regular file, a bad path), PROFD_ELIMIT (larger
+ * than max_bytes), PROFD_EIO (cannot be opened or read to its end) or
+ * PROFD_ENOMEM, with a one-line reason in `why`; *buf NULL then. */
+int pd_confine_read_file(const char *root, const char *rel, int64_t max_bytes, char **buf,
+                         size_t *len, char *why, size_t whylen);
+
 /* Open the regular file `name` (one component) in the folder `dir` as
  * pd_confine_open_file does; `shown` names it in `why`. */
 int pd_confine_open_in(int dir, const char *name, const char *shown, int *out, struct stat *st,

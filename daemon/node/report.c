@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Copyright The profd authors
 /* A window's report (see report.h). */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define XXH_STATIC_LINKING_ONLY /* the size of XXH64_state_t */
 #include <xxhash.h>
@@ -187,48 +183,13 @@ static int links_of(const pd_window_t *w, const pp_manifest_t *man, pd_link_job_
     return 0;
 }
 
-/* <window>/steps.json, whole (at most `max` bytes): 0, or PROFD_ENOENT /
+/* <window>/steps.json, whole (at most `max` bytes), read below save_path
+ * without following a symlink: 0, or PROFD_ENOENT / PROFD_EPATH /
  * PROFD_EIO / PROFD_ELIMIT / PROFD_ENOMEM. */
 static int read_steps(const pd_window_t *w, int64_t max, char **out, size_t *len)
 {
-    char path[PD_PATH_MAX];
-    struct stat st;
-    if ((size_t)snprintf(path, sizeof(path), "%s/steps.json", w->dir) >= sizeof(path)) {
-        return PROFD_ENOENT;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        return errno == ENOENT ? PROFD_ENOENT : PROFD_EIO;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return PROFD_EIO;
-    }
-    if (st.st_size > max) {
-        close(fd);
-        return PROFD_ELIMIT;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (buf != NULL && got < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
-        if (k <= 0) {
-            break;
-        }
-        got += (size_t)k;
-    }
-    close(fd);
-    if (buf == NULL) {
-        return PROFD_ENOMEM;
-    }
-    if (got != (size_t)st.st_size) {
-        free(buf);
-        return PROFD_EIO;
-    }
-    buf[got] = '\0';
-    *out = buf;
-    *len = got;
-    return 0;
+    char why[200];
+    return pd_wcaps_read_file(w, "steps.json", max, out, len, why, sizeof(why));
 }
 
 static void record_sum(const char *json, size_t len, char *out, size_t outlen)

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "confine.h"
@@ -13,47 +11,46 @@
 
 #define MANIFEST_MAX ((int64_t)1 << 30) /* bytes of a manifest read back */
 
+int pd_wcaps_read_file(const pd_window_t *w, const char *name, int64_t max_bytes, char **buf,
+                       size_t *len, char *why, size_t whylen)
+{
+    char root[PD_PATH_MAX], rel[2 * PP_MAX_NAME + 64];
+    *buf = NULL;
+    *len = 0;
+    if ((size_t)snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir) >= sizeof(root) ||
+        (size_t)snprintf(rel, sizeof(rel), "%s/%s/%s", w->job, w->name, name) >= sizeof(rel)) {
+        snprintf(why, whylen, "'%s/%s' is too long a path", w->dir, name);
+        return PROFD_EPATH;
+    }
+    return pd_confine_read_file(root, rel, max_bytes, buf, len, why, whylen);
+}
+
 int pd_wcaps_read(const pd_window_t *w, pp_manifest_t *man, char *err, size_t errlen)
 {
-    char root[PD_PATH_MAX], rel[2 * PP_MAX_NAME + 32], why[160];
-    struct stat st;
-    int rfd = -1, fd = -1, rv = 0;
-    char *buf = NULL;
-    size_t got = 0;
-    snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
-    snprintf(rel, sizeof(rel), "%s/%s/manifest.json", w->job, w->name);
-    if (pd_confine_root(root, &rfd, why, sizeof(why)) != 0 ||
-        pd_confine_open_file(rfd, rel, &fd, &st, why, sizeof(why)) != 0) {
-        snprintf(err, errlen, "%s/manifest.json: %s", w->dir, why);
-        rv = PROFD_ENOENT;
-    } else if (st.st_size > MANIFEST_MAX) {
+    char why[200], derr[200];
+    char *buf;
+    size_t len;
+    int rv = pd_wcaps_read_file(w, "manifest.json", MANIFEST_MAX, &buf, &len, why, sizeof(why));
+    switch (rv) {
+    case 0:
+        break;
+    case PROFD_ELIMIT:
         snprintf(err, errlen, "%s/manifest.json: larger than %lld bytes", w->dir,
                  (long long)MANIFEST_MAX);
-        rv = PROFD_EINVAL;
-    } else if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
+        return PROFD_EINVAL;
+    case PROFD_ENOMEM:
         snprintf(err, errlen, "out of memory");
-        rv = PROFD_ENOMEM;
+        return rv;
+    case PROFD_EIO:
+        snprintf(err, errlen, "%s/manifest.json: %s", w->dir, why);
+        return rv;
+    default: /* not there, or not reached without a symlink */
+        snprintf(err, errlen, "%s/manifest.json: %s", w->dir, why);
+        return PROFD_ENOENT;
     }
-    while (rv == 0 && got < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
-        if (k <= 0) {
-            snprintf(err, errlen, "%s/manifest.json: cannot be read", w->dir);
-            rv = PROFD_EIO;
-        }
-        got += k > 0 ? (size_t)k : 0;
-    }
-    if (fd >= 0) {
-        close(fd);
-    }
-    if (rfd >= 0) {
-        close(rfd);
-    }
-    if (rv == 0) {
-        char derr[200];
-        if (pp_record_decode(&pp_desc_manifest, buf, got, man, derr, sizeof(derr)) != 0) {
-            snprintf(err, errlen, "%s/manifest.json: %s", w->dir, derr);
-            rv = PROFD_EINVAL;
-        }
+    if (pp_record_decode(&pp_desc_manifest, buf, len, man, derr, sizeof(derr)) != 0) {
+        snprintf(err, errlen, "%s/manifest.json: %s", w->dir, derr);
+        rv = PROFD_EINVAL;
     }
     free(buf);
     return rv;

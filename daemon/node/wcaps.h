@@ -14,9 +14,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "node.h"
 
+/* The file `name` of w's own folder, <dir>/<name>, read whole (at most
+ * max_bytes) below its save_path without following a symlink
+ * (pd_confine_read_file: its codes, and why). */
+int pd_wcaps_read_file(const pd_window_t *w, const char *name, int64_t max_bytes, char **buf,
+                       size_t *len, char *why, size_t whylen);
 /* The manifest of w, <dir>/manifest.json, decoded into *man (free with
  * pp_record_free). 0, or PROFD_ENOENT / PROFD_EIO / PROFD_EINVAL /
  * PROFD_ENOMEM with why. */
