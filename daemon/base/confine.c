@@ -196,7 +196,7 @@ int pd_confine_read_file(const char *root, const char *rel, int64_t max_bytes, c
                          size_t *len, char *why, size_t whylen)
 {
     struct stat st;
-    int rfd, fd, rv;
+    int rfd = -1, fd = -1, rv;
     *buf = NULL;
     *len = 0;
     if ((rv = pd_confine_root(root, &rfd, why, whylen)) != 0) {

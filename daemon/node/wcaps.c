@@ -19,7 +19,7 @@ int pd_wcaps_read_file(const pd_window_t *w, const char *name, int64_t max_bytes
     *len = 0;
     if ((size_t)snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir) >= sizeof(root) ||
         (size_t)snprintf(rel, sizeof(rel), "%s/%s/%s", w->job, w->name, name) >= sizeof(rel)) {
-        snprintf(why, whylen, "'%s/%s' is too long a path", w->dir, name);
+        snprintf(why, whylen, "'%.128s/%.40s' is too long a path", w->dir, name);
         return PROFD_EPATH;
     }
     return pd_confine_read_file(root, rel, max_bytes, buf, len, why, whylen);
