@@ -206,6 +206,13 @@ four_actors() {
   pids+=($sim3)
   wait_until "4 ranks with a step time" 60 ranks_measured 4
 }
+# sim_step_bound LAUNCHED RATE: a step that no rank of a profd-sim at RATE
+# steps/s launched at LAUNCHED (`date +%s%N`, taken before the launch) can
+# have begun yet, read off the clock, not off the ranks' reports (which lag
+# on a loaded machine): a rank begins its first step (1) after its sim was
+# launched and each next one 1/RATE s later at the earliest (steps it is
+# late for are run back to back, never early).
+sim_step_bound() { echo $((2 + ($(date +%s%N) - $1) * $2 / 1000000000)); }
 # front_step: the newest step of the ranks not lost.
 front_step() {
   "$profctl_bin" --json status | json 'max(r["step"] for r in d["ranks"] if r["state"] != "lost")'

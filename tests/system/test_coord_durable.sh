@@ -41,14 +41,18 @@ start_coordinator() {
 }
 start_coordinator
 node_start 1
-PROFD_RUN_DIR=$tmp/n1/run "$sim" --layout actor:4 --steps 100000 --rate 10 --trace-bytes 200000 \
+rate=10
+launched=$(date +%s%N)
+PROFD_RUN_DIR=$tmp/n1/run "$sim" --layout actor:4 --steps 100000 --rate $rate --trace-bytes 200000 \
   --host host1 >"$tmp/sim.log" 2>&1 &
 pids+=($!)
 running() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] == "running")'; }
 for _ in $(seq 300); do [ "$(running)" = 4 ] && break; sleep 0.05; done
 [ "$(running)" = 4 ] || fail "4 ranks did not register"
 
-s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 30))
+# 15 s ahead of any rank by the clock: the journal's writes are blocked
+# before the window's first step (checked below, not assumed)
+s=$(($(sim_step_bound "$launched" $rate) + 15 * rate))
 ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "start"
 id=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w.txt")
 name=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w.txt")
@@ -63,14 +67,13 @@ grep -q "\"$name\"" "$state" || fail "the journal does not hold the started wind
 # size: the files the node streams stop there too)
 prlimit --pid "$coord_pid" --fsize="$(stat -c %s "$state")" ||
   fail "cannot block the journal's writes"
+b=$(sim_step_bound "$launched" $rate)
+[ "$b" -le "$s" ] || fail "the journal's writes blocked too late: the ranks may have begun step $s (none from $b)"
 
 # the window's steps pass and the node sends its results
 dir=$tmp/c/save/default/$name
-for _ in $(seq 400); do
-  grep -q "window $name: forwarding 4 rank(s) to the coordinator" "$tmp/node1.log" && break
-  sleep 0.05
-done
-grep -q "window $name: forwarding 4 rank(s)" "$tmp/node1.log" || fail "node1 did not forward"
+forwarded() { grep -q "window $name: forwarding 4 rank(s) to the coordinator" "$tmp/node1.log"; }
+wait_until "node1 to forward its results" 90 forwarded
 write_failed() {
   grep -q "cannot write $state: File too large (kept in memory, written later)" \
     "$tmp/coordinator.log"
