@@ -469,10 +469,15 @@ static void on_watch(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     }
 }
 
-/* Has rank k of window `window` reported its captures already? */
+/* Has rank k of window `window` reported its captures already? A done
+ * window compacted with its members freed (windows.h, slim) heard every
+ * member it had: a result sent again for it is one it has. */
 static bool reported(pd_node_t *n, int64_t window, const pd_rank_t *k)
 {
     pd_window_t *w = pd_windows_get(n->win, window);
+    if (w && w->slim && w->state == PP_WS_DONE) {
+        return true;
+    }
     pd_member_t *m = w ? pd_windows_member(w, k->id) : NULL;
     return m && m->state == PP_MS_REPORTED;
 }

@@ -164,13 +164,40 @@ static bool captured_ok(const pp_state_window_t *s)
     return s->captured_n == 0 || (s->captured_n == 5 && s->state == PP_WS_DONE);
 }
 
+/* What a compacted window keeps of its members: of a compacted one, at
+ * least one member, a selector of its request, no more roles than its
+ * selectors and members name, names fit for them, [host, node] pairs. */
+static bool kept_ok(const pp_state_window_t *s)
+{
+    const pp_state_kept_t *k = &s->kept;
+    if (k->ranks == 0) {
+        return k->roles_n == 0 && k->nodes_n == 0 && k->tool == NULL; /* none */
+    }
+    if (k->ranks < 0 || s->captured_n != 5 || k->selector < -1 ||
+        k->selector >= (int64_t)s->spec.selectors_n || k->nodes_n % 2 != 0 ||
+        k->roles_n > s->spec.selectors_n + (size_t)k->ranks) {
+        return false;
+    }
+    for (size_t i = 0; i < k->roles_n; i++) {
+        if (!pp_ident_ok(k->roles[i])) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < k->nodes_n; i++) {
+        if (k->nodes[i][0] != '\0' && !pp_host_ok(k->nodes[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static bool window_ok(const pp_state_window_t *s)
 {
     return s->id > 0 && s->state != PP_WS_NONE && pp_ident_ok(s->job) &&
            strlen(s->name) <= PP_MAX_NAME && strlen(s->dir) < sizeof(((pd_window_t *)0)->dir) &&
            s->root_len >= 1 && (size_t)s->root_len <= strlen(s->dir) && s->incoming_n == 0 &&
            (s->record == NULL || strlen(s->record) < sizeof(((pd_window_t *)0)->record)) &&
-           captured_ok(s);
+           captured_ok(s) && kept_ok(s);
 }
 
 /* name, job, spec, steps, state, folder, warnings, reason, bytes; strings
@@ -213,6 +240,12 @@ static void window_fields(pd_window_t *w, pp_state_window_t *s)
     if (s->captured_n == 5) { /* compacted: the load ends compacting it (node/jload.c) */
         memcpy(w->captured, s->captured, sizeof(w->captured));
         w->compact = true;
+    }
+    if (s->kept.ranks > 0) { /* its members were freed: none follow */
+        pp_record_free(&pp_desc_state_kept, &w->kept);
+        w->kept = s->kept; /* moved */
+        pp_record_init(&pp_desc_state_kept, &s->kept);
+        w->slim = true;
     }
 }
 

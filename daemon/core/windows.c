@@ -30,6 +30,21 @@ static void member_free(pd_member_t *m)
     m->nroles = m->nselnames = 0;
 }
 
+void pd_windows_drop_members(pd_window_t *w)
+{
+    pd_uix_free(&w->mix);
+    pd_uix_free(&w->hix);
+    for (size_t i = 0; i < w->nmembers; i++) {
+        member_free(&w->members[i]);
+    }
+    free(w->members);
+    w->members = NULL;
+    w->nmembers = w->capm = 0;
+    free(w->jmembers);
+    w->jmembers = NULL;
+    w->njmembers = w->capjmembers = 0;
+}
+
 void pd_windows_free_one(pd_window_t *w)
 {
     for (size_t i = 0; i < w->nincoming; i++) {
@@ -38,13 +53,8 @@ void pd_windows_free_one(pd_window_t *w)
     }
     free(w->incoming);
     pd_uix_free(&w->inix);
-    pd_uix_free(&w->mix);
-    pd_uix_free(&w->hix);
-    for (size_t i = 0; i < w->nmembers; i++) {
-        member_free(&w->members[i]);
-    }
-    free(w->members);
-    free(w->jmembers);
+    pd_windows_drop_members(w);
+    pp_record_free(&pp_desc_state_kept, &w->kept);
     free(w->jincoming);
     pu_strv_free(w->warnings, w->nwarnings);
     pp_record_free(&pp_desc_window_spec, &w->spec);

@@ -134,6 +134,13 @@ typedef struct pd_window {
      * captured: its captures by pp_capture_status_t, kept when compacted */
     bool compact;
     int64_t captured[5];
+    /* slim: compacted once, its members then freed too (their index, their
+     * journal marks): what is needed of them is kept (ranks, uid, tool,
+     * mode, roles, selector: owned) and journalled with the window; members
+     * it has now and then were rebuilt from its manifest's captures
+     * (pd_windows_uncompact), freed again when compacted */
+    bool slim;
+    pp_state_kept_t kept;
     /* when its captures were last read back from its manifest (node/wcaps.c:
      * kept PD_WCAPS_KEEP_MS before compacted again); 0 never */
     int64_t read_back_ms;
@@ -335,10 +342,10 @@ bool pd_windows_capdir_ok(const pd_window_t *w, const pd_member_t *m, const pp_c
 /* Captures of w by status (pp_capture_status_t, 5 of them): counted over
  * its members', or the counts kept when it is compacted. */
 void pd_windows_captured(const pd_window_t *w, int64_t by_status[5]);
-/* Compact a done window: its counts kept (pd_windows_captured), its
- * members' captures, their gathering flags and its incoming files freed.
- * Again on a compacted one: what is left of captures is freed, the kept
- * counts stay. */
+/* Compact a done window: its counts kept (pd_windows_captured) and what
+ * it needs of its members (w->kept, the first time: w->slim),
+ * its members with their captures, and its incoming files freed. Again on
+ * a compacted one: members read back are freed, the kept counts stay. */
 void pd_windows_compact(pd_window_t *w);
 /* A done window's incoming files (every one arrived) freed, and their
  * index: what pd_windows_compact frees of them, before its captures. */
@@ -349,11 +356,33 @@ void pd_windows_drop_incoming(pd_window_t *w);
  * afterwards), each to the member that made it (the same host, pid,
  * replica rank, and its rank in the capture's role or its own rank), in
  * the manifest's order; w->compact false until pd_windows_compact again.
+ * A slim window's members are rebuilt first, one per process (host, pid,
+ * replica rank) and rank its captures name (one per process when that
+ * makes more than it had: a process of several roles), ordered by rank,
+ * replica rank, host, pid: role and rank (an end-to-end capture's first
+ * role and rank, else the first capture's), state (lost: one failed
+ * capture without phase, folder or files, as a lost member's; else
+ * reported), the kept selector, its node daemon (w->kept's pairs, else its
+ * host); no client, uid -1, no roles list. Every member of a done window
+ * has a capture (a report or a loss gives it one) but one that reported
+ * none: that one is not rebuilt. More processes than it had members:
+ * PROFD_EINVAL.
  * 0, or PROFD_EINVAL with why (the manifest is another window's, a capture
- * belongs to no member, the counts differ): w left compacted, captures
- * none.
+ * belongs to no member, the counts differ) or PROFD_ENOMEM: w left
+ * compacted, captures none (and members none when slim).
  */
 int pd_windows_uncompact(pd_window_t *w, pp_manifest_t *man, char *err, size_t errlen);
+
+/* Its members: how many it selected (kept when slim), and the uid its
+ * bytes are charged to (the first member's with one; -1 none). */
+size_t pd_windows_ranks(const pd_window_t *w);
+int64_t pd_windows_owner_uid(const pd_window_t *w);
+/* What a done window keeps of its members when they are freed, made from
+ * them (owned: free with pp_record_free of pp_desc_state_kept). 0 or
+ * PROFD_ENOMEM. */
+int pd_windows_keep(const pd_window_t *w, pp_state_kept_t *out);
+/* Free w's members, their indexes and journal marks (nmembers 0). */
+void pd_windows_drop_members(pd_window_t *w);
 
 /* Drop finished windows beyond the most recent `keep` (bounded memory):
  * the pruned ones first; never one whose hook runs. */

@@ -53,6 +53,9 @@ int pd_windows_plan_for(const pd_windows_t *ws, const pd_rank_t *k, pp_plan_t *o
 const char *pd_windows_tool(const pd_window_t *w)
 {
     const char *v = NULL;
+    if (w->slim) { /* its members are gone, or rebuilt without their selectors */
+        return w->kept.tool ? w->kept.tool : pd_plan_tool(&w->spec, -1);
+    }
     for (size_t i = 0; i < w->nmembers; i++) {
         const char *x = pd_plan_tool(&w->spec, w->members[i].selector);
         if (v && strcmp(v, x) != 0) {
@@ -66,6 +69,9 @@ const char *pd_windows_tool(const pd_window_t *w)
 pp_mode_t pd_windows_mode(const pd_window_t *w)
 {
     pp_mode_t v = PP_MODE_NONE;
+    if (w->slim) {
+        return w->kept.mode != PP_MODE_NONE ? w->kept.mode : pd_plan_mode(&w->spec, -1);
+    }
     for (size_t i = 0; i < w->nmembers; i++) {
         pp_mode_t x = pd_plan_mode(&w->spec, w->members[i].selector);
         if (v != PP_MODE_NONE && v != x) {
@@ -78,11 +84,18 @@ pp_mode_t pd_windows_mode(const pd_window_t *w)
 
 char **pd_windows_roles(const pd_window_t *w, size_t *n)
 {
-    size_t cap = w->spec.selectors_n + w->nmembers;
-    char **v = cap ? calloc(cap, sizeof(*v)) : NULL;
+    size_t cap = w->slim ? w->kept.roles_n : w->spec.selectors_n + w->nmembers;
+    char **v = cap || w->slim ? calloc(cap ? cap : 1, sizeof(*v)) : NULL;
     *n = 0;
     if (v == NULL) {
         return NULL;
+    }
+    if (w->slim) { /* as they were when its members were freed */
+        for (size_t i = 0; i < cap; i++) {
+            v[i] = w->kept.roles[i];
+        }
+        *n = cap;
+        return v;
     }
     for (size_t i = 0; i < w->spec.selectors_n + w->nmembers; i++) {
         const char *r = i < w->spec.selectors_n ? w->spec.selectors[i].role
@@ -116,9 +129,12 @@ void pd_windows_info(const pd_window_t *w, bool detail, pp_window_t *out)
     out->roles = pd_windows_roles(w, &nroles);
     out->roles_n = nroles;
     out->settings = (char *)pd_plan_settings(&w->spec, -1);
-    out->selected = (int64_t)w->nmembers;
+    out->selected = (int64_t)pd_windows_ranks(w);
     for (size_t i = 0; i < w->nmembers; i++) {
         out->reported += w->members[i].state != PP_MS_EXPECTED;
+    }
+    if (w->slim) { /* done: every member reported or was lost */
+        out->reported = out->selected;
     }
     int64_t by[5];
     pd_windows_captured(w, by); /* kept when compacted */

@@ -133,17 +133,33 @@ static int put_rank(pd_journal_t *j, buf_t *b, const pd_rank_t *k)
 static int put_window(pd_journal_t *j, buf_t *b, const pd_window_t *w)
 {
     pp_jrec_t r;
+    pp_state_kept_t kept;
+    bool made = false;
     rec_init(j, &r, PP_JR_WINDOW);
     int64_t by[5];
     pd_jrec_window(w, &r.window);
     pd_hook_record(j->n->hook, w->id, &r.window);
     if (w->state == PP_WS_DONE && !w->mirror) {
-        /* its manifest is written: the counts it keeps when compacted */
+        /* its manifest is written: the counts it keeps when compacted, and
+         * what it keeps of its members when they are freed */
         pd_windows_captured(w, by);
         r.window.captured = by;
         r.window.captured_n = 5;
+        if (w->slim) {
+            r.window.kept = w->kept; /* borrowed */
+        } else if (w->nmembers > 0) {
+            if (pd_windows_keep(w, &kept) != 0) {
+                return PROFD_ENOMEM;
+            }
+            r.window.kept = kept;
+            made = true;
+        }
     }
-    return put_rec(j, b, &r);
+    int rv = put_rec(j, b, &r);
+    if (made) {
+        pp_record_free(&pp_desc_state_kept, &kept);
+    }
+    return rv;
 }
 
 static int put_member(pd_journal_t *j, buf_t *b, const pd_window_t *w, size_t i)
@@ -195,7 +211,9 @@ static int collect_marked(pd_journal_t *j, pd_window_t *w, bool incoming)
 {
     size_t *list = incoming ? w->jincoming : w->jmembers;
     size_t *n = incoming ? &w->njincoming : &w->njmembers;
-    size_t count = incoming ? w->nincoming : w->nmembers;
+    /* a slim window's members, when it has any, are read back from its
+     * manifest: the journal has what it keeps of them (put_window) */
+    size_t count = incoming ? w->nincoming : w->slim ? 0 : w->nmembers;
     int rv = 0;
     if (!w->jscan && *n > 1) {
         qsort(list, *n, sizeof(*list), cmp_index);
@@ -602,7 +620,7 @@ static int snapshot_text(pd_journal_t *j, buf_t *b)
             continue;
         }
         rv = put_window(j, b, w);
-        for (size_t i = 0; i < w->nmembers && rv == 0; i++) {
+        for (size_t i = 0; !w->slim && i < w->nmembers && rv == 0; i++) {
             rv = put_member(j, b, w, i);
         }
         for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {

@@ -96,18 +96,6 @@ static bool owned(const pd_node_t *n, const pd_window_t *w)
     return pd_confine_under(n->save_path, root);
 }
 
-/* The uid a window's bytes are charged to with its job: its first member's
- * with one (the rank's uid), else -1. */
-static int64_t owner_uid(const pd_window_t *w)
-{
-    for (size_t i = 0; i < w->nmembers; i++) {
-        if (w->members[i].uid >= 0) {
-            return w->members[i].uid;
-        }
-    }
-    return -1;
-}
-
 static void human(int64_t v, char *buf, size_t len)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -342,13 +330,9 @@ static void decide(pd_retention_t *r, pass_t *p)
             continue;
         }
         bool busy = w->held || w->pending > 0 || !final_state(w); /* held: its hook runs */
-        items[k] = (pd_prune_item_t){it->id,
-                                     it->mtime_ms,
-                                     it->final ? it->bytes : w->bytes,
-                                     it->final && final_state(w),
-                                     busy,
-                                     w->job,
-                                     owner_uid(w)};
+        items[k] = (pd_prune_item_t){
+            it->id, it->mtime_ms, it->final ? it->bytes : w->bytes, it->final && final_state(w),
+            busy,   w->job,       pd_windows_owner_uid(w)};
         from[k++] = i;
     }
     if (k > 0 && rm) {

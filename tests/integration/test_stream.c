@@ -15,7 +15,8 @@
  * order the chunks arrive in; a chunk ahead of them with nothing being
  * written is answered with what the file holds, and a restart resumes
  * from there with the hash still right. Once the window is done and
- * compacted, a chunk sent again is answered from its manifest.
+ * compacted (its members freed), a chunk sent again is answered from its
+ * manifest and a result sent again is acknowledged.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -328,6 +329,11 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     }
     assert_true(w->compact);
     assert_null(w->incoming);
+    assert_null(__atomic_load_n(&w->members, __ATOMIC_SEQ_CST)); /* its members gone too */
+    assert_int_equal(w->kept.ranks, 1);
+    /* the node's result sent again (our ack lost): acknowledged, with its
+     * members gone as with them (it has every member's) */
+    node_result(s, sum);
     chunk(s, data, 2 * CHUNK, CHUNK, sum, &have, &done);
     assert_int_equal(have, SIZE);
     assert_true(done);

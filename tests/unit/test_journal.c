@@ -231,12 +231,19 @@ static void test_journal_torn_last_line(void **state)
 /* A whole line that does not decode, anywhere, stops the daemon with the
  * file and the line; so does a line that decodes to a record not valid
  * (with a done window's counts that are not five counts, none negative:
- * the same line with [0,1,0,0,0] on a done window loads). */
+ * the same line with [0,1,0,0,0] on a done window loads; or what it keeps
+ * of its members not valid: {"ranks":2} with those counts loads). */
 /* A window record of window 9 in `state` with its counts `captured`. */
 #define WINDOW9(state, captured)                                                                   \
     "{\"kind\":\"window\",\"window\":{\"id\":9,\"name\":\"w9-step5\",\"job\":\"j\","               \
     "\"state\":\"" state "\",\"dir\":\"/save/j/w9-step5\",\"root_len\":5,\"captured\":" captured   \
     "}}\n"
+
+/* The same with what it keeps of its members, `kept`. */
+#define WINDOW9K(state, captured, kept)                                                            \
+    "{\"kind\":\"window\",\"window\":{\"id\":9,\"name\":\"w9-step5\",\"job\":\"j\","               \
+    "\"state\":\"" state "\",\"dir\":\"/save/j/w9-step5\",\"root_len\":5" captured                 \
+    ",\"kept\":" kept "}}\n"
 
 static void test_journal_corrupt_line_refused(void **state)
 {
@@ -263,6 +270,18 @@ static void test_journal_corrupt_line_refused(void **state)
         {2, WINDOW9("done", "[0,1,0,0]"), "a window is not valid"},
         {2, WINDOW9("done", "[0,1,-1,0,0]"), "a window is not valid"},
         {2, WINDOW9("active", "[0,1,0,0,0]"), "a window is not valid"},
+        /* what a compacted window keeps of its members: of a compacted
+         * window, a count not negative, a selector of its request, names
+         * fit for roles, [host, node] pairs */
+        {2, WINDOW9K("done", "", "{\"ranks\":2}"), "a window is not valid"},
+        {2, WINDOW9K("done", ",\"captured\":[0,1,0,0,0]", "{\"ranks\":-1}"),
+         "a window is not valid"},
+        {2, WINDOW9K("done", ",\"captured\":[0,1,0,0,0]", "{\"ranks\":2,\"selector\":0}"),
+         "a window is not valid"},
+        {2, WINDOW9K("done", ",\"captured\":[0,1,0,0,0]", "{\"ranks\":2,\"roles\":[\"a b\"]}"),
+         "a window is not valid"},
+        {2, WINDOW9K("done", ",\"captured\":[0,1,0,0,0]", "{\"ranks\":2,\"nodes\":[\"h\"]}"),
+         "a window is not valid"},
     };
     write_journal(f);
     size_t len;
@@ -287,6 +306,57 @@ static void test_journal_corrupt_line_refused(void **state)
         char *now = slurp(f->files.path, &len2);
         assert_int_equal(len2, len + strlen(cases[i].line)); /* left as it was */
         free(now);
+    }
+    free(good);
+}
+
+/* Member `index` of window 9: a reported rank of host h<index>, uid U. */
+#define MEMBER9(index, uid)                                                                        \
+    "{\"kind\":\"member\",\"id\":9,\"index\":" index ",\"member\":{\"role\":\"actor\","            \
+    "\"host\":\"h" index "\",\"rank\":" index ",\"pid\":10" index ",\"selector\":-1,"              \
+    "\"state\":\"reported\",\"captures\":[],\"uid\":" uid "}}\n"
+
+/* A done window read back is compacted with its members freed, what it
+ * keeps of them kept: from a journal from before `kept` (its members'
+ * records: counted, the first uid, then freed), or from its `kept` alone
+ * (no member record). The list shows the same count either way. */
+static void test_journal_done_window_kept(void **state)
+{
+    fixture_t *f = *state;
+    static const char *const cases[] = {
+        WINDOW9("done", "[0,2,0,0,0]") MEMBER9("0", "null") MEMBER9("1", "1234"),
+        WINDOW9K("done", ",\"captured\":[0,2,0,0,0]",
+                 "{\"ranks\":2,\"uid\":1234,\"tool\":\"sim\",\"roles\":[\"actor\"],"
+                 "\"selector\":-1}"),
+    };
+    const size_t lines[] = {9, 7};
+    const char *tool[] = {"torch", "sim"}; /* its request's (none: the default), or as kept */
+    write_journal(f);
+    size_t len;
+    char *good = slurp(f->files.path, &len);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        spit(f->files.path, good, len);
+        insert_line(f, 99, cases[i]);
+        reopen_read(f, lines[i], 0, 2);
+        assert_int_equal(f->l.windows, 1);
+        pd_window_t *w = pd_windows_get(&f->d.ws, 9);
+        assert_non_null(w);
+        assert_true(w->compact);
+        assert_true(w->slim);
+        assert_null(w->members);
+        assert_int_equal(w->nmembers, 0);
+        assert_int_equal(pd_windows_ranks(w), 2);
+        assert_int_equal(pd_windows_owner_uid(w), 1234);
+        pp_window_t info;
+        pd_windows_info(w, false, &info);
+        assert_int_equal(info.selected, 2);
+        assert_int_equal(info.reported, 2);
+        assert_int_equal(info.complete, 2);
+        assert_string_equal(info.tool, tool[i]);
+        assert_int_equal(info.roles_n, 1);
+        assert_string_equal(info.roles[0], "actor");
+        pd_windows_info_free(&info);
+        unit_node_fini(&f->d);
     }
     free(good);
 }
@@ -341,6 +411,7 @@ static void test_journal_none(void **state)
 int main(void)
 {
     return PD_RUN_EACH(setup, unit_dir_teardown, test_journal_read_back,
-                       test_journal_torn_last_line, test_journal_corrupt_line_refused,
-                       test_journal_empty_line_skipped, test_journal_no_head, test_journal_none);
+                       test_journal_done_window_kept, test_journal_torn_last_line,
+                       test_journal_corrupt_line_refused, test_journal_empty_line_skipped,
+                       test_journal_no_head, test_journal_none);
 }

@@ -656,10 +656,25 @@ static void member_caps_text(const pd_window_t *w, char **out)
     }
 }
 
-/* Compacted, a done window keeps its members and its counts, nothing of its
- * captures or incoming files; its captures put back from its manifest are
- * the ones it had, each with its member; a manifest that is not the
- * window's is refused and leaves it compacted. */
+/* The strings, comma-separated (the caller frees it). */
+static char *strv_join(char **v, size_t n)
+{
+    char *out = strdup("");
+    for (size_t i = 0; i < n; i++) {
+        size_t at = strlen(out);
+        out = realloc(out, at + strlen(v[i]) + 2);
+        sprintf(out + at, "%s%s", i ? "," : "", v[i]);
+    }
+    return out;
+}
+
+/* Compacted, a done window keeps its counts and what it needs of its
+ * members (how many, the owner's uid, tool, mode, roles), nothing of its
+ * members, their captures or its incoming files; read back from its
+ * manifest, its members are rebuilt (the same role, rank, replica rank,
+ * host, pid and state) with the captures they had, and freed again at the
+ * next compaction; a manifest that is not the window's is refused and
+ * leaves it compacted, without members. */
 static void test_windows_compact_and_read_back(void **state)
 {
     fixture_t *f = *state;
@@ -693,23 +708,32 @@ static void test_windows_compact_and_read_back(void **state)
     assert_int_equal(pp_record_encode(&pp_desc_manifest, &man, true, &text, &len), 0);
     pd_manifest_free(&man);
     member_caps_text(w, before);
+    pd_member_t was[4];
+    memcpy(was, w->members, sizeof(was)); /* who they were: names, ids (shallow) */
+    w->members[0].uid = -1;               /* none: the next one's */
+    w->members[1].uid = 1234;
+    w->members[2].uid = 99;
+    pp_window_t info;
+    pd_windows_info(w, false, &info);
+    char *tool = strdup(info.tool), *roles = strv_join(info.roles, info.roles_n);
+    pp_mode_t mode = info.mode;
+    pd_windows_info_free(&info);
 
     pd_windows_compact(w);
     assert_true(w->compact);
+    assert_true(w->slim);
     assert_memory_equal(w->captured, want, sizeof(want));
-    for (size_t i = 0; i < 4; i++) {
-        const pd_member_t *m = &w->members[i];
-        assert_null(m->caps);
-        assert_int_equal(m->ncaps, 0);
-        assert_null(m->gathered);
-        assert_int_equal(m->client, f->k[i]->id); /* who it is stays */
-        assert_int_equal(m->rank, f->k[i]->rank);
-        assert_string_equal(m->host, f->k[i]->host);
-        assert_int_equal(m->state, i == 3 ? PP_MS_LOST : PP_MS_REPORTED);
-    }
+    assert_null(w->members); /* no per-member memory */
+    assert_int_equal(w->nmembers, 0);
+    assert_int_equal(w->capm, 0);
+    assert_null(w->mix.slot);
+    assert_null(w->hix.slot);
+    assert_null(w->jmembers);
+    assert_int_equal(w->kept.ranks, 4);
+    assert_int_equal(pd_windows_ranks(w), 4);
+    assert_int_equal(pd_windows_owner_uid(w), 1234); /* the first member's with a uid */
     assert_null(w->incoming);
     assert_int_equal(w->nincoming, 0);
-    pp_window_t info;
     pd_windows_info(w, true, &info);
     assert_int_equal(info.selected, 4);
     assert_int_equal(info.reported, 4);
@@ -718,7 +742,13 @@ static void test_windows_compact_and_read_back(void **state)
     assert_int_equal(info.missed, 1);
     assert_int_equal(info.truncated, 0);
     assert_int_equal(info.pending_files, 0);
-    assert_int_equal(info.ranks_n, 4);
+    assert_int_equal(info.ranks_n, 0); /* per rank: read back from the manifest */
+    assert_string_equal(info.tool, tool);
+    assert_int_equal(info.mode, mode);
+    char *roles2 = strv_join(info.roles, info.roles_n);
+    assert_string_equal(roles2, roles);
+    assert_string_equal(roles2, "actor,rollout");
+    free(roles2);
     pd_windows_info_free(&info);
 
     /* read back: the captures it had, each with its member */
@@ -727,27 +757,55 @@ static void test_windows_compact_and_read_back(void **state)
     assert_null(man.captures);
     assert_false(w->compact);
     pp_record_free(&pp_desc_manifest, &man);
+    assert_int_equal(w->nmembers, 4);
     const size_t ncaps[4] = {2, 1, 1, 1};
-    for (size_t i = 0; i < 4; i++) {
-        assert_int_equal(w->members[i].ncaps, ncaps[i]);
-    }
-    assert_int_equal(w->members[0].caps[0].first_step, 20); /* the manifest's order */
     member_caps_text(w, after);
-    for (size_t i = 0; i < 4; i++) {
-        assert_string_equal(after[i], before[i]);
+    for (size_t i = 0; i < 4; i++) { /* by rank, replica rank, host, pid */
+        const pd_member_t *m = &w->members[i];
+        size_t j = 0;
+        while (j < 4 && !(was[j].pid == m->pid && strcmp(was[j].host, m->host) == 0)) {
+            j++;
+        }
+        assert_true(j < 4);
+        assert_true(i == 0 || m[-1].rank <= m->rank);
+        assert_string_equal(m->role, was[j].role);
+        assert_int_equal(m->rank, was[j].rank);
+        assert_int_equal(m->replica_rank, was[j].replica_rank);
+        assert_int_equal(m->state, was[j].state);
+        assert_int_equal(m->state, j == 3 ? PP_MS_LOST : PP_MS_REPORTED);
+        assert_string_equal(m->node, was[j].node);
+        assert_int_equal(m->selector, was[0].selector);
+        assert_int_equal(m->ncaps, ncaps[j]);
+        assert_string_equal(after[i], before[j]);
         free(after[i]);
+    }
+    for (size_t i = 0; i < 4; i++) {
+        if (w->members[i].pid == was[0].pid) {
+            assert_int_equal(w->members[i].caps[0].first_step, 20); /* the manifest's order */
+        }
     }
     pd_windows_captured(w, by);
     assert_memory_equal(by, want, sizeof(want));
+    pd_windows_info(w, true, &info); /* the detail: each rank's state again */
+    assert_int_equal(info.ranks_n, 4);
+    assert_int_equal(info.selected, 4);
+    assert_string_equal(info.tool, tool);
+    pd_windows_info_free(&info);
     pd_windows_compact(w);
     assert_memory_equal(w->captured, want, sizeof(want));
+    assert_null(w->members); /* freed again, the kept ones stay */
+    assert_int_equal(w->nmembers, 0);
+    assert_int_equal(w->kept.ranks, 4);
+    assert_int_equal(pd_windows_owner_uid(w), 1234);
+    free(tool);
+    free(roles);
 
     /* a manifest that is not the window's: refused, the window as it was */
     static const struct {
         const char *name, *want;
     } bad[] = {
         {"another window", "its manifest is another window's (w1-steps20-21 99)"},
-        {"a capture of nobody", "a capture of its manifest (e2e rank 0) is no member's"},
+        {"a capture of nobody", "its manifest names 5 process(es), more than its 4 member(s)"},
         {"other counts", "its manifest lists 5 capture(s), not the ones it had"},
     };
     for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
@@ -761,16 +819,16 @@ static void test_windows_compact_and_read_back(void **state)
             man.captures[0].status = PP_CAP_FAILED;
         }
         err[0] = '\0';
-        assert_int_equal(pd_windows_uncompact(w, &man, err, sizeof(err)), PROFD_EINVAL);
+        if (pd_windows_uncompact(w, &man, err, sizeof(err)) != PROFD_EINVAL) {
+            fail_msg("%s: not refused", bad[b].name);
+        }
         if (strcmp(err, bad[b].want) != 0) {
             fail_msg("%s: '%s', want '%s'", bad[b].name, err, bad[b].want);
         }
         pp_record_free(&pp_desc_manifest, &man);
         assert_true(w->compact);
-        for (size_t i = 0; i < 4; i++) {
-            assert_null(w->members[i].caps);
-            assert_int_equal(w->members[i].ncaps, 0);
-        }
+        assert_null(w->members);
+        assert_int_equal(w->nmembers, 0);
     }
     for (size_t i = 0; i < 4; i++) {
         free(before[i]);
