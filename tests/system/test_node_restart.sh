@@ -37,17 +37,21 @@ start_daemon() {
   fail "profd did not start"
 }
 start_daemon
+launched=$(date +%s%N)
 four_actors
 ids=$(ctl --json status | json 'sorted((r["rank"], r["client"]) for r in d["ranks"])')
 
-# window 1: 20 steps (2 s), planned 3 s ahead: a loaded machine still
-# kills inside it (the kill's timing is checked below, not assumed)
-s=$(($(front_step) + 30))
-last=$((s + 19))
-ctl start --steps "$s:$((s + 20))" --tool sim >"$tmp/w1.txt" || fail "start w1"
+# window 1: 100 steps (10 s), planned 15 s ahead of any rank by the clock
+# (lib.sh's sim_step_bound, not the ranks' reports, which lag on a loaded
+# machine): the workers hold the plan before its first step, and a loaded
+# machine still kills inside it (the kill's timing is checked below, not
+# assumed)
+s=$(($(sim_step_bound "$launched" 10) + 150))
+last=$((s + 99))
+ctl start --steps "$s:$((s + 100))" --tool sim >"$tmp/w1.txt" || fail "start w1"
 w1=$(sed -n 's/^started window \([0-9]*\) \([^:]*\):.*/\1/p' "$tmp/w1.txt")
 n1=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w1.txt")
-p=$((s + 150))
+p=$((s + 250)) # 15 s after window 1 ends: the daemon is back before it
 ctl start --steps "$p:$((p + 2))" --tool sim >"$tmp/w2.txt" || fail "start w2"
 w2=$(sed -n 's/^started window \([0-9]*\) .*/\1/p' "$tmp/w2.txt")
 n2=$(sed -n 's/^started window [0-9]* \([^:]*\):.*/\1/p' "$tmp/w2.txt")
@@ -114,14 +118,16 @@ echo "ok: the workers registered again under their ids"
 # The check needs the goodbye answered: on loaded cores the answer can come
 # after the client's close timeout (500 ms), the rank is then gone without
 # knowing it and proves nothing: it goes again (--verbose: the library's log
-# says whether its goodbye was acknowledged).
+# says whether its goodbye was acknowledged). --open-wait: its 5 steps
+# (0.1 s) begin once it is registered; on loaded cores they were over
+# before it was, and a rank never registered says no goodbye.
 rank7_gone() { [ "$(ctl --json status | json 'sum(r["rank"] == 7 for r in d["ranks"])')" = 0 ]; }
 before=$(ctl --json status | json 'sorted(r["rank"] for r in d["ranks"])')
 journal=$tmp/save/.profd-node1.journal
 for try in 1 2 3 4 5; do
   gone_before=$(grep -c '"kind":"rank_gone"' "$journal" || true)
   ASAN_OPTIONS=detect_leaks=0 "$sim" --layout actor:1 --rank-offset 7 --steps 5 --rate 50 \
-    --threads --verbose >"$tmp/sim7.log" 2>&1 || fail "profd-sim of rank 7: $(cat "$tmp/sim7.log")"
+    --threads --open-wait 60000 --verbose >"$tmp/sim7.log" 2>&1 || fail "profd-sim of rank 7: $(cat "$tmp/sim7.log")"
   grep -q "goodbye acknowledged" "$tmp/sim7.log" && break
   grep -q "goodbye not acknowledged" "$tmp/sim7.log" ||
     fail "profd-sim of rank 7 said nothing of its goodbye: $(tail -5 "$tmp/sim7.log")"
