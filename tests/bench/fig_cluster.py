@@ -320,11 +320,13 @@ class ClusterFigures:
                      "in the table), the registry 6.8 MB, the journal's encode buffer kept at "
                      "4.2 MB, the report's manifest copy 4.1 MB and why fragment 4.2 MB, the "
                      "steps document 3.2 MB, messages waiting for their reply ~7 MB; the buffer, "
-                     "the copy and the fragment cut: peak heap 72.9 MB, VmHWM 71/78/84 MiB "
-                     "after windows 1/2/3 (one run, load 9.8); what is left is the history "
-                     "(1.3 KiB a rank at history.steps 128), the record, and each finished "
-                     "window's members (2.9 MB at 16,384 ranks, kept for up to 256 windows: the "
-                     "RSS after each window grows by it; docs/memory.md)",
+                     "the copy and the fragment cut: peak heap 72.9 MB, VmHWM 69/76/82 MiB "
+                     "after windows 1/2/3 (one run, load 9.8); a finished window's members "
+                     "freed too (ef61d04): VmHWM 68.5/75.5/77.7 MiB, RSS after the windows "
+                     "67.7/68.2/70.0 (no longer growing by a window's members); what is left "
+                     "is the history (1.3 KiB a rank at history.steps 128), the window's "
+                     "record of step times (10.8 MB), the registry and the last write's "
+                     "documents (docs/memory.md)",
         "coord_cpu": "perf record -g of the coordinator over a 4,096-rank window (2026-11-27, "
                      "35 s, 1,838 samples, with the machine at a load of 50-70): 58 % of its "
                      "CPU in the kernel, among it 21 % allocating inodes for the capture folders "
