@@ -52,23 +52,33 @@ cmp -s "$dir/steps.json" "$tmp/wcopy/steps.json" || die "the copy's steps.json d
 
 record="profctl: $name/steps.json, the window's record of step times, is not what the window's \
 end wrote: the report is not written from anything else (ESTATE)"
-# swapped WHAT FOLDER COPY: FOLDER (the window's or the job's) a symlink to
-# COPY while `profctl report` runs on the window, its captures in memory
-# (read back just before; again when it was compacted meanwhile); the
-# report is refused with the record's line, nothing written in COPY
-swapped() {
-  local what=$1 folder=$2 copy=$3 rc out
+# report_while SET UNSET: `profctl report` on the window with SET's change
+# in place (UNSET undoes it after), its captures in memory (read back just
+# before; again when it was compacted meanwhile): its exit code in rc, its
+# output in out
+report_while() {
   for _ in $(seq 5); do
     "$ctl" windows "$id" >/dev/null || die "windows $id"
-    mv "$folder" "$folder.real"
-    ln -s "$copy" "$folder"
+    "$1"
     rc=0
     out=$(timeout 30 "$ctl" report "$id" 2>&1) || rc=$?
-    rm "$folder"
-    mv "$folder.real" "$folder"
+    "$2"
     case $out in *"captures cannot be read back"*) continue ;; esac
     break
   done
+}
+link_in() { mv "$folder" "$folder.real" && ln -s "$copy" "$folder"; }
+link_out() { rm "$folder" && mv "$folder.real" "$folder"; }
+fifo_in() { mv "$dir/steps.json" "$tmp/steps.json" && mkfifo "$dir/steps.json"; }
+fifo_out() { rm "$dir/steps.json" && mv "$tmp/steps.json" "$dir/steps.json"; }
+
+# swapped WHAT FOLDER COPY: FOLDER (the window's or the job's) a symlink to
+# COPY while the report runs: refused with the record's line, nothing
+# written in COPY
+swapped() {
+  local what=$1
+  folder=$2 copy=$3
+  report_while link_in link_out
   if [ "$rc" != 1 ] || [ "$out" != "$record" ]; then
     bad "$what a symlink to a copy: exit $rc: $out"
   elif [ -n "$(find "$copy" -name report.html)" ]; then
@@ -83,18 +93,7 @@ swapped "the window's folder" "$dir" "$tmp/wcopy"
 swapped "the job's folder" "$job" "$tmp/jcopy"
 
 # 4. steps.json a fifo
-rc=0
-for _ in $(seq 5); do
-  "$ctl" windows "$id" >/dev/null || die "windows $id"
-  mv "$dir/steps.json" "$tmp/steps.json"
-  mkfifo "$dir/steps.json"
-  rc=0
-  out=$(timeout 30 "$ctl" report "$id" 2>&1) || rc=$?
-  rm "$dir/steps.json"
-  mv "$tmp/steps.json" "$dir/steps.json"
-  case $out in *"captures cannot be read back"*) continue ;; esac
-  break
-done
+report_while fifo_in fifo_out
 [ "$rc" = 1 ] && [ "$out" = "$record" ] && ok "steps.json a fifo: refused" ||
   bad "steps.json a fifo: exit $rc: $out"
 expect "the daemon serves on" 0 "^$dir/report.html\$" timeout 30 "$ctl" report "$id"

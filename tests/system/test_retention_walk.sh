@@ -71,15 +71,11 @@ start
 "$sim" --layout actor:2 --steps 100000 --rate 20 --job walk --trace-bytes 4096 \
   >"$tmp/sim.log" 2>&1 &
 pids+=($!)
-step() { ctl --json status | json 'max([r["step"] for r in d["ranks"]] or [0])'; }
-for _ in $(seq 200); do
-  [ "$(ctl --json status | json 'sum(1 for r in d["ranks"] if r["step_ms"] > 0)')" = 2 ] && break
-  sleep 0.05
-done
+wait_until "2 ranks with a step time" 60 ranks_measured 2
 win() { ctl --json windows "$1" | json "d['windows'][0].get('$2')"; }
 take() { # one window of one step, waited for until its record is final; prints its id
   local s id
-  s=$(($(step) + 40))
+  s=$(($(step_now) + 40))
   id=$(ctl start --job walk --steps "$s" --tool sim | sed -n 's/^started window \([0-9]*\) .*/\1/p')
   ctl wait "$id" --timeout 60 >/dev/null || fail "window $id: $(ctl --json windows "$id")"
   # the report is written once more when the steps after the window are in
