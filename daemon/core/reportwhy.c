@@ -258,17 +258,3 @@ void pd_report_why_draw(pu_sbuf_t *b, const pp_steps_doc_t *doc, const pp_manife
     pu_sbuf_str(b, "<h2>Traces</h2>\n");
     traces(b, man);
 }
-
-int pd_report_why(const pp_steps_doc_t *doc, const pp_manifest_t *man, const pp_trace_diff_t *diff,
-                  char **out, size_t *len)
-{
-    pd_hout_t o = {.sink = NULL}; /* whole */
-    pd_report_why_draw(&o.b, doc, man, diff);
-    if (o.b.oom || o.b.p == NULL) {
-        free(o.b.p);
-        return PROFD_ENOMEM;
-    }
-    *out = o.b.p;
-    *len = o.b.len;
-    return 0;
-}

@@ -26,11 +26,6 @@
 void pd_report_why_draw(pu_sbuf_t *b, const pp_steps_doc_t *doc, const pp_manifest_t *man,
                         const pp_trace_diff_t *diff);
 
-/* The fragment, malloc'ed and NUL-terminated. `diff` may be NULL. 0 or
- * PROFD_ENOMEM. */
-int pd_report_why(const pp_steps_doc_t *doc, const pp_manifest_t *man, const pp_trace_diff_t *diff,
-                  char **out, size_t *len);
-
 /* The median over the window's steps of section `sec` (scores.h numbering:
  * PD_SEC_COMPUTE and PD_SEC_OTHER made from the others) of rank `r`, in us;
  * -1 when the rank has no sections there. */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "history.h"
+#include "htmlbuf.h"
 #include "reporthtml.h"
 #include "reportwhy.h"
 #include "stepdoc.h"
@@ -38,7 +39,7 @@ static void why_draw(pu_sbuf_t *b, const void *arg)
 
 /* The why part drawn into the page as a part (pd_report_html_part_to) is
  * spilled at its rows' ends like the page's own tables: the bytes of the
- * page with its whole text (pd_report_why) as `extra`, in pieces of about
+ * page with its whole text (drawn with no sink) as `extra`, in pieces of about
  * PP_SINK_PIECE, although the fragment is over 4 of them (3,000 traces
  * listed). Before, report.c built it whole: 4 MiB at 16,384 ranks. */
 static void why_in_pieces(const pp_steps_doc_t *d, const pp_manifest_t *man)
@@ -62,7 +63,11 @@ static void why_in_pieces(const pp_steps_doc_t *d, const pp_manifest_t *man)
     m.captures_n = CAPS;
     char *wtext, *whole;
     size_t wlen, len;
-    assert_int_equal(pd_report_why(d, &m, NULL, &wtext, &wlen), 0);
+    pd_hout_t whole_why = {.sink = NULL}; /* no sink: the fragment whole */
+    pd_report_why_draw(&whole_why.b, d, &m, NULL);
+    assert_false(whole_why.b.oom);
+    wtext = whole_why.b.p;
+    wlen = whole_why.b.len;
     assert_true(wlen > 4 * PP_SINK_PIECE);
     assert_non_null(
         strstr(wtext, "<li>rank 2999 actor: <a href=\"e2e/rank-node1/rank-trace.pt.trace.json\">"));
