@@ -53,14 +53,17 @@ def overloaded(load, nproc):
     return bool(load) and load[0] > (nproc or 1)
 
 
-def load_text(load, nproc):
+def load_text(load, nproc, busy=None):
     """A figure's load averages at its start, with the warning where the
-    1-minute one was over 1 per core."""
+    1-minute one was over 1 per core, and the cores busy over the second
+    before it (busy: None where not measured)."""
     if not load:
         return "?"
     t = " ".join("%.2f" % x for x in load)
     if overloaded(load, nproc):
         t += " (over 1 per core: %d cores)" % (nproc or 1)
+    if busy is not None:
+        t += "; %.2f cores busy" % busy
     return t
 
 
@@ -201,7 +204,10 @@ def write_md(path, b, meta):
              "pooled samples (plan delivery: every start x client). Targets are reported, "
              "not enforced: MISS rows say what is known of the cause. " + JUDGED + " The "
              "load average (1, 5, 15 min) is read at the start of every figure; where the "
-             "1-minute one was over 1 per core, the figure's rows say so.")
+             "1-minute one was over 1 per core, the figure's rows say so. Each figure starts "
+             "once the machine is quiet (under 0.5 cores busy over a second, waited for up to "
+             "30 s: what the figure before left running is over); 'cores busy' is that "
+             "second's.")
     L.append("")
     L.append("## Against the targets")
     L.append("")
@@ -220,7 +226,8 @@ def write_md(path, b, meta):
             ("%s %s" % (p99, r["unit"])) if p99 else "",
             md_escape(("%s (%s)" % (sp, how)) if sp else how), r["status"],
             md_escape(judged_col(r)),
-            ("**%s**" if overloaded(load, nproc) else "%s") % load_text(load, nproc),
+            ("**%s**" if overloaded(load, nproc) else "%s") %
+            load_text(load, nproc, r.get("busy_start")),
             md_escape(r["reason"] or r["note"] if r["status"] in ("MISS", "NOT RUN") else "")))
     L.extend(reproduction_md(meta.get("reproduction")))
     L.append("")
@@ -235,7 +242,7 @@ def write_md(path, b, meta):
             load = r.get("load_start")
             L.append("| **%s** | | | | load average at start: %s |" % (
                 md_escape(group), ("**%s**" if overloaded(load, nproc) else "%s") %
-                load_text(load, nproc)))
+                load_text(load, nproc, r.get("busy_start"))))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
         p99 = p99_of(r)

@@ -40,7 +40,8 @@ import tempfile
 import time
 
 from benchlib import (HERE, PY, SOURCE, Procs, cpu_s, ctx_switches, ctx_switches_split, git_rev,
-                      hwm_kib, judge, log, machine, pct, rss_kib, sample, summary)
+                      hwm_kib, judge, log, machine, machine_busy_s, pct, rss_kib, sample,
+                      summary)
 from fig_cluster import ClusterFigures
 from fig_gather import GatherFigures
 from fig_startup import StartupFigures
@@ -57,6 +58,8 @@ DEFAULT = FIGURES
 
 
 class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
+    busy_now = None  # cores busy over the last second before the running figure (settle())
+
     def __init__(self, args):
         self.args = args
         self.build = os.path.abspath(args.build)
@@ -84,6 +87,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         self.ports = set()
         self.load_now = None  # the load averages at the start of the running figure
         self.loads = {}  # figure -> its load averages (1, 5, 15 min) at its start
+        self.settled = {}  # figure -> {"waited_s", "busy_cores"} (settle())
 
     # ---- helpers ----
 
@@ -178,14 +182,16 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                           "values": values, "summary": s, "target": target, "status": status,
                           "note": note, "reason": reason if status == "MISS" else "",
                           "fmt": fmt, "p99": p99, "judged": judged or "",
-                          "load_start": self.load_now, "count": count})
+                          "load_start": self.load_now, "busy_start": self.busy_now,
+                          "count": count})
 
     def not_run(self, fig, err):
         self.failures.append((fig, str(err)))
         self.rows.append({"key": fig + ".error", "group": fig, "name": "%s: could not run" % fig,
                           "unit": "", "values": [], "summary": None, "target": None,
                           "status": "NOT RUN", "note": str(err)[:300], "reason": "", "fmt": None,
-                          "p99": False, "judged": "", "load_start": self.load_now})
+                          "p99": False, "judged": "", "load_start": self.load_now,
+                          "busy_start": self.busy_now})
 
     def cleanup(self):
         self.procs.stop_all()
@@ -748,10 +754,12 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         for f in FIGURES:
             if f not in only:
                 continue
+            waited, self.busy_now = settle()
+            self.settled[f] = {"waited_s": round(waited, 1), "busy_cores": round(self.busy_now, 2)}
             t0 = time.monotonic()
             self.load_now = self.loads[f] = list(os.getloadavg())
-            log("%s ... (load average %.2f %.2f %.2f on %d cores)" % (
-                f, *self.load_now, os.cpu_count() or 1))
+            log("%s ... (load average %.2f %.2f %.2f on %d cores; %.2f cores busy after %.0f s "
+                "of settling)" % (f, *self.load_now, os.cpu_count() or 1, self.busy_now, waited))
             try:
                 getattr(self, "fig_" + f)()
             except Exception as e:  # report it; go on with the next figure
@@ -762,6 +770,26 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 
 
 # ---------------------------------------------------------------- measures
+
+
+SETTLE_BUSY = 0.5  # cores: quiet enough to start a figure
+SETTLE_MAX_S = 30.0
+
+
+def settle(sample_s=1.0, quiet=SETTLE_BUSY, limit_s=SETTLE_MAX_S):
+    """Wait, up to limit_s, until the machine is quiet: the cores busy over
+    one sample_s below `quiet` (what the figure before left running, its
+    daemons stopping and its files written back, is over). The 1-minute
+    load average cannot say it: it still counts the figure before for
+    minutes. Returns (seconds waited, cores busy over the last sample)."""
+    t0 = time.monotonic()
+    while True:
+        b0 = machine_busy_s()
+        time.sleep(sample_s)
+        busy = (machine_busy_s() - b0) / sample_s
+        waited = time.monotonic() - t0
+        if busy < quiet or waited >= limit_s:
+            return waited, busy
 
 
 def main():
@@ -799,6 +827,7 @@ def main():
         meta["total_s"] = None
     meta["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     meta["loadavg_figures"] = b.loads
+    meta["settled"] = b.settled
     print_table(b.rows, sys.stdout)
     out = os.path.join(b.build, "bench-results.json")
     prev = os.path.join(b.build, "bench-results.full.json")  # the last full run's

@@ -95,6 +95,48 @@ class Row(unittest.TestCase):
         self.assertEqual((b.rows[2]["status"], b.rows[2]["judged"]), ("PASS", "not stated"))
 
 
+class Settle(unittest.TestCase):
+    """run.settle: waits for the cores to be quiet, up to its limit."""
+
+    def run_settle(self, busy_per_sample, limit_s):
+        import run
+        clock = {"t": 0.0, "busy": 0.0}
+        samples = iter(busy_per_sample)
+        saved = (run.machine_busy_s, run.time.sleep, run.time.monotonic)
+
+        def sleep(s):
+            clock["t"] += s
+            clock["busy"] += next(samples) * s
+
+        run.machine_busy_s = lambda: clock["busy"]
+        run.time.sleep, run.time.monotonic = sleep, lambda: clock["t"]
+        try:
+            return run.settle(sample_s=1.0, quiet=0.5, limit_s=limit_s)
+        finally:
+            run.machine_busy_s, run.time.sleep, run.time.monotonic = saved
+
+    def test_quiet_at_once(self):
+        self.assertEqual(self.run_settle([0.25], 30.0), (1.0, 0.25))
+
+    def test_waits_for_quiet(self):
+        self.assertEqual(self.run_settle([1.75, 0.5, 0.25, 2.0], 30.0), (3.0, 0.25))
+
+    def test_gives_up_at_the_limit(self):
+        self.assertEqual(self.run_settle([2.0] * 10, 3.0), (3.0, 2.0))
+
+    def test_load_text_with_busy(self):
+        import report
+        self.assertEqual(report.load_text([2.5, 1.0, 0.5], 2, 0.125),
+                         "2.50 1.00 0.50 (over 1 per core: 2 cores); 0.12 cores busy")
+        self.assertEqual(report.load_text([0.5, 1.0, 0.5], 2), "0.50 1.00 0.50")
+
+    def test_row_keeps_busy(self):
+        b = bench()
+        b.busy_now = 0.25
+        b.row("k", "g", "time", "ms", [1.0])
+        self.assertEqual(b.rows[0]["busy_start"], 0.25)
+
+
 def bench():
     """A run.Bench without its build: row() and the figures' helpers only."""
     import run
