@@ -21,9 +21,9 @@ turn, which says more of the machine than of the detector).
 - Sensitivity: the healthy job's compute (the median over the ranks of
   each one's median of 8 steps, from `profctl top --ranks`) is the unit;
   rank 3's forward then sleeps a fraction of it more per step from step
-  SLOW_FROM. The fractions are tried from large to small; one is named when
-  a window opens on rank 3 whose first step is at most 20 steps after
-  SLOW_FROM (the window begins the step after the hit, or later: the count
+  SLOW_FROM. The fractions (4x the compute down to 5 %) are tried from
+  large to small; one is named when a window opens on rank 3 whose first
+  step is at most 20 steps after SLOW_FROM (the window begins the step after the hit, or later: the count
   is conservative), and no window names another rank. The figure is the
   smallest fraction named."""
 
@@ -120,7 +120,8 @@ class StragglerFigures:
                  count=True)
         self.row("strag.compute", g, "healthy compute per step (median over the ranks)", "ms",
                  compute)
-        fractions = [1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]
+        # from 4x its compute down: a figure however coarse the detector is here
+        fractions = [4.0, 2.0, 1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]
         named, tried = None, []
         for f in fractions:
             slow_ms = f * unit
@@ -130,7 +131,9 @@ class StragglerFigures:
             wrong = [w for w in wins if w not in hit]
             ok = bool(hit) and hit[0]["first_step"] - SLOW_FROM <= WITHIN and not wrong
             tried.append("%g: %s" % (f, ("named, window from step %d" % hit[0]["first_step"]) if ok
-                                     else "wrong rank" if wrong else "not named"))
+                                     else "wrong rank (%s)" % wrong[0].get("source") if wrong
+                                     else "named late, window from step %d" % hit[0]["first_step"]
+                                     if hit else "not named (%d window(s))" % len(wins)))
             log("straggler %g of compute (%.2f ms): %s" % (f, slow_ms, tried[-1]))
             if not ok:
                 break
@@ -139,4 +142,10 @@ class StragglerFigures:
                  "steps" % WITHIN, "%", [named * 100 if named is not None else float("nan")],
                  target="<= 10 %", status="PASS" if named is not None and named <= 0.1 else "MISS",
                  judged="the smallest slowdown named, one run each",
-                 note="; ".join(tried), reason="tried: " + "; ".join(tried))
+                 note="; ".join(tried),
+                 reason="tried: %s; the healthy ranks' compute spread %.2f-%.2f ms (median %.2f): "
+                        "a rank is named when its compute's excess is over %d median absolute "
+                        "deviations of the others' and its peers wait for it (scores.h), and "
+                        "8 ranks sharing 2 cores spread their compute and their arrival at the "
+                        "all-reduce by about as much" % (
+                            "; ".join(tried), min(compute), max(compute), unit, 4))
