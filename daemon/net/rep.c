@@ -32,6 +32,7 @@ struct pd_req {
     pd_peer_t peer;
     pd_task_t task;
     bool answered; /* loop thread: replied or parked during the handler */
+    bool parked;   /* loop thread: parked and not replied yet */
     pd_req_t *next_all;
 };
 
@@ -304,6 +305,12 @@ static void req_run(pd_task_t *t)
      * hold the next request */
     if (!r->answered) {
         pd_req_reply_error(r, PROFD_EINTERNAL, "request was not answered");
+    } else if (r->parked && r->msg) {
+        /* handled: a parked request waits without its body (up to
+         * max_msg + PD_REP_SLACK each, max_contexts of them); the reply
+         * gets a message of its own */
+        nng_msg_free(r->msg);
+        r->msg = NULL;
     }
 }
 
@@ -687,6 +694,10 @@ bool pd_rep_peer_cn_known(void)
 
 const void *pd_req_body(const pd_req_t *req, size_t *len)
 {
+    if (req->msg == NULL) { /* parked, its handler returned */
+        *len = 0;
+        return NULL;
+    }
     *len = nng_msg_len(req->msg);
     return nng_msg_body(req->msg);
 }
@@ -702,13 +713,22 @@ void pd_req_reply(pd_req_t *r, const char *buf, size_t len)
     nng_msg *m = r->msg;
     r->msg = NULL;
     r->answered = true;
+    r->parked = false;
     if (r->state == R_PARKED) {
         rep->nparked--;
     }
-    nng_msg_header_clear(m);
-    nng_msg_clear(m);
-    if (nng_msg_append(m, buf, len) != 0) {
-        nng_msg_free(m);
+    int rv;
+    if (m != NULL) { /* the request's message, reused */
+        nng_msg_header_clear(m);
+        nng_msg_clear(m);
+        rv = nng_msg_append(m, buf, len);
+    } else if ((rv = nng_msg_alloc(&m, len)) == 0 && len > 0) {
+        memcpy(nng_msg_body(m), buf, len);
+    }
+    if (rv != 0) {
+        if (m != NULL) {
+            nng_msg_free(m);
+        }
         r->state = R_RECV; /* no reply: the requester times out */
         nng_ctx_recv(r->ctx, r->aio);
         return;
@@ -766,6 +786,7 @@ bool pd_req_park(pd_req_t *r)
     }
     rep->nparked++;
     r->state = R_PARKED;
+    r->parked = true;
     r->answered = true;
     return true;
 }

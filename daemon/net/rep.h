@@ -109,7 +109,9 @@ int pd_rep_open(pd_rep_t **out, pd_loop_t *loop, const pd_rep_opts_t *opts, char
  * its own and the caller goes on without it. */
 bool pd_rep_close(pd_rep_t *rep);
 
-/* The request body (not NUL-terminated). */
+/* The request body (not NUL-terminated). A parked request gives its body
+ * back once its handler returns (NULL, *len 0 after that): what a later
+ * reply needs of it is kept by the handler. */
 const void *pd_req_body(const pd_req_t *req, size_t *len);
 const pd_peer_t *pd_req_peer(const pd_req_t *req);
 
