@@ -258,27 +258,38 @@ class ClusterFigures:
     def coord_cpu_rows(self, key, g, res):
         """The coordinator's own CPU (utime+stime of its process, not the node
         daemons' nor the simulated ranks'), per window and per capture, from
-        profctl start to the manifest."""
+        profctl start to the manifest. The target is judged on the CPU the
+        window adds, net of the coordinator's steady rate before it: the
+        gross figure grows with how long the window lasts, which is the pace
+        of the simulated ranks sharing its 2 cores (issue 30: "the part that
+        does not depend on the simulated ranks sharing its cores"). Without
+        a steady rate measured, on the gross."""
+        net = all("coord_idle_cores" in r for r in res)
+        target = "<= %g ms" % self.COORD_CPU_LIMIT_MS
+        judged = dict(target=target, goal=("<=", self.COORD_CPU_LIMIT_MS),
+                      reason=self.coord_cpu_cause(res))
         per_cap = [1000.0 * r["coord_cpu"]["total"] / max(1, r["captures"]) for r in res]
         self.row(key + ".coord_cpu_capture", g, "coordinator CPU per capture, start -> "
-                 "manifest", "ms", per_cap, target="<= %g ms" % self.COORD_CPU_LIMIT_MS,
-                 goal=("<=", self.COORD_CPU_LIMIT_MS),
+                 "manifest", "ms", per_cap,
                  note="utime+stime of the coordinator's process only (/proc/PID/stat, all "
-                      "its threads), gross: its steady work over the window included",
-                 reason=self.coord_cpu_cause(res))
+                      "its threads), gross: its steady work over the window included%s" % (
+                          "; the target is judged on the row net of its steady rate, since "
+                          "the window lasts as long as the simulated ranks' pace on these "
+                          "cores makes it" if net else ""),
+                 **({} if net else judged))
         self.row(key + ".coord_cpu_window", g, "coordinator CPU per window, start -> manifest",
                  "s", [r["coord_cpu"]["total"] for r in res],
                  note="loop thread %s s; nng's threads %s s; thread pool %s s" % tuple(
                      "-".join("%.2f" % r["coord_cpu"][k] for r in res)
                      for k in ("loop", "nng", "other")))
-        if all("coord_idle_cores" in r for r in res):
+        if net:
             self.row(key + ".coord_cpu_net", g, "coordinator CPU per capture, net of its "
                      "steady rate", "ms", [1000.0 * (r["coord_cpu"]["total"] -
                                                      r["coord_idle_cores"] *
                                                      r["start_to_manifest_s"]) /
                                            max(1, r["captures"]) for r in res],
                      note="its rate over the 3 s before each window: %s cores" % "-".join(
-                         "%.3f" % r["coord_idle_cores"] for r in res))
+                         "%.3f" % r["coord_idle_cores"] for r in res), **judged)
 
     CAUSES = {
         "turn": "latency on saturated cores: from the window's end to its manifest the machine "
