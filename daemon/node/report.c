@@ -392,9 +392,14 @@ static void diff_done(pd_job_t *j)
     release(c);
 }
 
-static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool kept,
-                        bool links, bool final, pd_report_done_fn done, void *arg, char *err,
-                        size_t errlen)
+/* late: the record's last write (pd_report_tick), `man` NULL: the record
+ * is dropped once the document is built from it and only then the manifest
+ * record built into `late` (kept by the caller), so that the step times of
+ * the record and the manifest are never held at once (megabytes each at
+ * 16,384 ranks, the coordinator's peak) */
+static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man,
+                        pp_manifest_t *late, bool kept, bool links, bool final,
+                        pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
     pp_steps_doc_t doc;
     rctx_t *c = NULL;
@@ -418,6 +423,18 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
             snprintf(err, errlen, "out of memory building the report");
             return PROFD_ENOMEM;
         }
+    }
+    if (late != NULL) {
+        if (final && rec != NULL && (rec->closing || pd_wrecord_complete(rec, n->hist))) {
+            pd_wrecords_drop(n->wrec, w->id); /* in the document now */
+            rec = NULL;
+        }
+        if (pd_manifest_build(w, late) != 0) {
+            pp_record_free(&pp_desc_steps_doc, &doc);
+            snprintf(err, errlen, "out of memory building the report");
+            return PROFD_ENOMEM;
+        }
+        man = late;
     }
     if (rv == 0 && !again && !final && rec == NULL) {
         /* a window without a record (from before records were kept): built
@@ -535,13 +552,13 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
 int pd_report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
                     bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
-    return report_write(n, w, man, false, links, final, done, arg, err, errlen);
+    return report_write(n, w, man, NULL, false, links, final, done, arg, err, errlen);
 }
 
 int pd_report_write_kept(pd_node_t *n, const pd_window_t *w, const pp_manifest_t *man, bool links,
                          bool final, pd_report_done_fn done, void *arg, char *err, size_t errlen)
 {
-    return report_write(n, w, man, true, links, final, done, arg, err, errlen);
+    return report_write(n, w, man, NULL, true, links, final, done, arg, err, errlen);
 }
 
 static void again_done(pd_node_t *n, int64_t window, const pd_report_result_t *r, void *arg)
@@ -592,17 +609,17 @@ void pd_report_tick(pd_node_t *n, int64_t now_ms)
             }
             return;
         }
-        if ((man = malloc(sizeof(*man))) == NULL || pd_manifest_build(w, man) != 0) {
-            free(man);
+        if ((man = calloc(1, sizeof(*man))) == NULL) {
             pd_wcaps_done(w, back);
             continue;
         }
         /* the writes are the window's until done (again_done): it is not
          * compacted before (pd_wcaps_settle), so the manifest, which borrows
          * its captures, is kept as it is rather than copied (megabytes at
-         * 16,384 ranks) */
+         * 16,384 ranks); it is built once the record is dropped */
         w->pending++;
-        if (pd_report_write_kept(n, w, man, false, true, again_done, man, err, sizeof(err)) != 0) {
+        if (report_write(n, w, NULL, man, true, false, true, again_done, man, err, sizeof(err)) !=
+            0) {
             w->pending--;
             pd_manifest_free(man);
             free(man);
