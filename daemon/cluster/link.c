@@ -204,17 +204,17 @@ static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, 
         pp_rank_times_t *x = &v[(*count)++];
         pp_record_init(&pp_desc_rank_times, x);
         x->client = r->id;
-        x->step = h->cur_step;
-        x->age_us = h->cur_step != PP_NONE ? (now_ms - h->began_ms) * 1000 : 0;
-        x->in_step = h->in_step;
+        x->step = h->now->cur_step;
+        x->age_us = h->now->cur_step != PP_NONE ? (now_ms - h->now->began_ms) * 1000 : 0;
+        x->in_step = h->now->in_step;
         x->offset_us = h->offset_us;
         x->offset_err_us = h->offset_err_us;
         if (h->last == PP_NONE) {
             continue;
         }
         int64_t from = pd_history_first(n->hist, h);
-        if (h->reported != PP_NONE && h->reported + 1 > from) {
-            from = h->reported + 1;
+        if (h->now->reported != PP_NONE && h->now->reported + 1 > from) {
+            from = h->now->reported + 1;
         }
         if (h->last - from + 1 > SUMMARY_STEPS) {
             from = h->last - SUMMARY_STEPS + 1;
@@ -230,7 +230,7 @@ static pp_rank_times_t *rank_times(pd_node_t *n, int64_t now_ms, size_t *count, 
             }
             x->times[x->times_n++] = st;
             x->times[x->times_n++] = us;
-            h->reported = st;
+            h->now->reported = st;
             for (int sec = 0; x->sections && sec < PP_SECTIONS; sec++) {
                 int64_t su = pd_history_section_us(n->hist, h, sec, st);
                 if (su >= 0) {

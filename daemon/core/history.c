@@ -77,16 +77,32 @@ void pd_history_init(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t
     h->max_ranks = max_ranks ? max_ranks : 1;
 }
 
+void pd_history_init_record(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t max_ranks)
+{
+    pd_history_init(h, steps, phase_steps, max_ranks);
+    h->record = true;
+}
+
 static void entry_free(pd_hist_rank_t *r)
 {
     if (r) {
-        free(r->step_us);
         free(r->sec_us);
-        for (int p = 0; p < PD_HIST_PHASES; p++) {
-            free(r->phase_us[p]);
-        }
+        free(r->phases);
         free(r);
     }
+}
+
+/* Where `now` starts in an entry of `steps` slots: after the ring, aligned. */
+static size_t now_at(int64_t steps)
+{
+    size_t a = _Alignof(pd_hist_now_t);
+    return (sizeof(pd_hist_rank_t) + (size_t)steps * sizeof(uint32_t) + a - 1) / a * a;
+}
+
+/* Phase p's ring. */
+static uint32_t *phase_ring(const pd_history_t *h, const pd_hist_rank_t *r, int p)
+{
+    return (uint32_t *)(void *)(r->phases + r->nphases) + (size_t)p * (size_t)h->phase_steps;
 }
 
 void pd_history_fini(pd_history_t *h)
@@ -172,11 +188,9 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
         if (!job || !role || !host || !node) {
             return NULL;
         }
-        r = calloc(1, sizeof(*r));
-        uint32_t *s = calloc((size_t)h->steps, sizeof(*s));
-        if (r == NULL || s == NULL) {
-            free(r);
-            free(s);
+        size_t at = now_at(h->steps);
+        r = calloc(1, h->record ? at : at + sizeof(pd_hist_now_t));
+        if (r == NULL) {
             return NULL;
         }
         r->job = job;
@@ -185,12 +199,14 @@ pd_hist_rank_t *pd_history_get(pd_history_t *h, const pd_hist_id_t *id, int64_t 
         r->node = node;
         r->rank = id->rank;
         r->hash = key_hash(id);
-        r->step_us = s;
         r->last = PP_NONE;
-        r->cur_step = PP_NONE;
-        r->cur_phase = -1;
-        r->reported = PP_NONE;
-        r->began_ms = now_ms;
+        if (!h->record) {
+            r->now = (pd_hist_now_t *)(void *)((char *)r + at);
+            r->now->cur_step = PP_NONE;
+            r->now->cur_phase = -1;
+            r->now->reported = PP_NONE;
+            r->now->began_ms = now_ms;
+        }
         h->v[h->n++] = r;
         index_put(h, h->n - 1);
     }
@@ -221,7 +237,7 @@ static int64_t slot_for(pd_history_t *h, pd_hist_rank_t *r, int64_t step)
                     r->sec_us[k * h->steps + s % h->steps] = 0;
                 }
                 for (int p = 0; p < r->nphases && s > step - h->phase_steps; p++) {
-                    r->phase_us[p][s % h->phase_steps] = 0;
+                    phase_ring(h, r, p)[s % h->phase_steps] = 0;
                 }
             }
         }
@@ -371,24 +387,33 @@ static int phase_index(pd_history_t *h, pd_hist_rank_t *r, const char *name)
         return -1;
     }
     const char *interned = pd_intern(&h->names, name);
-    if (interned == NULL ||
-        (r->phase_us[r->nphases] = calloc((size_t)h->phase_steps, sizeof(uint32_t))) == NULL) {
+    /* one more name and ring: the names, then the rings, copied over */
+    int n = r->nphases;
+    size_t ring = (size_t)h->phase_steps * sizeof(uint32_t);
+    const char **v = interned ? calloc(1, (size_t)(n + 1) * (sizeof(*v) + ring)) : NULL;
+    if (v == NULL) {
         return -1;
     }
-    r->phases[r->nphases] = interned;
+    if (n > 0) {
+        memcpy(v, r->phases, (size_t)n * sizeof(*v));
+        memcpy(v + n + 1, r->phases + n, (size_t)n * ring);
+    }
+    v[n] = interned;
+    free(r->phases);
+    r->phases = v;
     return r->nphases++;
 }
 
 /* Add `us` to phase p of `step` (a phase may run several times a step). */
 static void phase_add(pd_history_t *h, pd_hist_rank_t *r, int p, int64_t step, int64_t us)
 {
-    if (p < 0 || r->phase_us[p] == NULL || us < 0) {
+    if (p < 0 || us < 0) {
         return;
     }
     if (slot_for(h, r, step) < 0 || step <= r->last - h->phase_steps) {
         return;
     }
-    uint32_t *c = &r->phase_us[p][step % h->phase_steps];
+    uint32_t *c = &phase_ring(h, r, p)[step % h->phase_steps];
     int64_t sum = (int64_t)*c + (us > 0 ? us : 1);
     *c = clamp_us(sum);
 }
@@ -406,37 +431,42 @@ void pd_history_set_phase(pd_history_t *h, pd_hist_rank_t *r, int64_t step, cons
     if (p < 0 || us < 0 || slot_for(h, r, step) < 0 || step <= r->last - h->phase_steps) {
         return;
     }
-    r->phase_us[p][step % h->phase_steps] = clamp_us(us);
+    phase_ring(h, r, p)[step % h->phase_steps] = clamp_us(us);
 }
 
 int64_t pd_history_phase_us(const pd_history_t *h, const pd_hist_rank_t *r, int p, int64_t step)
 {
-    if (p < 0 || p >= r->nphases || r->phase_us[p] == NULL || r->last == PP_NONE ||
-        step > r->last || step <= r->last - h->phase_steps || step < 0) {
+    if (p < 0 || p >= r->nphases || r->last == PP_NONE || step > r->last ||
+        step <= r->last - h->phase_steps || step < 0) {
         return -1;
     }
-    uint32_t v = r->phase_us[p][step % h->phase_steps];
+    uint32_t v = phase_ring(h, r, p)[step % h->phase_steps];
     return v ? (int64_t)v : -1;
 }
 
 static void phase_close(pd_history_t *h, pd_hist_rank_t *r, int64_t t)
 {
-    if (r->cur_phase >= 0 && t >= r->phase_t0) {
-        phase_add(h, r, r->cur_phase, r->phase_for, t - r->phase_t0);
+    pd_hist_now_t *w = r->now;
+    if (w->cur_phase >= 0 && t >= w->phase_t0) {
+        phase_add(h, r, w->cur_phase, w->phase_for, t - w->phase_t0);
     }
-    r->cur_phase = -1;
+    w->cur_phase = -1;
 }
 
 /* ---- events ---- */
 
 void pd_history_where(pd_hist_rank_t *r, int64_t step, bool in_step, int64_t age_ms, int64_t now_ms)
 {
-    if (step != r->cur_step) {
-        r->began_ms = now_ms - (age_ms > 0 ? age_ms : 0);
-    }
-    r->cur_step = step;
-    r->in_step = in_step;
+    pd_hist_now_t *w = r->now;
     r->seen_ms = now_ms;
+    if (w == NULL) {
+        return;
+    }
+    if (step != w->cur_step) {
+        w->began_ms = now_ms - (age_ms > 0 ? age_ms : 0);
+    }
+    w->cur_step = step;
+    w->in_step = in_step;
 }
 
 int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, size_t nev,
@@ -445,7 +475,11 @@ int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, siz
 {
     int recorded = 0;
     size_t i = 0, j = 0;
+    pd_hist_now_t *w = r->now;
     r->seen_ms = now_ms;
+    if (w == NULL) {
+        return 0;
+    }
     /* both lists are in time order: merge them */
     while (i + 3 <= nev || j + 3 <= npev) {
         bool step_ev = j + 3 > npev || (i + 3 <= nev && ev[i + 2] <= pev[j + 2]);
@@ -454,27 +488,27 @@ int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, siz
             i += 3;
             if (kind == 1) {
                 phase_close(h, r, t);
-                if (r->in_step && r->cur_step != PP_NONE && step > r->cur_step &&
-                    t >= r->began_us) {
+                if (w->in_step && w->cur_step != PP_NONE && step > w->cur_step &&
+                    t >= w->began_us) {
                     /* the previous step's end was never marked: begin to begin */
-                    pd_history_put(h, r, r->cur_step, (t - r->began_us) / (step - r->cur_step));
+                    pd_history_put(h, r, w->cur_step, (t - w->began_us) / (step - w->cur_step));
                     recorded++;
                 }
-                if (r->cur_step == PP_NONE || step >= r->cur_step) {
-                    r->cur_step = step;
-                    r->in_step = true;
-                    r->began_us = t;
-                    r->began_ms = (t + r->offset_us) / 1000;
-                    if (r->began_ms > now_ms) {
-                        r->began_ms = now_ms;
+                if (w->cur_step == PP_NONE || step >= w->cur_step) {
+                    w->cur_step = step;
+                    w->in_step = true;
+                    w->began_us = t;
+                    w->began_ms = (t + r->offset_us) / 1000;
+                    if (w->began_ms > now_ms) {
+                        w->began_ms = now_ms;
                     }
                 }
             } else if (kind == 2) {
                 phase_close(h, r, t);
-                if (r->in_step && step == r->cur_step && t >= r->began_us) {
-                    pd_history_put(h, r, step, t - r->began_us);
+                if (w->in_step && step == w->cur_step && t >= w->began_us) {
+                    pd_history_put(h, r, step, t - w->began_us);
                     recorded++;
-                    r->in_step = false;
+                    w->in_step = false;
                 }
             }
         } else {
@@ -482,10 +516,10 @@ int pd_history_events(pd_history_t *h, pd_hist_rank_t *r, const int64_t *ev, siz
             j += 3;
             if (kind == 1 && idx >= 0 && (size_t)idx < nnames && names[idx]) {
                 phase_close(h, r, t);
-                if (r->cur_step != PP_NONE) {
-                    r->cur_phase = phase_index(h, r, names[idx]);
-                    r->phase_t0 = t;
-                    r->phase_for = r->cur_step;
+                if (w->cur_step != PP_NONE) {
+                    w->cur_phase = phase_index(h, r, names[idx]);
+                    w->phase_t0 = t;
+                    w->phase_for = w->cur_step;
                 }
             } else if (kind == 2) {
                 phase_close(h, r, t);
@@ -529,13 +563,13 @@ static void stat_fill(const row_t *w, int64_t p50, int64_t now_ms, pp_rank_stat_
     o->replica_rank = r->replica_rank;
     o->host = (char *)r->host;
     o->node = r->node[0] ? (char *)r->node : NULL;
-    o->step = r->cur_step;
+    int64_t cur = r->now ? r->now->cur_step : PP_NONE, began = r->now ? r->now->began_ms : now_ms;
+    o->step = cur;
     o->step_ms = (double)w->us / 1000.0;
     o->ratio = p50 > 0 && w->us > 0 ? (double)w->us / (double)p50 : 0.0;
-    o->in_step_ms = r->cur_step != PP_NONE ? (double)(now_ms - r->began_ms) : 0.0;
-    o->stalled =
-        (r->cur_step != PP_NONE &&
-         now_ms - r->began_ms > (stall > PD_HIST_STALL_MIN_MS ? stall : PD_HIST_STALL_MIN_MS));
+    o->in_step_ms = cur != PP_NONE ? (double)(now_ms - began) : 0.0;
+    o->stalled = (cur != PP_NONE &&
+                  now_ms - began > (stall > PD_HIST_STALL_MIN_MS ? stall : PD_HIST_STALL_MIN_MS));
 }
 
 static int cmp_slow(const void *a, const void *b)
@@ -577,9 +611,9 @@ static int role_fill(const pd_history_t *h, row_t *rows, size_t a, size_t b, int
     o->role = (char *)rows[a].r->role;
     o->ranks = (int64_t)n;
     for (size_t i = a; i < b; i++) {
-        const pd_hist_rank_t *r = rows[i].r;
-        if (r->cur_step != PP_NONE && (o->step == PP_NONE || r->cur_step > o->step)) {
-            o->step = r->cur_step;
+        int64_t cur = rows[i].r->now ? rows[i].r->now->cur_step : PP_NONE;
+        if (cur != PP_NONE && (o->step == PP_NONE || cur > o->step)) {
+            o->step = cur;
         }
         if (rows[i].us > 0) {
             v[k++] = rows[i].us;

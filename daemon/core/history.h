@@ -39,6 +39,25 @@ typedef struct pd_hist_id {
     int64_t rank, replica_rank, pid;
 } pd_hist_id_t;
 
+/* Where a rank stands: live histories only (a window's record, which only
+ * keeps times, has none). */
+typedef struct pd_hist_now {
+    int64_t cur_step;  /* last step begun, PP_NONE */
+    int64_t began_us;  /* cur_step's begin on the rank's clock */
+    int64_t began_ms;  /* ... on this daemon's clock */
+    int64_t phase_t0;  /* cur_phase's begin, rank's clock */
+    int64_t phase_for; /* the step it runs in */
+    int64_t reported;  /* node daemon: newest step sent to the coordinator */
+    int cur_phase;     /* index into phases, -1 none */
+    bool in_step;
+} pd_hist_now_t;
+
+/*
+ * One allocation holds the entry, its ring of step times (step_us) and, in
+ * a live history, where the rank stands (*now). The phases it has seen are
+ * one more, grown by one at each new name (rare): their names (phases) then
+ * their rings of phase_steps times each.
+ */
 typedef struct pd_hist_rank {
     /* names: the history's interned copies (never NULL; node "": this
      * daemon's own) */
@@ -49,32 +68,22 @@ typedef struct pd_hist_rank {
     int64_t rank, replica_rank, pid;
     uint64_t hash;
 
-    int64_t last;                       /* newest step with a time slot, PP_NONE before any */
-    uint32_t *step_us;                  /* [steps], slot step % steps; 0 unknown */
-    uint32_t *phase_us[PD_HIST_PHASES]; /* [phase_steps] per phase name, made when it is seen */
-    const char *phases[PD_HIST_PHASES]; /* interned */
-    int nphases;
+    int64_t last;           /* newest step with a time slot, PP_NONE before any */
+    const char **phases;    /* [nphases] interned, then their [phase_steps] rings; NULL: none */
+    int nphases;            /* at most PD_HIST_PHASES */
+    bool gone;              /* lost or left (kept for reports) */
+    bool left;              /* ... it said goodbye: not stalled, out of the live figures */
     int64_t phases_dropped; /* phase names past PD_HIST_PHASES */
     /* section times (PP_SECTIONS x steps, slot step % steps, us + 1; 0
      * unknown), made when the rank first sends one */
     uint32_t *sec_us;
-
-    /* where it stands */
-    int64_t cur_step; /* last step begun, PP_NONE */
-    bool in_step;
-    int64_t began_us;  /* cur_step's begin on the rank's clock */
-    int64_t began_ms;  /* ... on this daemon's clock */
-    int cur_phase;     /* index into phases, -1 none */
-    int64_t phase_t0;  /* its begin, rank's clock */
-    int64_t phase_for; /* the step it runs in */
+    pd_hist_now_t *now; /* in the same allocation; NULL in a record */
     int64_t seen_ms;
-    bool gone; /* lost or left (kept for reports) */
-    bool left; /* ... it said goodbye: not stalled, out of the live figures */
 
     /* this daemon's clock - the rank's (us), and the bound of its error;
      * err 0: not measured (same host: 0 is right within the tick) */
     int64_t offset_us, offset_err_us;
-    int64_t reported; /* node daemon: newest step sent to the coordinator */
+    uint32_t step_us[]; /* [steps], slot step % steps; 0 unknown */
 } pd_hist_rank_t;
 
 typedef struct pd_history {
@@ -85,10 +94,14 @@ typedef struct pd_history {
     size_t max_ranks;
     int64_t evicted;
     pd_intern_t names; /* the entries' names and phase names */
+    bool record;       /* a window's record: entries without where they stand (now NULL) */
 } pd_history_t;
 
 /* steps: slots per rank (>= 2); phase_steps (>= 1); max_ranks (>= 1). */
 void pd_history_init(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t max_ranks);
+/* The same for a window's record: its entries keep times only (no `now`;
+ * pd_history_events takes nothing, pd_history_where only marks them seen). */
+void pd_history_init_record(pd_history_t *h, int64_t steps, int64_t phase_steps, size_t max_ranks);
 void pd_history_fini(pd_history_t *h);
 
 /* The entry of `id`, or NULL. */

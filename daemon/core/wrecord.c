@@ -139,7 +139,7 @@ static pd_wrecord_t *record_new(const pd_window_t *w, const pd_history_t *live)
     if (steps > PD_STEPDOC_MAX_STEPS + 2 * PD_STEPDOC_CONTEXT) {
         steps = PD_STEPDOC_MAX_STEPS + 2 * PD_STEPDOC_CONTEXT; /* the newest: the end wins */
     }
-    pd_history_init(&r->h, steps < 2 ? 2 : steps, steps, live->max_ranks);
+    pd_history_init_record(&r->h, steps < 2 ? 2 : steps, steps, live->max_ranks);
     for (size_t i = 0; i < live->n; i++) {
         if (strcmp(live->v[i]->job, r->job) == 0) {
             copy_rank(r, live, live->v[i]);

@@ -107,8 +107,8 @@ static void test_history_events_table(void **state)
                          (long long)pd_history_step_us(&h, r, s), (long long)t->step_us[s - 1]);
             }
         }
-        assert_int_equal(r->cur_step, t->cur_step);
-        assert_int_equal(r->in_step, t->in_step);
+        assert_int_equal(r->now->cur_step, t->cur_step);
+        assert_int_equal(r->now->in_step, t->in_step);
         assert_int_equal(r->seen_ms, 9);
         pd_history_fini(&h);
     }
