@@ -599,6 +599,57 @@ static void test_stream_checksum_kept_over_a_restart(void **state)
     fx_daemon_free(r);
 }
 
+/* What one node asks, as node `i`: its summary (no ranks). */
+static int node_says(nng_socket s, const char *type, int i, pp_msg_t *rep)
+{
+    char q[256];
+    snprintf(q, sizeof(q),
+             "{\"v\":1,\"type\":\"%s\",\"node\":\"n%02d\",\"instance\":\"" INSTANCE "\"}", type, i);
+    return fx_ask(s, q, rep);
+}
+
+/* The coordinator finds a node by its name among many (its index grows
+ * from 16 buckets as they join, and drops those that leave): 40 nodes
+ * join, every third says goodbye, then each is known or not, and one that
+ * left joins again. */
+static void test_stream_many_nodes_found_by_name(void **state)
+{
+    pp_msg_t rep;
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = fx_dial(r->cfg.coordinator_listen);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(node_says(s, "node_hello", i, &rep), 0);
+        assert_int_equal(rep.type, PP_T_node_welcome);
+        pp_msg_free(&rep);
+    }
+    for (int i = 0; i < 40; i += 3) {
+        assert_int_equal(node_says(s, "node_bye", i, &rep), 0);
+        assert_int_equal(rep.type, PP_T_ack);
+        pp_msg_free(&rep);
+    }
+    for (int i = 0; i < 40; i++) {
+        int rv = node_says(s, "node_summary", i, &rep);
+        if (i % 3 == 0) {
+            assert_int_equal(rv, PROFD_ECLIENT);
+            char want[64];
+            snprintf(want, sizeof(want), "unknown node n%02d: register again", i);
+            assert_string_equal(rep.u.error.message, want);
+        } else {
+            assert_int_equal(rv, 0);
+            assert_int_equal(rep.type, PP_T_ack);
+        }
+        pp_msg_free(&rep);
+    }
+    assert_int_equal(node_says(s, "node_hello", 3, &rep), 0);
+    assert_int_equal(rep.type, PP_T_node_welcome);
+    pp_msg_free(&rep);
+    assert_int_equal(node_says(s, "node_summary", 3, &rep), 0);
+    assert_int_equal(rep.type, PP_T_ack);
+    pp_msg_free(&rep);
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,6 +663,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_restart_resumes_from_the_prefix, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stream_checksum_kept_over_a_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_many_nodes_found_by_name, setup, teardown),
     };
     return PD_RUN_TESTS(tests, NULL, NULL);
 }
