@@ -352,8 +352,18 @@ class ClusterFigures:
                      "(most of the steady rate), malloc 13 % of which 95 % of the calls are "
                      "cJSON's nodes decoding messages (88 of 93 million allocations, heaptrack): "
                      "one request, decoded, journalled and answered, per capture's result and "
-                     "per file; a node sending its ranks' results and small files in batches is "
-                     "the change that would cut it, not made",
+                     "per file; 2026-11-28, perf with frame pointers on the coordinator from "
+                     "the first capture folder of a 16,384-rank window to its manifest (18 s, "
+                     "499 Hz, 2 cores shared with builds): the kernel 48 % of its loop and "
+                     "pool threads and all but 10 % of nng's; context switches 20 % and "
+                     "wakeups 9 % (futex 20 % of the calls' time: nng's threads handing each "
+                     "request to the loop and each reply back), the files it creates 21 % "
+                     "(openat 7.4 %, mkdirat 5.4 %, pwrite 4.3 %, write 2.0 %, renameat 1.9 %, "
+                     "close 1.3 %, fdatasync 0.8 %, linkat 0.7 %), strcmp 4 % (2.6 % finding "
+                     "the node a request names among 256: an index since 507aff1), "
+                     "pd_history_find 1.9 %, malloc 3.5 %; a node sending its ranks' results "
+                     "and small files in batches (one request, one journal batch and one reply "
+                     "for many) is the change that would cut the switches, not made",
         "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
                      "run measures the target's 16,384 ranks over 256 node daemons",
         "gather_node": "measured 2026-11-27 with up to 8 chunks of a file in flight: the path "
