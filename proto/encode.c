@@ -415,13 +415,13 @@ int pp_record_encode_hooked(const pp_desc_t *d, const void *rec, const pp_elem_h
     return pb_done(&b, out, len);
 }
 
-int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len)
+static int msg_encode(const pp_msg_t *m, const pp_elem_hook_t *hook, char **out, size_t *len)
 {
     const char *name = m ? pp_type_name(m->type) : NULL;
     if (name == NULL || out == NULL) {
         return PROFD_EINVAL;
     }
-    pbuf_t b = {.fmt = false};
+    pbuf_t b = {.fmt = false, .hook = hook};
     bool first = true;
     pb_open(&b, '{');
     pb_key(&b, "v", &first);
@@ -431,6 +431,19 @@ int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len)
     pb_fields(&b, pp_type_desc(m->type), &m->u, &first);
     pb_close(&b, '}', first);
     return pb_done(&b, out, len);
+}
+
+int pp_msg_encode(const pp_msg_t *m, char **out, size_t *len)
+{
+    return msg_encode(m, NULL, out, len);
+}
+
+int pp_msg_encode_hooked(const pp_msg_t *m, const pp_elem_hook_t *hook, char **out, size_t *len)
+{
+    if (hook == NULL || hook->elem == NULL) {
+        return PROFD_EINVAL;
+    }
+    return msg_encode(m, hook, out, len);
 }
 
 size_t pp_frame_split(const void *buf, size_t len, const void **payload, size_t *plen)

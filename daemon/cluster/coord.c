@@ -10,6 +10,8 @@
 #include "remote.h"
 #include "uix.h"
 
+#define PD_COORD_RESULTS_MAX 1024 /* results in one node_results request at most */
+
 /* A node daemon, as the coordinator knows it. */
 typedef struct peer_node {
     char name[PP_MAX_NAME + 1];
@@ -414,6 +416,7 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     m.u.node_welcome.instance = (char *)c->n->instance;
     m.u.node_welcome.gen = c->n->gen;
     m.u.node_welcome.save_path = (char *)c->n->save_path;
+    m.u.node_welcome.batches = true;
     pd_node_reply_durable(c->n, req, &m); /* the node list holds it */
 }
 
@@ -532,6 +535,22 @@ static bool reported(pd_node_t *n, int64_t window, const pd_rank_t *k)
     return m && m->state == PP_MS_REPORTED;
 }
 
+/* One worker's result from node p: 0, or the code with its reason in err. */
+static int take_result(pd_coord_t *c, const peer_node_t *p, pp_node_result_t *r, char *err,
+                       size_t errlen)
+{
+    pd_rank_t *k = remote_rank(c->n, p, r->client);
+    if (k == NULL) {
+        snprintf(err, errlen, "node %s has no client %lld", p->name, (long long)r->client);
+        return PROFD_ENOENT;
+    }
+    int rv = pd_remote_on_result(c->n, k, p->shared, r, err, errlen);
+    if (rv == PROFD_ESTATE && reported(c->n, r->window, k)) {
+        rv = 0; /* sent again: our ack was lost, or is waiting for the save below */
+    }
+    return rv;
+}
+
 static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_coord_t *c = ctx;
@@ -541,21 +560,64 @@ static void on_result(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *paylo
     if (p == NULL) {
         return;
     }
-    pd_rank_t *k = remote_rank(c->n, p, r->client);
-    if (k == NULL) {
-        pd_req_reply_error(req, PROFD_ENOENT, "node %s has no client %lld", p->name,
-                           (long long)r->client);
-        return;
-    }
-    int rv = pd_remote_on_result(c->n, k, p->shared, r, err, sizeof(err));
-    if (rv == PROFD_ESTATE && reported(c->n, r->window, k)) {
-        rv = 0; /* sent again: our ack was lost, or is waiting for the save below */
-    }
+    int rv = take_result(c, p, r, err, sizeof(err));
     if (rv != 0) {
         pd_req_reply_error(req, rv, "%s", err);
         return;
     }
     pd_node_reply_ack_durable(c->n, req); /* the node forgets the result once acknowledged */
+}
+
+/* Several workers' results (node_results): each taken as on_result takes
+ * one, then one reply with each outcome in order, sent once the journal
+ * holds every result it acknowledges. */
+static void on_results(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    char err[256];
+    pp_node_results_t *b = &msg->u.node_results;
+    peer_node_t *p = known(c, req, b->node, b->instance);
+    if (p == NULL) {
+        return;
+    }
+    if (b->items_n > PD_COORD_RESULTS_MAX) {
+        pd_req_reply_error(req, PROFD_EINVAL, "%zu results in one request: at most %d", b->items_n,
+                           PD_COORD_RESULTS_MAX);
+        return;
+    }
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_node_results_reply);
+    pp_node_results_reply_t *a = &m.u.node_results_reply;
+    a->codes = calloc(b->items_n + 1, sizeof(*a->codes));
+    a->messages = calloc(b->items_n + 1, sizeof(*a->messages));
+    if (a->codes == NULL || a->messages == NULL) {
+        pp_msg_free(&m);
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < b->items_n; i++) {
+        pp_node_result_item_t *it = &b->items[i];
+        pp_node_result_t r = {.node = b->node,
+                              .instance = b->instance,
+                              .window = it->window,
+                              .client = it->client,
+                              .captures = it->captures,
+                              .captures_n = it->captures_n};
+        err[0] = '\0';
+        int rv = take_result(c, p, &r, err, sizeof(err));
+        it->captures = r.captures; /* taken by the window, or still the message's */
+        it->captures_n = r.captures_n;
+        a->codes[a->codes_n++] = rv;
+        if ((a->messages[a->messages_n] = strdup(rv != 0 ? err : "")) != NULL) {
+            a->messages_n++;
+        }
+    }
+    if (a->messages_n < b->items_n) {
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+    } else {
+        pd_node_reply_durable(c->n, req, &m); /* every result it acknowledges journaled */
+    }
+    pp_msg_free(&m);
 }
 
 static void on_chunk(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
@@ -583,9 +645,9 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
 }
 
 static const pd_handler_t handlers[] = {
-    {PP_T_node_hello, on_hello}, {PP_T_node_roster, on_roster}, {PP_T_node_summary, on_summary},
-    {PP_T_node_watch, on_watch}, {PP_T_node_result, on_result}, {PP_T_chunk, on_chunk},
-    {PP_T_node_bye, on_bye},
+    {PP_T_node_hello, on_hello}, {PP_T_node_roster, on_roster},   {PP_T_node_summary, on_summary},
+    {PP_T_node_watch, on_watch}, {PP_T_node_result, on_result},   {PP_T_chunk, on_chunk},
+    {PP_T_node_bye, on_bye},     {PP_T_node_results, on_results},
 };
 
 static void on_pipe_gone(uint32_t pipe, void *arg)

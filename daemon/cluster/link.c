@@ -85,6 +85,7 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
         pd_mirror_reset(l->n); /* its windows are gone with it */
     }
     snprintf(l->coord, sizeof(l->coord), "%s", m.u.node_welcome.instance);
+    l->batches = m.u.node_welcome.batches;
     pd_node_coordinator_known(l->n, l->coord); /* kept over a restart of this node */
     pp_msg_free(&m);
     l->registered = true;
@@ -384,20 +385,19 @@ static void send_watch(pd_link_t *l)
 
 /* ---- results ---- */
 
-static void on_result(void *arg, int rv, const void *body, size_t len)
+static bool link_gone(int rv)
 {
-    fwd_t *f = arg;
-    pd_link_t *l = f->l;
-    pp_msg_t m;
-    f->out = false;
-    l->results_out--;
-    if ((rv = pd_link_reply_of(rv, body, len, PP_T_NONE, &m)) == 0) {
-        pp_msg_free(&m);
-    }
-    if (rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
-        rv == PROFD_ECLIENT) {
-        pd_link_lost(l, profd_strerror(rv));
-        return; /* kept: sent again once the link is back */
+    return rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
+           rv == PROFD_ECLIENT;
+}
+
+/* The coordinator's answer `rv` (and its message) to result f: kept to be
+ * sent again if the link is gone (false), else forgotten, its files free to
+ * go. */
+static bool result_answered(pd_link_t *l, fwd_t *f, int rv, const char *why)
+{
+    if (link_gone(rv)) {
+        return false; /* kept: sent again once the link is back */
     }
     for (xfer_t *x = l->xfers; x; x = x->next_x) { /* its files may go now */
         if (x->state == X_HELD && x->window == f->window && x->client == f->client) {
@@ -406,9 +406,8 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     }
     if (rv != 0) {
         PD_LOG(l->n->log, PD_LOG_WARN, "link",
-               "the coordinator refused the results of window "
-               "%lld: %s",
-               (long long)f->window, profd_strerror(rv));
+               "the coordinator refused the results of window %lld client %lld: %s",
+               (long long)f->window, (long long)f->client, why && *why ? why : profd_strerror(rv));
     }
     fwd_t **pp = &l->results;
     while (*pp != f) {
@@ -421,28 +420,59 @@ static void on_result(void *arg, int rv, const void *body, size_t len)
     pd_link_delivered(l, f->window);
     free(f->buf);
     free(f);
+    return true;
+}
+
+static void on_results(void *arg, int rv, const void *body, size_t len)
+{
+    fwd_req_t *q = arg;
+    pd_link_t *l = q->l;
+    pp_msg_t m;
+    int gone = 0;
+    q->used = false;
+    l->results_out--;
+    for (size_t i = 0; i < q->n; i++) {
+        q->f[i]->out = false;
+    }
+    rv = pd_link_reply_of(rv, body, len, q->single ? PP_T_NONE : PP_T_node_results_reply, &m);
+    if (rv == 0 && !q->single &&
+        (m.u.node_results_reply.codes_n != q->n || m.u.node_results_reply.messages_n != q->n)) {
+        pp_msg_free(&m);
+        rv = PROFD_EPROTO;
+    }
+    for (size_t i = 0; i < q->n; i++) {
+        int code = rv == 0 && !q->single ? (int)m.u.node_results_reply.codes[i] : rv;
+        const char *why = rv == 0 && !q->single ? m.u.node_results_reply.messages[i] : NULL;
+        if (!result_answered(l, q->f[i], code, why)) {
+            gone = code;
+        }
+    }
+    if (rv == 0) {
+        pp_msg_free(&m);
+    }
+    if (gone) {
+        pd_link_lost(l, profd_strerror(gone));
+        return;
+    }
     pump(l);
 }
 
 static void queue_result(pd_link_t *l, pd_window_t *w, pd_member_t *m)
 {
-    pp_msg_t msg;
+    pp_node_result_item_t it;
     fwd_t *f = calloc(1, sizeof(*f));
     if (f == NULL) {
         return;
     }
-    pp_msg_init(&msg, PP_T_node_result);
-    msg.u.node_result.node = (char *)l->n->name;
-    msg.u.node_result.instance = (char *)l->n->instance;
-    msg.u.node_result.window = w->remote_id;
-    msg.u.node_result.client = m->client;
-    msg.u.node_result.captures = m->caps;
-    msg.u.node_result.captures_n = m->ncaps;
-    if (pp_msg_encode(&msg, &f->buf, &f->len) != 0) {
+    pp_record_init(&pp_desc_node_result_item, &it);
+    it.window = w->remote_id;
+    it.client = m->client;
+    it.captures = m->caps;
+    it.captures_n = m->ncaps;
+    if (pp_record_encode(&pp_desc_node_result_item, &it, false, &f->buf, &f->len) != 0) {
         free(f);
         return;
     }
-    f->l = l;
     f->window = w->id;
     f->client = m->client;
     *l->results_tail = f;
@@ -476,6 +506,99 @@ void pd_link_forward(pd_link_t *l, pd_window_t *w)
 
 /* ---- the pump: whatever can go out now ---- */
 
+static int item_text(void *arg, const pp_field_t *f, const void *rec, size_t i, const char **text,
+                     size_t *len)
+{
+    const fwd_req_t *q = arg;
+    *text = q->f[i]->buf;
+    *len = q->f[i]->len;
+    return 1;
+}
+
+/* Request q's encoding: its results spliced into a node_results, or its
+ * one result as a node_result (decoded back from its item). */
+static int results_encode(pd_link_t *l, fwd_req_t *q, char **buf, size_t *len)
+{
+    pp_msg_t m;
+    if (!q->single) {
+        pp_node_result_item_t items[RESULTS_BATCH]; /* their text is the hook's */
+        pp_elem_hook_t hook = {item_text, q};
+        memset(items, 0, sizeof(items));
+        pp_msg_init(&m, PP_T_node_results);
+        m.u.node_results.node = (char *)l->n->name;
+        m.u.node_results.instance = (char *)l->n->instance;
+        m.u.node_results.items = items;
+        m.u.node_results.items_n = q->n;
+        return pp_msg_encode_hooked(&m, &hook, buf, len);
+    }
+    pp_node_result_item_t it;
+    char err[128];
+    int rv = pp_record_decode(&pp_desc_node_result_item, q->f[0]->buf, q->f[0]->len, &it, err,
+                              sizeof(err));
+    if (rv != 0) {
+        return rv;
+    }
+    pp_msg_init(&m, PP_T_node_result);
+    m.u.node_result.node = (char *)l->n->name;
+    m.u.node_result.instance = (char *)l->n->instance;
+    m.u.node_result.window = it.window;
+    m.u.node_result.client = it.client;
+    m.u.node_result.captures = it.captures;
+    m.u.node_result.captures_n = it.captures_n;
+    rv = pp_msg_encode(&m, buf, len);
+    pp_record_free(&pp_desc_node_result_item, &it);
+    return rv;
+}
+
+/* One request of the results not sent yet: up to RESULTS_BATCH of them
+ * within limits.max_msg_bytes (one at least), or one to a coordinator
+ * that takes no batches. false: nothing went. */
+static bool send_results(pd_link_t *l)
+{
+    fwd_req_t *q = NULL;
+    for (int i = 0; i < MAX_RESULTS && q == NULL; i++) {
+        q = l->reqs[i].used ? NULL : &l->reqs[i];
+    }
+    if (q == NULL) {
+        return false;
+    }
+    size_t max = l->batches ? RESULTS_BATCH : 1;
+    size_t room = (size_t)l->n->cfg->max_msg_bytes;
+    size_t bytes = 96 + strlen(l->n->name) + strlen(l->n->instance); /* the rest of the request */
+    q->n = 0;
+    for (fwd_t *f = l->results; f && q->n < max; f = f->next) {
+        if (f->out) {
+            continue;
+        }
+        if (q->n > 0 && bytes + f->len + 1 > room) {
+            break;
+        }
+        bytes += f->len + 1;
+        q->f[q->n++] = f;
+    }
+    if (q->n == 0) {
+        return false;
+    }
+    char *buf;
+    size_t len;
+    q->l = l;
+    q->single = !l->batches;
+    if (results_encode(l, q, &buf, &len) != 0) {
+        return false;
+    }
+    int rv = pd_reqc_send(l->ctl, buf, len, CTL_TIMEOUT_MS, on_results, q);
+    free(buf);
+    if (rv != 0) {
+        return false;
+    }
+    q->used = true;
+    for (size_t i = 0; i < q->n; i++) {
+        q->f[i]->out = true;
+    }
+    l->results_out++;
+    return true;
+}
+
 static void pump(pd_link_t *l)
 {
     int64_t now = pd_now_ms();
@@ -491,14 +614,7 @@ static void pump(pd_link_t *l)
     if (!l->watch_out) {
         send_watch(l);
     }
-    for (fwd_t *f = l->results; f && l->results_out < MAX_RESULTS; f = f->next) {
-        if (!f->out) {
-            if (pd_reqc_send(l->ctl, f->buf, f->len, CTL_TIMEOUT_MS, on_result, f) != 0) {
-                break;
-            }
-            f->out = true;
-            l->results_out++;
-        }
+    while (l->results_out < MAX_RESULTS && send_results(l)) {
     }
     pd_link_stream_pump(l, now);
 }

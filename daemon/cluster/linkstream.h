@@ -17,11 +17,13 @@ typedef struct pd_link pd_link_t; /* as in link.h */
 #define CHUNK_TIMEOUT_MS 30000
 #define MAX_XFERS        16 /* chunks in flight; files holding a buffer */
 #define PIPE_MAX         8  /* chunks of one file in flight (the coordinator says how many) */
-#define MAX_RESULTS      16 /* results in flight: one round trip each, not one after another */
+#define MAX_RESULTS      16 /* requests of results in flight: not one round trip after another */
+#define RESULTS_BATCH    64 /* results in one node_results request at most */
 #define CLOCK_SAMPLES    16
 
+/* A worker's result for a window, queued until the coordinator answers:
+ * buf holds it encoded as a node_result_item. */
 typedef struct fwd {
-    pd_link_t *l;
     bool out; /* sent, no reply yet */
     int64_t window;
     int64_t client;
@@ -29,6 +31,15 @@ typedef struct fwd {
     size_t len;
     struct fwd *next;
 } fwd_t;
+
+/* A request of results in flight: its results in order, one node_result
+ * (single: to a coordinator that takes no batches) or a node_results. */
+typedef struct fwd_req {
+    pd_link_t *l;
+    bool used, single;
+    size_t n;
+    fwd_t *f[RESULTS_BATCH];
+} fwd_req_t;
 
 /* X_HELD: waits until the coordinator acknowledged the capture's result */
 enum { X_HELD, X_IDLE, X_READING };
@@ -83,6 +94,8 @@ struct pd_link {
     uv_timer_t timer;
     bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out;
     int results_out;
+    bool batches; /* the coordinator takes node_results (its node_welcome) */
+    fwd_req_t reqs[MAX_RESULTS];
     char coord[64]; /* the coordinator's instance */
     int64_t gen;
     int64_t backoff_ms, next_try_ms, last_summary_ms;

@@ -650,6 +650,96 @@ static void test_stream_many_nodes_found_by_name(void **state)
     fx_daemon_free(r);
 }
 
+/* A batch of a node's results (node_results), as a node sends them to a
+ * coordinator whose node_welcome said `batches`: rank 0's capture with its
+ * file, a client the node never registered, rank 0's result sent again
+ * (another folder: the first stands) and rank 1's failed capture. Each
+ * item's outcome comes back in order; the manifest lists exactly the two
+ * good captures. The whole batch sent again once the window is done (its
+ * reply lost) gets the same outcomes. */
+#define BATCH                                                                                      \
+    "{\"v\":1,\"type\":\"node_results\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE            \
+    "\",\"items\":[{\"window\":1,\"client\":7,\"captures\":[{\"role\":\"e2e\",\"rank\":0,"         \
+    "\"host\":\"host1\",\"pid\":4242,\"first_step\":5,\"last_step\":5,\"status\":\"complete\","    \
+    "\"dir\":\"" CAPDIR "\",\"files\":[{\"path\":\"trace.json\",\"bytes\":%d,\"checksum\":"        \
+    "\"%s\"}]}]},{\"window\":1,\"client\":99,\"captures\":[]},{\"window\":1,\"client\":7,"         \
+    "\"captures\":[{\"role\":\"e2e\",\"rank\":0,\"host\":\"host1\",\"pid\":4242,\"first_step\":5," \
+    "\"last_step\":5,\"status\":\"complete\",\"dir\":\"e2e/elsewhere\",\"files\":[]}]},"           \
+    "{\"window\":1,\"client\":8,\"captures\":[{\"role\":\"e2e\",\"rank\":1,\"host\":\"host1\","    \
+    "\"pid\":4243,\"first_step\":5,\"last_step\":5,\"status\":\"failed\",\"reason\":\"the tool "   \
+    "crashed\",\"files\":[]}]}]}"
+
+static void assert_batch_outcomes(nng_socket s, const char *sum)
+{
+    char q[2048];
+    pp_msg_t rep;
+    snprintf(q, sizeof(q), BATCH, SIZE, sum);
+    assert_int_equal(fx_ask(s, q, &rep), 0);
+    assert_int_equal(rep.type, PP_T_node_results_reply);
+    const pp_node_results_reply_t *a = &rep.u.node_results_reply;
+    assert_int_equal(a->codes_n, 4);
+    assert_int_equal(a->messages_n, 4);
+    assert_int_equal(a->codes[0], 0);
+    assert_int_equal(a->codes[1], PROFD_ENOENT);
+    assert_int_equal(a->codes[2], 0);
+    assert_int_equal(a->codes[3], 0);
+    assert_string_equal(a->messages[0], "");
+    assert_string_equal(a->messages[1], "node " NODE " has no client 99");
+    assert_string_equal(a->messages[2], "");
+    assert_string_equal(a->messages[3], "");
+    pp_msg_free(&rep);
+}
+
+static void test_stream_results_in_a_batch(void **state)
+{
+    char data[SIZE], sum[64], file[1024];
+    int64_t have;
+    bool done;
+    pp_msg_t rep;
+    pp_manifest_t man;
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = fx_dial(r->cfg.coordinator_listen);
+    assert_int_equal(
+        fx_ask(s,
+               "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
+               "\",\"ranks\":[{\"client\":7,\"job\":\"j\",\"role\":\"actor\",\"rank\":0,"
+               "\"host\":\"host1\",\"pid\":4242},{\"client\":8,\"job\":\"j\",\"role\":\"actor\","
+               "\"rank\":1,\"host\":\"host1\",\"pid\":4243}]}",
+               &rep),
+        0);
+    assert_int_equal(rep.type, PP_T_node_welcome);
+    assert_true(rep.u.node_welcome.batches);
+    pp_msg_free(&rep);
+    fx_start_window(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],\"tool\":\"sim\"}",
+                    "w1-step5", 2);
+    pattern(data, 3);
+    sum_of(data, sum, sizeof(sum));
+    assert_batch_outcomes(s, sum);
+    send_file(s, data, sum, &have, &done);
+    assert_true(done);
+    assert_int_equal(have, SIZE);
+    wait_done(r);
+    fx_path_of(file, sizeof(file), "%s/j/w1-step5/" CAPDIR "/trace.json", r->cfg.save_path);
+    assert_file(file, data);
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 2);
+    assert_int_equal(man.captures[0].rank, 0);
+    assert_string_equal(pp_status_name(man.captures[0].status), "complete");
+    assert_string_equal(man.captures[0].dir, CAPDIR);
+    assert_int_equal(man.captures[0].files_n, 1);
+    assert_string_equal(man.captures[0].files[0].path, "trace.json");
+    assert_string_equal(man.captures[0].files[0].checksum, sum);
+    assert_int_equal(man.captures[1].rank, 1);
+    assert_string_equal(pp_status_name(man.captures[1].status), "failed");
+    assert_string_equal(man.captures[1].reason, "the tool crashed");
+    assert_null(man.captures[1].dir);
+    pp_record_free(&pp_desc_manifest, &man);
+    assert_batch_outcomes(s, sum); /* the reply was lost: sent again */
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -664,6 +754,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stream_checksum_kept_over_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_many_nodes_found_by_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_results_in_a_batch, setup, teardown),
     };
     return PD_RUN_TESTS(tests, NULL, NULL);
 }

@@ -267,6 +267,9 @@ typedef struct pp_elem_hook {
 } pp_elem_hook_t;
 int pp_record_encode_hooked(const pp_desc_t *d, const void *rec, const pp_elem_hook_t *hook,
                             char **out, size_t *len);
+/* A message (pp_msg_encode) whose arrays of records may hold elements
+ * already encoded, as above (a node's batch of results encoded once each). */
+int pp_msg_encode_hooked(const pp_msg_t *m, const pp_elem_hook_t *hook, char **out, size_t *len);
 
 /* ---- fields from text (command lines) ---- */
 

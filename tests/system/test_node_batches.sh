@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Copyright The profd authors
+# System test, capture results sent in batches: node1 joins through a
+# proxy playing a coordinator from before node_results (its node_welcome
+# without "batches"), node2 through one that passes everything as it is.
+# One window of both nodes' 3 ranks each: node1 sends one node_result per
+# rank and no node_results (an older coordinator refuses types it does not
+# know), node2 its 3 results in node_results requests and no node_result;
+# the window completes with all 6 captures either way.
+# The links are plain tcp:// on loopback (--insecure-tcp-links).
+# Usage: test_node_batches.sh BUILD_DIR
+lib_name=batches
+. "$(dirname "$0")/lib.sh"
+port=$(free_port)
+coord_port=$port
+ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
+coordinator_start
+for _ in $(seq 200); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
+for i in 1 2; do
+  port=$(free_port)
+  older=()
+  [ "$i" = 1 ] && older=(--older)
+  /usr/bin/python3 "$here/nngproxy.py" "tcp://127.0.0.1:$port" "tcp://127.0.0.1:$coord_port" \
+    "$tmp/proxy$i.txt" "${older[@]}" 2>>"$tmp/proxy$i.log" &
+  pids+=($!)
+  node_start $i
+  PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:3 --rank-offset $(((i - 1) * 3)) \
+    --steps 100000 --rate 10 --trace-bytes 4096 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
+  pids+=($!)
+done
+active() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] == "running")'; }
+for _ in $(seq 300); do [ "$(active)" = 6 ] && break; sleep 0.05; done
+[ "$(active)" = 6 ] || fail "6 ranks did not register"
+
+s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 30))
+ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "start"
+id=$(window_id <"$tmp/w.txt")
+name=$(window_name <"$tmp/w.txt")
+ctl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1 || fail "wait: $(cat "$tmp/wait.txt")"
+grep -q "6 complete, 0 failed, 0 missed, 0 truncated" "$tmp/wait.txt" ||
+  fail "window: $(cat "$tmp/wait.txt")"
+$check "$tmp/c/save/default/$name/manifest.json" --first "$s" --last $((s + 1)) \
+  --ranks 0,1,2,3,4,5 --sim || fail "manifest"
+
+count() { grep -c "^$1\$" "$2" || true; }
+[ "$(count node_result "$tmp/proxy1.txt")" = 3 ] ||
+  fail "node1 (older coordinator): 3 node_result expected: $(sort "$tmp/proxy1.txt" | uniq -c)"
+[ "$(count 'node_results.*' "$tmp/proxy1.txt")" = 0 ] ||
+  fail "node1 sent node_results to a coordinator that did not take them"
+[ "$(count node_result "$tmp/proxy2.txt")" = 0 ] ||
+  fail "node2 sent single results: $(sort "$tmp/proxy2.txt" | uniq -c)"
+items=$(awk '$1 == "node_results" { n += $2 } END { print n + 0 }' "$tmp/proxy2.txt")
+[ "$items" = 3 ] || fail "node2: 3 results in node_results expected, got ${items:-none}"
+grep -q "coordinator refused" "$tmp/node1.log" "$tmp/node2.log" && fail "a result was refused"
+check_logs
+echo "system test node batches: OK"
