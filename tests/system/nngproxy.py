@@ -8,7 +8,8 @@ Usage: nngproxy.py LISTEN_URL COORDINATOR_URL LOG [--older]
 
 Raw REP and REQ sockets (as nng_device pairs them): several requests in
 flight, each reply routed back by its header. One line a request in LOG:
-its type, and for node_results the number of its items. --older plays a
+its type, and for node_results the number of its items and the request's
+size in bytes. --older plays a
 coordinator from before node_results: its node_welcome says
 "batches":false. libnng through ctypes: no module to install.
 """
@@ -80,7 +81,8 @@ def main():
             log.write("<not json>\n")
             return
         t = d.get("type")
-        log.write(f"{t} {len(d.get('items', []))}\n" if t == "node_results" else f"{t}\n")
+        n = len(d.get("items", []))
+        log.write(f"{t} {n} {len(text)}\n" if t == "node_results" else f"{t}\n")
 
     def reply(msg):
         b = body(msg)

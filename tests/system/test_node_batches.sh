@@ -7,7 +7,9 @@
 # One window of both nodes' 3 ranks each: node1 sends one node_result per
 # rank and no node_results (an older coordinator refuses types it does not
 # know), node2 its 3 results in node_results requests and no node_result;
-# the window completes with all 6 captures either way.
+# the window completes with all 6 captures either way. node3, its
+# limits.max_msg_bytes at 4 KiB, splits its 16 results into requests within
+# it.
 # The links are plain tcp:// on loopback (--insecure-tcp-links).
 # Usage: test_node_batches.sh BUILD_DIR
 lib_name=batches
@@ -17,31 +19,34 @@ coord_port=$port
 ctl() { "$profctl_bin" --url "ipc://$tmp/c/run/control.sock" "$@"; }
 coordinator_start
 for _ in $(seq 200); do ctl status >/dev/null 2>&1 && break; sleep 0.05; done
-for i in 1 2; do
+printf 'limits:\n  max_msg_bytes: 4KiB\n' >"$tmp/small.yaml"
+layout=(x actor:3 actor:3 actor:16)
+for i in 1 2 3; do
   port=$(free_port)
-  older=()
+  older=() args=()
   [ "$i" = 1 ] && older=(--older)
+  [ "$i" = 3 ] && args=(--config "$tmp/small.yaml")
   /usr/bin/python3 "$here/nngproxy.py" "tcp://127.0.0.1:$port" "tcp://127.0.0.1:$coord_port" \
     "$tmp/proxy$i.txt" "${older[@]}" 2>>"$tmp/proxy$i.log" &
   pids+=($!)
-  node_start $i
-  PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout actor:3 --rank-offset $(((i - 1) * 3)) \
+  node_start $i "${args[@]}"
+  PROFD_RUN_DIR=$tmp/n$i/run "$sim" --layout "${layout[i]}" --rank-offset $(((i - 1) * 3)) \
     --steps 100000 --rate 10 --trace-bytes 4096 --host "host$i" >"$tmp/sim$i.log" 2>&1 &
   pids+=($!)
 done
 active() { ctl --json status | json 'sum(1 for r in d["ranks"] if r["state"] == "running")'; }
-for _ in $(seq 300); do [ "$(active)" = 6 ] && break; sleep 0.05; done
-[ "$(active)" = 6 ] || fail "6 ranks did not register"
+for _ in $(seq 300); do [ "$(active)" = 22 ] && break; sleep 0.05; done
+[ "$(active)" = 22 ] || fail "22 ranks did not register"
 
 s=$(($(ctl --json status | json 'max(r["step"] for r in d["ranks"])') + 30))
 ctl start --steps "$s:$((s + 2))" --tool sim >"$tmp/w.txt" || fail "start"
 id=$(window_id <"$tmp/w.txt")
 name=$(window_name <"$tmp/w.txt")
 ctl wait "$id" --timeout 60 >"$tmp/wait.txt" 2>&1 || fail "wait: $(cat "$tmp/wait.txt")"
-grep -q "6 complete, 0 failed, 0 missed, 0 truncated" "$tmp/wait.txt" ||
+grep -q "22 complete, 0 failed, 0 missed, 0 truncated" "$tmp/wait.txt" ||
   fail "window: $(cat "$tmp/wait.txt")"
 $check "$tmp/c/save/default/$name/manifest.json" --first "$s" --last $((s + 1)) \
-  --ranks 0,1,2,3,4,5 --sim || fail "manifest"
+  --ranks "$(seq -s, 0 21)" --sim || fail "manifest"
 
 count() { grep -c "^$1\$" "$2" || true; }
 [ "$(count node_result "$tmp/proxy1.txt")" = 3 ] ||
@@ -52,6 +57,11 @@ count() { grep -c "^$1\$" "$2" || true; }
   fail "node2 sent single results: $(sort "$tmp/proxy2.txt" | uniq -c)"
 items=$(awk '$1 == "node_results" { n += $2 } END { print n + 0 }' "$tmp/proxy2.txt")
 [ "$items" = 3 ] || fail "node2: 3 results in node_results expected, got ${items:-none}"
-grep -q "coordinator refused" "$tmp/node1.log" "$tmp/node2.log" && fail "a result was refused"
+items=$(awk '$1 == "node_results" { n += $2; k++; if ($3 > 4096) big++ }
+  END { print n + 0, k + 0, big + 0 }' "$tmp/proxy3.txt")
+read -r n k big <<<"$items"
+[ "$n" = 16 ] && [ "$k" -ge 2 ] && [ "$big" = 0 ] ||
+  fail "node3: 16 results in 2 or more node_results of 4 KiB at most expected: $(grep node_results "$tmp/proxy3.txt")"
+grep -q "coordinator refused" "$tmp"/node*.log && fail "a result was refused"
 check_logs
 echo "system test node batches: OK"
