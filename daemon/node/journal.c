@@ -520,10 +520,17 @@ void pd_journal_coordinator(pd_journal_t *j, const char *instance)
 
 /* ---- snapshots ---- */
 
+/* A snapshot is written as it is encoded, in pieces of about SNAP_PIECE
+ * (at 16,384 ranks with their files arriving its text was 17 MB, built
+ * whole on the loop: the top of the coordinator's peak); its fdatasync is
+ * on the thread pool. */
+#define SNAP_PIECE (1 << 18)
+
 typedef struct snap_job {
     uv_work_t work;
     pd_journal_t *j;
-    buf_t text;
+    int fd;     /* the .part, written on the loop */
+    size_t len; /* its bytes */
     char part[PD_PATH_MAX + 136];
     int rv, err;
 } snap_job_t;
@@ -531,12 +538,9 @@ typedef struct snap_job {
 static void snap_work(uv_work_t *w)
 {
     snap_job_t *s = w->data;
-    int fd = open(s->part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    s->rv = fd < 0 || write_all(fd, s->text.p, s->text.len) != 0 || fdatasync(fd) != 0 ? -1 : 0;
+    s->rv = fdatasync(s->fd) != 0 ? -1 : 0;
     s->err = errno;
-    if (fd >= 0) {
-        close(fd);
-    }
+    close(s->fd);
 }
 
 static void snap_after(uv_work_t *w, int status)
@@ -546,7 +550,6 @@ static void snap_after(uv_work_t *w, int status)
     (void)status;
     if (j == NULL) {
         unlink(s->part);
-        free(s->text.p);
         free(s);
         return;
     }
@@ -561,8 +564,8 @@ static void snap_after(uv_work_t *w, int status)
     if (ok) {
         close(j->fd);
         j->fd = fd;
-        j->snapshot_size = (int64_t)s->text.len;
-        j->size = (int64_t)(s->text.len + j->tail.len);
+        j->snapshot_size = (int64_t)s->len;
+        j->size = (int64_t)(s->len + j->tail.len);
         j->alloc = j->size;
         j->unsynced = true;
         j->st.snapshots++;
@@ -583,7 +586,6 @@ static void snap_after(uv_work_t *w, int status)
     j->compacting = false;
     j->tail.len = 0;
     buf_settle(&j->tail);
-    free(s->text.p);
     free(s);
 }
 
@@ -592,18 +594,36 @@ static bool finished(const pd_window_t *w)
     return w->state == PP_WS_DONE || w->state == PP_WS_CANCELLED || w->state == PP_WS_FAILED;
 }
 
+/* b's text to fd (fd < 0: kept in b), when it holds a piece or `all`;
+ * *len counts what was written. */
+static int snap_flush(buf_t *b, int fd, bool all, size_t *len)
+{
+    if (fd < 0 || b->len == 0 || (!all && b->len < SNAP_PIECE)) {
+        return 0;
+    }
+    if (write_all(fd, b->p, b->len) != 0) {
+        return PROFD_EIO;
+    }
+    *len += b->len;
+    b->len = 0;
+    return 0;
+}
+
 /* The whole state: head, ranks, the nodes known (coordinator), the
  * unfinished windows and the most recent finished ones (none on a
- * coordinator), with their members and incoming files. */
-static int snapshot_text(pd_journal_t *j, buf_t *b)
+ * coordinator), with their members and incoming files; into b, or with
+ * fd >= 0 written to fd as it goes (b a piece at a time; *len: the bytes
+ * written). PROFD_ENOMEM, or PROFD_EIO with errno. */
+static int snapshot_text(pd_journal_t *j, buf_t *b, int fd, size_t *len)
 {
     size_t nfin = 0, skip, keep = j->role.coordinator ? 0 : KEEP_FINISHED;
     const char *name, *inst;
     int rv = put_head(j, b);
+    *len = 0;
     for (pd_rank_t *k = pd_registry_next(j->n->reg, NULL); k && rv == 0;
          k = pd_registry_next(j->n->reg, k)) {
-        if (k->node_client == 0) {
-            rv = put_rank(j, b, k);
+        if (k->node_client == 0 && (rv = put_rank(j, b, k)) == 0) {
+            rv = snap_flush(b, fd, false, len);
         }
     }
     for (size_t i = 0; rv == 0 && j->role.node_at && j->role.node_at(j->role.arg, i, &name, &inst);
@@ -621,35 +641,54 @@ static int snapshot_text(pd_journal_t *j, buf_t *b)
         }
         rv = put_window(j, b, w);
         for (size_t i = 0; !w->slim && i < w->nmembers && rv == 0; i++) {
-            rv = put_member(j, b, w, i);
+            if ((rv = put_member(j, b, w, i)) == 0) {
+                rv = snap_flush(b, fd, false, len);
+            }
         }
         for (size_t i = 0; j->role.coordinator && i < w->nincoming && rv == 0; i++) {
-            rv = put_incoming(j, b, w, i);
+            if ((rv = put_incoming(j, b, w, i)) == 0) {
+                rv = snap_flush(b, fd, false, len);
+            }
         }
         pd_windows_marks_clear(w);
     }
-    return rv;
+    return rv == 0 ? snap_flush(b, fd, true, len) : rv;
 }
 
 static void snapshot_begin(pd_journal_t *j)
 {
     int64_t t0 = pd_now_us();
+    buf_t piece = {0};
     snap_job_t *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         return;
     }
+    snprintf(s->part, sizeof(s->part), "%s", j->part);
+    s->fd = open(s->part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     /* what is marked is in the file already (write_pending ran) */
-    if (snapshot_text(j, &s->text) != 0) {
-        free(s->text.p);
+    int rv = s->fd < 0 ? PROFD_EIO : snapshot_text(j, &piece, s->fd, &s->len);
+    if ((int64_t)piece.cap > j->st.snapshot_buffer) {
+        j->st.snapshot_buffer = (int64_t)piece.cap;
+    }
+    pu_sbuf_free(&piece);
+    if (rv != 0) {
+        if (rv == PROFD_EIO) {
+            log_error(j, "cannot write a snapshot of");
+        }
+        if (s->fd >= 0) {
+            close(s->fd);
+            unlink(s->part);
+        }
+        j->snap_retry = pd_now_ms() + 10000;
         free(s);
         return;
     }
     j->st.snapshot_us = pd_now_us() - t0;
     s->j = j;
-    snprintf(s->part, sizeof(s->part), "%s", j->part);
     s->work.data = s;
     if (uv_queue_work(&j->n->loop->uv, &s->work, snap_work, snap_after) != 0) {
-        free(s->text.p);
+        close(s->fd);
+        unlink(s->part);
         free(s);
         return;
     }
@@ -664,7 +703,8 @@ static int write_imported(pd_journal_t *j, char *err, size_t errlen)
 {
     buf_t text = {0};
     char old[PD_PATH_MAX + 128], done[PD_PATH_MAX + 140];
-    int rv = snapshot_text(j, &text), fd = -1;
+    size_t len;
+    int rv = snapshot_text(j, &text, -1, &len), fd = -1;
     if (rv == 0) {
         fd = open(j->part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         rv = fd < 0 || write_all(fd, text.p, text.len) != 0 || fdatasync(fd) != 0 ||

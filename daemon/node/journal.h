@@ -94,8 +94,9 @@ void pd_journal_drop_replies(pd_journal_t *j);
  * cost). */
 typedef struct pd_journal_stats {
     int64_t records, bytes, syncs, snapshots, snapshot_bytes, snapshot_us, write_errors;
-    int64_t members;  /* of the records: members' */
-    int64_t buffered; /* encode buffers held between writes (bytes) */
+    int64_t members;         /* of the records: members' */
+    int64_t buffered;        /* encode buffers held between writes (bytes) */
+    int64_t snapshot_buffer; /* the largest buffer a snapshot was encoded into (bytes) */
 } pd_journal_stats_t;
 void pd_journal_stats(const pd_journal_t *j, pd_journal_stats_t *out);
 

@@ -408,6 +408,64 @@ static void test_state_snapshot(void **state)
     unit_node_fini(&f->d);
 }
 
+/* A snapshot is written as it is encoded, a piece at a time: a window of
+ * 6,000 members (over 1 MB of snapshot) is encoded into a buffer of at
+ * most 512 KiB (pieces of 256 KiB, the last record past one), and reads
+ * back whole. Before, its whole text was built first (17 MB at 16,384
+ * ranks with their files arriving: the top of the coordinator's peak). */
+static void test_state_snapshot_streamed(void **state)
+{
+    fixture_t *f = *state;
+    pd_journal_stats_t st;
+    pd_journal_t *j;
+    pd_loop_t *loop = calloc(1, sizeof(*loop));
+    assert_non_null(loop);
+    assert_int_equal(uv_loop_init(&loop->uv), 0);
+    node_init(f);
+    pd_registry_fini(&f->d.reg);
+    pd_registry_init(&f->d.reg, 8192);
+    snprintf(f->instance, sizeof(f->instance), INSTANCE);
+    assert_int_equal(open_journal(f, &j), 0);
+    f->d.n.loop = loop;
+    for (int64_t r = 0; r < 6000; r++) {
+        add_rank(f, r, r % 2 ? "node2" : "node1");
+    }
+    assert_int_equal(add_window(f, 100, 101), 1);
+    pd_journal_start(j);
+    pd_journal_dirty(j);
+    pd_journal_sync(j);
+    pd_window_t *w = pd_windows_get(&f->d.ws, 1);
+    int rounds = 0;
+    do { /* member 7 changes until the file is 4 times the first snapshot and 1 MiB */
+        w->members[7].pid = 100 + rounds % 2;
+        pd_member_mark(w, &w->members[7]);
+        pd_journal_dirty(j);
+        pd_journal_sync(j);
+        pd_journal_stats(j, &st);
+    } while (st.snapshots == 0 && !uv_loop_alive(&loop->uv) && ++rounds < 100000);
+    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0); /* its fdatasync */
+    pd_journal_stats(j, &st);
+    assert_int_equal(st.snapshots, 1);
+    assert_true(st.snapshot_bytes > 1000000);
+    assert_true(st.snapshot_buffer > 0 && st.snapshot_buffer <= 512 * 1024);
+    w->members[9].state = PP_MS_LOST; /* after the snapshot: appended to it */
+    pd_member_mark(w, &w->members[9]);
+    pd_journal_dirty(j);
+    pd_journal_stop(j);
+    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0);
+    pd_journal_fini(j);
+    assert_int_equal(uv_loop_close(&loop->uv), 0);
+    free(loop);
+    unit_node_fini(&f->d);
+    assert_int_equal(load(f), 0);
+    assert_string_equal(f->err, "");
+    w = pd_windows_get(&f->d.ws, 1);
+    assert_int_equal(w->nmembers, 6000);
+    assert_int_equal(w->members[9].state, PP_MS_LOST);
+    assert_int_equal(w->members[5999].state, PP_MS_EXPECTED);
+    unit_node_fini(&f->d);
+}
+
 /* A write costs what changed: once the journal holds the state, one member
  * marked is one record, of that member; a member changed without a mark
  * is not written again. */
@@ -711,5 +769,6 @@ int main(void)
     return PD_RUN_EACH(setup, unit_dir_teardown, test_state_read_back, test_state_none,
                        test_state_nodes_and_files, test_state_writes_what_changed,
                        test_state_buffer_given_back, test_state_write_fails, test_state_snapshot,
-                       test_state_corrupt_refused, test_state_import, test_state_import_refused);
+                       test_state_snapshot_streamed, test_state_corrupt_refused, test_state_import,
+                       test_state_import_refused);
 }
