@@ -337,7 +337,14 @@ class ClusterFigures:
                      "67.7/68.2/70.0 (no longer growing by a window's members); what is left "
                      "is the history (1.3 KiB a rank at history.steps 128), the window's "
                      "record of step times (10.8 MB), the registry and the last write's "
-                     "documents (docs/memory.md)",
+                     "documents (docs/memory.md); measured 2026-11-28 later, heaptrack: the "
+                     "peak held the journal's snapshot text built whole (16.8 MB, taken while "
+                     "a window's members and files were written), now written in pieces "
+                     "(03898df): peak heap 65.8 -> 59.5 MB, VmHWM 63.6/67.7/69.9 MiB after "
+                     "windows 1/2/3 (one run); what the peak holds now: the step history 18.7 "
+                     "MB and its phase rings 8.6 MB, the registry 6.8 MB, the members of two "
+                     "windows 6.0 MB (the one before, not yet compacted, when the next ends), "
+                     "the last write's steps document 6.7 MB, the captures decoded 5 MB",
         "coord_cpu": "perf record -g of the coordinator over a 4,096-rank window (2026-11-27, "
                      "35 s, 1,838 samples, with the machine at a load of 50-70): 58 % of its "
                      "CPU in the kernel, among it 21 % allocating inodes for the capture folders "
