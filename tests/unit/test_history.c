@@ -15,6 +15,7 @@
 #include "history.h"
 #include "reporthtml.h"
 #include "stepdoc.h"
+#include "window_one.h"
 #include "straggler.h"
 #include "wrecord.h"
 
@@ -704,16 +705,7 @@ static void test_wrecord_keeps_what_the_live_history_drops(void **state)
     pd_history_init(&live, 16, 16, 8);
     pd_windows_t ws;
     pd_windows_init(&ws, NULL, 0);
-    pd_window_t *w = calloc(1, sizeof(*w));
-    assert_non_null(w);
-    w->id = 7;
-    snprintf(w->job, sizeof(w->job), "run");
-    pp_record_init(&pp_desc_window_spec, &w->spec);
-    w->first = 20;
-    w->last = 20;
-    w->state = PP_WS_PENDING;
-    ws.head = ws.tail = w;
-    ws.count = 1;
+    pd_window_t *w = window_one(&ws, 7, PP_WS_PENDING, 20, 20);
 
     pd_hist_id_t fast_id = id_of("actor", 0), slow_id = id_of("actor", 1), other = fast_id;
     other.job = "other";

@@ -16,6 +16,7 @@
 #include "history.h"
 #include "windows.h"
 #include "wrecord.h"
+#include "window_one.h"
 
 /* The entry's size, exact (LP64): identity 64, times and phases 48, clock
  * 24; `now` 56 more in a live history. Before the entries were slimmed:
@@ -96,16 +97,7 @@ static void test_history_record_entry_answers_as_live(void **state)
     pd_history_init(&live, 128, 64, 16);
     pd_windows_t ws;
     pd_windows_init(&ws, NULL, 0);
-    pd_window_t *w = calloc(1, sizeof(*w));
-    assert_non_null(w);
-    w->id = 3;
-    snprintf(w->job, sizeof(w->job), "run");
-    pp_record_init(&pp_desc_window_spec, &w->spec);
-    w->first = 110;
-    w->last = 111;
-    w->state = PP_WS_PENDING;
-    ws.head = ws.tail = w;
-    ws.count = 1;
+    window_one(&ws, 3, PP_WS_PENDING, 110, 111);
     for (int64_t k = 0; k < 4; k++) {
         pd_hist_id_t id = {"run", "actor", "node1", NULL, k, k, 100 + k};
         pd_hist_rank_t *r = pd_history_get(&live, &id, 0);

@@ -357,6 +357,17 @@ static off_t file_size(const char *path)
     return st.st_size;
 }
 
+/* Stop j, let its last jobs run on `loop`, close both and the node. */
+static void journal_close(fixture_t *f, pd_journal_t *j, pd_loop_t *loop)
+{
+    pd_journal_stop(j);
+    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0);
+    pd_journal_fini(j);
+    assert_int_equal(uv_loop_close(&loop->uv), 0);
+    free(loop);
+    unit_node_fini(&f->d);
+}
+
 /* A journal grown past 1 MiB (and 4 times its last snapshot) is replaced
  * by a snapshot of the state, written on the thread pool; a coordinator's
  * holds its node list and its files arriving, and no finished window. */
@@ -391,12 +402,7 @@ static void test_state_snapshot(void **state)
     assert_int_equal(st.snapshots, 1);
     assert_true(st.snapshot_bytes > 0 && st.snapshot_bytes < 8192);
     assert_true(file_size(f->files.path) < 65536);
-    pd_journal_stop(j);
-    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0);
-    pd_journal_fini(j);
-    assert_int_equal(uv_loop_close(&loop->uv), 0);
-    free(loop);
-    unit_node_fini(&f->d);
+    journal_close(f, j, loop);
 
     assert_int_equal(load(f), 0);
     assert_string_equal(f->err, "");
@@ -451,12 +457,7 @@ static void test_state_snapshot_streamed(void **state)
     w->members[9].state = PP_MS_LOST; /* after the snapshot: appended to it */
     pd_member_mark(w, &w->members[9]);
     pd_journal_dirty(j);
-    pd_journal_stop(j);
-    assert_int_equal(uv_run(&loop->uv, UV_RUN_DEFAULT), 0);
-    pd_journal_fini(j);
-    assert_int_equal(uv_loop_close(&loop->uv), 0);
-    free(loop);
-    unit_node_fini(&f->d);
+    journal_close(f, j, loop);
     assert_int_equal(load(f), 0);
     assert_string_equal(f->err, "");
     w = pd_windows_get(&f->d.ws, 1);

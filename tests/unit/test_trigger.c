@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "node.h"
 #include "trigger.h"
+#include "window_one.h"
 
 typedef struct fixture {
     pd_node_t n;
@@ -60,21 +61,7 @@ static void fixture_fini(fixture_t *f)
 
 static pd_window_t *window_add(fixture_t *f, int64_t id, pp_window_state_t state)
 {
-    pd_window_t *w = calloc(1, sizeof(*w));
-    assert_non_null(w);
-    w->id = id;
-    snprintf(w->job, sizeof(w->job), "run");
-    snprintf(w->name, sizeof(w->name), "w%lld", (long long)id);
-    pp_record_init(&pp_desc_window_spec, &w->spec);
-    w->state = state;
-    if (f->ws.tail) {
-        f->ws.tail->next = w;
-    } else {
-        f->ws.head = w;
-    }
-    f->ws.tail = w;
-    f->ws.count++;
-    return w;
+    return window_one(&f->ws, id, state, 0, 0);
 }
 
 static void fired(fixture_t *f, int64_t window)
