@@ -32,6 +32,7 @@
 #include "loop.h"
 #include "profd/errors.h"
 #include "pd_skip.h"
+#include "loop_pump.h"
 
 #define BODY  "profd_info 1\n"
 #define CTYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -57,13 +58,6 @@ typedef struct fixture {
     int fail;     /* what the body function returns */
     reader_t r;   /* the answer read last */
 } fixture_t;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int body_fn(void *arg, char **body, size_t *len)
 {
@@ -130,12 +124,7 @@ static int teardown(void **state)
 /* Turn the loop for `ms` at most, or until done(arg) says so. */
 static void pump(fixture_t *f, int ms, bool (*done)(void *arg), void *arg)
 {
-    int64_t end = now_ms() + ms;
-    while (now_ms() < end && !(done && done(arg))) {
-        uv_run(&f->loop.uv, UV_RUN_NOWAIT);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    loop_pump(&f->loop, ms, done, arg);
 }
 
 static int connect_to(const fixture_t *f)

@@ -29,6 +29,7 @@
 #include "loop.h"
 #include "profd/errors.h"
 #include "rep.h"
+#include "loop_pump.h"
 
 #define BIG ((size_t)256 << 10) /* a request body of 256 KiB */
 
@@ -52,13 +53,6 @@ typedef struct client {
     int timeout_ms; /* for the reply; 10 s when 0 */
     _Atomic bool done;
 } client_t;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Bodies starting with 'p' are parked; others answered at once with their
  * length and last byte. */
@@ -109,12 +103,7 @@ static void *client_run(void *arg)
 /* Turn the loop for `ms` at most, or until done(arg) says so. */
 static void pump(fixture_t *f, int ms, bool (*done)(void *arg), void *arg)
 {
-    int64_t end = now_ms() + ms;
-    while (now_ms() < end && !(done && done(arg))) {
-        uv_run(&f->loop.uv, UV_RUN_NOWAIT);
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    loop_pump(&f->loop, ms, done, arg);
 }
 
 static bool client_done(void *arg)
