@@ -399,7 +399,16 @@ def machine():
 
 
 def git_rev():
-    r = subprocess.run(["git", "-C", SOURCE, "describe", "--always", "--dirty"],
+    """The commit, "-dirty" when a tracked file differs from it, but for
+    tests/bench/RESULTS.md: the file a full run writes, so that a second
+    run in the same clone does not call its own commit dirty."""
+    r = subprocess.run(["git", "-C", SOURCE, "rev-parse", "--short", "HEAD"],
                        capture_output=True, text=True)
-    return r.stdout.strip() or "?"
+    rev = r.stdout.strip()
+    if not rev:
+        return "?"
+    d = subprocess.run(["git", "-C", SOURCE, "status", "--porcelain", "--untracked-files=no",
+                        "--", ".", ":(exclude)tests/bench/RESULTS.md"],
+                       capture_output=True, text=True)
+    return rev + ("-dirty" if d.returncode == 0 and d.stdout.strip() else "")
 

@@ -95,6 +95,39 @@ class Row(unittest.TestCase):
         self.assertEqual((b.rows[2]["status"], b.rows[2]["judged"]), ("PASS", "not stated"))
 
 
+class GitRev(unittest.TestCase):
+    """benchlib.git_rev: dirty for any tracked change but RESULTS.md's."""
+
+    def test_results_md_is_not_dirt(self):
+        import shutil
+        import subprocess
+        import tempfile
+        d = tempfile.mkdtemp(prefix="profd-gitrev-")
+        saved = benchlib.SOURCE
+        try:
+            os.makedirs(os.path.join(d, "tests", "bench"))
+            for f in ("tests/bench/RESULTS.md", "run.py"):
+                with open(os.path.join(d, f), "w") as fh:
+                    fh.write("a\n")
+            git = ["git", "-C", d, "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run(git + ["init", "-q"], check=True)
+            subprocess.run(git + ["add", "-A"], check=True)
+            subprocess.run(git + ["commit", "-qm", "c"], check=True)
+            rev = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                                 text=True, check=True).stdout.strip()
+            benchlib.SOURCE = d
+            self.assertEqual(benchlib.git_rev(), rev)
+            with open(os.path.join(d, "tests/bench/RESULTS.md"), "a") as fh:
+                fh.write("b\n")
+            self.assertEqual(benchlib.git_rev(), rev)
+            with open(os.path.join(d, "run.py"), "a") as fh:
+                fh.write("b\n")
+            self.assertEqual(benchlib.git_rev(), rev + "-dirty")
+        finally:
+            benchlib.SOURCE = saved
+            shutil.rmtree(d)
+
+
 class Settle(unittest.TestCase):
     """run.settle: waits for the cores to be quiet, up to its limit."""
 
