@@ -370,7 +370,14 @@ class ClusterFigures:
                      "the node a request names among 256: an index since 507aff1), "
                      "pd_history_find 1.9 %, malloc 3.5 %; a node sending its ranks' results "
                      "and small files in batches (one request, one journal batch and one reply "
-                     "for many) is the change that would cut the switches, not made",
+                     "for many) is the change that would cut the switches: results are batched "
+                     "since f6f4b77, files are not; 2026-11-28, the 4,096-rank figure: 0.84-0.91 "
+                     "ms in both full runs, 0.17-0.27 ms run alone; perf of its coordinator run "
+                     "after the 16,384-rank figure (0.98-1.15 ms): 48 % of its CPU in ext4's "
+                     "__ext4_new_inode -> find_inode_bit (recently_deleted) under mkdirat and "
+                     "openat on its thread pool, after the tens of thousands of spool files the "
+                     "figure before created and removed on the same file system; 35 s of wait "
+                     "before it did not remove it (0.64-0.84 ms, one run)",
         "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
                      "run measures the target's 16,384 ranks over 256 node daemons",
         "gather_node": "measured 2026-11-27 with up to 8 chunks of a file in flight: the path "
