@@ -751,18 +751,11 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         for f in only:
             if f not in FIGURES:
                 raise SystemExit("bench: unknown figure %s (%s)" % (f, " ".join(FIGURES)))
-        trees_gone = None  # when the last figure that removed thousands of files ended
         for f in FIGURES:
             if f not in only:
                 continue
-            fs_wait = fs_settle_wait(trees_gone, time.monotonic())
-            if fs_wait:
-                log("%s: waiting %.0f s: ext4 passes over inodes freed in the last %d s when "
-                    "it allocates" % (f, fs_wait, FS_SETTLE_S))
-                time.sleep(fs_wait)
             waited, self.busy_now = settle()
-            self.settled[f] = {"waited_s": round(waited + fs_wait, 1),
-                               "busy_cores": round(self.busy_now, 2)}
+            self.settled[f] = {"waited_s": round(waited, 1), "busy_cores": round(self.busy_now, 2)}
             t0 = time.monotonic()
             self.load_now = self.loads[f] = list(os.getloadavg())
             log("%s ... (load average %.2f %.2f %.2f on %d cores; %.2f cores busy after %.0f s "
@@ -774,31 +767,9 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                 for p in list(self.procs.procs):
                     self.procs.stop(p)
             log("%s: %.0f s" % (f, time.monotonic() - t0))
-            if f in TREE_FIGURES:
-                trees_gone = time.monotonic()
 
 
 # ---------------------------------------------------------------- measures
-
-
-# Figures that remove thousands of capture files and folders as they end.
-# ext4 skips inodes freed within about 30 s when it allocates new ones
-# (fs/ext4/ialloc.c, recently_deleted: dirty_expire_centisecs): the next
-# figure's captures then spend their time in find_inode_bit. Measured
-# 2026-11-28: the 4,096-rank figure right after the 16,384-rank one, 48 %
-# of its coordinator's CPU in __ext4_new_inode, 0.98-1.15 ms of CPU a
-# capture against 0.17-0.27 ms alone. The next figure starts FS_SETTLE_S
-# after such a figure.
-TREE_FIGURES = ("turnaround", "scale", "scale4k")
-FS_SETTLE_S = 35
-
-
-def fs_settle_wait(trees_gone, now):
-    """Seconds to wait before the next figure: FS_SETTLE_S after the end of
-    the last figure that removed thousands of files (None: none did)."""
-    if trees_gone is None:
-        return 0.0
-    return max(0.0, FS_SETTLE_S - (now - trees_gone))
 
 
 SETTLE_BUSY = 0.5  # cores: quiet enough to start a figure

@@ -157,13 +157,6 @@ class Settle(unittest.TestCase):
     def test_gives_up_at_the_limit(self):
         self.assertEqual(self.run_settle([2.0] * 10, 3.0), (3.0, 2.0))
 
-    def test_fs_settle_wait(self):
-        import run
-        self.assertEqual(run.fs_settle_wait(None, 100.0), 0.0)
-        self.assertEqual(run.fs_settle_wait(100.0, 110.0), run.FS_SETTLE_S - 10.0)
-        self.assertEqual(run.fs_settle_wait(100.0, 100.0 + run.FS_SETTLE_S + 1), 0.0)
-        self.assertEqual(run.TREE_FIGURES, ("turnaround", "scale", "scale4k"))
-
     def test_load_text_with_busy(self):
         import report
         self.assertEqual(report.load_text([2.5, 1.0, 0.5], 2, 0.125),
