@@ -3,7 +3,7 @@
 /*
  * A window made by hand for the tests of what reads windows (the history's
  * records, the triggers): job "run", named w<id>, its spec empty, appended
- * to `ws`. The table frees it (pd_windows_fini).
+ * to `ws` (pd_windows_append). The table frees it (pd_windows_fini).
  */
 #ifndef PD_TEST_WINDOW_ONE_H
 #define PD_TEST_WINDOW_ONE_H
@@ -25,13 +25,7 @@ static inline pd_window_t *window_one(pd_windows_t *ws, int64_t id, pp_window_st
     w->first = first;
     w->last = last;
     w->state = state;
-    if (ws->tail) {
-        ws->tail->next = w;
-    } else {
-        ws->head = w;
-    }
-    ws->tail = w;
-    ws->count++;
+    pd_windows_append(ws, w);
     return w;
 }
 
