@@ -377,7 +377,8 @@ class ClusterFigures:
                      "__ext4_new_inode -> find_inode_bit (recently_deleted) under mkdirat and "
                      "openat on its thread pool, after the tens of thousands of spool files the "
                      "figure before created and removed on the same file system; 35 s of wait "
-                     "before it did not remove it (0.64-0.84 ms, one run)",
+                     "before it did not remove it (0.64-0.84 ms, one run): it runs before the "
+                     "16,384-rank figure since 2026-11-28",
         "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
                      "run measures the target's 16,384 ranks over 256 node daemons",
         "gather_node": "measured 2026-11-27 with up to 8 chunks of a file in flight: the path "

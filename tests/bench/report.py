@@ -67,6 +67,25 @@ def load_text(load, nproc, busy=None):
     return t
 
 
+def probe_text(probe):
+    """bench_probe's medians at a figure's start, as 'core 41.5 ms, switch
+    4.9 us, wake-up 36.5 us'; '' where not measured."""
+    if not probe:
+        return ""
+    names = (("cpu_ms", "core %.1f ms"), ("switch_us", "switch %.1f us"),
+             ("wake_us", "wake-up %.1f us"))
+    return ", ".join(f % probe[k] for k, f in names if probe.get(k) is not None)
+
+
+def start_text(r, nproc):
+    """A group's heading: its load at start and, where measured, the probe."""
+    load = r.get("load_start")
+    t = ("**%s**" if overloaded(load, nproc) else "%s") % load_text(load, nproc,
+                                                                     r.get("busy_start"))
+    pr = probe_text(r.get("probe_start"))
+    return t + ("; probe: %s" % pr if pr else "")
+
+
 def judged_col(r):
     if r["status"] == "NOT RUN":
         return ""
@@ -83,9 +102,11 @@ def print_table(rows, out, nproc=None):
         if r["group"] != group:
             group = r["group"]
             load = r.get("load_start")
-            out.write("\n%s%s\n" % (group, "   [load average at start %s%s]" % (
+            pr = probe_text(r.get("probe_start"))
+            out.write("\n%s%s%s\n" % (group, "   [load average at start %s%s]" % (
                 load_text(load, nproc), ": WARNING, figures taken on a loaded machine"
-                if overloaded(load, nproc) else "") if load else ""))
+                if overloaded(load, nproc) else "") if load else "",
+                "   [probe: %s]" % pr if pr else ""))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
         out.write("%-*s %14s %10s %22s %-8s %-24s %-8s %s\n" % (
@@ -129,7 +150,8 @@ def reproduction_md(rep):
     if not rep:
         return []
     figs, a = rep["figures"], rep["against"]
-    bad = [c for c in figs if not c["reproduces"] or c["status_changed"]]
+    bad = [c for c in figs if not c["reproduces"] or c["status_changed"] or c.get("by_drift")]
+    n_drift = sum(bool(c.get("by_drift")) for c in figs)
 
     def val(v, unit):
         return fmt_val(v, unit, None)
@@ -138,33 +160,42 @@ def reproduction_md(rep):
         return "%s-%s" % (val(b[0], unit), val(b[1], unit))
 
     L = ["", "## Reproduction", ""]
-    L.append("Against the run of %s at commit `%s`%s: **%d of %d** figures reproduce (either "
-             "run's median within the other run's spread; a figure of one value, or of a "
-             "spread of zero width, within 10 %% of the other's; a count of rare events "
-             "within two standard deviations of two Poisson counts), %d target(s) judged "
+    L.append("Against the run of %s at commit `%s`%s: **%d of %d** figures reproduce: %d "
+             "within the other run's spread (either run's median within the other run's "
+             "spread; a figure of one value, or of a spread of zero width, within 10 %% of "
+             "the other's; a count of rare events within two standard deviations of two "
+             "Poisson counts), and %d speeds (times, rates, cores) only within that spread "
+             "widened by how far the machine itself moved between the two figures' starts "
+             "(bench_probe, no profd in it: the largest ratio of a core's time, a switch and "
+             "a cross-CPU wake-up; the factor is listed below). %d target(s) judged "
              "differently." % (
                  a.get("date"), a.get("commit"),
                  " (--quick or --only: not a full run)" if a.get("quick") or a.get("only")
                  else "", sum(c["reproduces"] for c in figs), len(figs),
+                 sum(c["reproduces"] and not c.get("by_drift") for c in figs), n_drift,
                  sum(c["status_changed"] for c in figs)))
     if bad:
         L.append("")
         L.append("Beside each figure listed: the 1-minute load average at its figure's start "
                  "in both runs, and how the same figure group's baselines (rows that time "
                  "something other than profd: an empty call, cp -r, a raw stream) moved "
-                 "between the runs, this run's median over the earlier's: the machine's own "
-                 "drift, shown, not used to judge.")
+                 "between the runs, this run's median over the earlier's (shown, not used to "
+                 "judge), and the probe's factor between the figure's two starts (used to judge "
+                 "a speed, as said above).")
         L.append("")
         L.append("| figure | earlier median (spread) | this run's median (spread) | status "
-                 "earlier / now | load at start earlier / now | baselines moved |")
-        L.append("|---|---|---|---|---|---|")
+                 "earlier / now | load at start earlier / now | baselines moved | machine "
+                 "moved (probe) |")
+        L.append("|---|---|---|---|---|---|---|")
         for c in bad:
             u = c["unit"]
-            L.append("| %s | %s %s (%s) | %s %s (%s) | %s / %s%s | %s / %s | %s |" % (
+            L.append("| %s | %s %s (%s) | %s %s (%s) | %s / %s%s | %s / %s | %s | %s |" % (
                 md_escape(c["name"]), val(c["prev_median"], u), u, sp(c["prev_spread"], u),
                 val(c["median"], u), u, sp(c["spread"], u), c["prev_status"], c["status"],
+                " (with the machine's drift)" if c.get("by_drift") else
                 "" if c["reproduces"] else " (not reproduced)", load1(c.get("prev_load")),
-                load1(c.get("load")), moved(c.get("moves"))))
+                load1(c.get("load")), moved(c.get("moves")),
+                "x%.2f" % c["drift"] if c.get("drift") else "not measured"))
     return L
 
 
@@ -241,8 +272,7 @@ def write_md(path, b, meta):
             group = r["group"]
             load = r.get("load_start")
             L.append("| **%s** | | | | load average at start: %s |" % (
-                md_escape(group), ("**%s**" if overloaded(load, nproc) else "%s") %
-                load_text(load, nproc, r.get("busy_start"))))
+                md_escape(group), start_text(r, nproc)))
         med = fmt_val(r["summary"]["median"], r["unit"], r["fmt"]) if r["summary"] else "-"
         sp, how = spread(r)
         p99 = p99_of(r)

@@ -12,12 +12,26 @@ deviations of the difference of two Poisson counts (|a - b| <= 2 sqrt(a +
 b)): one false positive in one run and two in the next are the same
 figure. One that neither run could measure (NaN) reproduces, one that
 only one run measured does not. A target judged PASS in one run and MISS
-in the other is listed too, whatever the medians."""
+in the other is listed too, whatever the medians.
+
+The machine itself moves between two runs (a shared host: one VM's
+cross-CPU wake-up took 35 us in one run and 58 us in the next, and every
+hand-off between threads pays it). bench_probe measures it before every
+figure group (a core's speed, a switch, a cross-CPU wake-up), with no
+profd in it. A figure that is a speed (a time, a rate, cores busy) and is
+outside the other run's spread reproduces "with the machine's drift" when
+it is within that spread widened by how far the probes at the two figure
+starts moved (the largest of their ratios): the machine, measured, not a
+tolerance chosen. Ratios against a same-run baseline, percentages, sizes
+and counts are never widened. Such figures are counted apart and listed
+with their factor."""
 
 import json
 import math
 
 ONE_VALUE_TOLERANCE = 0.10
+# units of figures that are a speed of the machine: widened by its drift
+SPEED_UNITS = frozenset(("ns", "us", "ms", "s", "ev/s", "GiB/s", "MiB/s", "cores"))
 
 
 def bounds(s):
@@ -41,6 +55,24 @@ def counts_agree(a, b):
     """Two totals of rare events: within two standard deviations of the
     difference of two Poisson counts."""
     return abs(a - b) <= 2.0 * math.sqrt(a + b)
+
+
+def drift(p, r):
+    """How far the machine moved between two figure starts: the largest
+    ratio (>= 1, either way) of the probes both measured (bench_probe's
+    medians), or None when either start has no probe."""
+    a, b = p.get("probe_start"), r.get("probe_start")
+    if not a or not b:
+        return None
+    f = [max(b[k] / a[k], a[k] / b[k]) for k in sorted(set(a) & set(b))
+         if a[k] and b[k] and a[k] > 0 and b[k] > 0]
+    return max(f) if f else None
+
+
+def widened(b, f):
+    """A spread (lo, hi) widened by a factor f >= 1 on both sides."""
+    lo, hi = b
+    return (lo / f if lo > 0 else lo * f), (hi * f if hi > 0 else hi / f)
 
 
 def baseline_moves(prev_rows, rows):
@@ -82,11 +114,16 @@ def compare(prev_rows, rows):
             same = counts_agree(sum(p["values"]), sum(r["values"]))
         else:
             same = within(b["median"], ba) or within(a["median"], bb)
+        f = drift(p, r)
+        by_drift = (not same and f is not None and r["unit"] in SPEED_UNITS
+                    and not math.isnan(a["median"]) and not math.isnan(b["median"])
+                    and (within(b["median"], widened(ba, f))
+                         or within(a["median"], widened(bb, f))))
         out.append({"key": r["key"], "name": r["name"], "unit": r["unit"],
                     "prev_median": a["median"], "median": b["median"],
                     "prev_spread": ba, "spread": bb,
                     "prev_status": p["status"], "status": r["status"],
-                    "reproduces": same,
+                    "reproduces": same or by_drift, "by_drift": by_drift, "drift": f,
                     "prev_load": (p.get("load_start") or [None])[0],
                     "load": (r.get("load_start") or [None])[0],
                     "moves": moves.get(r["key"].split(".")[0]),

@@ -46,11 +46,15 @@ from fig_cluster import ClusterFigures
 from fig_gather import GatherFigures
 from fig_startup import StartupFigures
 from fig_straggler import StragglerFigures
-from report import fmt_val, print_table, write_json, write_md
+from report import fmt_val, print_table, probe_text, write_json, write_md
 import reproduce  # noqa: E402
 
+# scale4k before scale: a figure right after the 16,384-rank one creates its
+# capture folders and files where that one removed tens of thousands (ext4
+# then spent 48 % of the 4,096-rank coordinator's CPU allocating inodes:
+# 0.84-0.91 ms a capture after it, 0.17-0.27 ms alone).
 FIGURES = ["hotpath", "python", "plan", "align", "ingest", "footprint", "idle", "gather",
-           "overhead", "turnaround", "scale", "scale4k", "gatherload", "startup", "straggler"]
+           "overhead", "turnaround", "scale4k", "scale", "gatherload", "startup", "straggler"]
 # Every figure by default, scale at the target's 16,384 ranks over 256 node
 # daemons (about 6 minutes on 2 cores since its ranks are simulated by
 # bench_swarm; PROFD_BENCH_SCALE_NODES sets another size).
@@ -59,6 +63,7 @@ DEFAULT = FIGURES
 
 class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
     busy_now = None  # cores busy over the last second before the running figure (settle())
+    probe_now = None  # bench_probe's medians at the running figure's start (probe())
 
     def __init__(self, args):
         self.args = args
@@ -68,7 +73,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
             "profctl": os.path.join(self.build, "client", "profctl"),
             "sim": os.path.join(self.build, "client", "profd-sim"),
         }
-        for b in ("hotpath", "plan", "ingest", "gather", "swarm"):
+        for b in ("hotpath", "plan", "ingest", "gather", "swarm", "probe"):
             self.bin[b] = os.path.join(self.build, "tests", "bench", "bench_" + b)
         missing = [p for p in self.bin.values() if not os.access(p, os.X_OK)]
         if missing:
@@ -88,6 +93,8 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         self.load_now = None  # the load averages at the start of the running figure
         self.loads = {}  # figure -> its load averages (1, 5, 15 min) at its start
         self.settled = {}  # figure -> {"waited_s", "busy_cores"} (settle())
+        self.probe_now = None  # bench_probe's medians at the start of the running figure
+        self.probes = {}  # figure -> its probe_now
 
     # ---- helpers ----
 
@@ -183,7 +190,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                           "note": note, "reason": reason if status == "MISS" else "",
                           "fmt": fmt, "p99": p99, "judged": judged or "",
                           "load_start": self.load_now, "busy_start": self.busy_now,
-                          "count": count})
+                          "probe_start": self.probe_now, "count": count})
 
     def not_run(self, fig, err):
         self.failures.append((fig, str(err)))
@@ -191,7 +198,7 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                           "unit": "", "values": [], "summary": None, "target": None,
                           "status": "NOT RUN", "note": str(err)[:300], "reason": "", "fmt": None,
                           "p99": False, "judged": "", "load_start": self.load_now,
-                          "busy_start": self.busy_now})
+                          "busy_start": self.busy_now, "probe_start": self.probe_now})
 
     def cleanup(self):
         self.procs.stop_all()
@@ -746,6 +753,17 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
 
     # ---------------------------------------------------------- output
 
+    def probe(self):
+        """The machine's speed now, with no profd in it (bench_probe: a
+        core, a switch, a cross-CPU wake-up): the medians of 5 repetitions,
+        or None when the probe fails (the figure goes on without it)."""
+        try:
+            r = self.run_json([self.bin["probe"], "--reps", "5"], timeout=60)
+            return {k: round(statistics.median(v), 3) for k, v in sorted(r.items())}
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
+            log("probe failed: %s" % e)
+            return None
+
     def run(self):
         only = self.args.only.split(",") if self.args.only else DEFAULT
         for f in only:
@@ -758,8 +776,10 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
             self.settled[f] = {"waited_s": round(waited, 1), "busy_cores": round(self.busy_now, 2)}
             t0 = time.monotonic()
             self.load_now = self.loads[f] = list(os.getloadavg())
+            self.probe_now = self.probes[f] = self.probe()
             log("%s ... (load average %.2f %.2f %.2f on %d cores; %.2f cores busy after %.0f s "
-                "of settling)" % (f, *self.load_now, os.cpu_count() or 1, self.busy_now, waited))
+                "of settling; probe %s)" % (f, *self.load_now, os.cpu_count() or 1,
+                                            self.busy_now, waited, probe_text(self.probe_now)))
             try:
                 getattr(self, "fig_" + f)()
             except Exception as e:  # report it; go on with the next figure
@@ -828,6 +848,7 @@ def main():
     meta["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
     meta["loadavg_figures"] = b.loads
     meta["settled"] = b.settled
+    meta["probes"] = b.probes
     print_table(b.rows, sys.stdout)
     out = os.path.join(b.build, "bench-results.json")
     prev = os.path.join(b.build, "bench-results.full.json")  # the last full run's

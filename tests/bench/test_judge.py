@@ -396,32 +396,82 @@ class Reproduce(unittest.TestCase):
         self.assertEqual(by["hot.pair"]["moves"], [1.5])
         self.assertIsNone(by["py.x"]["moves"])
 
+    def test_machine_drift_widens_speeds_only(self):
+        def probed(key, vals, probe, unit="s"):
+            r = fig(key, vals, unit=unit)
+            r["probe_start"] = probe
+            return r
+        slow = {"cpu_ms": 40.0, "switch_us": 5.0, "wake_us": 36.0}
+        fast = {"cpu_ms": 40.0, "switch_us": 5.0, "wake_us": 54.0}  # wake-up x1.5
+        # a time 1.0-1.2 then 1.5-1.7: 1.7 / 1.5 = 1.13 ... widened by 1.5 the earlier
+        # spread is 0.667-1.8, which holds the median 1.6
+        prev = [probed("t", [1.0, 1.1, 1.2], slow), probed("r", [1.0, 1.1, 1.2], slow, "x"),
+                probed("m", [1.0, 1.1, 1.2], slow, "MiB"), fig("n", [1.0, 1.1, 1.2]),
+                probed("far", [1.0, 1.1, 1.2], slow), probed("ev", [100.0, 110.0, 120.0], slow,
+                                                             "ev/s")]
+        rows = [probed("t", [1.5, 1.6, 1.7], fast), probed("r", [1.5, 1.6, 1.7], fast, "x"),
+                probed("m", [1.5, 1.6, 1.7], fast, "MiB"), fig("n", [1.5, 1.6, 1.7]),
+                probed("far", [1.9, 2.0, 2.1], fast), probed("ev", [70.0, 72.0, 75.0], fast,
+                                                             "ev/s")]
+        by = {c["key"]: c for c in reproduce.compare(prev, rows)}
+        self.assertEqual(by["t"]["drift"], 1.5)
+        self.assertTrue(by["t"]["reproduces"])
+        self.assertTrue(by["t"]["by_drift"])
+        # a ratio and a size are never widened; no probe, no widening
+        self.assertEqual([by[k]["reproduces"] for k in ("r", "m", "n")], [False] * 3)
+        self.assertEqual([by[k]["by_drift"] for k in ("r", "m", "n")], [False] * 3)
+        self.assertIsNone(by["n"]["drift"])
+        # 2.0 is over 1.2 x 1.5 = 1.8, and 1.1 under 1.9 / 1.5 = 1.27
+        self.assertFalse(by["far"]["reproduces"])
+        # a rate: 72 within 100 / 1.5 = 66.7 .. 180
+        self.assertTrue(by["ev"]["by_drift"])
+        # within the spread already: reproduced, not by the drift
+        same = reproduce.compare([probed("t", [1.0, 1.1, 1.2], slow)],
+                                 [probed("t", [1.05, 1.1, 1.15], fast)])[0]
+        self.assertEqual((same["reproduces"], same["by_drift"]), (True, False))
+        self.assertEqual(reproduce.drift({"probe_start": {"cpu_ms": 40.0, "wake_us": 30.0}},
+                                         {"probe_start": {"cpu_ms": 50.0, "wake_us": 24.0}}),
+                         1.25)
+        self.assertEqual(reproduce.widened((-2.0, 4.0), 2.0), (-4.0, 8.0))
+
+    def test_probe_text(self):
+        self.assertEqual(report.probe_text({"cpu_ms": 41.52, "switch_us": 4.93, "wake_us": 36.4}),
+                         "core 41.5 ms, switch 4.9 us, wake-up 36.4 us")
+        self.assertEqual(report.probe_text(None), "")
+
     def test_results_md_section(self):
         prev = [fig("a", [1.0, 2.0, 3.0], "PASS"), fig("b", [1.0, 1.1, 1.2]),
-                fig("c", [1.0, 1.1, 1.2])]
+                fig("c", [1.0, 1.1, 1.2]), fig("d", [1.0, 1.1, 1.2])]
         rows = [fig("a", [1.5, 2.0, 2.5], "MISS"), fig("b", [1.15, 1.1, 1.12]),
-                fig("c", [2.0, 2.1, 2.2])]
+                fig("c", [2.0, 2.1, 2.2]), fig("d", [1.5, 1.6, 1.7])]
         prev[0]["load_start"], rows[0]["load_start"] = [0.5, 1, 1], [3.0, 1, 1]
         prev[1]["name"] = rows[1]["name"] = "baseline: b"
+        prev[3]["probe_start"], rows[3]["probe_start"] = {"wake_us": 30.0}, {"wake_us": 45.0}
         cmp = reproduce.compare(prev, rows)
         md = report.reproduction_md({"against": {"date": "2026-11-27 22:00", "commit": "abc",
                                                  "quick": False, "only": None},
                                      "figures": cmp})
         self.assertEqual(md[:4], [
             "", "## Reproduction", "",
-            "Against the run of 2026-11-27 22:00 at commit `abc`: **2 of 3** figures reproduce "
-            "(either run's median within the other run's spread; a figure of one value, or of "
-            "a spread of zero width, within 10 % of the other's; a count of rare events within "
-            "two standard deviations of two Poisson counts), 1 target(s) judged differently."])
+            "Against the run of 2026-11-27 22:00 at commit `abc`: **3 of 4** figures reproduce: "
+            "2 within the other run's spread (either run's median within the other run's "
+            "spread; a figure of one value, or of a spread of zero width, within 10 % of the "
+            "other's; a count of rare events within two standard deviations of two Poisson "
+            "counts), and 1 speeds (times, rates, cores) only within that spread widened by how "
+            "far the machine itself moved between the two figures' starts (bench_probe, no "
+            "profd in it: the largest ratio of a core's time, a switch and a cross-CPU wake-up; "
+            "the factor is listed below). 1 target(s) judged differently."])
         self.assertEqual(md[6:], [
             "",
             "| figure | earlier median (spread) | this run's median (spread) | status earlier / "
-            "now | load at start earlier / now | baselines moved |",
-            "|---|---|---|---|---|---|",
+            "now | load at start earlier / now | baselines moved | machine moved (probe) |",
+            "|---|---|---|---|---|---|---|",
             "| figure a | 2.00 s (1.00-3.00) | 2.00 s (1.50-2.50) | PASS / MISS | 0.5 / 3.0 | "
-            "no baseline |",
+            "no baseline | not measured |",
             "| figure c | 1.10 s (1.00-1.20) | 2.10 s (2.00-2.20) | INFO / INFO (not "
-            "reproduced) | - / - | no baseline |"])
+            "reproduced) | - / - | no baseline | not measured |",
+            "| figure d | 1.10 s (1.00-1.20) | 1.60 s (1.50-1.70) | INFO / INFO (with the "
+            "machine's drift) | - / - | no baseline | x1.50 |"])
         self.assertEqual(report.reproduction_md(None), [])
 
 
