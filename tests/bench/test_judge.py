@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import benchlib  # noqa: E402
 import report  # noqa: E402
+import fig_startup  # noqa: E402
 import reproduce  # noqa: E402
 
 
@@ -316,6 +317,26 @@ class Table(unittest.TestCase):
 def fig(key, vals, status="INFO", unit="s"):
     return {"key": key, "name": "figure " + key, "unit": unit, "summary": benchlib.summary(vals),
             "status": status}
+
+
+class StartupCost(unittest.TestCase):
+    """fig_startup: a cost's spread from bootstrap resamples of its rounds."""
+
+    def test_constant_rounds_have_no_spread(self):
+        out = fig_startup.bootstrap_added([10.0] * 30, [12.5] * 30)
+        self.assertEqual(len(out), fig_startup.BOOTSTRAP)
+        self.assertEqual(set(out), {2.5})
+
+    def test_spread_holds_the_difference_and_repeats(self):
+        base = [100.0 + (i * 37) % 50 for i in range(30)]  # 100-149
+        auto = [x + 3.0 for x in base]
+        st = fig_startup.added_stat(base, auto)
+        self.assertEqual(st["median"], 3.0)  # the p10 of auto less the p10 of base
+        self.assertEqual(st["n"], 200)
+        self.assertLess(st["p10"], 3.0)
+        self.assertGreater(st["p90"], 3.0)
+        self.assertEqual(fig_startup.bootstrap_added(base, auto),
+                         fig_startup.bootstrap_added(base, auto))
 
 
 class Reproduce(unittest.TestCase):
