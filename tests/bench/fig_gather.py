@@ -338,7 +338,9 @@ class GatherFigures:
         on an idle machine and beside a CPU-bound process on each core, with
         the CPU-seconds per GiB of each side."""
         g = "10. gather, idle and with the cores loaded"
-        reps = self.reps(3, 1)
+        # 5: with 3, the loaded ratios' min-max (0.80-1.03, then 0.45-0.85) held
+        # neither run's median in the other's
+        reps = self.reps(5, 1)
         data, small, small_n, large_mib, total = self.make_tree()
         nfiles = small_n + 2
         gib = total / 2**30
