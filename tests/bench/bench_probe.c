@@ -9,6 +9,9 @@
  *   cpu_ms   a fixed chain of dependent integer operations (2^24 rounds
  *            of xorshift and a multiply: no vectorising, no memory), the
  *            speed of one core;
+ *   mem_ns   one load that misses the caches: a chase of dependent loads
+ *            through a random cycle over 64 MiB (a neighbour sharing the
+ *            last-level cache or the memory bus slows it);
  *   switch_us  one round trip between two threads on the same CPU over
  *            two pipes (a write wakes the other thread, which writes
  *            back), the median of one repetition's round trips: the cost
@@ -20,8 +23,8 @@
  *            and the part of the machine that drifts most between runs).
  *
  * usage: bench_probe [--reps R] [--trips N]
- * Prints one JSON object: {"cpu_ms": [R values], "switch_us": [R values],
- * "wake_us": [R values]}.
+ * Prints one JSON object: {"cpu_ms": [R values], "mem_ns": [R values],
+ * "switch_us": [R values], "wake_us": [R values]}.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -29,8 +32,10 @@
 
 #include "bench_util.h"
 
-#define CPU_ROUNDS (1u << 24)
-#define MAX_TRIPS  100000
+#define CPU_ROUNDS  (1u << 24)
+#define MAX_TRIPS   100000
+#define CHASE_N     (16u << 20) /* uint32_t slots: 64 MiB */
+#define CHASE_LOADS (1u << 21)
 
 static double cpu_once(void)
 {
@@ -46,6 +51,43 @@ static double cpu_once(void)
     sink = x;
     (void)sink;
     return (double)(bench_now_ns() - t0) / 1e6;
+}
+
+/* A random cycle through all CHASE_N slots (Sattolo's algorithm, a fixed
+ * seed): each slot holds the index of the next. */
+static uint32_t *chase_make(void)
+{
+    uint32_t *a = malloc(sizeof(*a) * CHASE_N);
+    if (a == NULL) {
+        bench_die("out of memory");
+    }
+    for (uint32_t i = 0; i < CHASE_N; i++) {
+        a[i] = i;
+    }
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t i = CHASE_N - 1; i > 0; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint32_t j = (uint32_t)(x % i); /* j < i: one cycle */
+        uint32_t t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+    return a;
+}
+
+static double mem_once(const uint32_t *a)
+{
+    volatile uint32_t sink;
+    uint32_t k = 0;
+    int64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < CHASE_LOADS; i++) {
+        k = a[k];
+    }
+    sink = k;
+    (void)sink;
+    return (double)(bench_now_ns() - t0) / CHASE_LOADS;
 }
 
 typedef struct pingpong {
@@ -133,6 +175,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < reps; i++) {
         printf("%s%.3f", i ? ", " : "", cpu_once());
     }
+    uint32_t *chase = chase_make();
+    printf("], \"mem_ns\": [");
+    for (int i = 0; i < reps; i++) {
+        printf("%s%.3f", i ? ", " : "", mem_once(chase));
+    }
+    free(chase);
     printf("], \"switch_us\": [");
     for (int i = 0; i < reps; i++) {
         printf("%s%.3f", i ? ", " : "", wake_once(trips, rtt, 0, 0));

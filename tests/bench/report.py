@@ -68,12 +68,12 @@ def load_text(load, nproc, busy=None):
 
 
 def probe_text(probe):
-    """bench_probe's medians at a figure's start, as 'core 41.5 ms, switch
-    4.9 us, wake-up 36.5 us'; '' where not measured."""
+    """bench_probe's medians at a figure's start, as 'core 41.5 ms, memory
+    190 ns, switch 4.9 us, wake-up 36.5 us'; '' where not measured."""
     if not probe:
         return ""
-    names = (("cpu_ms", "core %.1f ms"), ("switch_us", "switch %.1f us"),
-             ("wake_us", "wake-up %.1f us"))
+    names = (("cpu_ms", "core %.1f ms"), ("mem_ns", "memory %.0f ns"),
+             ("switch_us", "switch %.1f us"), ("wake_us", "wake-up %.1f us"))
     return ", ".join(f % probe[k] for k, f in names if probe.get(k) is not None)
 
 
@@ -166,8 +166,8 @@ def reproduction_md(rep):
              "the other's; a count of rare events within two standard deviations of two "
              "Poisson counts), and %d speeds (times, rates, cores) only within that spread "
              "widened by how far the machine itself moved between the two figures' starts "
-             "(bench_probe, no profd in it: the largest ratio of a core's time, a switch and "
-             "a cross-CPU wake-up; the factor is listed below). %d target(s) judged "
+             "(bench_probe, no profd in it: the largest ratio of a core's time, a load from "
+             "memory, a switch and a cross-CPU wake-up; the factor is listed below). %d target(s) judged "
              "differently." % (
                  a.get("date"), a.get("commit"),
                  " (--quick or --only: not a full run)" if a.get("quick") or a.get("only")

@@ -456,8 +456,10 @@ class Reproduce(unittest.TestCase):
         self.assertEqual(reproduce.widened((-2.0, 4.0), 2.0), (-4.0, 8.0))
 
     def test_probe_text(self):
-        self.assertEqual(report.probe_text({"cpu_ms": 41.52, "switch_us": 4.93, "wake_us": 36.4}),
-                         "core 41.5 ms, switch 4.9 us, wake-up 36.4 us")
+        self.assertEqual(report.probe_text({"cpu_ms": 41.52, "mem_ns": 190.4, "switch_us": 4.93,
+                                            "wake_us": 36.4}),
+                         "core 41.5 ms, memory 190 ns, switch 4.9 us, wake-up 36.4 us")
+        self.assertEqual(report.probe_text({"wake_us": 36.4}), "wake-up 36.4 us")
         self.assertEqual(report.probe_text(None), "")
 
     def test_results_md_section(self):
@@ -480,8 +482,8 @@ class Reproduce(unittest.TestCase):
             "other's; a count of rare events within two standard deviations of two Poisson "
             "counts), and 1 speeds (times, rates, cores) only within that spread widened by how "
             "far the machine itself moved between the two figures' starts (bench_probe, no "
-            "profd in it: the largest ratio of a core's time, a switch and a cross-CPU wake-up; "
-            "the factor is listed below). 1 target(s) judged differently."])
+            "profd in it: the largest ratio of a core's time, a load from memory, a switch and a "
+            "cross-CPU wake-up; the factor is listed below). 1 target(s) judged differently."])
         self.assertEqual(md[6:], [
             "",
             "| figure | earlier median (spread) | this run's median (spread) | status earlier / "
