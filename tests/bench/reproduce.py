@@ -17,8 +17,8 @@ in the other is listed too, whatever the medians.
 The machine itself moves between two runs (a shared host: one VM's
 cross-CPU wake-up took 27 to 58 us within minutes, and every hand-off
 between threads pays it). bench_probe measures it before every figure
-group (a core's speed, a load from memory, a switch, a cross-CPU wake-
-up), with no profd in it. A figure that is a speed (a time, a rate,
+group (a core's speed, a load from memory, a switch, a cross-CPU
+wake-up), with no profd in it. A figure that is a speed (a time, a rate,
 cores busy) and is outside the other run's spread reproduces "with the
 machine's drift" when it is within that spread widened by how far the
 probes at the two figure starts moved (the largest of their ratios): the
