@@ -18,10 +18,18 @@ turn, which says more of the machine than of the detector).
 
 - False positives: a healthy job of 1,000 steps (200 with --quick); every
   window the trigger opens is one.
-- Sensitivity: the healthy job's compute (the median over the ranks of
-  each one's median of 8 steps, from `profctl top --ranks`) is the unit;
-  rank 3's forward then sleeps a fraction of it more per step from step
-  SLOW_FROM. The fractions (4x the compute down to 5 %) are tried from
+- Sensitivity: its jobs pause PACED_SLEEP_S (100 ms) a step, not 20 ms:
+  the trigger checks once a second (the daemon's tick), which at 45 steps
+  a second was itself 0-45 steps of delay (a rank 4x slower was named 22
+  to 27 steps after its slowdown began, in every run), and the window
+  starts ahead by the plan's delivery latency and margin, a time too; at
+  about 8 steps a second both are a few steps, as in a job whose steps
+  take the order of 100 ms and more. A healthy job at that pace gives the
+  unit, its compute (the median over the ranks of each one's median of 8
+  steps, from `profctl top --ranks`): the ranks compute faster when they
+  share the cores less, and a unit from the 20 ms pace would overstate
+  each fraction. Rank 3's forward then sleeps a fraction of it more per
+  step from step SLOW_FROM. The fractions (4x the compute down to 5 %) are tried from
   large to small; one is named when a window opens on rank 3 whose first
   step is at most 20 steps after SLOW_FROM (the window begins the step after the hit, or later: the count
   is conservative), and no window names another rank. The figure is the
@@ -39,6 +47,9 @@ WORLD = 8
 SLOW_RANK = 3
 SLOW_FROM = 30
 WITHIN = 20
+HEALTHY_SLEEP_S = 0.02  # the false positives' job: 8 ranks on 2 cores, busy
+PACED_SLEEP_S = 0.1  # the sensitivity's jobs (above)
+PACED_CALIBRATE_STEPS = 60
 SCRIPT = os.path.join(SOURCE, "tests", "python", "sync_ddp_train.py")
 
 
@@ -46,7 +57,7 @@ class StragglerFigures:
     """Mixed into run.Bench: self.daemon, self.ctl, self.row, self.reps,
     self.user_site (fig_startup), self.data_root."""
 
-    def ddp_job(self, d, userbase, steps, slow_ms=0.0):
+    def ddp_job(self, d, userbase, steps, slow_ms=0.0, sleep_s=HEALTHY_SLEEP_S):
         port = self.port()
         procs = []
         for rank in range(WORLD):
@@ -57,7 +68,7 @@ class StragglerFigures:
                        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TRAIN_MAX_STEPS=str(steps),
                        TRAIN_SLOW_RANK=str(SLOW_RANK), TRAIN_SLOW_MS="%.3f" % slow_ms,
                        TRAIN_SLOW_FROM=str(SLOW_FROM), TRAIN_HIDDEN="256", TRAIN_BATCH="64",
-                       TRAIN_SLEEP_S="0.02",
+                       TRAIN_SLEEP_S="%g" % sleep_s,
                        OMP_NUM_THREADS="1")
             procs.append(subprocess.Popen([PY, SCRIPT], env=env, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL))
@@ -66,7 +77,7 @@ class StragglerFigures:
     def windows(self, d):
         return json.loads(self.ctl(d, "--json", "windows").stdout)["windows"]
 
-    def job_run(self, name, steps, slow_ms=0.0, calibrate=False):
+    def job_run(self, name, steps, slow_ms=0.0, calibrate=False, sleep_s=HEALTHY_SLEEP_S):
         """Runs one job to its end; returns its windows and (calibrate) the
         healthy compute medians (ms) seen near its end."""
         cfg = os.path.join(self.data_root, name + ".yaml")
@@ -75,7 +86,7 @@ class StragglerFigures:
         d = self.daemon(name, "--config", cfg)
         userbase = os.path.join(self.data_root, name + "-userbase")
         self.user_site(userbase)
-        procs = self.ddp_job(d, userbase, steps, slow_ms)
+        procs = self.ddp_job(d, userbase, steps, slow_ms, sleep_s)
         compute, t0 = [], time.monotonic()
         try:
             while any(p.poll() is None for p in procs):
@@ -111,7 +122,6 @@ class StragglerFigures:
         healthy_s = time.monotonic() - t0
         if not compute:
             raise RuntimeError("no section times from the healthy job")
-        unit = statistics.median(compute)
         self.row("strag.false_pos", g, "false positives over %d healthy steps" % steps, "windows",
                  [len(wins)], target="0", goal=("<=", 0),
                  note="trigger defaults (score 0.9, 3 steps), every hit a window; %.0f s; load "
@@ -119,13 +129,22 @@ class StragglerFigures:
                  reason="; ".join(w.get("source") or "" for w in wins[:2]), fmt="int",
                  count=True)
         self.row("strag.compute", g, "healthy compute per step (median over the ranks)", "ms",
-                 compute)
+                 compute, note="%.0f ms pause a step" % (HEALTHY_SLEEP_S * 1000))
+        _, paced = self.job_run("strag-paced", PACED_CALIBRATE_STEPS, calibrate=True,
+                                sleep_s=PACED_SLEEP_S)
+        if not paced:
+            raise RuntimeError("no section times from the paced healthy job")
+        unit = statistics.median(paced)
+        self.row("strag.compute_paced", g, "healthy compute per step at the sensitivity's pace",
+                 "ms", paced, note="%.0f ms pause a step: the unit of the slowdowns below" % (
+                     PACED_SLEEP_S * 1000))
         # from 4x its compute down: a figure however coarse the detector is here
         fractions = [4.0, 2.0, 1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]
         named, tried = None, []
         for f in fractions:
             slow_ms = f * unit
-            wins, _ = self.job_run("strag-%g" % f, SLOW_FROM + WITHIN + 15, slow_ms=slow_ms)
+            wins, _ = self.job_run("strag-%g" % f, SLOW_FROM + WITHIN + 15, slow_ms=slow_ms,
+                                   sleep_s=PACED_SLEEP_S)
             hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
                    w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
             wrong = [w for w in wins if w not in hit]
@@ -143,9 +162,11 @@ class StragglerFigures:
                  target="<= 10 %", status="PASS" if named is not None and named <= 0.1 else "MISS",
                  judged="the smallest slowdown named, one run each",
                  note="; ".join(tried),
-                 reason="tried: %s; the healthy ranks' compute spread %.2f-%.2f ms (median %.2f): "
+                 reason="tried at %.0f ms a step pause: %s; the healthy ranks' compute at that "
+                        "pace spread %.2f-%.2f ms (median %.2f): "
                         "a rank is named when its compute's excess is over %d median absolute "
                         "deviations of the others' and its peers wait for it (scores.h), and "
                         "8 ranks sharing 2 cores spread their compute and their arrival at the "
                         "all-reduce by about as much" % (
-                            "; ".join(tried), min(compute), max(compute), unit, 4))
+                            PACED_SLEEP_S * 1000, "; ".join(tried), min(paced), max(paced), unit,
+                            4))
