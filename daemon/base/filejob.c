@@ -103,33 +103,52 @@ void pd_write_run(pd_write_job_t *j)
     }
 }
 
+/* Where a batch's files are written (PD_JOB_CHUNKS): the save tree opened
+ * once, the folder of the last file kept open; NULL for a single chunk. */
+typedef struct chunk_at {
+    int root;
+    pd_confine_kept_t kept;
+} chunk_at_t;
+
+/* A chunk's folder, done with: closed unless a batch keeps it. */
+static void chunk_dir_done(const chunk_at_t *at, int dir)
+{
+    if (at == NULL && dir >= 0) {
+        close(dir);
+    }
+}
+
 /* The folder of a chunk's file and its .part, opened (created at offset
  * 0, after the free-disk check). 0; 1 when the .part does not end where
  * the chunk starts (j->have says where the sender resumes); or the error
  * the job failed with. */
-static int chunk_open(pd_chunk_job_t *j, int *dirp, int *fdp, char *part, size_t partlen,
-                      const char **base)
+static int chunk_open(pd_chunk_job_t *j, chunk_at_t *at, int *dirp, int *fdp, char *part,
+                      size_t partlen, const char **base)
 {
     char why[400];
     struct stat st;
     int root, dir, fd, rv;
-    if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
+    if (at) {
+        rv =
+            pd_confine_parent_kept(&at->kept, at->root, j->dst, true, &dir, base, why, sizeof(why));
+    } else if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
         return pd_job_fail(PD_JOB(j), rv, "%s", why);
+    } else {
+        rv = pd_confine_parent(root, j->dst, true, &dir, base, why, sizeof(why));
+        close(root);
     }
-    rv = pd_confine_parent(root, j->dst, true, &dir, base, why, sizeof(why));
-    close(root);
     if (rv != 0) {
         j->have = 0;
         return pd_job_fail(PD_JOB(j), rv, "save_path tree: %s", why);
     }
     if ((size_t)snprintf(part, partlen, "%s.part", *base) >= partlen) {
-        close(dir);
+        chunk_dir_done(at, dir);
         return pd_job_fail(PD_JOB(j), PROFD_EPATH, "name too long: %.200s", j->dst);
     }
     if (j->offset == 0) {
         if (pd_job_floor_check(PD_JOB(j), j->min_free, 0, dir, j->size) != 0) {
             j->have = 0;
-            close(dir);
+            chunk_dir_done(at, dir);
             return j->rv;
         }
         fd = openat(dir, part, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -139,13 +158,13 @@ static int chunk_open(pd_chunk_job_t *j, int *dirp, int *fdp, char *part, size_t
     if (fd < 0) {
         j->have = 0; /* nothing usable here: start the file again */
         rv = pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot open %s: %s", part, strerror(errno));
-        close(dir);
+        chunk_dir_done(at, dir);
         return rv;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (j->offset > 0 && st.st_size != j->offset)) {
         j->have = S_ISREG(st.st_mode) ? st.st_size : 0; /* resume from what is really here */
         close(fd);
-        close(dir);
+        chunk_dir_done(at, dir);
         return 1; /* no error: the sender resumes at j->have */
     }
     *dirp = dir;
@@ -214,7 +233,7 @@ static int chunk_hash_upto(pd_chunk_job_t *j, int fd, const char *part)
     return 0;
 }
 
-void pd_chunk_run(pd_chunk_job_t *j)
+static void chunk_write(pd_chunk_job_t *j, chunk_at_t *at)
 {
     char part[NAME_MAX + 1];
     const char *base;
@@ -224,12 +243,12 @@ void pd_chunk_run(pd_chunk_job_t *j)
     j->got[0] = '\0';
     j->complete = false;
     j->have = j->offset;
-    if (chunk_open(j, &dir, &fd, part, sizeof(part), &base) != 0) {
+    if (chunk_open(j, at, &dir, &fd, part, sizeof(part), &base) != 0) {
         return;
     }
     if (j->hash && chunk_hash_upto(j, fd, part) != 0) {
         close(fd);
-        close(dir);
+        chunk_dir_done(at, dir);
         return;
     }
     for (size_t off = 0; off < j->len;) {
@@ -240,7 +259,7 @@ void pd_chunk_run(pd_chunk_job_t *j)
         if (w < 0) {
             pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
             close(fd);
-            close(dir);
+            chunk_dir_done(at, dir);
             return;
         }
         off += (size_t)w;
@@ -254,7 +273,7 @@ void pd_chunk_run(pd_chunk_job_t *j)
         if (close(fd) != 0) {
             pd_job_fail(PD_JOB(j), PROFD_EIO, "cannot write %s: %s", part, strerror(errno));
         }
-        close(dir);
+        chunk_dir_done(at, dir);
         return;
     }
     if (j->hash) {
@@ -269,12 +288,12 @@ void pd_chunk_run(pd_chunk_job_t *j)
             pd_job_fail(PD_JOB(j), PROFD_EIO, "checksum mismatch: received %s, expected %s", j->got,
                         j->expect);
             close(fd);
-            close(dir);
+            chunk_dir_done(at, dir);
             return;
         }
     } else if (j->expect[0] && chunk_verify(j, dir, fd, part) != 0) {
         close(fd);
-        close(dir);
+        chunk_dir_done(at, dir);
         return;
     }
     if (close(fd) != 0) {
@@ -284,7 +303,35 @@ void pd_chunk_run(pd_chunk_job_t *j)
     } else {
         j->complete = true;
     }
-    close(dir);
+    chunk_dir_done(at, dir);
+}
+
+void pd_chunk_run(pd_chunk_job_t *j)
+{
+    chunk_write(j, NULL);
+}
+
+void pd_chunks_run(pd_chunks_job_t *b)
+{
+    char why[400];
+    chunk_at_t at;
+    int rv = pd_confine_root(b->root, &at.root, why, sizeof(why));
+    pd_confine_kept_init(&at.kept);
+    for (size_t i = 0; i < b->n; i++) {
+        pd_chunk_job_t *j = b->items[i];
+        if (rv != 0) {
+            j->rv = 0;
+            j->complete = false;
+            j->have = 0;
+            pd_job_fail(PD_JOB(j), rv, "%s", why);
+            continue;
+        }
+        chunk_write(j, &at);
+    }
+    pd_confine_kept_close(&at.kept);
+    if (rv == 0) {
+        close(at.root);
+    }
 }
 
 /* ---- spool removal ---- */

@@ -722,6 +722,25 @@ static void chunk_free(pd_job_t *j)
     free(((pd_chunk_job_t *)j)->data);
 }
 
+static void chunks_run(pd_job_t *j)
+{
+    pd_chunks_run((pd_chunks_job_t *)j);
+}
+
+static void chunks_free(pd_job_t *j)
+{
+    pd_chunks_job_t *b = (pd_chunks_job_t *)j;
+    for (size_t i = 0; i < b->n; i++) {
+        if (b->items[i]) {
+            b->items[i]->data = NULL; /* b->data's */
+            free(b->items[i]->hash);  /* its own (a chunk's single job borrows its caller's) */
+            pd_job_free(PD_JOB(b->items[i]));
+        }
+    }
+    free(b->items);
+    free(b->data);
+}
+
 static void remove_run(pd_job_t *j)
 {
     pd_remove_run((pd_remove_job_t *)j);
@@ -767,6 +786,7 @@ static const struct {
     [PD_JOB_GATHER] = {sizeof(pd_gather_job_t), gather_run, gather_free},
     [PD_JOB_WRITE] = {sizeof(pd_write_job_t), write_run, write_free},
     [PD_JOB_CHUNK] = {sizeof(pd_chunk_job_t), chunk_run, chunk_free},
+    [PD_JOB_CHUNKS] = {sizeof(pd_chunks_job_t), chunks_run, chunks_free},
     [PD_JOB_REMOVE] = {sizeof(pd_remove_job_t), remove_run, NULL},
     [PD_JOB_LINK] = {sizeof(pd_link_job_t), link_run, link_free},
     [PD_JOB_MERGE] = {sizeof(pd_merge_job_t), merge_run, merge_free},

@@ -52,6 +52,7 @@ void pd_job_run(pd_job_t *j);
 void pd_gather_run(pd_gather_job_t *j);
 void pd_write_run(pd_write_job_t *j);
 void pd_chunk_run(pd_chunk_job_t *j);
+void pd_chunks_run(pd_chunks_job_t *j);
 void pd_remove_run(pd_remove_job_t *j);
 /* Hard links (a symlink where the file system has none) of regular files
  * into a folder made for them; an existing name is left alone. Counts the

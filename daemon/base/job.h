@@ -27,6 +27,7 @@ typedef enum pd_job_kind {
     PD_JOB_GATHER, /* move spool/src -> root/dst, list files */
     PD_JOB_WRITE,  /* write `data` to root/dst atomically (manifest.json) */
     PD_JOB_CHUNK,  /* write `data` at `offset` of root/<dst>.part; at `size`, verify and rename */
+    PD_JOB_CHUNKS, /* several whole files, each a PD_JOB_CHUNK of one chunk, one job */
     PD_JOB_REMOVE, /* remove spool/src, a whole tree; then .trash when it is empty */
     PD_JOB_LINK,   /* link root/<links[i]> as root/dst/<its name> (TensorBoard's run folder) */
     PD_JOB_MERGE,  /* merge the traces merge->inputs into root/dst (tracemerge.h) */
@@ -152,6 +153,18 @@ typedef struct pd_chunk_job {
     bool complete; /* the file is whole, verified and renamed */
     bool mismatch; /* the whole file failed its checksum; the .part is gone */
 } pd_chunk_job_t;
+
+/* PD_JOB_CHUNKS: whole files (each item a PD_JOB_CHUNK at offset 0 of
+ * its whole size, its outcome in it) written one after another in one
+ * job: the save tree opened once, and a folder kept open across the
+ * files in it (pd_confine_parent_kept). Each item's `hash` is its own,
+ * freed with the job (`hashed` may point into it). */
+typedef struct pd_chunks_job {
+    PD_JOB_FIELDS
+    char *data;             /* owned: every item's bytes, its data pointing into them */
+    pd_chunk_job_t **items; /* owned */
+    size_t n;
+} pd_chunks_job_t;
 
 /* PD_JOB_REMOVE: spool/src, a whole tree; then .trash when it is empty. */
 typedef struct pd_remove_job {

@@ -417,6 +417,7 @@ static void on_hello(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     m.u.node_welcome.gen = c->n->gen;
     m.u.node_welcome.save_path = (char *)c->n->save_path;
     m.u.node_welcome.batches = true;
+    m.u.node_welcome.files = true;
     pd_node_reply_durable(c->n, req, &m); /* the node list holds it */
 }
 
@@ -631,6 +632,18 @@ static void on_chunk(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payloa
     pd_remote_on_chunk(c->n, req, &msg->u.chunk, payload, plen);
 }
 
+/* Whole small files in one request (chunks): see remote.h. */
+static void on_chunks(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
+{
+    pd_coord_t *c = ctx;
+    peer_node_t *p = node_find(c, msg->u.chunks.node);
+    if (p == NULL || p->awaited) { /* see known() */
+        pd_req_reply_error(req, PROFD_ECLIENT, "unknown node %s", msg->u.chunks.node);
+        return;
+    }
+    pd_remote_on_chunks(c->n, req, &msg->u.chunks, payload, plen);
+}
+
 static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload, size_t plen)
 {
     pd_coord_t *c = ctx;
@@ -647,7 +660,7 @@ static void on_bye(void *ctx, pd_req_t *req, pp_msg_t *msg, const void *payload,
 static const pd_handler_t handlers[] = {
     {PP_T_node_hello, on_hello}, {PP_T_node_roster, on_roster},   {PP_T_node_summary, on_summary},
     {PP_T_node_watch, on_watch}, {PP_T_node_result, on_result},   {PP_T_chunk, on_chunk},
-    {PP_T_node_bye, on_bye},     {PP_T_node_results, on_results},
+    {PP_T_node_bye, on_bye},     {PP_T_node_results, on_results}, {PP_T_chunks, on_chunks},
 };
 
 static void on_pipe_gone(uint32_t pipe, void *arg)
@@ -701,6 +714,7 @@ int pd_coord_listen(pd_coord_t *c, char *err, size_t errlen)
         .accept = PD_ACCEPT(PP_ACC_NODE),
         .max_json = (size_t)cfg->max_msg_bytes,
         .framed = PP_T_chunk,
+        .framed2 = PP_T_chunks,
         .handlers = handlers,
         .nhandlers = sizeof(handlers) / sizeof(handlers[0]),
         .bad_requests = &n->bad_requests,

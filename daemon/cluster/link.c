@@ -86,6 +86,7 @@ static void on_hello(void *arg, int rv, const void *body, size_t len)
     }
     snprintf(l->coord, sizeof(l->coord), "%s", m.u.node_welcome.instance);
     l->batches = m.u.node_welcome.batches;
+    l->files = m.u.node_welcome.files;
     pd_node_coordinator_known(l->n, l->coord); /* kept over a restart of this node */
     pp_msg_free(&m);
     l->registered = true;

@@ -197,6 +197,14 @@ static void on_chunk(void *arg, int rv, const void *body, size_t len)
     l->pump(l);
 }
 
+/* May x go in a chunks request: a coordinator that takes them, a whole
+ * file of one chunk, nothing of it sent or held yet. */
+static bool batchable(const pd_link_t *l, const xfer_t *x)
+{
+    return l->files && !x->alone && x->size <= l->n->cfg->chunk_bytes && x->next == 0 &&
+           x->have == 0 && x->acked == 0;
+}
+
 static void on_read(uv_fs_t *req)
 {
     xfer_t *x = req->data;
@@ -225,6 +233,11 @@ static void on_read(uv_fs_t *req)
     if (x->read_at == x->hashed) { /* hashed as it goes out: no second pass */
         XXH64_update(x->hs, x->buf, (size_t)n);
         x->hashed += n;
+    }
+    if (x->read_at == 0 && n == x->size && !x->rewind && batchable(l, x)) {
+        x->state = X_READY; /* the whole file: goes in the next chunks request */
+        l->pump(l);
+        return;
     }
     if (x->read_at < x->next || x->rewind) { /* only hashed: catching up, or going back */
         xfer_settle(l, x);
@@ -335,6 +348,152 @@ void pd_link_queue_file(pd_link_t *l, pd_window_t *w, int64_t client, const pp_c
     w->pending++;
 }
 
+/* ---- whole small files, several a request ---- */
+
+/* A file of a chunks request the coordinator did not take now: sent again
+ * from its start, on its own unless the link was lost. */
+static void batch_again(pd_link_t *l, xfer_t *x, bool alone, const char *why)
+{
+    x->next = 0;
+    x->have = 0;
+    x->tail_sent = false;
+    x->alone = x->alone || alone;
+    xfer_retry(l, x, why);
+}
+
+static void on_chunks(void *arg, int rv, const void *body, size_t len)
+{
+    xbatch_t *q = arg;
+    pd_link_t *l = q->l;
+    pp_msg_t m;
+    const pp_chunks_reply_t *a = NULL;
+    q->used = false;
+    l->nxfers_out--;
+    rv = pd_link_reply_of(rv, body, len, PP_T_chunks_reply, &m);
+    if (rv == 0) {
+        a = &m.u.chunks_reply;
+        if (a->codes_n != q->n || a->messages_n != q->n) {
+            pp_msg_free(&m);
+            a = NULL;
+            rv = PROFD_EPROTO;
+        }
+    }
+    /* a lost link: every file goes again, in a request as before */
+    bool lost = rv == PROFD_ETIMEDOUT || rv == PROFD_ENODAEMON || rv == PROFD_ECLOSED ||
+                rv == PROFD_ECLIENT;
+    if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
+        pd_link_lost(l, "it does not know this node");
+    }
+    for (size_t i = 0; i < q->n; i++) {
+        xfer_t *x = q->x[i];
+        int code = a ? (int)a->codes[i] : rv;
+        x->inflight = 0;
+        x->state = X_IDLE;
+        if (x->gone) {
+            xfer_end(l, x);
+            continue;
+        }
+        if (code != 0 && !(a && (code == PROFD_ENOENT || code == PROFD_EINVAL))) {
+            batch_again(l, x, !lost, a ? a->messages[i] : profd_strerror(code));
+            continue;
+        }
+        if (code != 0) { /* refused, as a single chunk's error reply */
+            PD_LOG(l->n->log, PD_LOG_WARN, "link", "%s refused by the coordinator: %s", x->path,
+                   a->messages[i]);
+        } else { /* the coordinator's journal holds it */
+            pd_confine_unlink(l->n->spool, x->src);
+        }
+        l->backlog_files--;
+        l->backlog_bytes -= x->size - x->acked;
+        int64_t window = x->window;
+        xfer_end(l, x);
+        pd_link_delivered(l, window);
+    }
+    if (a) {
+        pp_msg_free(&m);
+    }
+    l->pump(l);
+}
+
+/* One chunks request of the files read whole (X_READY), once no other
+ * such file is being read or a request's worth is ready: up to FILES_BATCH
+ * files, their bytes within chunk_bytes and their JSON (an item's
+ * numbers, names and checksum in under 160 bytes beside its path) within
+ * limits.max_msg_bytes, one file at least. */
+static void batch_pump(pd_link_t *l)
+{
+    size_t ready = 0, bytes = 0, json = 64 + strlen(l->n->name);
+    bool reading = false;
+    xbatch_t *q = NULL;
+    for (xfer_t *x = l->xfers; x; x = x->next_x) {
+        ready += x->state == X_READY;
+        reading = reading || (x->state == X_READING && batchable(l, x));
+    }
+    for (int i = 0; i < MAX_XFERS && q == NULL; i++) {
+        q = l->xbatches[i].used ? NULL : &l->xbatches[i];
+    }
+    if (ready == 0 || (reading && ready < FILES_BATCH) || l->nxfers_out >= MAX_XFERS || q == NULL ||
+        !l->registered) {
+        return;
+    }
+    pp_chunk_item_t items[FILES_BATCH];
+    char sums[FILES_BATCH][32];
+    q->l = l;
+    q->n = 0;
+    for (xfer_t *x = l->xfers; x && q->n < FILES_BATCH; x = x->next_x) {
+        size_t item = 160 + strlen(x->path);
+        if (x->state != X_READY ||
+            (q->n > 0 && (bytes + (size_t)x->size > (size_t)l->n->cfg->chunk_bytes ||
+                          json + item > (size_t)l->n->cfg->max_msg_bytes))) {
+            continue;
+        }
+        json += item;
+        snprintf(sums[q->n], sizeof(sums[q->n]), "xxh64:%016llx",
+                 (unsigned long long)XXH64_digest(x->hs));
+        items[q->n] = (pp_chunk_item_t){.window = x->remote,
+                                        .path = x->path,
+                                        .len = x->size,
+                                        .size = x->size,
+                                        .checksum = sums[q->n]};
+        q->x[q->n++] = x;
+        bytes += (size_t)x->size;
+    }
+    char *payload = malloc(bytes + 1);
+    size_t off = 0;
+    pp_msg_t m;
+    pp_msg_init(&m, PP_T_chunks);
+    m.u.chunks.node = (char *)l->n->name;
+    m.u.chunks.items = items;
+    m.u.chunks.items_n = q->n;
+    for (size_t i = 0; payload && i < q->n; i++) {
+        memcpy(payload + off, q->x[i]->buf, (size_t)q->x[i]->size);
+        off += (size_t)q->x[i]->size;
+    }
+    int rv = payload == NULL ? PROFD_ENOMEM
+                             : pd_reqc_send_msg(l->data, &m, bytes ? payload : NULL, bytes,
+                                                CHUNK_TIMEOUT_MS, on_chunks, q);
+    free(payload);
+    for (size_t i = 0; i < q->n; i++) {
+        xfer_t *x = q->x[i];
+        if (rv != 0) {
+            x->state = X_IDLE;
+            batch_again(l, x, true, "cannot send");
+            continue;
+        }
+        x->state = X_BATCHED;
+        x->inflight = 1;
+        x->next = x->size;
+        x->tail_sent = true;
+        free(x->buf); /* read again should it go again */
+        x->buf = NULL;
+        l->nbufs--;
+    }
+    if (rv == 0) {
+        q->used = true;
+        l->nxfers_out++;
+    }
+}
+
 void pd_link_stream_pump(pd_link_t *l, int64_t now)
 {
     /* up to 1 + the coordinator's queue chunks of a file in flight, its
@@ -346,6 +505,7 @@ void pd_link_stream_pump(pd_link_t *l, int64_t now)
             xfer_step(l, x);
         }
     }
+    batch_pump(l);
 }
 
 void pd_link_stream_fini(pd_link_t *l)

@@ -20,6 +20,7 @@ typedef struct pd_link pd_link_t; /* as in link.h */
 #define MAX_RESULTS      16 /* requests of results in flight: not one round trip after another */
 #define RESULTS_BATCH    64 /* results in one node_results request at most */
 #define CLOCK_SAMPLES    16
+#define FILES_BATCH      64 /* whole small files in one chunks request at most */
 
 /* A worker's result for a window, queued until the coordinator answers:
  * buf holds it encoded as a node_result_item. */
@@ -41,8 +42,9 @@ typedef struct fwd_req {
     fwd_t *f[RESULTS_BATCH];
 } fwd_req_t;
 
-/* X_HELD: waits until the coordinator acknowledged the capture's result */
-enum { X_HELD, X_IDLE, X_READING };
+/* X_HELD: waits until the coordinator acknowledged the capture's result;
+ * X_READY: read whole, waits to go in a chunks request; X_BATCHED: in one */
+enum { X_HELD, X_IDLE, X_READING, X_READY, X_BATCHED };
 
 typedef struct xfer xfer_t;
 
@@ -71,6 +73,7 @@ struct xfer {
     bool tail_sent; /* the chunk that ends the file is out */
     bool rewind;    /* a chunk was not taken: once none is out, send again from `have` */
     bool gone;      /* delivered or refused: freed once nothing of it runs */
+    bool alone;     /* sent in chunks of its own, never in a chunks request */
     int64_t retry_ms;
     int64_t backoff_ms; /* the coordinator took nothing of the last chunk (a full disk) */
     /* the file is hashed as it is read to be sent (its checksum goes with
@@ -86,6 +89,14 @@ struct xfer {
     struct xfer *next_x;
 };
 
+/* A chunks request in flight: its files in order. */
+typedef struct xbatch {
+    pd_link_t *l;
+    bool used;
+    size_t n;
+    xfer_t *x[FILES_BATCH];
+} xbatch_t;
+
 struct pd_link {
     pd_node_t *n;
     void (*pump)(pd_link_t *l); /* link.c's: whatever can go out now */
@@ -95,12 +106,14 @@ struct pd_link {
     bool registered, hello_out, roster_out, roster_dirty, summary_out, watch_out;
     int results_out;
     bool batches; /* the coordinator takes node_results (its node_welcome) */
+    bool files;   /* the coordinator takes chunks: whole small files, several a request */
     fwd_req_t reqs[MAX_RESULTS];
     char coord[64]; /* the coordinator's instance */
     int64_t gen;
     int64_t backoff_ms, next_try_ms, last_summary_ms;
     fwd_t *results, **results_tail;
     xfer_t *xfers;
+    xbatch_t xbatches[MAX_XFERS]; /* each counts one in nxfers_out */
     int nxfers_out;
     int64_t coord_queue; /* chunks of a file the coordinator holds behind a write (its acks) */
     int nbufs;           /* files holding a read buffer (begun, not finished) */

@@ -476,28 +476,28 @@ fail:
     return rv;
 }
 
-/* A chunk of a done window whose files' list is gone (every file
- * arrived): a resend after the reply was lost, answered as the file's last
- * ack when its captures (read back from its manifest when it is
- * compacted) list the file as one of that node's members', else refused
- * as an unexpected file. */
-static void done_file(pd_node_t *n, pd_req_t *req, pd_window_t *w, const pp_chunk_t *c)
+/* A file of a done window whose files' list is gone (every file
+ * arrived): a resend after the reply was lost, acknowledged as arrived
+ * when its captures (read back from its manifest when it is compacted)
+ * list the file as one of that node's members', else refused as an
+ * unexpected file. Its size (0), or the code with its reason in err. */
+static int done_file(pd_window_t *w, const char *node, const char *file, int64_t *sizep, char *err,
+                     size_t errlen)
 {
-    char err[600], path[PD_INCOMING_PATH_MAX + 1];
+    char path[PD_INCOMING_PATH_MAX + 1];
     bool back;
     int64_t size = -1;
-    if (pd_wcaps_open(w, &back, err, sizeof(err)) != 0) {
-        pd_req_reply_error(req, PROFD_EIO, "%s", err);
-        return;
+    if (pd_wcaps_open(w, &back, err, errlen) != 0) {
+        return PROFD_EIO;
     }
     for (size_t i = 0; i < w->nmembers && size < 0; i++) {
         const pd_member_t *m = &w->members[i];
-        for (size_t k = 0; strcmp(m->node, c->node) == 0 && k < m->ncaps && size < 0; k++) {
+        for (size_t k = 0; strcmp(m->node, node) == 0 && k < m->ncaps && size < 0; k++) {
             const pp_capture_t *cp = &m->caps[k];
             for (size_t f = 0; cp->dir && f < cp->files_n && size < 0; f++) {
                 if ((size_t)snprintf(path, sizeof(path), "%s/%s", cp->dir, cp->files[f].path) <
                         sizeof(path) &&
-                    strcmp(path, c->path) == 0) {
+                    strcmp(path, file) == 0) {
                     size = cp->files[f].bytes;
                 }
             }
@@ -505,11 +505,11 @@ static void done_file(pd_node_t *n, pd_req_t *req, pd_window_t *w, const pp_chun
     }
     pd_wcaps_done(w, back);
     if (size < 0) {
-        pd_req_reply_error(req, PROFD_ENOENT, "window %s expects no file %.200s from %s", w->name,
-                           c->path, c->node);
-        return;
+        snprintf(err, errlen, "window %s expects no file %.200s from %s", w->name, file, node);
+        return PROFD_ENOENT;
     }
-    reply_ack(n, req, size, true);
+    *sizep = size;
+    return 0;
 }
 
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
@@ -525,7 +525,14 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
     if (w->state == PP_WS_DONE && w->incoming == NULL) {
         /* done, its files' list dropped (every one arrived): the window's
          * captures list them, read back from its manifest when compacted */
-        done_file(n, req, w, c);
+        char err[600];
+        int64_t size;
+        int rv = done_file(w, c->node, c->path, &size, err, sizeof(err));
+        if (rv != 0) {
+            pd_req_reply_error(req, rv, "%s", err);
+        } else {
+            reply_ack(n, req, size, true);
+        }
         return;
     }
     in = pd_windows_incoming(w, c->path, &idx);
@@ -607,6 +614,286 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
         return;
     }
     chunk_submit(n, req, w, in, idx, c->offset, data, plen, c->checksum, NULL);
+}
+
+/* ---- whole small files in one request (chunks) ---- */
+
+/* A batch being written: its request, parked, answered once the job is
+ * over; each item's slot in the job (-1: answered already, its code in
+ * the reply) and the incoming file it writes. */
+typedef struct batch_ctx {
+    pd_node_t *n;
+    pd_req_t *req;
+    pp_msg_t reply; /* chunks_reply: a code and a message per item */
+    size_t nitems;
+    struct batch_item {
+        int64_t window;
+        size_t in;
+        ssize_t job;
+    } * item;
+} batch_ctx_t;
+
+static void batch_free(batch_ctx_t *bc)
+{
+    pp_msg_free(&bc->reply);
+    free(bc->item);
+    free(bc);
+}
+
+/* Item i's outcome: 0 with "" or a code with its reason. */
+static void batch_set(batch_ctx_t *bc, size_t i, int code, const char *why)
+{
+    pp_chunks_reply_t *a = &bc->reply.u.chunks_reply;
+    a->codes[i] = code;
+    free(a->messages[i]);
+    a->messages[i] = strdup(code != 0 && why ? why : "");
+}
+
+static void batch_reply(pd_node_t *n, batch_ctx_t *bc)
+{
+    pp_chunks_reply_t *a = &bc->reply.u.chunks_reply;
+    for (size_t i = 0; i < a->messages_n; i++) {
+        if (a->messages[i] == NULL) {
+            pd_req_reply_error(bc->req, PROFD_ENOMEM, "out of memory");
+            return;
+        }
+    }
+    /* the node forgets each file acknowledged: only once the journal holds it */
+    pd_node_reply_durable(n, bc->req, &bc->reply);
+}
+
+static void chunks_done(pd_job_t *job)
+{
+    pd_chunks_job_t *b = (pd_chunks_job_t *)job;
+    batch_ctx_t *bc = b->arg;
+    pd_node_t *n = bc->n;
+    for (size_t i = 0; i < bc->nitems; i++) {
+        if (bc->item[i].job < 0) {
+            continue;
+        }
+        pd_chunk_job_t *j = b->items[bc->item[i].job];
+        pd_window_t *w = pd_windows_get(n->win, bc->item[i].window);
+        pd_incoming_t *in =
+            w && bc->item[i].in < w->nincoming ? &w->incoming[bc->item[i].in] : NULL;
+        if (in == NULL) {
+            batch_set(bc, i, PROFD_ENOENT, "the window is gone");
+            continue;
+        }
+        if (in->done) { /* its node was lost meanwhile: settled */
+            batch_set(bc, i, 0, NULL);
+            continue;
+        }
+        in->busy = false;
+        in->have = j->have;
+        if (j->rv != 0 && !in->warned) {
+            PD_LOG(n->log, PD_LOG_WARN, "remote", "window %s: %s", w->name, j->reason);
+        }
+        in->warned = j->rv != 0;
+        if (j->complete) {
+            pd_member_t *m = in->member < w->nmembers ? &w->members[in->member] : NULL;
+            snprintf(in->checksum, sizeof(in->checksum), "%s", j->got);
+            if (m && in->cap < m->ncaps && in->file < m->caps[in->cap].files_n) {
+                pp_file_t *f = &m->caps[in->cap].files[in->file]; /* as chunk_done() */
+                free(f->checksum);
+                f->checksum = strdup(j->got);
+            }
+            w->bytes += in->size;
+            incoming_finished(n, w, in, PP_CAP_NONE, NULL);
+            batch_set(bc, i, 0, NULL);
+        } else if (j->rv == PROFD_ELIMIT || j->rv == PROFD_EPATH ||
+                   (j->mismatch && ++in->mismatches >= PD_REMOTE_MAX_MISMATCHES)) {
+            /* given up, as chunk_done() does: the node forgets the file */
+            incoming_finished(n, w, in, j->rv == PROFD_ELIMIT ? PP_CAP_TRUNCATED : PP_CAP_FAILED,
+                              j->reason);
+            batch_set(bc, i, 0, NULL);
+        } else {
+            batch_set(bc, i, j->rv ? j->rv : PROFD_EIO, j->reason);
+        }
+    }
+    if (!n->stopping) { /* when stopping, the endpoint freed the parked request */
+        batch_reply(n, bc);
+    }
+    batch_free(bc);
+    pd_job_free(job);
+}
+
+/* Item it of a batch, its bytes at `data`: 0 when it is to be written
+ * (*inp its incoming file), 1 when it is settled already (a resend after
+ * the reply was lost), else the code with its reason in err. */
+static int batch_check(pd_node_t *n, const char *node, const pp_chunk_item_t *it, pd_window_t **wp,
+                       pd_incoming_t **inp, size_t *idx, char *err, size_t errlen)
+{
+    pd_window_t *w = pd_windows_get(n->win, it->window);
+    int64_t size;
+    if (w == NULL) {
+        snprintf(err, errlen, "no window %lld", (long long)it->window);
+        return PROFD_ENOENT;
+    }
+    if (w->state == PP_WS_DONE && w->incoming == NULL) {
+        int rv = done_file(w, node, it->path, &size, err, errlen);
+        return rv != 0 ? rv : 1;
+    }
+    pd_incoming_t *in = pd_windows_incoming(w, it->path, idx);
+    pd_member_t *m = in && in->member < w->nmembers ? &w->members[in->member] : NULL;
+    if (in == NULL || m == NULL || strcmp(m->node, node) != 0) {
+        snprintf(err, errlen, "window %s expects no file %.200s from %s", w->name, it->path, node);
+        return PROFD_ENOENT;
+    }
+    if (in->done) {
+        return 1;
+    }
+    if (it->size != in->size || it->len != it->size) {
+        snprintf(err, errlen, "%.200s is not the whole file of %lld bytes", it->path,
+                 (long long)in->size);
+        return PROFD_EINVAL;
+    }
+    if (in->busy) { /* a chunk of it is being written: the node sends it on its own */
+        snprintf(err, errlen, "%.200s is being written", it->path);
+        return PROFD_ESTATE;
+    }
+    *wp = w;
+    *inp = in;
+    return 0;
+}
+
+void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, const void *payload,
+                         size_t plen)
+{
+    char err[600];
+    int64_t total = 0;
+    for (size_t i = 0; i < b->items_n; i++) {
+        total += b->items[i].len >= 0 ? b->items[i].len : 0;
+    }
+    if (b->items_n > PD_REMOTE_BATCH_MAX) {
+        pd_req_reply_error(req, PROFD_EINVAL, "%zu files in one request: at most %d", b->items_n,
+                           PD_REMOTE_BATCH_MAX);
+        return;
+    }
+    if (total != (int64_t)plen) {
+        pd_req_reply_error(req, PROFD_EINVAL, "the files' lengths add up to %lld, not %zu",
+                           (long long)total, plen);
+        return;
+    }
+    batch_ctx_t *bc = calloc(1, sizeof(*bc));
+    pd_chunks_job_t *job = (pd_chunks_job_t *)pd_job_new(PD_JOB_CHUNKS);
+    pp_chunks_reply_t *a = bc ? &bc->reply.u.chunks_reply : NULL;
+    if (bc) {
+        pp_msg_init(&bc->reply, PP_T_chunks_reply);
+        bc->n = n;
+        bc->req = req;
+        bc->nitems = b->items_n;
+        bc->item = calloc(b->items_n + 1, sizeof(*bc->item));
+        a->codes = calloc(b->items_n + 1, sizeof(*a->codes));
+        a->messages = calloc(b->items_n + 1, sizeof(*a->messages));
+    }
+    if (bc == NULL || job == NULL || bc->item == NULL || a->codes == NULL || a->messages == NULL ||
+        (job->items = calloc(b->items_n + 1, sizeof(*job->items))) == NULL ||
+        (plen && (job->data = malloc(plen)) == NULL)) {
+        goto nomem;
+    }
+    a->codes_n = a->messages_n = b->items_n;
+    if (plen) {
+        memcpy(job->data, payload, plen);
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < b->items_n; i++) {
+        const pp_chunk_item_t *it = &b->items[i];
+        pd_window_t *w = NULL;
+        pd_incoming_t *in = NULL;
+        size_t idx = 0;
+        char root[PD_PATH_MAX];
+        bc->item[i].job = -1;
+        err[0] = '\0';
+        int rv = batch_check(n, b->node, it, &w, &in, &idx, err, sizeof(err));
+        if (rv == 0) {
+            snprintf(root, sizeof(root), "%.*s", (int)w->root_len, w->dir);
+            if (job->n == 0) {
+                snprintf(job->root, sizeof(job->root), "%s", root);
+            } else if (strcmp(root, job->root) != 0) {
+                snprintf(err, sizeof(err), "%.200s is in another save tree", it->path);
+                rv = PROFD_ESTATE; /* sent on its own */
+            }
+        }
+        if (rv == 0) {
+            pd_chunk_job_t *j = (pd_chunk_job_t *)pd_job_new(PD_JOB_CHUNK);
+            if (j == NULL) {
+                goto nomem;
+            }
+            job->items[job->n] = j;
+            j->data = job->data + off;
+            j->len = (size_t)it->len;
+            j->size = it->size;
+            j->min_free = n->cfg->min_free_bytes;
+            snprintf(j->expect, sizeof(j->expect), "%s",
+                     it->checksum && it->checksum[0] ? it->checksum : in->checksum);
+            snprintf(j->dst, sizeof(j->dst), "%s/%s/%s", w->job, w->name, in->path);
+            /* a whole file: hashed as it is written, from its first byte */
+            j->hash = calloc(1, sizeof(XXH64_state_t) + sizeof(int64_t));
+            if (j->hash == NULL) {
+                goto nomem;
+            }
+            XXH64_reset(j->hash, 0);
+            j->hashed = (int64_t *)((XXH64_state_t *)j->hash + 1);
+            bc->item[i] = (struct batch_item){w->id, idx, (ssize_t)job->n++};
+            in->busy = true;
+        }
+        a->codes[i] = rv == 1 ? 0 : rv;
+        if ((a->messages[i] = strdup(rv == 0 || rv == 1 ? "" : err)) == NULL) {
+            goto nomem;
+        }
+        off += (size_t)(it->len >= 0 ? it->len : 0);
+    }
+    if (job->n == 0) { /* nothing to write: every item answered */
+        pd_chunks_job_t *none = job;
+        job = NULL;
+        pd_job_free(PD_JOB(none));
+        batch_reply(n, bc);
+        batch_free(bc);
+        return;
+    }
+    if (!pd_req_park(req)) { /* coordinator.max_node_requests held: sent again, one by one */
+        n->stats.chunks_deferred++;
+        for (size_t i = 0; i < b->items_n; i++) {
+            if (bc->item[i].job >= 0) {
+                pd_window_t *w = pd_windows_get(n->win, bc->item[i].window);
+                w->incoming[bc->item[i].in].busy = false;
+                bc->item[i].job = -1;
+                batch_set(bc, i, PROFD_ELIMIT, "request pool full: send it again");
+            }
+        }
+        pd_job_free(PD_JOB(job));
+        batch_reply(n, bc);
+        batch_free(bc);
+        return;
+    }
+    job->done = chunks_done;
+    job->arg = bc;
+    if (pd_job_submit(&n->loop->uv, PD_JOB(job)) != 0) {
+        for (size_t i = 0; i < b->items_n; i++) {
+            if (bc->item[i].job >= 0) {
+                pd_window_t *w = pd_windows_get(n->win, bc->item[i].window);
+                w->incoming[bc->item[i].in].busy = false;
+            }
+        }
+        pd_job_free(PD_JOB(job));
+        batch_free(bc);
+        pd_req_reply_error(req, PROFD_EINTERNAL, "cannot queue the write");
+    }
+    return;
+nomem:
+    for (size_t i = 0; bc && bc->item && i < b->items_n; i++) {
+        if (bc->item[i].job >= 0 && i < b->items_n) {
+            pd_window_t *w = pd_windows_get(n->win, bc->item[i].window);
+            if (w && bc->item[i].in < w->nincoming) {
+                w->incoming[bc->item[i].in].busy = false;
+            }
+        }
+    }
+    pd_job_free(PD_JOB(job));
+    if (bc) {
+        batch_free(bc);
+    }
+    pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
 }
 
 void pd_remote_node_lost(pd_node_t *n, const char *node, const char *reason)

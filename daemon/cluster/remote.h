@@ -40,6 +40,18 @@ int pd_remote_on_result(pd_node_t *n, const pd_rank_t *k, bool shared, pp_node_r
 void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const void *payload,
                         size_t plen);
 
+/* Whole files in one request (chunks, each item a file of one chunk):
+ * the ones expected are written in one job, and one reply, with each
+ * item's code and message in order, goes once the journal holds every
+ * file it acknowledges. An item's 0: the file arrived (now or before) or
+ * was given up (its capture says why): the node forgets it. PROFD_ENOENT /
+ * PROFD_EINVAL: refused (not expected, not the whole file). Any other
+ * code: not written now (being written, the request pool full, a write
+ * that failed): the node sends it again. */
+#define PD_REMOTE_BATCH_MAX 256
+void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, const void *payload,
+                         size_t plen);
+
 /* A node is gone: its files that have not arrived fail the captures. */
 void pd_remote_node_lost(pd_node_t *n, const char *node, const char *reason);
 

@@ -44,8 +44,8 @@ static void dispatch(pd_req_t *req, void *arg)
     }
     pd_handler_fn fn = handler_of(ep, m.type);
     snprintf(what, sizeof(what), "'%s' is not %s", pp_type_name(m.type), ep->o.what);
-    if (!(ep->o.accept & PD_ACCEPT(pp_type_access(m.type))) || (plen && m.type != ep->o.framed) ||
-        fn == NULL) {
+    if (!(ep->o.accept & PD_ACCEPT(pp_type_access(m.type))) ||
+        (plen && m.type != ep->o.framed && m.type != ep->o.framed2) || fn == NULL) {
         refuse(ep, req, PROFD_ETYPE, "%s", what);
     } else if (ep->o.permit &&
                (rv = ep->o.permit(ep->o.ctx, pd_req_peer(req), &m, err, sizeof(err))) != 0) {

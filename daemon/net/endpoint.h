@@ -4,8 +4,8 @@
  * An endpoint: a reply endpoint (rep.h) whose requests all go through one
  * dispatcher doing every check, in order, before any handler runs:
  *   1. size and codec: the JSON part decodes (size limit, JSON, version,
- *      known type, schema); a payload after a NUL only for the one framed
- *      type the endpoint takes;
+ *      known type, schema); a payload after a NUL only for the framed
+ *      types the endpoint takes (framed, framed2);
  *   2. the access class messages.def gives the type is one this endpoint
  *      serves;
  *   3. the peer may send it (the endpoint's permit function);
@@ -45,11 +45,12 @@ typedef int (*pd_permit_fn)(void *ctx, const pd_peer_t *peer, const pp_msg_t *m,
 #define PD_ACCEPT(acc) (1u << (acc))
 
 typedef struct pd_endpoint_opts {
-    const char *name; /* log tag: "worker", "control", "coord" */
-    const char *what; /* a refused type is "'TYPE' is not WHAT" */
-    unsigned accept;  /* PD_ACCEPT(PP_ACC_...) of the classes served */
-    size_t max_json;  /* limit of the JSON part (limits.max_msg_bytes) */
-    pp_type_t framed; /* the type that may carry a payload; PP_T_NONE */
+    const char *name;  /* log tag: "worker", "control", "coord" */
+    const char *what;  /* a refused type is "'TYPE' is not WHAT" */
+    unsigned accept;   /* PD_ACCEPT(PP_ACC_...) of the classes served */
+    size_t max_json;   /* limit of the JSON part (limits.max_msg_bytes) */
+    pp_type_t framed;  /* the type that may carry a payload; PP_T_NONE */
+    pp_type_t framed2; /* a second one (the node endpoint's chunks); PP_T_NONE */
     const pd_handler_t *handlers;
     size_t nhandlers;
     pd_permit_fn permit;   /* NULL: every peer may send what the endpoint serves */

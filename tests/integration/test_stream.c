@@ -16,7 +16,8 @@
  * written is answered with what the file holds, and a restart resumes
  * from there with the hash still right. Once the window is done and
  * compacted (its members freed), a chunk sent again is answered from its
- * manifest and a result sent again is acknowledged.
+ * manifest and a result sent again is acknowledged. Whole small files in
+ * one request (chunks): each item's outcome, a file sent again settled.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -740,6 +741,161 @@ static void test_stream_results_in_a_batch(void **state)
     fx_daemon_free(r);
 }
 
+/* Whole small files several a request (chunks, issue 30), as a node sends
+ * them to a coordinator whose node_welcome said `files`: rank 0's a.json
+ * whole, a file the window does not expect (PROFD_ENOENT), rank 1's
+ * c.json with half its bytes (PROFD_EINVAL: not the whole file), rank 0's
+ * b.json with a wrong checksum (PROFD_EIO, sent again); then a.json sent
+ * again (0: it has it), c.json and b.json whole: the window completes with
+ * the three files, and the second request sent again once the window is
+ * done (its reply lost) gets 0 for each file, the unexpected one still
+ * PROFD_ENOENT. */
+typedef struct bfile {
+    const char *path; /* below the window folder */
+    const char *data;
+    int64_t len, size;
+    const char *sum;
+} bfile_t;
+
+static void files_batch(nng_socket s, const bfile_t *f, int n, const int *codes,
+                        const char *const *messages)
+{
+    pp_chunk_item_t items[8];
+    char payload[SIZE], *buf;
+    size_t off = 0, blen;
+    pp_msg_t m, rep;
+    for (int i = 0; i < n; i++) {
+        items[i] = (pp_chunk_item_t){.window = 1,
+                                     .path = (char *)f[i].path,
+                                     .len = f[i].len,
+                                     .size = f[i].size,
+                                     .checksum = (char *)f[i].sum};
+        memcpy(payload + off, f[i].data, (size_t)f[i].len);
+        off += (size_t)f[i].len;
+    }
+    pp_msg_init(&m, PP_T_chunks);
+    m.u.chunks.node = NODE;
+    m.u.chunks.items = items;
+    m.u.chunks.items_n = (size_t)n;
+    assert_int_equal(pp_frame_encode(&m, payload, off, &buf, &blen), 0);
+    int rv = fx_ask_raw(s, buf, blen, &rep);
+    free(buf);
+    if (rv != 0) {
+        fail_msg("chunks refused: %s", rep.u.error.message);
+    }
+    assert_int_equal(rep.type, PP_T_chunks_reply);
+    assert_int_equal(rep.u.chunks_reply.codes_n, n);
+    assert_int_equal(rep.u.chunks_reply.messages_n, n);
+    for (int i = 0; i < n; i++) {
+        if (rep.u.chunks_reply.codes[i] != codes[i]) {
+            fail_msg("%s: %lld (%s), not %d", f[i].path, (long long)rep.u.chunks_reply.codes[i],
+                     rep.u.chunks_reply.messages[i], codes[i]);
+        }
+        assert_string_equal(rep.u.chunks_reply.messages[i], messages[i]);
+    }
+    pp_msg_free(&rep);
+}
+
+static void assert_small_file(const fx_daemon_t *r, const char *path, const char *data, size_t len)
+{
+    char file[1024], got[SIZE + 1];
+    struct stat st;
+    fx_path_of(file, sizeof(file), "%s/j/w1-step5/%s", r->cfg.save_path, path);
+    FILE *f = fopen(file, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(got, 1, sizeof(got), f), len);
+    fclose(f);
+    assert_memory_equal(got, data, len);
+    fx_path_of(file, sizeof(file), "%s/j/w1-step5/%s.part", r->cfg.save_path, path);
+    assert_int_equal(stat(file, &st), -1);
+}
+
+static void test_stream_files_in_a_batch(void **state)
+{
+    char data[SIZE], sa[32], sb[32], sc[32], q[2048], mismatch[128];
+    pp_msg_t rep;
+    pp_manifest_t man;
+    fx_daemon_t *r = coordinator_start();
+    nng_socket s = fx_dial(r->cfg.coordinator_listen);
+    assert_int_equal(
+        fx_ask(s,
+               "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
+               "\",\"ranks\":[{\"client\":7,\"job\":\"j\",\"role\":\"actor\",\"rank\":0,"
+               "\"host\":\"host1\",\"pid\":4242},{\"client\":8,\"job\":\"j\",\"role\":\"actor\","
+               "\"rank\":1,\"host\":\"host1\",\"pid\":4243}]}",
+               &rep),
+        0);
+    assert_int_equal(rep.type, PP_T_node_welcome);
+    assert_true(rep.u.node_welcome.files);
+    pp_msg_free(&rep);
+    fx_start_window(r->cfg.control_url,
+                    "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],\"tool\":\"sim\"}",
+                    "w1-step5", 2);
+    pattern(data, 5);
+    snprintf(sa, sizeof(sa), "xxh64:%016llx", (unsigned long long)XXH64(data, 100, 0));
+    snprintf(sb, sizeof(sb), "xxh64:%016llx", (unsigned long long)XXH64(data + 100, 40, 0));
+    snprintf(sc, sizeof(sc), "xxh64:%016llx", (unsigned long long)XXH64(data + 140, 60, 0));
+    snprintf(
+        q, sizeof(q),
+        "{\"v\":1,\"type\":\"node_results\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
+        "\",\"items\":[{\"window\":1,\"client\":7,\"captures\":[{\"role\":\"e2e\",\"rank\":0,"
+        "\"host\":\"host1\",\"pid\":4242,\"first_step\":5,\"last_step\":5,\"status\":"
+        "\"complete\",\"dir\":\"e2e/rank0-host1\",\"files\":[{\"path\":\"a.json\",\"bytes\":100,"
+        "\"checksum\":\"%s\"},{\"path\":\"b.json\",\"bytes\":40,\"checksum\":\"%s\"}]}]},"
+        "{\"window\":1,\"client\":8,\"captures\":[{\"role\":\"e2e\",\"rank\":1,\"host\":"
+        "\"host1\",\"pid\":4243,\"first_step\":5,\"last_step\":5,\"status\":\"complete\","
+        "\"dir\":\"e2e/rank1-host1\",\"files\":[{\"path\":\"c.json\",\"bytes\":60,\"checksum\":"
+        "\"%s\"}]}]}]}",
+        sa, sb, sc);
+    assert_int_equal(fx_ask(s, q, &rep), 0);
+    assert_int_equal(rep.type, PP_T_node_results_reply);
+    assert_int_equal(rep.u.node_results_reply.codes_n, 2);
+    assert_int_equal(rep.u.node_results_reply.codes[0], 0);
+    assert_int_equal(rep.u.node_results_reply.codes[1], 0);
+    pp_msg_free(&rep);
+
+    const char *zero = "xxh64:0000000000000000";
+    bfile_t first[] = {
+        {"e2e/rank0-host1/a.json", data, 100, 100, sa},
+        {"e2e/rank0-host1/nope.json", data, 10, 10, sa},
+        {"e2e/rank1-host1/c.json", data + 140, 30, 60, sc},
+        {"e2e/rank0-host1/b.json", data + 100, 40, 40, zero},
+    };
+    snprintf(mismatch, sizeof(mismatch), "checksum mismatch: received %s, expected %s", sb, zero);
+    const int codes1[] = {0, PROFD_ENOENT, PROFD_EINVAL, PROFD_EIO};
+    const char *msgs1[] = {"",
+                           "window w1-step5 expects no file e2e/rank0-host1/nope.json from " NODE,
+                           "e2e/rank1-host1/c.json is not the whole file of 60 bytes", mismatch};
+    files_batch(s, first, 4, codes1, msgs1);
+    assert_small_file(r, "e2e/rank0-host1/a.json", data, 100);
+
+    bfile_t second[] = {
+        {"e2e/rank0-host1/a.json", data, 100, 100, sa},
+        {"e2e/rank1-host1/c.json", data + 140, 60, 60, sc},
+        {"e2e/rank0-host1/b.json", data + 100, 40, 40, sb},
+        {"e2e/rank0-host1/nope.json", data, 10, 10, sa},
+    };
+    const int codes2[] = {0, 0, 0, PROFD_ENOENT};
+    const char *msgs2[] = {"", "", "", msgs1[1]};
+    files_batch(s, second, 4, codes2, msgs2);
+    wait_done(r);
+    assert_small_file(r, "e2e/rank0-host1/b.json", data + 100, 40);
+    assert_small_file(r, "e2e/rank1-host1/c.json", data + 140, 60);
+    read_manifest(r, &man);
+    assert_int_equal(man.captures_n, 2);
+    assert_string_equal(pp_status_name(man.captures[0].status), "complete");
+    assert_int_equal(man.captures[0].files_n, 2);
+    assert_string_equal(man.captures[0].files[0].checksum, sa);
+    assert_string_equal(man.captures[0].files[1].checksum, sb);
+    assert_string_equal(pp_status_name(man.captures[1].status), "complete");
+    assert_int_equal(man.captures[1].files_n, 1);
+    assert_string_equal(man.captures[1].files[0].checksum, sc);
+    pp_record_free(&pp_desc_manifest, &man);
+    files_batch(s, second, 4, codes2, msgs2); /* the reply was lost: sent again */
+    nng_close(s);
+    fx_daemon_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -755,6 +911,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stream_checksum_kept_over_a_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_many_nodes_found_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_results_in_a_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_files_in_a_batch, setup, teardown),
     };
     return PD_RUN_TESTS(tests, NULL, NULL);
 }

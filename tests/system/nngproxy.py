@@ -8,10 +8,10 @@ Usage: nngproxy.py LISTEN_URL COORDINATOR_URL LOG [--older]
 
 Raw REP and REQ sockets (as nng_device pairs them): several requests in
 flight, each reply routed back by its header. One line a request in LOG:
-its type, and for node_results the number of its items and the request's
-size in bytes. --older plays a
-coordinator from before node_results: its node_welcome says
-"batches":false. libnng through ctypes: no module to install.
+its type, and for node_results and chunks the number of its items and the
+request's JSON size in bytes. --older plays a coordinator from before
+node_results and chunks: its node_welcome says neither "batches" nor
+"files". libnng through ctypes: no module to install.
 """
 import ctypes
 import ctypes.util
@@ -82,12 +82,13 @@ def main():
             return
         t = d.get("type")
         n = len(d.get("items", []))
-        log.write(f"{t} {n} {len(text)}\n" if t == "node_results" else f"{t}\n")
+        batch = t in ("node_results", "chunks")
+        log.write(f"{t} {n} {len(text)}\n" if batch else f"{t}\n")
 
     def reply(msg):
         b = body(msg)
         if older and b.startswith(b'{"v":1,"type":"node_welcome"'):
-            new = b.replace(b',"batches":true', b"")
+            new = b.replace(b',"batches":true', b"").replace(b',"files":true', b"")
             lib.nng_msg_chop(msg, len(b))
             lib.nng_msg_append(msg, new, len(new))
 

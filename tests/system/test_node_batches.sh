@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Copyright The profd authors
-# System test, capture results sent in batches: node1 joins through a
-# proxy playing a coordinator from before node_results (its node_welcome
-# without "batches"), node2 through one that passes everything as it is.
-# One window of both nodes' 3 ranks each: node1 sends one node_result per
-# rank and no node_results (an older coordinator refuses types it does not
-# know), node2 its 3 results in node_results requests and no node_result;
-# the window completes with all 6 captures either way. node3, its
-# limits.max_msg_bytes at 4 KiB, splits its 16 results into requests within
-# it.
+# System test, capture results and files sent in batches: node1 joins
+# through a proxy playing a coordinator from before node_results and chunks
+# (its node_welcome without "batches" and "files"), node2 through one that
+# passes everything as it is. One window of both nodes' 3 ranks each: node1
+# sends one node_result per rank and no node_results, one chunk per file
+# and no chunks (an older coordinator refuses types it does not know),
+# node2 its 3 results in node_results requests and no node_result, its
+# files in chunks requests and no chunk; the window completes with all 6
+# captures either way. node3, its limits.max_msg_bytes at 4 KiB, splits its
+# 16 results and its files into requests within it.
 # The links are plain tcp:// on loopback (--insecure-tcp-links).
 # Usage: test_node_batches.sh BUILD_DIR
 lib_name=batches
@@ -62,6 +63,23 @@ items=$(awk '$1 == "node_results" { n += $2; k++; if ($3 > 4096) big++ }
 read -r n k big <<<"$items"
 [ "$n" = 16 ] && [ "$k" -ge 2 ] && [ "$big" = 0 ] ||
   fail "node3: 16 results in 2 or more node_results of 4 KiB at most expected: $(grep node_results "$tmp/proxy3.txt")"
-grep -q "coordinator refused" "$tmp"/node*.log && fail "a result was refused"
+# files: each node's as its manifest lists them (host1..3)
+files() { /usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(len(c.get("files") or []) for c in d["captures"] if c["host"] == sys.argv[2]))' \
+  "$tmp/c/save/default/$name/manifest.json" "$1"; }
+sent() { awk -v t="$1" '$1 == t { n += $2 } END { print n + 0 }' "$2"; }
+f1=$(files host1) f2=$(files host2) f3=$(files host3)
+[ "$f1" -ge 3 ] && [ "$f2" -ge 3 ] && [ "$f3" -ge 16 ] || fail "files listed: $f1 $f2 $f3"
+[ "$(count chunk "$tmp/proxy1.txt")" -ge "$f1" ] && [ "$(sent chunks "$tmp/proxy1.txt")" = 0 ] ||
+  fail "node1 (older coordinator): one chunk a file expected: $(sort "$tmp/proxy1.txt" | uniq -c)"
+[ "$(count chunk "$tmp/proxy2.txt")" = 0 ] && [ "$(sent chunks "$tmp/proxy2.txt")" = "$f2" ] ||
+  fail "node2: its $f2 files in chunks expected: $(sort "$tmp/proxy2.txt" | uniq -c)"
+items=$(awk '$1 == "chunks" { n += $2; k++; if ($3 > 4096) big++ }
+  END { print n + 0, k + 0, big + 0 }' "$tmp/proxy3.txt")
+read -r n k big <<<"$items"
+[ "$n" = "$f3" ] && [ "$big" = 0 ] && [ "$(count chunk "$tmp/proxy3.txt")" = 0 ] ||
+  fail "node3: its $f3 files in chunks of 4 KiB of JSON at most expected: $(grep chunk "$tmp/proxy3.txt" | sort | uniq -c)"
+grep -q "coordinator refused\|refused by the coordinator" "$tmp"/node*.log && fail "a result or a file was refused"
 check_logs
 echo "system test node batches: OK"

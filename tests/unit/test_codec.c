@@ -804,7 +804,7 @@ static void test_codec_node_results(void **state)
     m.u.node_welcome.batches = true;
     assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
     assert_string_equal(buf, "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
-                             "\"save_path\":null,\"batches\":true}");
+                             "\"save_path\":null,\"batches\":true,\"files\":false}");
     assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
     assert_true(back.u.node_welcome.batches);
     pp_msg_free(&back);
@@ -814,6 +814,88 @@ static void test_codec_node_results(void **state)
         0);
     assert_false(back.u.node_welcome.batches);
     assert_int_equal(back.u.node_welcome.gen, 4);
+    pp_msg_free(&back);
+}
+
+/* Whole small files in one request (chunks, issue 30): the items with
+ * their exact fields, the files' bytes after the NUL in the items' order,
+ * a node's request; the reply's codes and messages in order; node_welcome's
+ * `files` (absent from an older coordinator: false). */
+static void test_codec_chunks(void **state)
+{
+    (void)state;
+    char err[256], *buf;
+    size_t len, plen;
+    const void *payload;
+    pp_msg_t m, back;
+    pp_chunk_item_t items[2] = {
+        {.window = 3,
+         .path = "r0/a.json",
+         .len = 5,
+         .size = 5,
+         .checksum = "xxh64:00000000000000ab"},
+        {.window = 4, .path = "r1/empty", .len = 0, .size = 0, .checksum = NULL},
+    };
+    pp_msg_init(&m, PP_T_chunks);
+    m.u.chunks.node = "node1";
+    m.u.chunks.items = items;
+    m.u.chunks.items_n = 2;
+    assert_int_equal(pp_frame_encode(&m, "hello", 5, &buf, &len), 0);
+    const char *json = "{\"v\":1,\"type\":\"chunks\",\"node\":\"node1\",\"items\":["
+                       "{\"window\":3,\"path\":\"r0/a.json\",\"len\":5,\"size\":5,"
+                       "\"checksum\":\"xxh64:00000000000000ab\"},"
+                       "{\"window\":4,\"path\":\"r1/empty\",\"len\":0,\"size\":0,"
+                       "\"checksum\":null}]}";
+    assert_int_equal(len, strlen(json) + 1 + 5);
+    assert_memory_equal(buf, json, strlen(json) + 1);
+    assert_memory_equal(buf + strlen(json) + 1, "hello", 5);
+    size_t jl = pp_frame_split(buf, len, &payload, &plen);
+    assert_int_equal(jl, strlen(json));
+    assert_int_equal(plen, 5);
+    assert_int_equal(pp_msg_decode(buf, jl, 0, &back, err, sizeof(err)), 0);
+    assert_int_equal(back.type, PP_T_chunks);
+    assert_int_equal(pp_type_access(PP_T_chunks), PP_ACC_NODE);
+    assert_string_equal(back.u.chunks.node, "node1");
+    assert_int_equal(back.u.chunks.items_n, 2);
+    assert_true(pp_record_equal(&pp_desc_chunk_item, &back.u.chunks.items[0], &items[0]));
+    assert_null(back.u.chunks.items[1].checksum);
+    assert_true(pp_record_equal(&pp_desc_chunk_item, &back.u.chunks.items[1], &items[1]));
+    pp_msg_free(&back);
+    free(buf);
+    int64_t codes[] = {0, PROFD_EINVAL};
+    char *messages[] = {"", "r1/empty is not the whole file of 7 bytes"};
+    pp_msg_init(&m, PP_T_chunks_reply);
+    m.u.chunks_reply.codes = codes;
+    m.u.chunks_reply.codes_n = 2;
+    m.u.chunks_reply.messages = messages;
+    m.u.chunks_reply.messages_n = 2;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+    assert_string_equal(buf, "{\"v\":1,\"type\":\"chunks_reply\",\"codes\":[0,-1],"
+                             "\"messages\":[\"\",\"r1/empty is not the whole file of 7 bytes\"]}");
+    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
+    assert_int_equal(pp_type_access(PP_T_chunks_reply), PP_ACC_REPLY);
+    assert_int_equal(back.u.chunks_reply.codes_n, 2);
+    assert_int_equal(back.u.chunks_reply.codes[1], PROFD_EINVAL);
+    assert_string_equal(back.u.chunks_reply.messages[1],
+                        "r1/empty is not the whole file of 7 bytes");
+    pp_msg_free(&back);
+    free(buf);
+
+    pp_msg_init(&m, PP_T_node_welcome);
+    m.u.node_welcome.instance = "abc";
+    m.u.node_welcome.files = true;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+    assert_string_equal(buf, "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
+                             "\"save_path\":null,\"batches\":false,\"files\":true}");
+    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
+    assert_true(back.u.node_welcome.files);
+    pp_msg_free(&back);
+    free(buf);
+    assert_int_equal(decode("{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":4,"
+                            "\"batches\":true}",
+                            &back, err),
+                     0);
+    assert_false(back.u.node_welcome.files);
     pp_msg_free(&back);
 }
 
@@ -906,6 +988,7 @@ int main(void)
         cmocka_unit_test(test_codec_hooked_elements),
         cmocka_unit_test(test_codec_encode_to_a_sink),
         cmocka_unit_test(test_codec_node_results),
+        cmocka_unit_test(test_codec_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
