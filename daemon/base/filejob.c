@@ -104,11 +104,51 @@ void pd_write_run(pd_write_job_t *j)
 }
 
 /* Where a batch's files are written (PD_JOB_CHUNKS): the save tree opened
- * once, the folder of the last file kept open; NULL for a single chunk. */
+ * once, the folder of the last file kept open (`dir`, below the tree at
+ * `rel`) and the folder above it (`up`): the captures of a window lie side
+ * by side in one folder, so a file in the next capture's folder is one
+ * component away. NULL for a single chunk. */
 typedef struct chunk_at {
     int root;
-    pd_confine_kept_t kept;
+    pd_confine_kept_t up;
+    int dir;
+    char rel[PATH_MAX];
 } chunk_at_t;
+
+/* The folder of the batch's file `dst` (created where missing): the kept
+ * one, or reached from the kept folder above it, one component at a time
+ * with O_NOFOLLOW as pd_confine_parent does. *dir is the batch's. */
+static int chunk_dir_kept(chunk_at_t *at, const char *dst, int *dir, const char **base, char *why,
+                          size_t whylen)
+{
+    const char *slash = strrchr(dst, '/'), *name;
+    size_t n = slash ? (size_t)(slash - dst) : 0;
+    char folder[PATH_MAX];
+    int up, fd, rv;
+    if (slash == NULL || n >= sizeof(folder) || !pd_confine_rel_ok(dst)) {
+        return pd_confine_parent_kept(&at->up, at->root, dst, true, dir, base, why, whylen);
+    }
+    if (at->dir < 0 || strlen(at->rel) != n || memcmp(at->rel, dst, n) != 0) {
+        memcpy(folder, dst, n);
+        folder[n] = '\0';
+        if ((rv = pd_confine_parent_kept(&at->up, at->root, folder, true, &up, &name, why,
+                                         whylen)) != 0) {
+            return rv;
+        }
+        if (pd_confine_dir(up, name, true, &fd, why, whylen) != 0 &&
+            (rv = pd_confine_dir(at->root, folder, true, &fd, why, whylen)) != 0) {
+            return rv; /* walked again from the root: the reason names the whole folder */
+        }
+        if (at->dir >= 0) {
+            close(at->dir);
+        }
+        at->dir = fd;
+        memcpy(at->rel, folder, n + 1);
+    }
+    *dir = at->dir;
+    *base = slash + 1;
+    return 0;
+}
 
 /* A chunk's folder, done with: closed unless a batch keeps it. */
 static void chunk_dir_done(const chunk_at_t *at, int dir)
@@ -129,8 +169,7 @@ static int chunk_open(pd_chunk_job_t *j, chunk_at_t *at, int *dirp, int *fdp, ch
     struct stat st;
     int root, dir, fd, rv;
     if (at) {
-        rv =
-            pd_confine_parent_kept(&at->kept, at->root, j->dst, true, &dir, base, why, sizeof(why));
+        rv = chunk_dir_kept(at, j->dst, &dir, base, why, sizeof(why));
     } else if ((rv = pd_confine_root(j->root, &root, why, sizeof(why))) != 0) {
         return pd_job_fail(PD_JOB(j), rv, "%s", why);
     } else {
@@ -316,7 +355,8 @@ void pd_chunks_run(pd_chunks_job_t *b)
     char why[400];
     chunk_at_t at;
     int rv = pd_confine_root(b->root, &at.root, why, sizeof(why));
-    pd_confine_kept_init(&at.kept);
+    pd_confine_kept_init(&at.up);
+    at.dir = -1;
     for (size_t i = 0; i < b->n; i++) {
         pd_chunk_job_t *j = b->items[i];
         if (rv != 0) {
@@ -328,7 +368,10 @@ void pd_chunks_run(pd_chunks_job_t *b)
         }
         chunk_write(j, &at);
     }
-    pd_confine_kept_close(&at.kept);
+    pd_confine_kept_close(&at.up);
+    if (at.dir >= 0) {
+        close(at.dir);
+    }
     if (rv == 0) {
         close(at.root);
     }

@@ -914,14 +914,83 @@ static void test_gather_copy_trash(void **state)
     assert_int_equal(umount2(fs, MNT_DETACH), 0);
 }
 
+/* Whole files in one job (PD_JOB_CHUNKS, issue 30): two files in one
+ * folder, one in the next capture's folder (one component from the folder
+ * kept above it), one whose capture folder is a symlink (refused, nothing
+ * made where it points) and one whose checksum does not match (no file,
+ * no .part); each item's outcome is its own. */
+static void test_gather_chunks_batch(void **state)
+{
+    static const char *dst[] = {"j/w1/e2e/r0/a", "j/w1/e2e/r0/b", "j/w1/e2e/r1/c", "j/w1/e2e/r2/d",
+                                "j/w1/e2e/r3/e"};
+    char p[512], q[512], sum[5][32], *got;
+    int64_t hashed[5] = {0};
+    pd_chunks_job_t b;
+    memset(&b, 0, sizeof(b));
+    b.kind = PD_JOB_CHUNKS;
+    tmp_mkdirs("save/j/w1/e2e");
+    tmp_mkdirs("elsewhere");
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r2", tmp);
+    pathf(q, sizeof(q), "%s/elsewhere", tmp);
+    assert_int_equal(symlink(q, p), 0);
+    pathf(b.root, sizeof(b.root), "%s/save", tmp);
+    b.data = strdup("aabbbcdddde");
+    b.items = calloc(5, sizeof(*b.items));
+    b.n = 5;
+    const size_t off[] = {0, 2, 5, 6, 10}, len[] = {2, 3, 1, 4, 1};
+    for (size_t i = 0; i < 5; i++) {
+        pd_chunk_job_t *j = (pd_chunk_job_t *)pd_job_new(PD_JOB_CHUNK);
+        b.items[i] = j;
+        snprintf(j->dst, sizeof(j->dst), "%s", dst[i]);
+        j->data = b.data + off[i];
+        j->len = len[i];
+        j->size = (int64_t)len[i];
+        j->hash = XXH64_createState();
+        XXH64_reset(j->hash, 0);
+        j->hashed = &hashed[i];
+        snprintf(sum[i], sizeof(sum[i]), "xxh64:%016llx",
+                 (unsigned long long)XXH64(j->data, len[i], 0));
+        snprintf(j->expect, sizeof(j->expect), "%s", i == 4 ? "xxh64:0000000000000000" : sum[i]);
+    }
+    pd_chunks_run(&b);
+    const char *want[] = {"aa", "bbb", "c"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(b.items[i]->rv, 0);
+        assert_true(b.items[i]->complete);
+        assert_string_equal(b.items[i]->got, sum[i]);
+        pathf(p, sizeof(p), "%s/save/%s", tmp, dst[i]);
+        assert_string_equal(got = slurp(p), want[i]);
+        free(got);
+    }
+    assert_int_equal(b.items[3]->rv, PROFD_EPATH);
+    assert_string_equal(b.items[3]->reason,
+                        "save_path tree: 'j/w1/e2e/r2' is a symlink (not followed)");
+    assert_false(b.items[3]->complete);
+    pathf(p, sizeof(p), "%s/elsewhere/d.part", tmp);
+    assert_false(exists(p));
+    assert_int_equal(b.items[4]->rv, PROFD_EIO);
+    assert_true(b.items[4]->mismatch);
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r3/e", tmp);
+    assert_false(exists(p));
+    pathf(p, sizeof(p), "%s/save/j/w1/e2e/r3/e.part", tmp);
+    assert_false(exists(p));
+    for (size_t i = 0; i < 5; i++) {
+        XXH64_freeState(b.items[i]->hash);
+        b.items[i]->data = NULL;
+        pd_job_free(PD_JOB(b.items[i]));
+    }
+    free(b.items);
+    free(b.data);
+}
+
 int main(void)
 {
     int plain = PD_RUN_EACH(NULL, NULL, test_gather_rel_ok, test_gather_quote);
-    return unit_exit2(plain, PD_RUN_EACH(setup, teardown, test_gather_confine_symlinks,
-                                         test_gather_owner_and_links,
-                                         test_gather_write_and_chunk_refuse_symlinks,
-                                         test_gather_chunk_checksum, test_gather_checksum_none,
-                                         test_gather_race_spool_folder,
-                                         test_gather_race_capture_folder, test_gather_race_copy,
-                                         test_gather_copy_checksums, test_gather_copy_trash));
+    return unit_exit2(
+        plain,
+        PD_RUN_EACH(setup, teardown, test_gather_confine_symlinks, test_gather_owner_and_links,
+                    test_gather_write_and_chunk_refuse_symlinks, test_gather_chunk_checksum,
+                    test_gather_checksum_none, test_gather_race_spool_folder,
+                    test_gather_race_capture_folder, test_gather_race_copy,
+                    test_gather_copy_checksums, test_gather_copy_trash, test_gather_chunks_batch));
 }
