@@ -51,7 +51,7 @@ static bool left_live(const pd_history_t *live, const pd_hist_rank_t *src)
 
 bool pd_wrecord_complete(const pd_wrecord_t *r, const pd_history_t *live)
 {
-    if (r->hi == INT64_MAX) {
+    if (r->hi == INT64_MAX || !r->taken) {
         return false;
     }
     for (size_t i = 0; i < r->h.n; i++) {
@@ -119,6 +119,35 @@ static void copy_rank(pd_wrecord_t *rec, const pd_history_t *live, const pd_hist
     }
 }
 
+/* Rank src is half the live ring past the record's first step: the live
+ * history still holds every step of the record it has (a summary brings a
+ * few steps, not half a ring), and will not for long. */
+static bool far_enough(const pd_wrecord_t *r, const pd_history_t *live, const pd_hist_rank_t *src)
+{
+    int64_t ring = live->steps < live->phase_steps ? live->steps : live->phase_steps;
+    return src->last != PP_NONE && src->last >= r->lo + ring / 2;
+}
+
+void pd_wrecord_take(pd_wrecord_t *r, const pd_history_t *live)
+{
+    if (r->taken) {
+        return;
+    }
+    r->taken = true;
+    for (size_t i = 0; i < live->n; i++) {
+        if (strcmp(live->v[i]->job, r->job) == 0) {
+            copy_rank(r, live, live->v[i]);
+        }
+    }
+}
+
+void pd_wrecords_take_all(pd_wrecords_t *s, const pd_history_t *live)
+{
+    for (pd_wrecord_t *r = s->head; r; r = r->next) {
+        pd_wrecord_take(r, live);
+    }
+}
+
 static pd_wrecord_t *record_new(const pd_window_t *w, const pd_history_t *live)
 {
     pd_wrecord_t *r = calloc(1, sizeof(*r));
@@ -140,9 +169,9 @@ static pd_wrecord_t *record_new(const pd_window_t *w, const pd_history_t *live)
         steps = PD_STEPDOC_MAX_STEPS + 2 * PD_STEPDOC_CONTEXT; /* the newest: the end wins */
     }
     pd_history_init_record(&r->h, steps < 2 ? 2 : steps, steps, live->max_ranks);
-    for (size_t i = 0; i < live->n; i++) {
-        if (strcmp(live->v[i]->job, r->job) == 0) {
-            copy_rank(r, live, live->v[i]);
+    for (size_t i = 0; i < live->n && !r->taken; i++) {
+        if (strcmp(live->v[i]->job, r->job) == 0 && far_enough(r, live, live->v[i])) {
+            pd_wrecord_take(r, live);
         }
     }
     return r;
@@ -184,8 +213,13 @@ void pd_wrecords_sync(pd_wrecords_t *s, const pd_windows_t *ws, const pd_history
 void pd_wrecords_feed(pd_wrecords_t *s, const pd_history_t *live, const pd_hist_rank_t *r)
 {
     for (pd_wrecord_t *rec = s->head; rec; rec = rec->next) {
-        if (strcmp(rec->job, r->job) == 0) {
+        if (strcmp(rec->job, r->job) != 0) {
+            continue;
+        }
+        if (rec->taken) {
             copy_rank(rec, live, r);
+        } else if (far_enough(rec, live, r)) {
+            pd_wrecord_take(rec, live); /* r with them */
         }
     }
 }

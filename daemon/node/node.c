@@ -31,6 +31,12 @@ static pd_hist_id_t hist_id(const pd_rank_t *k)
 pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms)
 {
     pd_hist_id_t id = hist_id(k);
+    if (n->hist && n->wrec && n->hist->n >= n->hist->max_ranks &&
+        pd_history_find(n->hist, &id) == NULL) {
+        /* a rank is evicted for this one: the records take what they
+         * have not yet taken of it first */
+        pd_wrecords_take_all(n->wrec, n->hist);
+    }
     return n->hist ? pd_history_get(n->hist, &id, now_ms) : NULL;
 }
 

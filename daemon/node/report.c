@@ -408,7 +408,9 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
     pd_wrecord_t *rec = NULL;
     if (n->wrec != NULL) {
         pd_wrecords_sync(n->wrec, n->win, n->hist, n->gen);
-        rec = pd_wrecords_get(n->wrec, w->id);
+        if ((rec = pd_wrecords_get(n->wrec, w->id)) != NULL) {
+            pd_wrecord_take(rec, n->hist); /* kept from now on, if not yet */
+        }
     }
     /* the record kept, read back: steps.json stays as it is (a record still
      * open, the window running or waiting for the steps after it, is

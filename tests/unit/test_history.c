@@ -780,6 +780,121 @@ static void test_wrecord_keeps_what_the_live_history_drops(void **state)
     pd_history_fini(&live);
 }
 
+/* A window's record takes nothing while the live history still holds all
+ * it would keep (issue 30: at 16,384 ranks the next window's record, made
+ * as it starts, was megabytes held beside the window before's last write):
+ * made for a window (steps 20..20: it keeps 12..28) whose ranks are at step
+ * 15, it holds no rank until one is half the live ring (16 / 2 = 8 steps)
+ * past step 12, at 20; then every rank of its job with what the live
+ * history has of steps 12.., fed from then on. A second window's record
+ * (32..48) takes its times when read (pd_wrecord_take, the report at the
+ * window's end) or before the live history evicts a rank
+ * (pd_wrecords_take_all). Before: each record copied every rank as it was
+ * made (2 ranks after the sync, not 0). */
+static void test_wrecord_takes_its_times_when_needed(void **state)
+{
+    (void)state;
+    pd_history_t live;
+    pd_history_init(&live, 16, 16, 8);
+    pd_windows_t ws;
+    pd_windows_init(&ws, NULL, 0);
+    pd_window_t *w = window_one(&ws, 7, PP_WS_PENDING, 20, 20);
+    window_one(&ws, 8, PP_WS_PENDING, 40, 40);
+    pd_hist_id_t a_id = id_of("actor", 0), b_id = id_of("actor", 1), other = a_id;
+    other.job = "other";
+    pd_hist_rank_t *a = pd_history_get(&live, &a_id, 0);
+    pd_hist_rank_t *b = pd_history_get(&live, &b_id, 0);
+    pd_hist_rank_t *oth = pd_history_get(&live, &other, 0);
+    for (int64_t st = 1; st <= 15; st++) {
+        pd_history_put(&live, a, st, 1000 * st);
+        pd_history_put_phase(&live, a, st, "update", 100 * st);
+        pd_history_put(&live, b, st, 2000 * st);
+    }
+    pd_history_put(&live, oth, 15, 5);
+    pd_wrecords_t rs;
+    pd_wrecords_init(&rs);
+    pd_wrecords_sync(&rs, &ws, &live, 1);
+    assert_int_equal(rs.n, 2);
+    pd_wrecord_t *rec = pd_wrecords_get(&rs, 7), *rec8 = pd_wrecords_get(&rs, 8);
+    assert_non_null(rec);
+    assert_non_null(rec8);
+    assert_int_equal(rec->lo, 12);
+    assert_int_equal(rec->hi, 28);
+    assert_false(rec->taken);
+    assert_int_equal(rec->h.n, 0);
+    assert_false(pd_wrecord_complete(rec, &live)); /* nothing taken: not complete */
+    for (int64_t st = 16; st <= 19; st++) {
+        pd_history_put(&live, a, st, 1000 * st);
+        pd_history_put_phase(&live, a, st, "update", 100 * st);
+        pd_history_put(&live, b, st, 2000 * st);
+        pd_wrecords_feed(&rs, &live, a);
+        pd_wrecords_feed(&rs, &live, b);
+    }
+    assert_false(rec->taken);
+    assert_int_equal(rec->h.n, 0);
+    pd_history_put(&live, a, 20, 20000);
+    pd_history_put_phase(&live, a, 20, "update", 2000);
+    pd_wrecords_feed(&rs, &live, a); /* a at 20 = 12 + 8: taken, b with it */
+    assert_true(rec->taken);
+    assert_int_equal(rec->h.n, 2); /* job "other" is not in it */
+    assert_false(rec8->taken);     /* 20 < 32 + 8 */
+    assert_int_equal(rec8->h.n, 0);
+    const pd_hist_rank_t *ra = pd_history_find(&rec->h, &a_id);
+    const pd_hist_rank_t *rb = pd_history_find(&rec->h, &b_id);
+    assert_non_null(ra);
+    assert_non_null(rb);
+    assert_int_equal(pd_history_step_us(&rec->h, ra, 11), -1);
+    assert_int_equal(pd_history_step_us(&rec->h, ra, 12), 12000);
+    assert_int_equal(pd_history_step_us(&rec->h, ra, 20), 20000);
+    assert_int_equal(pd_history_phase_us(&rec->h, ra, 0, 12), 1200);
+    assert_int_equal(pd_history_phase_us(&rec->h, ra, 0, 20), 2000);
+    assert_int_equal(pd_history_step_us(&rec->h, rb, 19), 38000);
+    assert_int_equal(pd_history_step_us(&rec->h, rb, 20), -1);
+    for (int64_t st = 20; st <= 40; st++) { /* on, fed: past what the live ring keeps */
+        pd_history_put(&live, b, st, 2000 * st);
+        pd_wrecords_feed(&rs, &live, b);
+        if (st > 20) {
+            pd_history_put(&live, a, st, 1000 * st);
+            pd_wrecords_feed(&rs, &live, a);
+        }
+    }
+    assert_int_equal(pd_history_step_us(&live, a, 20), -1); /* the live ring dropped it */
+    assert_true(pd_wrecord_complete(rec, &live));
+    pp_steps_doc_t d;
+    assert_int_equal(pd_stepdoc_build(w, &rec->h, NULL, &d), 0);
+    assert_int_equal(d.ranks_n, 2);
+    assert_int_equal(d.steps[0], 12);
+    assert_int_equal(d.steps[1], 28);
+    for (int64_t st = 12; st <= 28; st++) {
+        const pp_steps_rank_t *da = d.ranks[0].rank == 0 ? &d.ranks[0] : &d.ranks[1];
+        const pp_steps_rank_t *db = d.ranks[0].rank == 0 ? &d.ranks[1] : &d.ranks[0];
+        assert_int_equal(da->step_us[st - 12], 1000 * st);
+        assert_int_equal(db->step_us[st - 12], 2000 * st);
+    }
+    pp_record_free(&pp_desc_steps_doc, &d);
+    /* a at 40 = 32 + 8 took window 8's record as it was fed */
+    assert_true(rec8->taken);
+    assert_int_equal(rec8->h.n, 2);
+
+    /* window 9 (60..60): taken when read, and before an eviction */
+    window_one(&ws, 9, PP_WS_PENDING, 60, 60);
+    window_one(&ws, 10, PP_WS_PENDING, 80, 80);
+    pd_wrecords_sync(&rs, &ws, &live, 2);
+    pd_wrecord_t *rec9 = pd_wrecords_get(&rs, 9), *rec10 = pd_wrecords_get(&rs, 10);
+    assert_false(rec9->taken);
+    assert_false(rec10->taken);
+    pd_wrecord_take(rec9, &live);
+    assert_true(rec9->taken);
+    assert_int_equal(rec9->h.n, 2);
+    assert_false(rec10->taken);
+    pd_wrecords_take_all(&rs, &live);
+    assert_true(rec10->taken);
+    assert_int_equal(rec10->h.n, 2);
+    pd_wrecords_fini(&rs);
+    pd_windows_fini(&ws);
+    pd_history_fini(&live);
+}
+
 /* Issue 28: with no job configured, one job's straggler (another user's
  * worker reporting slow steps on purpose) spends its own rate limit and
  * byte budget, not the trigger's: another job's straggler still gets its
@@ -842,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_stepdoc_and_report),
         cmocka_unit_test(test_stepdoc_matches_members_by_identity),
         cmocka_unit_test(test_wrecord_keeps_what_the_live_history_drops),
+        cmocka_unit_test(test_wrecord_takes_its_times_when_needed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
