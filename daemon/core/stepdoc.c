@@ -76,6 +76,95 @@ static int64_t *i64s(size_t n)
     return malloc((n ? n : 1) * sizeof(int64_t));
 }
 
+/* The ranks' names and arrays of a document: one allocation, its values
+ * (every rank's step, section and phase times, rank 0's step times first)
+ * then its names, each distinct name once (a role, a host and a node name
+ * per rank, but few distinct: at 16,384 ranks a strdup each had been 1.5 MB,
+ * and an allocation per array half as much again). */
+typedef struct block {
+    const char **name; /* the distinct names, from the rows */
+    size_t nnames, capnames;
+    pd_uix_t x;
+    size_t *off;  /* where each is in strs */
+    size_t bytes; /* their lengths + 1 */
+    int64_t *at;  /* the next values */
+    char *strs;
+} block_t;
+
+/* The position of s among the distinct names, added when new; SIZE_MAX:
+ * no memory. */
+static size_t name_pos(block_t *b, const char *s)
+{
+    uint64_t h = pd_uix_hash_str(s);
+    for (size_t at = b->x.cap ? pd_uix_first(&b->x, h) : 0; b->x.cap && b->x.slot[at];
+         at = pd_uix_next(&b->x, at)) {
+        size_t i = pd_uix_at(&b->x, at);
+        if (strcmp(b->name[i], s) == 0) {
+            return i;
+        }
+    }
+    if (b->nnames == b->capnames) {
+        size_t cap = b->capnames ? 2 * b->capnames : 16;
+        const char **v = realloc(b->name, cap * sizeof(*v));
+        if (v == NULL) {
+            return SIZE_MAX;
+        }
+        b->name = v;
+        b->capnames = cap;
+    }
+    int r = pd_uix_room(&b->x, b->nnames, 1);
+    if (r < 0) {
+        return SIZE_MAX;
+    }
+    for (size_t i = 0; r == 1 && i < b->nnames; i++) {
+        pd_uix_put(&b->x, pd_uix_hash_str(b->name[i]), i);
+    }
+    b->name[b->nnames] = s;
+    pd_uix_put(&b->x, h, b->nnames);
+    b->bytes += strlen(s) + 1;
+    return b->nnames++;
+}
+
+static char *name_of(block_t *b, const char *s)
+{
+    return b->strs + b->off[name_pos(b, s)]; /* every name was put before */
+}
+
+static int64_t *take(block_t *b, size_t n)
+{
+    int64_t *v = b->at;
+    b->at += n;
+    return v;
+}
+
+static void block_fini(block_t *b)
+{
+    free(b->name);
+    free(b->off);
+    pd_uix_free(&b->x);
+}
+
+/* The block of d (rank 0's step times start it), its ranks' pointers into
+ * it cleared. */
+static void *unhook(pp_steps_doc_t *d)
+{
+    void *block = d->ranks_n ? d->ranks[0].step_us : NULL;
+    for (size_t i = 0; i < d->ranks_n; i++) {
+        pp_steps_rank_t *o = &d->ranks[i];
+        o->role = o->host = o->node = NULL;
+        o->step_us = o->phase_us = o->section_us = NULL;
+        o->step_us_n = o->phase_us_n = o->section_us_n = 0;
+    }
+    return block;
+}
+
+void pd_stepdoc_free(pp_steps_doc_t *d)
+{
+    void *block = unhook(d);
+    pp_record_free(&pp_desc_steps_doc, d);
+    free(block);
+}
+
 typedef struct role_acc {
     const char *role;
     size_t a, b; /* rows [a, b) */
@@ -83,24 +172,31 @@ typedef struct role_acc {
     size_t nphases;
 } role_acc_t;
 
-static int fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *ra, int64_t first,
-                     int64_t nsteps, int64_t wfirst, int64_t wlast, pp_steps_rank_t *o)
+/* The values a row takes in the block. */
+static size_t row_values(const row_t *rw, const role_acc_t *ra, int64_t nsteps)
+{
+    const pd_hist_rank_t *r = rw->h;
+    size_t n = (size_t)nsteps;
+    n += r && r->sec_us ? PP_SECTIONS * (size_t)nsteps : 0;
+    n += ra->nphases && r && r->nphases ? ra->nphases * (size_t)nsteps : 0;
+    return n;
+}
+
+static void fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *ra, int64_t first,
+                      int64_t nsteps, int64_t wfirst, int64_t wlast, block_t *b, pp_steps_rank_t *o)
 {
     const pd_hist_rank_t *r = rw->h;
     const pd_member_t *m = rw->m;
     pp_record_init(&pp_desc_steps_rank, o);
-    o->role = dup(row_role(rw));
+    o->role = name_of(b, row_role(rw));
     o->rank = row_rank(rw);
     o->replica_rank = r ? r->replica_rank : m->replica_rank;
-    o->host = dup(r ? r->host : m->host);
-    o->node = row_node(rw)[0] ? dup(row_node(rw)) : NULL;
+    o->host = name_of(b, r ? r->host : m->host);
+    o->node = row_node(rw)[0] ? name_of(b, row_node(rw)) : NULL;
     o->pid = r ? r->pid : m->pid;
     o->member = m != NULL;
-    o->step_us = i64s((size_t)nsteps);
+    o->step_us = take(b, (size_t)nsteps);
     o->step_us_n = (size_t)nsteps;
-    if (o->role == NULL || o->host == NULL || o->step_us == NULL) {
-        return PROFD_ENOMEM;
-    }
     int64_t in[PD_STEPDOC_MAX_STEPS];
     size_t k = 0;
     for (int64_t i = 0; i < nsteps; i++) {
@@ -117,9 +213,7 @@ static int fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *r
     }
     if (r && r->sec_us) { /* data, forward, backward, optimizer, comm */
         size_t n = PP_SECTIONS * (size_t)nsteps;
-        if ((o->section_us = i64s(n)) == NULL) {
-            return PROFD_ENOMEM;
-        }
+        o->section_us = take(b, n);
         o->section_us_n = n;
         for (int s = 0; s < PP_SECTIONS; s++) {
             for (int64_t i = 0; i < nsteps; i++) {
@@ -130,10 +224,7 @@ static int fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *r
     }
     if (ra->nphases && r && r->nphases) {
         size_t n = ra->nphases * (size_t)nsteps;
-        o->phase_us = i64s(n);
-        if (o->phase_us == NULL) {
-            return PROFD_ENOMEM;
-        }
+        o->phase_us = take(b, n);
         o->phase_us_n = n;
         for (size_t q = 0; q < ra->nphases; q++) {
             int p;
@@ -145,7 +236,6 @@ static int fill_rank(const pd_history_t *h, const row_t *rw, const role_acc_t *r
             }
         }
     }
-    return 0;
 }
 
 static int fill_role(const role_acc_t *ra, pp_steps_rank_t *ranks, int64_t first, int64_t nsteps,
@@ -217,6 +307,8 @@ int pd_stepdoc_build(const pd_window_t *w, const pd_history_t *h, const char *cl
     size_t cap = h->n + w->nmembers, n = 0;
     row_t *rows = malloc((cap ? cap : 1) * sizeof(*rows));
     role_acc_t *roles = NULL;
+    block_t b = {0};
+    void *block = NULL;
     int rv = PROFD_ENOMEM;
     pp_record_init(&pp_desc_steps_doc, &d);
     if (rows == NULL) {
@@ -353,12 +445,37 @@ int pd_stepdoc_build(const pd_window_t *w, const pd_history_t *h, const char *cl
             }
         }
     }
+    /* the block: every rank's values, then the distinct names */
+    size_t nvals = 0;
+    for (size_t k = 0; k < nroles; k++) {
+        for (size_t i = roles[k].a; i < roles[k].b; i++) {
+            const row_t *rw = &rows[i];
+            nvals += row_values(rw, &roles[k], nsteps);
+            if (name_pos(&b, row_role(rw)) == SIZE_MAX ||
+                name_pos(&b, rw->h ? rw->h->host : rw->m->host) == SIZE_MAX ||
+                (row_node(rw)[0] && name_pos(&b, row_node(rw)) == SIZE_MAX)) {
+                goto done;
+            }
+        }
+    }
+    if (n > 0) {
+        if ((b.off = calloc(b.nnames ? b.nnames : 1, sizeof(*b.off))) == NULL ||
+            (b.at = malloc(nvals * sizeof(int64_t) + b.bytes)) == NULL) {
+            goto done;
+        }
+        block = b.at;
+        b.strs = (char *)(b.at + nvals);
+        for (size_t i = 0, at = 0; i < b.nnames; i++) {
+            size_t len = strlen(b.name[i]) + 1;
+            memcpy(b.strs + at, b.name[i], len);
+            b.off[i] = at;
+            at += len;
+        }
+    }
     for (size_t k = 0; k < nroles; k++) {
         for (size_t i = roles[k].a; i < roles[k].b; i++) {
             d.ranks_n = i + 1;
-            if (fill_rank(h, &rows[i], &roles[k], first, nsteps, wfirst, wlast, &d.ranks[i]) != 0) {
-                goto done;
-            }
+            fill_rank(h, &rows[i], &roles[k], first, nsteps, wfirst, wlast, &b, &d.ranks[i]);
         }
         d.roles_n = k + 1;
         if (fill_role(&roles[k], d.ranks, first, nsteps, wfirst, wlast, &d.roles[k]) != 0) {
@@ -370,8 +487,11 @@ done:
     free(matched);
     free(rows);
     free(roles);
+    block_fini(&b);
     if (rv != 0) {
+        unhook(&d);
         pp_record_free(&pp_desc_steps_doc, &d);
+        free(block);
         return rv;
     }
     *out = d;

@@ -19,14 +19,17 @@
 #define PD_STEPDOC_PHASES    16  /* phases per role */
 
 /*
- * Fill *out (an owned record: free with pp_record_free(&pp_desc_steps_doc))
- * for window w: every rank of its job the history knows, and every member
- * of the window (a member without times has a row of -1). `clock` names the
- * reference clock of the offsets (this daemon's node name). 0 or
- * PROFD_ENOMEM.
+ * Fill *out (owned: free with pd_stepdoc_free) for window w: every rank of
+ * its job the history knows, and every member of the window (a member
+ * without times has a row of -1). `clock` names the reference clock of the
+ * offsets (this daemon's node name). 0 or PROFD_ENOMEM. Its ranks' names
+ * and arrays are one allocation (rank 0's step_us starts it; each distinct
+ * name once): read them as any document's, never free or replace one.
  */
 int pd_stepdoc_build(const pd_window_t *w, const pd_history_t *h, const char *clock,
                      pp_steps_doc_t *out);
+/* Free a document pd_stepdoc_build made (a decoded one: pp_record_free). */
+void pd_stepdoc_free(pp_steps_doc_t *d);
 
 /* The window's last step: its own, else (open-ended) the last step any
  * capture reached, else its first. */

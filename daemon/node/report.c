@@ -36,6 +36,7 @@ typedef struct rctx {
      * from it into its file on the pool (steps_fill), hashed as it goes
      * into `hs`; sum: that hash and length become the window's record */
     pp_steps_doc_t doc;
+    bool built; /* by pd_stepdoc_build, else decoded (the record read back) */
     pd_job_t *steps;
     XXH64_state_t hs;
     bool sum;
@@ -51,6 +52,15 @@ typedef struct rctx {
     char dst[2 * PP_MAX_NAME + 64]; /* <job>/<window> */
 } rctx_t;
 
+static void doc_free(pp_steps_doc_t *doc, bool built)
+{
+    if (built) {
+        pd_stepdoc_free(doc);
+    } else {
+        pp_record_free(&pp_desc_steps_doc, doc);
+    }
+}
+
 static void release(rctx_t *c)
 {
     if (--c->left == 0) {
@@ -59,7 +69,7 @@ static void release(rctx_t *c)
                    c->res.reason);
         }
         c->done(c->n, c->window, &c->res, c->arg);
-        pp_record_free(&pp_desc_steps_doc, &c->doc);
+        doc_free(&c->doc, c->built);
         if (c->owned) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
@@ -432,7 +442,7 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
             rec = NULL;
         }
         if (pd_manifest_build(w, late) != 0) {
-            pp_record_free(&pp_desc_steps_doc, &doc);
+            doc_free(&doc, !again);
             snprintf(err, errlen, "out of memory building the report");
             return PROFD_ENOMEM;
         }
@@ -450,7 +460,7 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
             pp_record_free(&pp_desc_steps_doc, &prev);
             if (has < had) {
                 free(old);
-                pp_record_free(&pp_desc_steps_doc, &doc);
+                doc_free(&doc, !again);
                 snprintf(err, errlen,
                          "the step-time history now holds %lld of the %lld step and phase "
                          "times in %s/steps.json: the report is kept as it is",
@@ -483,7 +493,7 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
         if (c && !kept) {
             pp_record_free(&pp_desc_manifest, &c->man);
         }
-        pp_record_free(&pp_desc_steps_doc, &doc);
+        doc_free(&doc, !again);
         for (int i = 0; i < 3; i++) {
             pd_job_free(jobs[i]);
         }
@@ -508,6 +518,7 @@ static int report_write(pd_node_t *n, const pd_window_t *w, const pp_manifest_t 
     c->res.ranks = (int64_t)doc.ranks_n;
     c->res.steps = doc.steps_n == 2 ? doc.steps[1] - doc.steps[0] + 1 : 0;
     c->doc = doc; /* steps.json is encoded from it on the pool; freed with c */
+    c->built = !again;
     c->owned = !kept;
     c->mp = kept ? man : &c->man;
     if (dj) { /* kept for report.html, drawn once the diff is over */

@@ -181,7 +181,7 @@ static void test_report_html_to_a_sink(void **state)
     assert_int_equal(pd_report_html_to(&d, &man, "1.0", why, &none), PROFD_EINVAL);
     free(whole);
     why_in_pieces(&d, &man);
-    pp_record_free(&pp_desc_steps_doc, &d);
+    pd_stepdoc_free(&d);
     free(caps);
     free(members);
     pd_history_fini(&h);
