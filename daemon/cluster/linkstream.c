@@ -62,6 +62,21 @@ void pd_link_delivered(pd_link_t *l, int64_t id)
 
 /* ---- streaming ---- */
 
+/* x read whole, to go in a chunks request: its buffer counted apart. */
+static void ready_add(pd_link_t *l, xfer_t *x)
+{
+    x->state = X_READY;
+    l->nbufs--;
+    l->nready++;
+    l->ready_bytes += x->size;
+}
+
+static void ready_drop(pd_link_t *l, const xfer_t *x)
+{
+    l->nready--;
+    l->ready_bytes -= x->size;
+}
+
 static void xfer_free(pd_link_t *l, xfer_t *x)
 {
     for (xfer_t **pp = &l->xfers; *pp; pp = &(*pp)->next_x) {
@@ -74,7 +89,9 @@ static void xfer_free(pd_link_t *l, xfer_t *x)
         close(x->fd);
     }
     XXH64_freeState(x->hs);
-    if (x->buf) {
+    if (x->state == X_READY) {
+        ready_drop(l, x);
+    } else if (x->buf) {
         l->nbufs--;
     }
     free(x->buf);
@@ -235,7 +252,7 @@ static void on_read(uv_fs_t *req)
         x->hashed += n;
     }
     if (x->read_at == 0 && n == x->size && !x->rewind && batchable(l, x)) {
-        x->state = X_READY; /* the whole file: goes in the next chunks request */
+        ready_add(l, x); /* the whole file: goes in the next chunks request */
         l->pump(l);
         return;
     }
@@ -416,7 +433,8 @@ static void on_chunks(void *arg, int rv, const void *body, size_t len)
 }
 
 /* One chunks request of the files read whole (X_READY), once no other
- * such file is being read or a request's worth is ready: up to FILES_BATCH
+ * such file is being read (the pump reads ahead while FILES_BATCH files
+ * and chunk_bytes allow) or a request's worth is ready: up to FILES_BATCH
  * files, their bytes within chunk_bytes and their JSON (an item's
  * numbers, names and checksum in under 160 bytes beside its path) within
  * limits.max_msg_bytes, one file at least. */
@@ -425,10 +443,10 @@ static void batch_pump(pd_link_t *l)
     size_t ready = 0, bytes = 0, json = 64 + strlen(l->n->name);
     bool reading = false;
     xbatch_t *q = NULL;
-    for (xfer_t *x = l->xfers; x; x = x->next_x) {
-        ready += x->state == X_READY;
-        reading = reading || (x->state == X_READING && batchable(l, x));
+    for (xfer_t *x = l->xfers; x && !reading; x = x->next_x) {
+        reading = x->state == X_READING && batchable(l, x);
     }
+    ready = (size_t)l->nready;
     for (int i = 0; i < MAX_XFERS && q == NULL; i++) {
         q = l->xbatches[i].used ? NULL : &l->xbatches[i];
     }
@@ -476,7 +494,10 @@ static void batch_pump(pd_link_t *l)
     for (size_t i = 0; i < q->n; i++) {
         xfer_t *x = q->x[i];
         if (rv != 0) {
+            ready_drop(l, x);
             x->state = X_IDLE;
+            free(x->buf);
+            x->buf = NULL;
             batch_again(l, x, true, "cannot send");
             continue;
         }
@@ -484,9 +505,9 @@ static void batch_pump(pd_link_t *l)
         x->inflight = 1;
         x->next = x->size;
         x->tail_sent = true;
+        ready_drop(l, x);
         free(x->buf); /* read again should it go again */
         x->buf = NULL;
-        l->nbufs--;
     }
     if (rv == 0) {
         q->used = true;
@@ -501,7 +522,9 @@ void pd_link_stream_pump(pd_link_t *l, int64_t now)
     int depth = 1 + (int)l->coord_queue;
     for (xfer_t *x = l->xfers; x && l->nxfers_out < MAX_XFERS; x = x->next_x) {
         if (x->state == X_IDLE && now >= x->retry_ms && !x->gone && !x->rewind && !x->tail_sent &&
-            x->inflight < depth && (x->buf || l->nbufs < MAX_XFERS)) {
+            x->inflight < depth && (x->buf || l->nbufs < MAX_XFERS) &&
+            (!batchable(l, x) ||
+             (l->nready < FILES_BATCH && l->ready_bytes + x->size <= l->n->cfg->chunk_bytes))) {
             xfer_step(l, x);
         }
     }

@@ -117,6 +117,11 @@ struct pd_link {
     int nxfers_out;
     int64_t coord_queue; /* chunks of a file the coordinator holds behind a write (its acks) */
     int nbufs;           /* files holding a read buffer (begun, not finished) */
+    /* files read whole for a chunks request (X_READY: their buffers not in
+     * nbufs), and their bytes: up to FILES_BATCH and chunk_bytes are read
+     * ahead, so that a request carries up to FILES_BATCH files */
+    int nready;
+    int64_t ready_bytes;
     int64_t backlog_files, backlog_bytes;
     /* this node's clock against the coordinator's, from the summaries'
      * round trips: the sample with the smallest error of the recent ones */
