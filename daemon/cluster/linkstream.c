@@ -401,6 +401,10 @@ static void on_chunks(void *arg, int rv, const void *body, size_t len)
     if (rv == PROFD_ECLIENT) { /* the coordinator restarted: register first */
         pd_link_lost(l, "it does not know this node");
     }
+    /* busy: none taken; the same files in a request again, after busy_ms
+     * to twice it (spread: every node was answered busy at about once) */
+    int64_t busy = a && a->busy_ms > 0 ? a->busy_ms : 0;
+    int64_t again_ms = busy ? pd_now_ms() + busy + pd_now_us() % busy : 0;
     for (size_t i = 0; i < q->n; i++) {
         xfer_t *x = q->x[i];
         int code = a ? (int)a->codes[i] : rv;
@@ -408,6 +412,11 @@ static void on_chunks(void *arg, int rv, const void *body, size_t len)
         x->state = X_IDLE;
         if (x->gone) {
             xfer_end(l, x);
+            continue;
+        }
+        if (busy) {
+            batch_again(l, x, false, a->messages[i]);
+            x->retry_ms = again_ms;
             continue;
         }
         if (code != 0 && !(a && (code == PROFD_ENOENT || code == PROFD_EINVAL))) {

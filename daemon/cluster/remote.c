@@ -626,6 +626,7 @@ typedef struct batch_ctx {
     pd_req_t *req;
     pp_msg_t reply; /* chunks_reply: a code and a message per item */
     size_t nitems;
+    int64_t files, bytes; /* counted in n->batch_files, n->batch_bytes while written */
     struct batch_item {
         int64_t window;
         size_t in;
@@ -667,6 +668,8 @@ static void chunks_done(pd_job_t *job)
     pd_chunks_job_t *b = (pd_chunks_job_t *)job;
     batch_ctx_t *bc = b->arg;
     pd_node_t *n = bc->n;
+    n->batch_files -= bc->files;
+    n->batch_bytes -= bc->bytes;
     for (size_t i = 0; i < bc->nitems; i++) {
         if (bc->item[i].job < 0) {
             continue;
@@ -756,6 +759,45 @@ static int batch_check(pd_node_t *n, const char *node, const pp_chunk_item_t *it
     return 0;
 }
 
+bool pd_remote_batch_admit(int64_t held_files, int64_t held_bytes, int64_t files, int64_t bytes)
+{
+    return held_files <= 0 || (held_files + files <= PD_REMOTE_BATCH_FILES &&
+                               held_bytes + bytes <= PD_REMOTE_BATCH_BYTES);
+}
+
+/* None of the batch's n items taken now: each PROFD_ELIMIT, sent again
+ * after busy_ms. Nothing is acknowledged: no journal wait. */
+static void batch_busy(pd_node_t *n, pd_req_t *req, size_t items)
+{
+    pp_msg_t m;
+    char why[160];
+    int64_t *codes = calloc(items + 1, sizeof(*codes));
+    char **messages = calloc(items + 1, sizeof(*messages));
+    if (codes == NULL || messages == NULL) {
+        free(codes);
+        free(messages);
+        pd_req_reply_error(req, PROFD_ENOMEM, "out of memory");
+        return;
+    }
+    snprintf(why, sizeof(why),
+             "the coordinator is writing %lld batched files (%lld bytes): sent again in %d ms",
+             (long long)n->batch_files, (long long)n->batch_bytes, PD_REMOTE_BUSY_MS);
+    for (size_t i = 0; i < items; i++) {
+        codes[i] = PROFD_ELIMIT;
+        messages[i] = why;
+    }
+    pp_msg_init(&m, PP_T_chunks_reply);
+    m.u.chunks_reply.codes = codes;
+    m.u.chunks_reply.codes_n = items;
+    m.u.chunks_reply.messages = messages;
+    m.u.chunks_reply.messages_n = items;
+    m.u.chunks_reply.busy_ms = PD_REMOTE_BUSY_MS;
+    pd_req_reply_msg(req, &m);
+    free(codes);
+    free(messages);
+    n->stats.batches_busy++;
+}
+
 void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, const void *payload,
                          size_t plen)
 {
@@ -772,6 +814,11 @@ void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, cons
     if (total != (int64_t)plen) {
         pd_req_reply_error(req, PROFD_EINVAL, "the files' lengths add up to %lld, not %zu",
                            (long long)total, plen);
+        return;
+    }
+    if (!pd_remote_batch_admit(n->batch_files, n->batch_bytes, (int64_t)b->items_n,
+                               (int64_t)plen)) {
+        batch_busy(n, req, b->items_n);
         return;
     }
     batch_ctx_t *bc = calloc(1, sizeof(*bc));
@@ -868,7 +915,13 @@ void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, cons
     }
     job->done = chunks_done;
     job->arg = bc;
+    bc->files = (int64_t)job->n;
+    bc->bytes = (int64_t)plen;
+    n->batch_files += bc->files;
+    n->batch_bytes += bc->bytes;
     if (pd_job_submit(&n->loop->uv, PD_JOB(job)) != 0) {
+        n->batch_files -= bc->files;
+        n->batch_bytes -= bc->bytes;
         for (size_t i = 0; i < b->items_n; i++) {
             if (bc->item[i].job >= 0) {
                 pd_window_t *w = pd_windows_get(n->win, bc->item[i].window);

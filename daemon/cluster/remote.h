@@ -49,6 +49,20 @@ void pd_remote_on_chunk(pd_node_t *n, pd_req_t *req, const pp_chunk_t *c, const 
  * code: not written now (being written, the request pool full, a write
  * that failed): the node sends it again. */
 #define PD_REMOTE_BATCH_MAX 256
+/* Batches take memory for their files until written (the bytes, and a job
+ * per file): a coordinator writes at most PD_REMOTE_BATCH_FILES files or
+ * PD_REMOTE_BATCH_BYTES bytes of batches at once. A batch beyond them, with
+ * one being written, is answered busy: every item PROFD_ELIMIT and
+ * `busy_ms` PD_REMOTE_BUSY_MS, none taken (at 16,384 ranks over 256 nodes,
+ * each node's 64 files in one request at a window's end had held every
+ * file of the window at once: VmHWM 88-134 MiB). */
+#define PD_REMOTE_BATCH_FILES 1024
+#define PD_REMOTE_BATCH_BYTES (4 << 20)
+#define PD_REMOTE_BUSY_MS     100
+/* Whether a batch of `files` files and `bytes` bytes is taken now, with
+ * `held_files` files and `held_bytes` bytes of batches being written:
+ * always when none is; else when both stay within the limits. */
+bool pd_remote_batch_admit(int64_t held_files, int64_t held_bytes, int64_t files, int64_t bytes);
 void pd_remote_on_chunks(pd_node_t *n, pd_req_t *req, const pp_chunks_t *b, const void *payload,
                          size_t plen);
 

@@ -263,6 +263,10 @@ int pd_metrics_text(pd_node_t *n, char **out, size_t *len)
            "A coordinator: file chunks answered with no progress because it held "
            "coordinator.max_node_requests node requests (their nodes send them again later).");
     pu_sbuf_fmt(&b, "profd_chunks_deferred_total %lld\n", (long long)n->stats.chunks_deferred);
+    family(&b, "profd_batches_busy_total", "counter",
+           "A coordinator: requests of several files answered busy, none taken, because it "
+           "was writing as many batched files as it holds at once (their nodes send them again).");
+    pu_sbuf_fmt(&b, "profd_batches_busy_total %lld\n", (long long)n->stats.batches_busy);
     family(&b, "profd_plan_latency_seconds", "gauge",
            "The p99 of plan delivery to this daemon's workers.");
     pu_sbuf_fmt(&b, "profd_plan_latency_seconds %.6f\n", (double)pd_latency_p99(&n->latency) / 1e6);

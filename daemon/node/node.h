@@ -66,6 +66,8 @@ typedef struct pd_node_stats {
     /* a coordinator: chunks answered "no progress" with its node requests
      * at coordinator.max_node_requests (cluster/remote.c) */
     int64_t chunks_deferred;
+    /* a coordinator: chunks batches answered busy (cluster/remote.c) */
+    int64_t batches_busy;
 } pd_node_stats_t;
 
 struct pd_retention;
@@ -94,7 +96,8 @@ typedef struct pd_node {
     pd_latency_t latency; /* publish -> worker (or node) acknowledges */
     int64_t bad_requests;
     pd_node_stats_t stats;
-    int64_t manifests_waiting; /* windows whose manifest waits for a retry (finish.c) */
+    int64_t batch_files, batch_bytes; /* a coordinator: of the batches being written */
+    int64_t manifests_waiting;        /* windows whose manifest waits for a retry (finish.c) */
     bool stopping;
     struct pd_retention *retention; /* node/retention.c: prunes the tree; NULL none */
     struct pd_hook *hook;           /* node/hook.c: the after-window hook; NULL none */

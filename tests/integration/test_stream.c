@@ -785,6 +785,7 @@ static void files_batch(nng_socket s, const bfile_t *f, int n, const int *codes,
     }
     assert_int_equal(rep.type, PP_T_chunks_reply);
     assert_int_equal(rep.u.chunks_reply.codes_n, n);
+    assert_int_equal(rep.u.chunks_reply.busy_ms, 0);
     assert_int_equal(rep.u.chunks_reply.messages_n, n);
     for (int i = 0; i < n; i++) {
         if (rep.u.chunks_reply.codes[i] != codes[i]) {
@@ -896,9 +897,37 @@ static void test_stream_files_in_a_batch(void **state)
     fx_daemon_free(r);
 }
 
+/* Which batches a coordinator takes now (pd_remote_batch_admit): any
+ * with none being written, else within 1,024 files and 4 MiB in all. */
+static void test_stream_batch_admit_by_table(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t held_files, held_bytes, files, bytes;
+        bool take;
+    } t[] = {
+        {0, 0, 64, 256 << 10, true},
+        {0, 0, 256, 64 << 20, true}, /* one batch over the limits: taken alone */
+        {960, 3 << 20, 64, 1 << 20, true},
+        {961, 0, 64, 4096, false},
+        {64, (4 << 20) - 4095, 1, 4096, false},
+        {64, (4 << 20) - 4096, 1, 4096, true},
+        {1024, 4 << 20, 1, 0, false},
+    };
+    assert_int_equal(PD_REMOTE_BATCH_FILES, 1024);
+    assert_int_equal(PD_REMOTE_BATCH_BYTES, 4 << 20);
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        if (pd_remote_batch_admit(t[i].held_files, t[i].held_bytes, t[i].files, t[i].bytes) !=
+            t[i].take) {
+            fail_msg("row %zu: %s", i, t[i].take ? "refused" : "taken");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_batch_admit_by_table),
         cmocka_unit_test_setup_teardown(test_stream_corrupt_chunk_is_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_file_never_matching_fails_the_capture, setup,
                                         teardown),

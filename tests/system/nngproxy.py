@@ -4,14 +4,18 @@
 """Stand between node daemons and their coordinator, passing every request
 and reply through, and list the requests' types.
 
-Usage: nngproxy.py LISTEN_URL COORDINATOR_URL LOG [--older]
+Usage: nngproxy.py LISTEN_URL COORDINATOR_URL LOG [--older] [--busy-first]
 
 Raw REP and REQ sockets (as nng_device pairs them): several requests in
 flight, each reply routed back by its header. One line a request in LOG:
 its type, and for node_results and chunks the number of its items and the
 request's JSON size in bytes. --older plays a coordinator from before
 node_results and chunks: its node_welcome says neither "batches" nor
-"files". libnng through ctypes: no module to install.
+"files". --busy-first answers the first chunks request itself, as a
+coordinator writing as many batched files as it holds at once: every item
+PROFD_ELIMIT and busy_ms 100, none taken (logged with "busy"); the node
+sends the same files again in a request. libnng through ctypes: no module
+to install.
 """
 import ctypes
 import ctypes.util
@@ -50,12 +54,13 @@ def body(msg):
 
 
 def forward(src, dst, each):
+    """each(msg) returns True when it made msg the reply, sent back to src."""
     while True:
         msg = ctypes.c_void_p()
         if lib.nng_recvmsg(src, ctypes.byref(msg), 0) != 0:
             return
-        each(msg)
-        if lib.nng_sendmsg(dst, msg, 0) != 0:
+        back = each(msg)
+        if lib.nng_sendmsg(src if back else dst, msg, 0) != 0:
             lib.nng_msg_free(msg)
 
 
@@ -63,6 +68,7 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__.strip().splitlines()[4])
     older = "--older" in sys.argv[4:]
+    busy = ["--busy-first" in sys.argv[4:]]  # still to answer busy
     log = open(sys.argv[3], "a", buffering=1)
     rep, req = Socket(), Socket()
     check(lib.nng_rep0_open_raw(ctypes.byref(rep)), "open rep")
@@ -83,7 +89,17 @@ def main():
         t = d.get("type")
         n = len(d.get("items", []))
         batch = t in ("node_results", "chunks")
+        if t == "chunks" and busy[0]:
+            busy[0] = False
+            log.write(f"{t} {n} {len(text)} busy\n")
+            why = "the coordinator is writing 1024 batched files: sent again in 100 ms"
+            new = json.dumps({"v": 1, "type": "chunks_reply", "codes": [-13] * n,
+                              "messages": [why] * n, "busy_ms": 100}).encode()
+            lib.nng_msg_chop(msg, lib.nng_msg_len(msg))
+            lib.nng_msg_append(msg, new, len(new))
+            return True
         log.write(f"{t} {n} {len(text)}\n" if batch else f"{t}\n")
+        return False
 
     def reply(msg):
         b = body(msg)
@@ -91,6 +107,7 @@ def main():
             new = b.replace(b',"batches":true', b"").replace(b',"files":true', b"")
             lib.nng_msg_chop(msg, len(b))
             lib.nng_msg_append(msg, new, len(new))
+        return False
 
     threading.Thread(target=forward, args=(req, rep, reply), daemon=True).start()
     forward(rep, req, request)

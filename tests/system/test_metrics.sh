@@ -94,6 +94,7 @@ eq("profd_state_saves_total", 0)
 eq('profd_state_members_total{how="encoded"}', 0)
 eq('profd_state_members_total{how="unchanged"}', 0)
 eq("profd_chunks_deferred_total", 0)
+eq("profd_batches_busy_total", 0)
 assert v["profd_step_events_total"] > 100, v["profd_step_events_total"]
 for role in ("actor", "rollout"):
     p50 = v['profd_step_seconds{job="default",role="%s",stat="p50"}' % role]

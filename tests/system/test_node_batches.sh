@@ -8,8 +8,9 @@
 # sends one node_result per rank and no node_results, one chunk per file
 # and no chunks (an older coordinator refuses types it does not know),
 # node2 its 3 results in node_results requests and no node_result, its
-# files in chunks requests and no chunk; the window completes with all 6
-# captures either way. node3, its limits.max_msg_bytes at 4 KiB, splits its
+# files in chunks requests and no chunk, its first chunks request answered
+# busy by its proxy (none taken) and its files sent again in requests, not
+# one by one; the window completes with all 6 captures either way. node3, its limits.max_msg_bytes at 4 KiB, splits its
 # 16 results and its files into requests within it.
 # The links are plain tcp:// on loopback (--insecure-tcp-links).
 # Usage: test_node_batches.sh BUILD_DIR
@@ -26,6 +27,7 @@ for i in 1 2 3; do
   port=$(free_port)
   older=() args=()
   [ "$i" = 1 ] && older=(--older)
+  [ "$i" = 2 ] && older=(--busy-first)
   [ "$i" = 3 ] && args=(--config "$tmp/small.yaml")
   /usr/bin/python3 "$here/nngproxy.py" "tcp://127.0.0.1:$port" "tcp://127.0.0.1:$coord_port" \
     "$tmp/proxy$i.txt" "${older[@]}" 2>>"$tmp/proxy$i.log" &
@@ -73,8 +75,10 @@ f1=$(files host1) f2=$(files host2) f3=$(files host3)
 [ "$f1" -ge 3 ] && [ "$f2" -ge 3 ] && [ "$f3" -ge 16 ] || fail "files listed: $f1 $f2 $f3"
 [ "$(count chunk "$tmp/proxy1.txt")" -ge "$f1" ] && [ "$(sent chunks "$tmp/proxy1.txt")" = 0 ] ||
   fail "node1 (older coordinator): one chunk a file expected: $(sort "$tmp/proxy1.txt" | uniq -c)"
-[ "$(count chunk "$tmp/proxy2.txt")" = 0 ] && [ "$(sent chunks "$tmp/proxy2.txt")" = "$f2" ] ||
-  fail "node2: its $f2 files in chunks expected: $(sort "$tmp/proxy2.txt" | uniq -c)"
+busy=$(awk '$1 == "chunks" && $4 == "busy" { n += $2 } END { print n + 0 }' "$tmp/proxy2.txt")
+[ "$busy" -ge 1 ] || fail "node2: no chunks request answered busy: $(cat "$tmp/proxy2.txt")"
+[ "$(count chunk "$tmp/proxy2.txt")" = 0 ] && [ "$(sent chunks "$tmp/proxy2.txt")" = $((f2 + busy)) ] ||
+  fail "node2: its $f2 files in chunks, the $busy answered busy again in chunks, expected: $(sort "$tmp/proxy2.txt" | uniq -c)"
 items=$(awk '$1 == "chunks" { n += $2; k++; if ($3 > 4096) big++ }
   END { print n + 0, k + 0, big + 0 }' "$tmp/proxy3.txt")
 read -r n k big <<<"$items"

@@ -871,15 +871,29 @@ static void test_codec_chunks(void **state)
     m.u.chunks_reply.messages_n = 2;
     assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
     assert_string_equal(buf, "{\"v\":1,\"type\":\"chunks_reply\",\"codes\":[0,-1],"
-                             "\"messages\":[\"\",\"r1/empty is not the whole file of 7 bytes\"]}");
+                             "\"messages\":[\"\",\"r1/empty is not the whole file of 7 bytes\"],"
+                             "\"busy_ms\":0}");
     assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
     assert_int_equal(pp_type_access(PP_T_chunks_reply), PP_ACC_REPLY);
     assert_int_equal(back.u.chunks_reply.codes_n, 2);
     assert_int_equal(back.u.chunks_reply.codes[1], PROFD_EINVAL);
     assert_string_equal(back.u.chunks_reply.messages[1],
                         "r1/empty is not the whole file of 7 bytes");
+    assert_int_equal(back.u.chunks_reply.busy_ms, 0);
     pp_msg_free(&back);
     free(buf);
+    /* busy: none taken, the same files again after busy_ms; absent is 0 */
+    assert_int_equal(decode("{\"v\":1,\"type\":\"chunks_reply\",\"codes\":[-13],\"messages\":"
+                            "[\"busy\"],\"busy_ms\":150}",
+                            &back, err),
+                     0);
+    assert_int_equal(back.u.chunks_reply.busy_ms, 150);
+    assert_int_equal(back.u.chunks_reply.codes[0], PROFD_ELIMIT);
+    pp_msg_free(&back);
+    assert_int_equal(
+        decode("{\"v\":1,\"type\":\"chunks_reply\",\"codes\":[],\"messages\":[]}", &back, err), 0);
+    assert_int_equal(back.u.chunks_reply.busy_ms, 0);
+    pp_msg_free(&back);
 
     pp_msg_init(&m, PP_T_node_welcome);
     m.u.node_welcome.instance = "abc";
