@@ -344,7 +344,15 @@ class ClusterFigures:
                      "windows 1/2/3 (one run); what the peak holds now: the step history 18.7 "
                      "MB and its phase rings 8.6 MB, the registry 6.8 MB, the members of two "
                      "windows 6.0 MB (the one before, not yet compacted, when the next ends), "
-                     "the last write's steps document 6.7 MB, the captures decoded 5 MB",
+                     "the last write's steps document 6.7 MB, the captures decoded 5 MB; "
+                     "a window's record taken only when needed and the steps document in one "
+                     "block (eba0bb7, 1bae82c): peak heap 61.7 -> 59.0 MB (heaptrack); the "
+                     "node's small files then sent 64 a request (be5751a) made the files' "
+                     "arrival the peak, every file of a window held at once (123.9 MB of "
+                     "heap, VmHWM 88/118/134 MiB): bounded since 89cc667 (1,024 files or 4 MiB "
+                     "of batches written at once, a batch beyond them answered busy), one run "
+                     "after it (load 1.5): VmHWM 62.2/72.6/72.6 MiB after windows 1/2/3, RSS "
+                     "after them 62.2/64.9/62.2",
         "coord_cpu": "perf record -g of the coordinator over a 4,096-rank window (2026-11-27, "
                      "35 s, 1,838 samples, with the machine at a load of 50-70): 58 % of its "
                      "CPU in the kernel, among it 21 % allocating inodes for the capture folders "
@@ -378,7 +386,12 @@ class ClusterFigures:
                      "openat on its thread pool, after the tens of thousands of spool files the "
                      "figure before created and removed on the same file system; 35 s of wait "
                      "before it did not remove it (0.64-0.84 ms, one run): it runs before the "
-                     "16,384-rank figure since 2026-11-28",
+                     "16,384-rank figure since 2026-11-28; the node's small files sent 64 a "
+                     "request since be5751a (one request, one journal batch and one reply for "
+                     "many): perf of the coordinator over a 4,096-rank figure after it, thread "
+                     "hand-offs 29 -> 5 % of its CPU, 46 % creating each capture's folder (24 "
+                     "%) and file (22 %), nearly all of it ext4 scanning inodes freed in the "
+                     "last 30 s by the bench's own removals of the figure before",
         "scale_16k": "this run was smaller (PROFD_BENCH_SCALE_NODES or --quick); a default "
                      "run measures the target's 16,384 ranks over 256 node daemons",
         "gather_node": "measured 2026-11-27 with up to 8 chunks of a file in flight: the path "
