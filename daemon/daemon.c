@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +188,23 @@ static void credit_stall(pd_daemon_t *d, int64_t now_ms)
     pd_windows_credit(&d->win, stall);
 }
 
+/* A window's report written: the last of its large state (its record of
+ * step times, its documents) is free, and glibc keeps the pages it freed
+ * in its heaps, so the resident size stays at that window's peak. Give
+ * them back, once a report: the next window's peak then starts from what
+ * is live (at 16,384 ranks, RSS 62 MiB after a window against 37 before
+ * the first; VmHWM 62 after the first window, 73 after the next). */
+static void trim_heap(pd_daemon_t *d)
+{
+    if (d->node.stats.reports == d->trimmed_reports) {
+        return;
+    }
+    d->trimmed_reports = d->node.stats.reports;
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 static void on_tick(uv_timer_t *h)
 {
     pd_daemon_t *d = h->data;
@@ -195,6 +215,7 @@ static void on_tick(uv_timer_t *h)
     pd_trigger_tick(&d->node, pd_now_ms());
     pd_finish_retry(&d->node, pd_now_ms());
     pd_report_tick(&d->node, pd_now_ms());
+    trim_heap(d);
     pd_windows_trim(&d->win, KEEP_FINISHED_WINDOWS);
     if (pd_wcaps_kept(&d->node)) {
         pd_journal_sync(d->journal); /* compacts them again once kept long enough */
