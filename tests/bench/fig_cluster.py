@@ -352,7 +352,11 @@ class ClusterFigures:
                      "heap, VmHWM 88/118/134 MiB): bounded since 89cc667 (1,024 files or 4 MiB "
                      "of batches written at once, a batch beyond them answered busy), one run "
                      "after it (load 1.5): VmHWM 62.2/72.6/72.6 MiB after windows 1/2/3, RSS "
-                     "after them 62.2/64.9/62.2",
+                     "after them 62.2/64.9/62.2; the heap trimmed once a window's report is "
+                     "written (malloc_trim: glibc had kept the freed pages, the resident size "
+                     "staying at the window's peak): 61.5/65.5/65.5 MiB, one run; half the "
+                     "batch bound made it worse (81.3 MiB: batches answered busy and sent "
+                     "again, their bytes received again into nng's messages)",
         "coord_cpu": "perf record -g of the coordinator over a 4,096-rank window (2026-11-27, "
                      "35 s, 1,838 samples, with the machine at a load of 50-70): 58 % of its "
                      "CPU in the kernel, among it 21 % allocating inodes for the capture folders "
