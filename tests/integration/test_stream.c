@@ -691,17 +691,17 @@ static void assert_batch_outcomes(nng_socket s, const char *sum)
     pp_msg_free(&rep);
 }
 
-static void test_stream_results_in_a_batch(void **state)
+/* A coordinator that node NODE joined with ranks 0 and 1 of job j
+ * (clients 7 and 8), its welcome saying it takes batches of results or
+ * (files) of files, and window w1-step5 of both started; *s the node's
+ * socket. */
+static fx_daemon_t *batch_coordinator(nng_socket *s, bool files)
 {
-    char data[SIZE], sum[64], file[1024];
-    int64_t have;
-    bool done;
     pp_msg_t rep;
-    pp_manifest_t man;
     fx_daemon_t *r = coordinator_start();
-    nng_socket s = fx_dial(r->cfg.coordinator_listen);
+    *s = fx_dial(r->cfg.coordinator_listen);
     assert_int_equal(
-        fx_ask(s,
+        fx_ask(*s,
                "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
                "\",\"ranks\":[{\"client\":7,\"job\":\"j\",\"role\":\"actor\",\"rank\":0,"
                "\"host\":\"host1\",\"pid\":4242},{\"client\":8,\"job\":\"j\",\"role\":\"actor\","
@@ -709,11 +709,22 @@ static void test_stream_results_in_a_batch(void **state)
                &rep),
         0);
     assert_int_equal(rep.type, PP_T_node_welcome);
-    assert_true(rep.u.node_welcome.batches);
+    assert_true(files ? rep.u.node_welcome.files : rep.u.node_welcome.batches);
     pp_msg_free(&rep);
     fx_start_window(r->cfg.control_url,
                     "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],\"tool\":\"sim\"}",
                     "w1-step5", 2);
+    return r;
+}
+
+static void test_stream_results_in_a_batch(void **state)
+{
+    char data[SIZE], sum[64], file[1024];
+    int64_t have;
+    bool done;
+    pp_manifest_t man;
+    nng_socket s;
+    fx_daemon_t *r = batch_coordinator(&s, false);
     pattern(data, 3);
     sum_of(data, sum, sizeof(sum));
     assert_batch_outcomes(s, sum);
@@ -816,22 +827,8 @@ static void test_stream_files_in_a_batch(void **state)
     char data[SIZE], sa[32], sb[32], sc[32], q[2048], mismatch[128];
     pp_msg_t rep;
     pp_manifest_t man;
-    fx_daemon_t *r = coordinator_start();
-    nng_socket s = fx_dial(r->cfg.coordinator_listen);
-    assert_int_equal(
-        fx_ask(s,
-               "{\"v\":1,\"type\":\"node_hello\",\"node\":\"" NODE "\",\"instance\":\"" INSTANCE
-               "\",\"ranks\":[{\"client\":7,\"job\":\"j\",\"role\":\"actor\",\"rank\":0,"
-               "\"host\":\"host1\",\"pid\":4242},{\"client\":8,\"job\":\"j\",\"role\":\"actor\","
-               "\"rank\":1,\"host\":\"host1\",\"pid\":4243}]}",
-               &rep),
-        0);
-    assert_int_equal(rep.type, PP_T_node_welcome);
-    assert_true(rep.u.node_welcome.files);
-    pp_msg_free(&rep);
-    fx_start_window(r->cfg.control_url,
-                    "{\"v\":1,\"type\":\"start\",\"job\":\"j\",\"steps\":[5],\"tool\":\"sim\"}",
-                    "w1-step5", 2);
+    nng_socket s;
+    fx_daemon_t *r = batch_coordinator(&s, true);
     pattern(data, 5);
     snprintf(sa, sizeof(sa), "xxh64:%016llx", (unsigned long long)XXH64(data, 100, 0));
     snprintf(sb, sizeof(sb), "xxh64:%016llx", (unsigned long long)XXH64(data + 100, 40, 0));
