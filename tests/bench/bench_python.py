@@ -9,7 +9,10 @@ scope) where it is built, the ctypes path without it or with
 PROFD_NO_SPEEDUPS=1 ("speedups" in the output says which; run.py runs both).
 
 As in the C benchmark, pairs run in batches smaller than the event ring and
-the ring is drained between batches, outside the timed region.
+the ring is drained between batches, outside the timed region. The
+figures measured together (the baselines and the two idle forms; then the
+two forms with a capture running) take turns within each repetition, after
+a second of settling once the client is connected.
 
 usage: PYTHONPATH=<build>/python python3 bench_python.py --url WORKER_URL \
            --profctl PROFCTL --control CONTROL_URL [--reps N] [--job JOB]
@@ -27,7 +30,8 @@ import profd
 from profd import _native as N
 
 BATCH = 2000  # pairs: 4000 events, within the ring (4096)
-BATCHES = 4
+BATCHES = 16
+SETTLE_S = 1.0
 
 
 class Noop:
@@ -110,24 +114,35 @@ def main():
             empty_c(None)
         return time.perf_counter_ns() - t0
 
-    def measure(fn, steps):
-        out = []
-        for _ in range(a.reps + 1):  # the first is a warm-up
-            total = 0
-            for _ in range(BATCHES):
-                total += fn(BATCH)
-                if steps:
-                    state["pushed"] += 2 * BATCH
-                    drain(c, state["pushed"])
-            out.append(total / (BATCHES * BATCH))
-        return out[1:]
+    def one(fn, steps):
+        total = 0
+        for _ in range(BATCHES):
+            total += fn(BATCH)
+            if steps:
+                state["pushed"] += 2 * BATCH
+                drain(c, state["pushed"])
+        return total / (BATCHES * BATCH)
+
+    def measure(fns):
+        """Every function of fns ({name: (fn, steps)}) once per repetition,
+        in turn: a moment the machine is slower (a neighbour, the client's
+        own start) falls on all of them, not on whichever ran then."""
+        out = {k: [] for k in fns}
+        for rep in range(a.reps + 1):  # the first is a warm-up
+            for k, (fn, steps) in fns.items():
+                v = one(fn, steps)
+                if rep:
+                    out[k].append(v)
+        return out
 
     res = {"python": sys.version.split()[0], "pairs_per_rep": BATCH * BATCHES,
            "speedups": profd.speedups(), "speedups_error": profd.speedups_error()}
-    res["empty_py_pair_ns"] = measure(empty_py, False)
-    res["empty_ctypes_pair_ns"] = measure(empty_ctypes, False)
-    res["with_idle_ns"] = measure(with_pair, True)
-    res["method_idle_ns"] = measure(method_pair, True)
+    # the client's start (its hello, the daemon's latency probes) is over
+    time.sleep(SETTLE_S)
+    res.update(measure({"empty_py_pair_ns": (empty_py, False),
+                        "empty_ctypes_pair_ns": (empty_ctypes, False),
+                        "with_idle_ns": (with_pair, True),
+                        "method_idle_ns": (method_pair, True)}))
 
     # a capture running: an open-ended window from a step ahead
     first = state["step"] + 10 ** 7
@@ -156,8 +171,8 @@ def main():
     if c.stats().captures < 1:
         raise SystemExit("bench_python: the capture did not start")
     drain(c, state["pushed"])
-    res["with_capture_ns"] = measure(with_pair, True)
-    res["method_capture_ns"] = measure(method_pair, True)
+    res.update(measure({"with_capture_ns": (with_pair, True),
+                        "method_capture_ns": (method_pair, True)}))
     subprocess.run([a.profctl, "--url", a.control, "stop", wid, "--job", a.job],
                    capture_output=True, timeout=30)
     for _ in range(50):

@@ -339,8 +339,9 @@ class GatherFigures:
         the CPU-seconds per GiB of each side."""
         g = "10. gather, idle and with the cores loaded"
         # 5: with 3, the loaded ratios' min-max (0.80-1.03, then 0.45-0.85) held
-        # neither run's median in the other's
-        reps = self.reps(5, 1)
+        # neither run's median in the other's; 7: with 5, the idle ratio across
+        # nodes (0.65-1.14, then 0.80-1.39) neither
+        reps = self.reps(7, 1)
         data, small, small_n, large_mib, total = self.make_tree()
         nfiles = small_n + 2
         gib = total / 2**30
@@ -365,27 +366,46 @@ class GatherFigures:
             r = {k: [] for k in ("node", "raw", "node_cpu", "raw_cpu", "copy", "cp", "copy_cpu",
                                  "cp_cpu")}
             for i in range(reps + 1):  # the first is a warm-up
-                a = children_cpu()
-                tr = raw_stream(data, os.path.join(tmpfs, "lraw-%d" % i), self.port())
-                raw_cpu = children_cpu() - a
-                shutil.rmtree(os.path.join(tmpfs, "lraw-%d" % i))
-                a = cpu_s(n["pid"]) + cpu_s(c["pid"])
-                t, man, wdir = self.gather_once(n, c, cn, data, stage_file, "ln%s%d" % (cond, i))
-                node_cpu = cpu_s(n["pid"]) + cpu_s(c["pid"]) - a
-                self.check_manifest(man, nfiles, total)
-                remove_window(wdir)
-                src = self.stage(data, "lcp-src", False)
-                dst = os.path.join(tmpfs, "lcp-%d" % i)
-                a, t0 = children_cpu(), time.monotonic()
-                subprocess.run(["cp", "-r", src, dst], check=True)
-                tc, cp_cpu = time.monotonic() - t0, children_cpu() - a
-                shutil.rmtree(dst)
-                shutil.rmtree(src)
-                a = cpu_s(d["pid"])
-                tp, man, wdir = self.gather_once(d, d, cd, data, stage_file, "lc%s%d" % (cond, i))
-                copy_cpu = cpu_s(d["pid"]) - a
-                self.check_manifest(man, nfiles, total)
-                remove_window(wdir)
+                m = {}
+
+                def raw():
+                    a = children_cpu()
+                    m["raw"] = raw_stream(data, os.path.join(tmpfs, "lraw-%d" % i), self.port())
+                    m["raw_cpu"] = children_cpu() - a
+                    shutil.rmtree(os.path.join(tmpfs, "lraw-%d" % i))
+
+                def node():
+                    a = cpu_s(n["pid"]) + cpu_s(c["pid"])
+                    m["node"], man, wdir = self.gather_once(n, c, cn, data, stage_file,
+                                                            "ln%s%d" % (cond, i))
+                    m["node_cpu"] = cpu_s(n["pid"]) + cpu_s(c["pid"]) - a
+                    self.check_manifest(man, nfiles, total)
+                    remove_window(wdir)
+
+                def cp():
+                    src = self.stage(data, "lcp-src", False)
+                    dst = os.path.join(tmpfs, "lcp-%d" % i)
+                    a, t0 = children_cpu(), time.monotonic()
+                    subprocess.run(["cp", "-r", src, dst], check=True)
+                    m["cp"], m["cp_cpu"] = time.monotonic() - t0, children_cpu() - a
+                    shutil.rmtree(dst)
+                    shutil.rmtree(src)
+
+                def copy():
+                    a = cpu_s(d["pid"])
+                    m["copy"], man, wdir = self.gather_once(d, d, cd, data, stage_file,
+                                                            "lc%s%d" % (cond, i))
+                    m["copy_cpu"] = cpu_s(d["pid"]) - a
+                    self.check_manifest(man, nfiles, total)
+                    remove_window(wdir)
+
+                # each pair in turns, baseline first then profd first: what the
+                # first of a pair leaves (pages, a warm cache) falls on both sides
+                for step in ((raw, node, cp, copy) if i % 2 else (node, raw, copy, cp)):
+                    step()
+                t, tr, tc, tp = m["node"], m["raw"], m["cp"], m["copy"]
+                node_cpu, raw_cpu, copy_cpu, cp_cpu = (m["node_cpu"], m["raw_cpu"],
+                                                       m["copy_cpu"], m["cp_cpu"])
                 if i:
                     for k, v in (("node", t), ("raw", tr), ("node_cpu", node_cpu),
                                  ("raw_cpu", raw_cpu), ("copy", tp), ("cp", tc),

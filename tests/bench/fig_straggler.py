@@ -32,8 +32,10 @@ turn, which says more of the machine than of the detector).
   step from step SLOW_FROM. The fractions (4x the compute down to 5 %) are tried from
   large to small; one is named when a window opens on rank 3 whose first
   step is at most 20 steps after SLOW_FROM (the window begins the step after the hit, or later: the count
-  is conservative), and no window names another rank. The figure is the
-  smallest fraction named."""
+  is conservative), and no window names another rank. A search ends at
+  the first fraction not named; its figure is the smallest fraction named
+  before. SEARCHES searches, each from 4x down: their smallest fractions
+  are the figure's values (judged on the largest)."""
 
 import json
 import os
@@ -50,6 +52,7 @@ WITHIN = 20
 HEALTHY_SLEEP_S = 0.02  # the false positives' job: 8 ranks on 2 cores, busy
 PACED_SLEEP_S = 0.1  # the sensitivity's jobs (above)
 PACED_CALIBRATE_STEPS = 60
+SEARCHES = 3  # the sensitivity's descending searches (above)
 SCRIPT = os.path.join(SOURCE, "tests", "python", "sync_ddp_train.py")
 
 
@@ -140,28 +143,42 @@ class StragglerFigures:
                      PACED_SLEEP_S * 1000))
         # from 4x its compute down: a figure however coarse the detector is here
         fractions = [4.0, 2.0, 1.0, 0.5, 0.25, 0.1, 0.05] if not self.quick else [0.5, 0.1]
-        named, tried = None, []
-        for f in fractions:
-            slow_ms = f * unit
-            wins, _ = self.job_run("strag-%g" % f, SLOW_FROM + WITHIN + 15, slow_ms=slow_ms,
-                                   sleep_s=PACED_SLEEP_S)
-            hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
-                   w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
-            wrong = [w for w in wins if w not in hit]
-            ok = bool(hit) and hit[0]["first_step"] - SLOW_FROM <= WITHIN and not wrong
-            tried.append("%g: %s" % (f, ("named, window from step %d" % hit[0]["first_step"]) if ok
-                                     else "wrong rank (%s)" % wrong[0].get("source") if wrong
-                                     else "named late, window from step %d" % hit[0]["first_step"]
-                                     if hit else "not named (%d window(s))" % len(wins)))
-            log("straggler %g of compute (%.2f ms): %s" % (f, slow_ms, tried[-1]))
-            if not ok:
-                break
-            named = f
+        # SEARCHES descending searches: one, whose first miss ends it, said
+        # 400 % in one run and 200 % in the next (a factor-2 step either way)
+        searches = self.reps(SEARCHES, 1)
+        smallest, tried = [], []
+        for k in range(searches):
+            named, t = None, []
+            for f in fractions:
+                slow_ms = f * unit
+                wins, _ = self.job_run("strag-%g-%d" % (f, k), SLOW_FROM + WITHIN + 15,
+                                       slow_ms=slow_ms, sleep_s=PACED_SLEEP_S)
+                hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
+                       w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
+                wrong = [w for w in wins if w not in hit]
+                ok = bool(hit) and hit[0]["first_step"] - SLOW_FROM <= WITHIN and not wrong
+                t.append("%g: %s" % (f, ("named, window from step %d" % hit[0]["first_step"])
+                                     if ok else "wrong rank (%s)" % wrong[0].get("source")
+                                     if wrong else "named late, window from step %d" %
+                                     hit[0]["first_step"] if hit
+                                     else "not named (%d window(s))" % len(wins)))
+                log("straggler search %d, %g of compute (%.2f ms): %s" % (k + 1, f, slow_ms,
+                                                                           t[-1]))
+                if not ok:
+                    break
+                named = f
+            smallest.append(named)
+            tried.append("search %d: %s" % (k + 1, ", ".join(t)))
+        vals = [x * 100 for x in smallest if x is not None]
+        unnamed = smallest.count(None)
         self.row("strag.sensitivity", g, "smallest compute slowdown of 1 rank named within %d "
-                 "steps" % WITHIN, "%", [named * 100 if named is not None else float("nan")],
-                 target="<= 10 %", status="PASS" if named is not None and named <= 0.1 else "MISS",
-                 judged="the smallest slowdown named, one run each",
-                 note="; ".join(tried),
+                 "steps" % WITHIN, "%", vals or [float("nan")],
+                 target="<= 10 %",
+                 status="PASS" if not unnamed and max(vals) <= 10 else "MISS",
+                 judged="the largest of %d searches' smallest slowdown named (max, n=%d)" % (
+                     searches, searches),
+                 note="%s%s" % ("; ".join(tried), "; %d search(es) named not even %g %%" % (
+                     unnamed, fractions[0] * 100) if unnamed else ""),
                  reason="tried at %.0f ms a step pause: %s; the healthy ranks' compute at that "
                         "pace spread %.2f-%.2f ms (median %.2f): "
                         "a rank is named when its compute's excess is over %d median absolute "

@@ -5,9 +5,11 @@ measured is compared by its spread (benchlib.summary: min-max under 10
 values, else p10-p90): it reproduces when either run's median lies within
 the other run's spread. A figure of one value, or whose values were all
 the same (a spread of zero width: a size, a count), has no spread: it
-reproduces within 10 % of the other run's value. A count of rare events
-(a row marked `count`: its values are event counts, compared by their
-total) reproduces when the two totals differ by at most two standard
+reproduces within 10 % of the other run's value. A count of events (a
+row marked `count`: its values are event counts, or rates of counted
+events with `count` the events one value stands for, such as wake-ups per
+rank and second over intervals of so many seconds and ranks; compared by
+their totals) reproduces when the two totals differ by at most two standard
 deviations of the difference of two Poisson counts (|a - b| <= 2 sqrt(a +
 b)): one false positive in one run and two in the next are the same
 figure. One that neither run could measure (NaN) reproduces, one that
@@ -49,6 +51,13 @@ def bounds(s):
 
 def within(v, b):
     return b[0] <= v <= b[1]
+
+
+def count_total(r):
+    """The events a `count` row's values stand for: their sum, times the
+    row's `count` where it is a number (rates of counted events)."""
+    k = r["count"]
+    return sum(r["values"]) * (1 if isinstance(k, bool) else k)
 
 
 def counts_agree(a, b):
@@ -111,7 +120,7 @@ def compare(prev_rows, rows):
         if math.isnan(a["median"]) or math.isnan(b["median"]):  # not measured: both, or not
             same = math.isnan(a["median"]) and math.isnan(b["median"])
         elif r.get("count") and p.get("count") and "values" in r and "values" in p:
-            same = counts_agree(sum(p["values"]), sum(r["values"]))
+            same = counts_agree(count_total(p), count_total(r))
         else:
             same = within(b["median"], ba) or within(a["median"], bb)
         f = drift(p, r)

@@ -176,8 +176,10 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         goal: the target as (op, limit), judged by benchlib.judge on the value
         90 % of the runs meet (p10 or min for >=, p90 or max for <=), never
         on the median; a row judged by another rule passes its status and
-        says what judged it in `judged`. count: the values are counts of rare
-        events (reproduce.py compares their totals as Poisson counts)."""
+        says what judged it in `judged`. count: True when the values are
+        counts of events, a number when they are rates of counted events
+        (the events one value stands for: seconds x ranks of its interval);
+        reproduce.py compares their totals as Poisson counts."""
         s = stat or summary(values)
         if goal is not None:
             status, how = judge(values, *goal)
@@ -616,17 +618,17 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
         self.row("foot.wake_empty", g, "daemon wakeups/s, idle, no client", "/s", w0,
                  target="< 1 /s: no busy wakeups", goal=("<", 1),
                  note="context switches of all its threads, %d intervals of %g s" % (n, dt),
-                 reason="a timer or a thread wakes with nothing to do")
+                 reason="a timer or a thread wakes with nothing to do", count=dt)
         w1 = full["wakeups"]
         self.row("foot.wake_1024", g, "daemon wakeups/s, 1,024 idle registered ranks", "/s", w1,
                  note="%.2f per rank and second (idle ranks: no heartbeat, one plan long "
-                      "poll every 120 s; section 5b)" % (statistics.median(w1) / 1024))
+                      "poll every 120 s; section 5b)" % (statistics.median(w1) / 1024), count=dt)
         self.row("foot.cpu_1024", g, "daemon CPU, 1,024 idle registered ranks", "cores",
                  full["cpu"], note="utime+stime over the same intervals")
         self.row("foot.client_wake", g, "client library wakeups/s per idle rank", "/s",
                  [x / 1024 for x in full["peer_wakeups"]],
                  note="profd-sim --threads, 1,024 ranks, its training threads included (they "
-                      "sleep in 100 ms slices); the library's alone: section 5b")
+                      "sleep in 100 ms slices); the library's alone: section 5b", count=dt * 1024)
 
     # ---------------------------------------------------------- 5b. idle cost
 
@@ -668,15 +670,16 @@ class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
                       "poll and the connection, no heartbeat); %s" % (
                           n, dt, alive, nranks, self.many_ranks_note()),
                  reason="each held long poll (limits.watch_hold_ms) still costs a request "
-                        "through nng's threads and the loop when it expires")
+                        "through nng's threads and the loop when it expires", count=dt * nranks)
         self.row("idle.client", g, "client library wakeups per idle rank and second", "/s", lw,
                  target="<= 1 /client/s", goal=("<=", 1),
                  note="all threads of profd-sim --threads but its training threads (profd-io, "
                       "nng's) / 1024: the background thread sleeps until the ring is not empty "
                       "(at most 10 s)",
-                 reason="the background thread or nng's threads wake with nothing to do")
+                 reason="the background thread or nng's threads wake with nothing to do",
+                 count=dt * nranks)
         self.row("idle.sim_baseline", g, "baseline: a thread sleeping in 100 ms slices", "/s", sw,
-                 note="profd-sim's own training threads, per thread")
+                 note="profd-sim's own training threads, per thread", count=dt * nranks)
         self.row("idle.ratio", g, "ratio: library wakeups / baseline thread", "x",
                  [a / max(b, 1e-9) for a, b in zip(lw, sw)])
 

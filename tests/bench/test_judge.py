@@ -408,6 +408,27 @@ class Reproduce(unittest.TestCase):
         # without the mark both ways, the spread rule: 1 against 2 is not within 10 %
         self.assertFalse(reproduce.compare([fig("a", [1])], [count("a", [2])])[0]["reproduces"])
 
+    def test_rates_of_counted_events(self):
+        # wake-ups per rank and second, 5 intervals of 10 s over 1,024 ranks:
+        # 0.2100 and 0.2050 a rank and second stand for 10,752 and 10,496
+        # wake-ups; |10752 - 10496| = 256 <= 2 sqrt(21248) = 291.5; their
+        # min-max spreads (0.2099-0.2101, 0.2049-0.2051) hold neither median
+        def rate(vals):
+            r = fig("idle.client", vals)
+            r.update(count=10.0 * 1024, values=vals)
+            return r
+        out = reproduce.compare([rate([0.2099, 0.21, 0.21, 0.21, 0.2101])],
+                                [rate([0.2049, 0.205, 0.205, 0.205, 0.2051])])
+        self.assertTrue(out[0]["reproduces"])
+        self.assertAlmostEqual(reproduce.count_total(rate([0.21] * 5)), 10752.0)
+        # 0.21 and 0.20: 10,752 and 10,240, 512 > 2 sqrt(20992) = 289.8
+        self.assertFalse(reproduce.compare([rate([0.21] * 5)],
+                                           [rate([0.20] * 5)])[0]["reproduces"])
+        # a count marked True is the values' sum itself
+        r = fig("x", [3, 4])
+        r.update(count=True, values=[3, 4])
+        self.assertEqual(reproduce.count_total(r), 7)
+
     def test_baseline_moves(self):
         prev = [fig("hot.empty", [2.0]), fig("hot.pair", [20.0]), fig("py.x", [1.0])]
         rows = [fig("hot.empty", [3.0]), fig("hot.pair", [30.0]), fig("py.x", [2.0])]
@@ -479,8 +500,8 @@ class Reproduce(unittest.TestCase):
             "Against the run of 2026-11-27 22:00 at commit `abc`: **3 of 4** figures reproduce: "
             "2 within the other run's spread (either run's median within the other run's "
             "spread; a figure of one value, or of a spread of zero width, within 10 % of the "
-            "other's; a count of rare events within two standard deviations of two Poisson "
-            "counts), and 1 speeds (times, rates, cores) only within that spread widened by how "
+            "other's; a count of events, or a rate of counted events, within two standard "
+            "deviations of two Poisson counts), and 1 speeds (times, rates, cores) only within that spread widened by how "
             "far the machine itself moved between the two figures' starts (bench_probe, no "
             "profd in it: the largest ratio of a core's time, a load from memory, a switch and a "
             "cross-CPU wake-up; the factor is listed below). 1 target(s) judged differently."])
