@@ -45,6 +45,38 @@ static int fail(dctx_t *c, int code, const char *fmt, ...)
     return code;
 }
 
+/* Where the decoder is, for an error's "field 'a.b[2]'": the text from plen
+ * on replaced by sep then name, cut at the buffer's end as snprintf would.
+ * It is set for every field and element decoded, most of them never part
+ * of an error: copied, not formatted. */
+static void path_put(dctx_t *c, size_t plen, const char *sep, const char *name)
+{
+    size_t cap = sizeof(c->path) - 1, n = plen;
+    for (const char *s = sep; *s != '\0' && n < cap; s++) {
+        c->path[n++] = *s;
+    }
+    for (const char *s = name; *s != '\0' && n < cap; s++) {
+        c->path[n++] = *s;
+    }
+    c->path[n] = '\0';
+}
+
+/* "[i]" after the text up to plen. */
+static void path_index(dctx_t *c, size_t plen, int i)
+{
+    char num[16];
+    size_t k = sizeof(num);
+    unsigned u = (unsigned)i;
+    num[--k] = '\0';
+    num[--k] = ']';
+    do {
+        num[--k] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    num[--k] = '[';
+    path_put(c, plen, "", num + k);
+}
+
 static const char *json_kind(const cJSON *j)
 {
     static const struct {
@@ -148,7 +180,7 @@ static int decode_array(const pp_field_t *f, const cJSON *j, void *rec, dctx_t *
     const cJSON *e;
     cJSON_ArrayForEach(e, j)
     {
-        snprintf(c->path + plen, sizeof(c->path) - plen, "[%d]", i);
+        path_index(c, plen, i);
         if (f->kind == PP_K_I64S) {
             if ((rv = decode_i64(f, e, (int64_t *)(void *)(v + (size_t)i * esz), c)) != 0) {
                 return rv;
@@ -238,7 +270,7 @@ static int decode_fields(const pp_desc_t *d, const cJSON *obj, void *rec, dctx_t
     for (size_t i = 0; i < d->nfields; i++) {
         const pp_field_t *f = &d->fields[i];
         const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, f->name);
-        snprintf(c->path + plen, sizeof(c->path) - plen, "%s%s", plen ? "." : "", f->name);
+        path_put(c, plen, plen ? "." : "", f->name);
         if (j == NULL) {
             if (f->flags & PP_REQ) {
                 return fail(c, PROFD_EPROTO, "missing");

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,6 +396,17 @@ static void test_codec_integers_bounded(void **state)
                             &m, err),
                      PROFD_EPROTO);
     assert_string_equal(err, "field 'ev[1]': integer out of range (|n| < 2^53)");
+    /* an element far in: its index written whole, the ones before it fine */
+    {
+        char doc[8192];
+        int n = snprintf(doc, sizeof(doc), "{\"v\":1,\"type\":\"events\",\"client\":1,\"ev\":[");
+        for (int i = 0; i < 1234; i++) {
+            n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%d,", i);
+        }
+        snprintf(doc + n, sizeof(doc) - (size_t)n, "9200000000000000000,0]}");
+        assert_int_equal(decode(doc, &m, err), PROFD_EPROTO);
+        assert_string_equal(err, "field 'ev[1234]': integer out of range (|n| < 2^53)");
+    }
     assert_int_equal(
         decode("{\"v\":1,\"type\":\"start\",\"next\":9200000000000000000,\"roundup\":2}", &m, err),
         PROFD_EPROTO);
