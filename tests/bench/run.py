@@ -64,6 +64,7 @@ DEFAULT = FIGURES
 class Bench(ClusterFigures, GatherFigures, StartupFigures, StragglerFigures):
     busy_now = None  # cores busy over the last second before the running figure (settle())
     probe_now = None  # bench_probe's medians at the running figure's start (probe())
+    save_fs = "the data folder's file system"  # a cluster figure's coordinator's (cluster_up)
 
     def __init__(self, args):
         self.args = args
