@@ -81,6 +81,8 @@ class ClusterFigures:
         `inodes` inodes, loop-mounted: root only) for a coordinator's
         save_path. (path, how), path None where it cannot be made (the
         data folder's file system is used then, and `how` says why)."""
+        if os.environ.get("PROFD_BENCH_SAVE_FS") == "data":
+            return None, "the data folder's file system (PROFD_BENCH_SAVE_FS=data)"
         if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
             return None, "the data folder's file system (a loop mount needs root and mkfs.ext4)"
         path = tempfile.mkdtemp(prefix="profd-bench-ext4-", dir="/tmp")
