@@ -29,21 +29,25 @@ class ClusterFigures:
         `swarm` N, bench_swarm processes each driving N nodes' ranks from
         one thread. Returns (coordinator, nodes, simulators)."""
         port = self.port()
-        # the coordinator's save_path on an ext4 with a journal, as a real
-        # disk has: this VM's root ext4 has none, and an ext4 without one
-        # skips every inode deleted in the last 60 s (300 s while its table
-        # block is dirty) at each file and folder it creates, reading each
-        # one's table block: 40 % of the 4,096-rank coordinator's CPU (perf,
-        # 2026-11-28) where the node daemons on the same disk removed every
-        # capture they had sent
+        # the node daemons' save_path (their spools) on a tmpfs of their own:
+        # in a cluster each is another machine's disk. This VM's root ext4
+        # has no journal, and an ext4 without one does not reuse an inode
+        # deleted in the last 60 s (300 s while its table block is dirty): at
+        # each file and folder it creates it reads the table block of every
+        # such inode it passes. With the node daemons removing every capture
+        # they had sent on the coordinator's disk, that was 40 % of the
+        # 4,096-rank coordinator's CPU (perf, 2026-11-28). The coordinator's
+        # own save_path: the data folder, or with PROFD_BENCH_SAVE_FS=ext4 an
+        # ext4 with a journal (a loop-mounted image)
         ranks = nodes * per
-        save = self.mount_journaled(ranks * 8 * 65536, ranks * 8 * 4 + 65536)
+        if os.environ.get("PROFD_BENCH_SAVE_FS") == "ext4":
+            save = self.mount_journaled(ranks * 8 * 65536, ranks * 8 * 4 + 65536)
+        else:
+            save = None, "the data folder's file system"
         self.save_fs = save[1]
         c = self.daemon(tag + "c", "--coordinator-listen", "tcp://127.0.0.1:%d" % port,
                         "--insecure-tcp-links", *coord_args, log_level=log_level,
                         save_path=os.path.join(save[0] or self.data_root, tag + "c", "out"))
-        # the nodes' save_path (their spools) on a tmpfs of their own: in a
-        # cluster they are other machines' disks
         spools, _ = self.mount_tmpfs(ranks * 16384)
         ns, sims = [], []
         for i in range(nodes):
@@ -81,8 +85,6 @@ class ClusterFigures:
         `inodes` inodes, loop-mounted: root only) for a coordinator's
         save_path. (path, how), path None where it cannot be made (the
         data folder's file system is used then, and `how` says why)."""
-        if os.environ.get("PROFD_BENCH_SAVE_FS") == "data":
-            return None, "the data folder's file system (PROFD_BENCH_SAVE_FS=data)"
         if os.geteuid() != 0 or shutil.which("mkfs.ext4") is None:
             return None, "the data folder's file system (a loop mount needs root and mkfs.ext4)"
         path = tempfile.mkdtemp(prefix="profd-bench-ext4-", dir="/tmp")
