@@ -112,6 +112,24 @@ class StragglerFigures:
                     p.wait()
             self.stop_daemon(d)
 
+    def slowdown_try(self, f, unit, k):
+        """One job whose rank SLOW_RANK computes f x unit ms more a step from
+        SLOW_FROM: (named within WITHIN steps and no other rank named, what
+        happened)."""
+        wins, _ = self.job_run("strag-%g-%d" % (f, k), SLOW_FROM + WITHIN + 15,
+                               slow_ms=f * unit, sleep_s=PACED_SLEEP_S)
+        hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
+               w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
+        wrong = [w for w in wins if w not in hit]
+        if wrong:
+            return False, "wrong rank (%s)" % wrong[0].get("source")
+        if not hit:
+            return False, "not named (%d window(s))" % len(wins)
+        first = hit[0]["first_step"]
+        if first - SLOW_FROM > WITHIN:
+            return False, "named late, window from step %d" % first
+        return True, "named, window from step %d" % first
+
     def fig_straggler(self):
         g = "12. synchronous straggler (8 ranks, gloo DDP on CPU)"
         probe = subprocess.run([PY, "-c", "import torch"], capture_output=True, timeout=120)
@@ -150,20 +168,10 @@ class StragglerFigures:
         for k in range(searches):
             named, t = None, []
             for f in fractions:
-                slow_ms = f * unit
-                wins, _ = self.job_run("strag-%g-%d" % (f, k), SLOW_FROM + WITHIN + 15,
-                                       slow_ms=slow_ms, sleep_s=PACED_SLEEP_S)
-                hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
-                       w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)]
-                wrong = [w for w in wins if w not in hit]
-                ok = bool(hit) and hit[0]["first_step"] - SLOW_FROM <= WITHIN and not wrong
-                t.append("%g: %s" % (f, ("named, window from step %d" % hit[0]["first_step"])
-                                     if ok else "wrong rank (%s)" % wrong[0].get("source")
-                                     if wrong else "named late, window from step %d" %
-                                     hit[0]["first_step"] if hit
-                                     else "not named (%d window(s))" % len(wins)))
-                log("straggler search %d, %g of compute (%.2f ms): %s" % (k + 1, f, slow_ms,
-                                                                           t[-1]))
+                ok, text = self.slowdown_try(f, unit, k)
+                t.append("%g: %s" % (f, text))
+                log("straggler search %d, %g of compute (%.2f ms): %s" % (k + 1, f, f * unit,
+                                                                           text))
                 if not ok:
                     break
                 named = f

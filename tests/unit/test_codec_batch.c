@@ -40,6 +40,28 @@ static int hook_texts(void *arg, const pp_field_t *f, const void *rec, size_t i,
  * node's encoding, each item encoded once and spliced in, is byte for byte
  * the batch encoded whole; node_welcome's `batches`, absent from an older
  * coordinator's, decodes as false. */
+/* node_welcome with the two capabilities as given: its exact text, and
+ * both read back as sent. */
+static void welcome_round_trip(bool batches, bool files, const char *want)
+{
+    pp_msg_t m, back;
+    char *buf;
+    size_t len;
+    char err[256];
+
+    pp_msg_init(&m, PP_T_node_welcome);
+    m.u.node_welcome.instance = "abc";
+    m.u.node_welcome.batches = batches;
+    m.u.node_welcome.files = files;
+    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
+    assert_string_equal(buf, want);
+    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
+    assert_int_equal(back.u.node_welcome.batches, batches);
+    assert_int_equal(back.u.node_welcome.files, files);
+    pp_msg_free(&back);
+    free(buf);
+}
+
 static void test_codec_node_results(void **state)
 {
     pp_msg_t m, back;
@@ -132,16 +154,9 @@ static void test_codec_node_results(void **state)
     free(buf);
 
     /* the capability */
-    pp_msg_init(&m, PP_T_node_welcome);
-    m.u.node_welcome.instance = "abc";
-    m.u.node_welcome.batches = true;
-    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
-    assert_string_equal(buf, "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
-                             "\"save_path\":null,\"batches\":true,\"files\":false}");
-    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
-    assert_true(back.u.node_welcome.batches);
-    pp_msg_free(&back);
-    free(buf);
+    welcome_round_trip(true, false,
+                       "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
+                       "\"save_path\":null,\"batches\":true,\"files\":false}");
     assert_int_equal(
         decode("{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":4}", &back, err),
         0);
@@ -228,16 +243,9 @@ static void test_codec_chunks(void **state)
     assert_int_equal(back.u.chunks_reply.busy_ms, 0);
     pp_msg_free(&back);
 
-    pp_msg_init(&m, PP_T_node_welcome);
-    m.u.node_welcome.instance = "abc";
-    m.u.node_welcome.files = true;
-    assert_int_equal(pp_msg_encode(&m, &buf, &len), 0);
-    assert_string_equal(buf, "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
-                             "\"save_path\":null,\"batches\":false,\"files\":true}");
-    assert_int_equal(pp_msg_decode(buf, len, 0, &back, err, sizeof(err)), 0);
-    assert_true(back.u.node_welcome.files);
-    pp_msg_free(&back);
-    free(buf);
+    welcome_round_trip(false, true,
+                       "{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":0,"
+                       "\"save_path\":null,\"batches\":false,\"files\":true}");
     assert_int_equal(decode("{\"v\":1,\"type\":\"node_welcome\",\"instance\":\"abc\",\"gen\":4,"
                             "\"batches\":true}",
                             &back, err),
