@@ -163,7 +163,7 @@ def reproduction_md(rep):
     L.append("Against the run of %s at commit `%s`%s: **%d of %d** figures reproduce: %d "
              "within the other run's spread (either run's median within the other run's "
              "spread; a figure of one value, or of a spread of zero width, within 10 %% of "
-             "the other's; a count of events, or a rate of counted events, within two "
+             "the other's; a count of events, or a rate of counted events, also within two "
              "standard deviations of two Poisson counts), and %d speeds (times, rates, cores) only within that spread "
              "widened by how far the machine itself moved between the two figures' starts "
              "(bench_probe, no profd in it: the largest ratio of a core's time, a load from "
