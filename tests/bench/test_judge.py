@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import report  # noqa: E402
 import fig_startup  # noqa: E402
+import fig_straggler  # noqa: E402
 import reproduce  # noqa: E402
 
 
@@ -547,6 +548,33 @@ class Reproduce(unittest.TestCase):
             "| figure d | 1.10 s (1.00-1.20) | 1.60 s (1.50-1.70) | INFO / INFO (with the "
             "machine's drift) | - / - | no baseline | x1.50 |"])
         self.assertEqual(report.reproduction_md(None), [])
+
+
+class StragglerTry(unittest.TestCase):
+    """fig_straggler.slowdown_try's verdict on the windows a job opened
+    (rank 3 slowed from step 30, named within 20 steps)."""
+
+    def verdict(self, *wins):
+        f = fig_straggler.StragglerFigures()
+        f.job_run = lambda *a, **k: ([{"first_step": first, "selectors": [{"ranks": ranks}],
+                                       "source": "straggler trigger: rank %d (worker) ..." %
+                                       ranks[0]} for first, ranks in wins], [])
+        return f.slowdown_try(0.5, 1.9, 0)
+
+    def test_verdicts(self):
+        self.assertEqual(self.verdict((41, [3, 4])), (True, "named, window from step 41"))
+        self.assertEqual(self.verdict((50, [3, 4]), (57, [3, 1])),
+                         (True, "named, window from step 50"))
+        self.assertEqual(self.verdict((51, [3, 4])), (False, "named late, window from step 51"))
+        self.assertEqual(self.verdict(), (False, "not named (0 window(s))"))
+        self.assertEqual(self.verdict((41, [3, 4]), (48, [6, 2])),
+                         (False, "wrong rank (straggler trigger: rank 6 (worker) ...)"))
+        # a false positive on rank 3 before its slowdown (a full run of
+        # 2026-11-28 counted one from step 11 as named)
+        self.assertEqual(self.verdict((11, [3, 0]), (41, [3, 4])),
+                         (False, "named before its slowdown, window from step 11"))
+        self.assertEqual(self.verdict((30, [3, 0])),
+                         (False, "named before its slowdown, window from step 30"))
 
 
 if __name__ == "__main__":
