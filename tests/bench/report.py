@@ -6,6 +6,7 @@ tests/bench/RESULTS.md."""
 import json
 import os
 
+import reproduce
 from benchlib import HERE
 
 
@@ -174,6 +175,15 @@ def reproduction_md(rep):
                  else "", sum(c["reproduces"] for c in figs), len(figs),
                  sum(c["reproduces"] and not c.get("by_drift") for c in figs), n_drift,
                  sum(c["status_changed"] for c in figs)))
+    if any("chance" in c for c in figs):
+        exp, upto = reproduce.chance(figs)
+        L.append("")
+        L.append("Chance alone: two runs of one unchanging distribution fail the spread rule "
+                 "now and then (5 values each: 4.7 %% of the time; 3 each: 20 %%; exact over "
+                 "the orders of their values, reproduce.chance_fails). Over these %d figures "
+                 "it gives %.1f failures on average, and %d or fewer in 95 %% of such pairs; "
+                 "%d failed here." % (len(figs), exp, upto,
+                                      sum(not c["reproduces"] for c in figs)))
     if bad:
         L.append("")
         L.append("Beside each figure listed: the 1-minute load average at its figure's start "

@@ -29,10 +29,23 @@ machine's drift" when it is within that spread widened by how far the
 probes at the two figure starts moved (the largest of their ratios): the
 machine, measured, not a tolerance chosen. Ratios against a same-run
 baseline, percentages, sizes and counts are never widened. Such figures
-are counted apart and listed with their factor."""
+are counted apart and listed with their factor.
 
+The rule fails by chance alone too: two runs of one unchanging
+distribution, 5 values each, hold neither median within the other's
+min-max spread 4.7 % of the time (chance_fails: exact over the equally
+likely orders of the 10 values). Over a hundred such figures a few fail in
+every pair of perfect runs; RESULTS.md says how many chance alone gives
+(chance: the expected number, and the count that 95 % of such pairs stay
+within), next to how many failed."""
+
+import functools
+import itertools
 import json
 import math
+import random
+
+from benchlib import summary
 
 ONE_VALUE_TOLERANCE = 0.10
 # units of figures that are a speed of the machine: widened by its drift
@@ -50,6 +63,64 @@ def bounds(s):
     if s["n"] >= 10:
         return s["p10"], s["p90"]
     return s["min"], s["max"]
+
+
+EXACT_ORDERS = 50000  # chance_fails enumerates up to this many orders, else samples
+SAMPLES = 20000
+SAMPLE_VALUES = 2000000  # and at most this many values drawn in all
+
+
+@functools.lru_cache(maxsize=None)
+def chance_fails(na, nb):
+    """The probability that two samples of `na` and `nb` values of one
+    continuous distribution fail the spread rule (neither median within
+    the other's spread, as bounds() and within() take them): exact over the
+    C(na + nb, na) equally likely orders of their values where there are at
+    most EXACT_ORDERS of them, else over SAMPLES seeded draws (fewer for
+    large samples: SAMPLE_VALUES values in all). 0 for a
+    sample of one value (the 10 % rule: no chance in it)."""
+    if na < 2 or nb < 2:
+        return 0.0
+
+    def fails(a, b):
+        sa, sb = summary(a), summary(b)
+        return not (within(sb["median"], bounds(sa)) or within(sa["median"], bounds(sb)))
+
+    n = na + nb
+    if math.comb(n, na) <= EXACT_ORDERS:
+        bad = 0
+        for pos in itertools.combinations(range(n), na):
+            a = set(pos)
+            bad += fails([float(i + 1) for i in pos],
+                         [float(i + 1) for i in range(n) if i not in a])
+        return bad / math.comb(n, na)
+    rnd = random.Random(na * 100003 + nb)
+    draws = max(200, min(SAMPLES, SAMPLE_VALUES // n))  # 1,920-value rows: about 0
+    bad = sum(fails([rnd.random() for _ in range(na)], [rnd.random() for _ in range(nb)])
+              for _ in range(draws))
+    return bad / draws
+
+
+def chance(cmp):
+    """What chance alone gives over the figures of a comparison (compare's
+    entries, each with its `chance`): (the expected number that fail, the
+    number that 95 % of pairs of unchanging runs stay within), from the
+    distribution of a sum of independent failures (Poisson binomial)."""
+    dist = [1.0]
+    for c in cmp:
+        p = c.get("chance") or 0.0
+        nxt = [0.0] * (len(dist) + 1)
+        for k, q in enumerate(dist):
+            nxt[k] += q * (1 - p)
+            nxt[k + 1] += q * p
+        dist = nxt
+    expected = sum(c.get("chance") or 0.0 for c in cmp)
+    acc = 0.0
+    for k, q in enumerate(dist):
+        acc += q
+        if acc >= 0.95:
+            return expected, k
+    return expected, len(dist) - 1
 
 
 def within(v, b):
@@ -137,6 +208,8 @@ def compare(prev_rows, rows):
                     "prev_spread": ba, "spread": bb,
                     "prev_status": p["status"], "status": r["status"],
                     "reproduces": same or by_drift, "by_drift": by_drift, "drift": f,
+                    "chance": 0.0 if ba[0] == ba[1] or bb[0] == bb[1] else
+                    chance_fails(a["n"], b["n"]),
                     "prev_load": (p.get("load_start") or [None])[0],
                     "load": (r.get("load_start") or [None])[0],
                     "moves": moves.get(r["key"].split(".")[0]),

@@ -460,6 +460,27 @@ class Reproduce(unittest.TestCase):
         a["count"] = b["count"] = 10240.0
         self.assertFalse(reproduce.compare([a], [b])[0]["reproduces"])
 
+    def test_chance_fails(self):
+        # 3 values a side: B's median beyond A's max takes B's two largest
+        # above every A (A in the lowest 4 of 6 places: 4 orders), and A's
+        # median beyond B's min then takes A's two smallest below every B
+        # (2 of those 4); the same mirrored: 4 of the C(6, 3) = 20 orders
+        self.assertEqual(reproduce.chance_fails(3, 3), 4 / 20)
+        # 5 a side: 12 of the C(10, 5) = 252 orders, by the same count
+        self.assertEqual(reproduce.chance_fails(5, 5), 12 / 252)
+        self.assertEqual(reproduce.chance_fails(1, 5), 0.0)
+        # many values: the p10-p90 spreads hold the medians
+        self.assertLess(reproduce.chance_fails(200, 200), 0.01)
+        # two figures failing by chance half the time each: 1 on average,
+        # 2 or fewer in every pair (0.25, 0.5, 0.25); none: 0 and 0
+        self.assertEqual(reproduce.chance([{"chance": 0.5}, {"chance": 0.5}]), (1.0, 2))
+        self.assertEqual(reproduce.chance([{"chance": 0.0}]), (0.0, 0))
+        # 20 figures at 5 % each: 1 on average, 3 or fewer in 95 % of pairs
+        # (P(<= 2) = 0.925, P(<= 3) = 0.984)
+        exp, upto = reproduce.chance([{"chance": 0.05}] * 20)
+        self.assertAlmostEqual(exp, 1.0)
+        self.assertEqual(upto, 3)
+
     def test_baseline_moves(self):
         prev = [fig("hot.empty", [2.0]), fig("hot.pair", [20.0]), fig("py.x", [1.0])]
         rows = [fig("hot.empty", [3.0]), fig("hot.pair", [30.0]), fig("py.x", [2.0])]
@@ -536,7 +557,14 @@ class Reproduce(unittest.TestCase):
             "far the machine itself moved between the two figures' starts (bench_probe, no "
             "profd in it: the largest ratio of a core's time, a load from memory, a switch and a "
             "cross-CPU wake-up; the factor is listed below). 1 target(s) judged differently."])
-        self.assertEqual(md[6:], [
+        # 4 figures of 3 values a side, each failing by chance 20 % of the
+        # time: 0.8 on average; P(<= 1) = 0.819, P(<= 2) = 0.973
+        self.assertEqual(md[4:6], [
+            "", "Chance alone: two runs of one unchanging distribution fail the spread rule now "
+            "and then (5 values each: 4.7 % of the time; 3 each: 20 %; exact over the orders of "
+            "their values, reproduce.chance_fails). Over these 4 figures it gives 0.8 failures "
+            "on average, and 2 or fewer in 95 % of such pairs; 1 failed here."])
+        self.assertEqual(md[8:], [
             "",
             "| figure | earlier median (spread) | this run's median (spread) | status earlier / "
             "now | load at start earlier / now | baselines moved | machine moved (probe) |",
