@@ -36,7 +36,7 @@ turn, which says more of the machine than of the detector).
   step SLOW_FROM or before: one run counted a false positive from step 11
   as named). Each fraction (FRACTIONS: 4x the compute down
   to 10 %) is tried TRIES times, in turns; each fraction's figure is its
-  tries named, a count (reproduce.py compares counts as Poisson counts),
+  tries named, a count (reproduce.py: by its spread, or else as a Poisson count),
   and the target's (10 %) passes when every try is named.
 
   Until 2026-11-28 the figure was the smallest fraction named by
@@ -129,15 +129,17 @@ class StragglerFigures:
         happened)."""
         wins, _ = self.job_run("strag-%g-%d" % (f, k), SLOW_FROM + WITHIN + 15,
                                slow_ms=f * unit, sleep_s=PACED_SLEEP_S)
+        def on_slow(w):
+            return SLOW_RANK in w["selectors"][0]["ranks"] and \
+                w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK)
+
         # a window on rank SLOW_RANK from step SLOW_FROM or before opened on
         # a hit before its slowdown: a false positive that named it by chance
-        hit = [w for w in wins if SLOW_RANK in w["selectors"][0]["ranks"] and
-               w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK) and
-               w["first_step"] > SLOW_FROM]
+        hit = [w for w in wins if on_slow(w) and w["first_step"] > SLOW_FROM]
         wrong = [w for w in wins if w not in hit]
         if wrong:
             w = wrong[0]
-            if w["source"].startswith("straggler trigger: rank %d " % SLOW_RANK):
+            if on_slow(w):
                 return False, "named before its slowdown, window from step %d" % w["first_step"]
             return False, "wrong rank (%s)" % w.get("source")
         if not hit:

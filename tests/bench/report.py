@@ -179,10 +179,11 @@ def reproduction_md(rep):
         exp, upto = reproduce.chance(figs)
         L.append("")
         L.append("Chance alone: two runs of one unchanging distribution fail the spread rule "
-                 "now and then (5 values each: 4.7 %% of the time; 3 each: 20 %%; exact over "
+                 "now and then (5 values each: %.1f %% of the time; 3 each: %.1f %%; exact over "
                  "the orders of their values, reproduce.chance_fails). Over these %d figures "
                  "it gives %.1f failures on average, and %d or fewer in 95 %% of such pairs; "
-                 "%d failed here." % (len(figs), exp, upto,
+                 "%d failed here." % (100 * reproduce.chance_fails(5, 5),
+                                      100 * reproduce.chance_fails(3, 3), len(figs), exp, upto,
                                       sum(not c["reproduces"] for c in figs)))
     if bad:
         L.append("")

@@ -33,7 +33,7 @@ are counted apart and listed with their factor.
 
 The rule fails by chance alone too: two runs of one unchanging
 distribution, 5 values each, hold neither median within the other's
-min-max spread 4.7 % of the time (chance_fails: exact over the equally
+min-max spread 4.8 % of the time (chance_fails: exact over the equally
 likely orders of the 10 values). Over a hundred such figures a few fail in
 every pair of perfect runs; RESULTS.md says how many chance alone gives
 (chance: the expected number, and the count that 95 % of such pairs stay

@@ -561,7 +561,7 @@ class Reproduce(unittest.TestCase):
         # time: 0.8 on average; P(<= 1) = 0.819, P(<= 2) = 0.973
         self.assertEqual(md[4:6], [
             "", "Chance alone: two runs of one unchanging distribution fail the spread rule now "
-            "and then (5 values each: 4.7 % of the time; 3 each: 20 %; exact over the orders of "
+            "and then (5 values each: 4.8 % of the time; 3 each: 20.0 %; exact over the orders of "
             "their values, reproduce.chance_fails). Over these 4 figures it gives 0.8 failures "
             "on average, and 2 or fewer in 95 % of such pairs; 1 failed here."])
         self.assertEqual(md[8:], [
