@@ -252,6 +252,24 @@ static bool knows_roles(const pd_rank_t *k, const pp_node_rank_t *r)
     return true;
 }
 
+/* Where a rank stands, as its roster lists it: a rank heard of only now
+ * (the node joined, or the coordinator restarted) would otherwise stand at
+ * no step until the node's next summary, and a window planned "next" in
+ * that gap would start at step 1, behind every rank. A roster only moves a
+ * rank forward; the summaries keep it current. */
+static void roster_step(pd_node_t *n, pd_rank_t *k, const pp_node_rank_t *r)
+{
+    if (r->step == PP_NONE || (k->step != PP_NONE && r->step <= k->step)) {
+        return;
+    }
+    k->step = r->step;
+    k->step_began_us = pd_now_us() - (r->age_us > 0 ? r->age_us : 0);
+    if (r->step_us > 0) {
+        k->step_us = r->step_us;
+    }
+    pd_windows_on_step(n->win, k);
+}
+
 /* Make the registry's remote ranks of a node match its roster. */
 static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v, size_t count)
 {
@@ -290,6 +308,7 @@ static void apply_roster(pd_coord_t *c, peer_node_t *p, const pp_node_rank_t *v,
             rank_gone(n, k, why, false);
         } else {
             k->state = PD_RANK_ACTIVE;
+            roster_step(n, k, &v[i]);
         }
     }
     if (refused) { /* one line a roster, not one a rank (16,384 ranks over a full registry) */

@@ -32,6 +32,7 @@ static void pump(pd_link_t *l);
 
 static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
 {
+    int64_t now_us = pd_now_us();
     size_t k = 0;
     for (pd_rank_t *r = pd_registry_next(n->reg, NULL); r; r = pd_registry_next(n->reg, r)) {
         k++;
@@ -51,6 +52,9 @@ static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
         x->host = (char *)r->host;
         x->pid = r->pid;
         x->lost = r->state == PD_RANK_LOST;
+        x->step = r->step; /* where it stands, before the next summary */
+        x->age_us = r->step != PP_NONE && now_us > r->step_began_us ? now_us - r->step_began_us : 0;
+        x->step_us = r->step_us;
         if (r->nroles > 1 && (x->roles = calloc(r->nroles - 1, sizeof(*x->roles))) != NULL) {
             for (size_t i = 1; i < r->nroles; i++) { /* roles[0] is the primary role */
                 pp_record_init(&pp_desc_role_rank, &x->roles[i - 1]);

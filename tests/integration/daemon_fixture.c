@@ -112,6 +112,16 @@ fx_daemon_t *fx_daemon_new(const char *dir)
     return d;
 }
 
+fx_daemon_t *fx_coordinator_start(const char *dir)
+{
+    fx_daemon_t *r = fx_daemon_new(dir);
+    fx_path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
+               dir);
+    snprintf(r->cfg.node_name, sizeof(r->cfg.node_name), "coordinator");
+    fx_daemon_start(r);
+    return r;
+}
+
 void fx_daemon_start(fx_daemon_t *d)
 {
     char err[512];

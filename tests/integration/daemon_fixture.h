@@ -68,6 +68,9 @@ void fx_daemon_config(fx_daemon_t *d, const char *run_dir, const char *save_path
 fx_daemon_t *fx_daemon_new(const char *dir);
 /* pd_config_finish, pd_daemon_init and the daemon's thread. */
 void fx_daemon_start(fx_daemon_t *d);
+/* A coordinator of its own below dir (fx_daemon_new), nodes joining at
+ * ipc://<dir>/coord.sock, started. */
+fx_daemon_t *fx_coordinator_start(const char *dir);
 /* Stops the thread; pd_daemon_fini must report every handle closed. The
  * daemon can be started again with the same configuration. */
 void fx_daemon_stop(fx_daemon_t *d);

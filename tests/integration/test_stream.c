@@ -40,18 +40,6 @@
 
 FX_TMP_FIXTURE("profd-stream")
 
-/* ---- the coordinator ---- */
-
-static fx_daemon_t *coordinator_start(void)
-{
-    fx_daemon_t *r = fx_daemon_new(tmp);
-    fx_path_of(r->cfg.coordinator_listen, sizeof(r->cfg.coordinator_listen), "ipc://%s/coord.sock",
-               tmp);
-    snprintf(r->cfg.node_name, sizeof(r->cfg.node_name), "coordinator");
-    fx_daemon_start(r);
-    return r;
-}
-
 /* ---- requests ---- */
 
 /* The node registers with one worker (its client 7, rank 0 of job j). */
@@ -270,7 +258,7 @@ static void test_stream_corrupt_chunk_is_sent_again(void **state)
     memcpy(bad, data, SIZE);
     bad[SIZE - 10] ^= 0x01;
     sum_of(data, sum, sizeof(sum));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = stream_begin(r, sum, part, file);
 
     chunk(s, data, 0, CHUNK, sum, &have, &done);
@@ -396,7 +384,7 @@ static void test_stream_file_never_matching_fails_the_capture(void **state)
     pattern(listed, 3);
     sum_of(listed, sum, sizeof(sum));
     sum_of(data, got, sizeof(got));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = stream_begin(r, sum, part, file);
 
     for (int k = 1; k < PD_REMOTE_MAX_MISMATCHES; k++) {
@@ -443,7 +431,7 @@ static void test_stream_chunk_ahead_is_answered_with_the_prefix(void **state)
     struct stat st;
     pattern(data, 4);
     sum_of(data, sum, sizeof(sum));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = stream_begin(r, sum, part, file);
 
     chunk(s, data, 0, CHUNK, sum, &have[0], &done[0]);
@@ -478,7 +466,7 @@ static void test_stream_chunks_in_flight_land_in_order(void **state)
     bool done[3], all = false;
     pattern(data, 5);
     sum_of(data, sum, sizeof(sum));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = stream_begin(r, sum, part, file);
 
     for (int round = 0; round < 10 && !all; round++) {
@@ -522,7 +510,7 @@ static void test_stream_restart_resumes_from_the_prefix(void **state)
     bool done;
     pattern(data, 6);
     sum_of(data, sum, sizeof(sum));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = stream_begin(r, sum, part, file);
     chunk(s, data, 0, CHUNK, sum, &have, &done);
     assert_int_equal(have, CHUNK);
@@ -560,7 +548,7 @@ static void test_stream_checksum_kept_over_a_restart(void **state)
     pattern(b, 8);
     sum_of(a, suma, sizeof(suma));
     sum_of(b, sumb, sizeof(sumb));
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = node_join(r);
     start_window(r);
     snprintf(q, sizeof(q),
@@ -616,7 +604,7 @@ static int node_says(nng_socket s, const char *type, int i, pp_msg_t *rep)
 static void test_stream_many_nodes_found_by_name(void **state)
 {
     pp_msg_t rep;
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     nng_socket s = fx_dial(r->cfg.coordinator_listen);
     for (int i = 0; i < 40; i++) {
         assert_int_equal(node_says(s, "node_hello", i, &rep), 0);
@@ -698,7 +686,7 @@ static void assert_batch_outcomes(nng_socket s, const char *sum)
 static fx_daemon_t *batch_coordinator(nng_socket *s, bool files)
 {
     pp_msg_t rep;
-    fx_daemon_t *r = coordinator_start();
+    fx_daemon_t *r = fx_coordinator_start(tmp);
     *s = fx_dial(r->cfg.coordinator_listen);
     assert_int_equal(
         fx_ask(*s,
