@@ -29,7 +29,6 @@
 #include "wcaps.h"
 
 #define TICK_MS               1000
-#define TRIGGER_MS            100 /* the straggler trigger's checks, at most one per */
 #define STALL_MIN_MS          500 /* a tick this late: the daemon stalled */
 #define KEEP_FINISHED_WINDOWS 256
 
@@ -129,28 +128,6 @@ static void tick_update(pd_daemon_t *d);
 static void ranks_changed(void *arg)
 {
     tick_update(arg);
-}
-
-/* The straggler trigger looks at new step times within TRIGGER_MS of
- * their arrival, at most once per TRIGGER_MS: a check per tick (1 s, 8
- * steps at 8 steps a second) opened the window on a straggler that many
- * steps late. */
-static void on_trigger(uv_timer_t *h)
-{
-    pd_daemon_t *d = h->data;
-    d->trigger_last_ms = pd_now_ms();
-    pd_trigger_tick(&d->node, d->trigger_last_ms);
-}
-
-static void steps_fed(void *arg)
-{
-    pd_daemon_t *d = arg;
-    if (!d->strag.armed || d->win.follower || d->node.stopping ||
-        uv_is_active((uv_handle_t *)&d->trigger)) {
-        return;
-    }
-    int64_t wait = d->trigger_last_ms + TRIGGER_MS - pd_now_ms();
-    uv_timer_start(&d->trigger, on_trigger, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
 static int64_t remote_latency_us(void *arg)
@@ -285,8 +262,6 @@ static void begin_stop(pd_daemon_t *d)
     uv_close((uv_handle_t *)&d->broadcast, NULL);
     uv_timer_stop(&d->tick);
     uv_close((uv_handle_t *)&d->tick, NULL);
-    uv_timer_stop(&d->trigger);
-    uv_close((uv_handle_t *)&d->trigger, NULL);
     uv_close((uv_handle_t *)&d->stop_async, NULL);
     pd_journal_stop(d->journal);
     pd_hook_stop(d->node.hook);
@@ -451,7 +426,6 @@ static void wire(pd_daemon_t *d)
         .durable = durable,
         .reply_durable = reply_durable,
         .coordinator_known = coordinator_known,
-        .steps_fed = steps_fed,
         .arg = d,
     };
     d->win.follower = d->cfg.coordinator_url[0] != '\0';
@@ -475,8 +449,6 @@ static int loop_start(pd_daemon_t *d, char *err, size_t errlen)
     d->broadcast.data = d;
     uv_timer_init(&d->loop.uv, &d->tick);
     d->tick.data = d;
-    uv_timer_init(&d->loop.uv, &d->trigger);
-    d->trigger.data = d;
     uv_async_init(&d->loop.uv, &d->stop_async, on_stop_async);
     d->stop_async.data = d;
     return 0;

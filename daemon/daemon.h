@@ -62,8 +62,6 @@ typedef struct pd_daemon {
     uv_timer_t tick;     /* liveness, long-poll expiry; runs while ranks exist */
     bool tick_running;
     int64_t last_tick_ms;    /* when the tick last ran (or was started) */
-    uv_timer_t trigger;      /* the straggler trigger's check after new step times */
-    int64_t trigger_last_ms; /* when it last ran */
     int64_t trimmed_reports; /* node.stats.reports when the heap was last trimmed */
     int64_t stalled_ms;      /* the daemon's own stalls, in all */
     uv_async_t stop_async;   /* thread-safe stop request */

@@ -61,9 +61,6 @@ void pd_node_hist_fed(pd_node_t *n, const pd_hist_rank_t *h)
         pd_wrecords_sync(n->wrec, n->win, n->hist, n->gen);
         pd_wrecords_feed(n->wrec, n->hist, h);
     }
-    if (n->hooks.steps_fed) {
-        n->hooks.steps_fed(n->hooks.arg);
-    }
 }
 
 static void ack_msg(const pd_node_t *n, pp_msg_t *m)

@@ -48,9 +48,6 @@ typedef struct pd_node_hooks {
     void (*reply_durable)(void *arg, pd_req_t *req, char *buf, size_t len);
     /* a node daemon: the instance of its coordinator */
     void (*coordinator_known)(void *arg, const char *instance);
-    /* the step-time history took new times (the straggler trigger looks
-     * at them soon, not at the next tick) */
-    void (*steps_fed)(void *arg);
     void *arg;
 } pd_node_hooks_t;
 
@@ -150,8 +147,7 @@ void pd_node_job_check(pd_node_t *n, const char *job);
 pd_hist_rank_t *pd_node_hist(pd_node_t *n, const pd_rank_t *k, int64_t now_ms);
 /* The entry of rank k, if it has one (nothing made, nothing updated). */
 pd_hist_rank_t *pd_node_hist_find(pd_node_t *n, const pd_rank_t *k);
-/* Entry h of the history took new times: into the running windows' records,
- * and to the straggler trigger (hooks.steps_fed). */
+/* Entry h of the history took new times: into the running windows' records. */
 void pd_node_hist_fed(pd_node_t *n, const pd_hist_rank_t *h);
 /* Rank k is gone: lost, or left (it said goodbye, its job may be over);
  * its history stays, marked, for the reports. */

@@ -850,103 +850,11 @@ static void test_daemon_done_window_read_back(void **state)
     fx_daemon_free(r);
 }
 
-/* ---- the straggler trigger looks at new step times at once ---- */
-
-/* Worker `rank` of role actor registered; its client id. */
-static int64_t actor_hello(nng_socket s, int rank)
-{
-    char q[256];
-    pp_msg_t rep;
-    fx_path_of(q, sizeof(q),
-               "{\"v\":1,\"type\":\"hello\",\"job\":\"j\",\"role\":\"actor\",\"rank\":%d,"
-               "\"host\":\"h1\",\"pid\":%d}",
-               rank, 5000 + rank);
-    assert_int_equal(fx_ask(s, q, &rep), 0);
-    assert_int_equal(rep.type, PP_T_welcome);
-    int64_t client = rep.u.welcome.client;
-    pp_msg_free(&rep);
-    return client;
-}
-
-/* Steps 1..10 of `client`, begun 1 s apart from base_us, each lasting
- * step_us, in one events request. */
-static void actor_steps(nng_socket s, int64_t client, int64_t base_us, int64_t step_us)
-{
-    char q[2048];
-    int at = snprintf(q, sizeof(q), "{\"v\":1,\"type\":\"events\",\"client\":%lld,\"ev\":[",
-                      (long long)client);
-    for (int i = 1; i <= 10; i++) {
-        int64_t b = base_us + (int64_t)i * 1000000;
-        at += snprintf(q + at, sizeof(q) - (size_t)at, "%s1,%d,%lld,2,%d,%lld", i > 1 ? "," : "", i,
-                       (long long)b, i, (long long)(b + step_us));
-    }
-    snprintf(q + at, sizeof(q) - (size_t)at, "]}");
-    pp_msg_t rep;
-    assert_int_equal(fx_ask(s, q, &rep), 0);
-    assert_int_equal(rep.type, PP_T_ack);
-    pp_msg_free(&rep);
-}
-
-/* The daemon's tick (1 s) starts when the first worker registers. Four
- * actors register and report ten steps each, rank 3's 4x its peers', well
- * within that second; the trigger (2x for 3 steps) opens its window from
- * the step times as they arrive, not at the first tick: within 500 ms of
- * the last report. Before, the window came with the tick, a second after
- * the first worker registered, up to a second (8 steps of a job at 8
- * steps a second) after the straggler was plain. */
-static void test_daemon_straggler_checked_as_steps_arrive(void **state)
-{
-    (void)state;
-    fx_daemon_t *r = daemon_new(tmp);
-    r->cfg.straggler_enable = true;
-    r->cfg.straggler_factor = 2.0;
-    r->cfg.straggler_score = 0; /* the factor rule alone */
-    r->cfg.straggler_consecutive = 3;
-    r->cfg.straggler_steps = 1;
-    r->cfg.straggler_interval_ms = 0;
-    snprintf(r->cfg.straggler_tool, sizeof(r->cfg.straggler_tool), "sim");
-    fx_daemon_start(r);
-    nng_socket s = fx_dial(r->cfg.worker_url);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t base_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - 20000000;
-    int64_t t_reg = fx_now_ms(), client[4];
-    for (int i = 0; i < 4; i++) {
-        client[i] = actor_hello(s, i);
-    }
-    for (int i = 0; i < 4; i++) {
-        actor_steps(s, client[i], base_us, i == 3 ? 400000 : 100000);
-    }
-    int64_t t_fed = fx_now_ms();
-    char source[256] = "";
-    int64_t seen_ms = -1;
-    while (seen_ms < 0 && fx_now_ms() < t_fed + 500) {
-        pp_msg_t rep;
-        assert_int_equal(fx_ask_once(r->cfg.control_url, "{\"v\":1,\"type\":\"windows\"}", &rep),
-                         0);
-        if (rep.u.windows_reply.windows_n > 0) {
-            seen_ms = fx_now_ms();
-            snprintf(source, sizeof(source), "%s", rep.u.windows_reply.windows[0].source);
-        }
-        pp_msg_free(&rep);
-        fx_sleep_ms(10);
-    }
-    if (seen_ms < 0) {
-        fail_msg("no window within 500 ms of the step times (%lld ms after the first worker "
-                 "registered)",
-                 (long long)(fx_now_ms() - t_reg));
-    }
-    assert_non_null(strstr(source, "straggler trigger: rank 3 (actor)"));
-    nng_close(s);
-    fx_daemon_free(r);
-}
-
 int main(void)
 {
     return PD_RUN_EACH(setup, teardown, test_daemon_window_end_to_end, test_daemon_checksum_none,
                        test_daemon_bad_input_keeps_serving, test_daemon_restart_under_clients,
                        test_daemon_two_in_one_process, test_daemon_client_finds_late_daemon_by_rule,
                        test_daemon_close_without_daemon_is_quick,
-                       test_daemon_reply_waits_for_the_journal, test_daemon_done_window_read_back,
-                       test_daemon_straggler_checked_as_steps_arrive);
+                       test_daemon_reply_waits_for_the_journal, test_daemon_done_window_read_back);
 }
