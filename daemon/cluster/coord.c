@@ -252,6 +252,21 @@ static bool knows_roles(const pd_rank_t *k, const pp_node_rank_t *r)
     return true;
 }
 
+/* Rank k stands at `step`, begun age_us ago (no clock is shared between
+ * hosts: an age, not a time), its steps taking step_us; the windows hear
+ * of a step it had not begun. */
+static void stand_at(pd_node_t *n, pd_rank_t *k, int64_t step, int64_t age_us, int64_t step_us,
+                     int64_t now_us)
+{
+    int64_t before = k->step;
+    k->step = step;
+    k->step_began_us = now_us - (age_us > 0 ? age_us : 0);
+    k->step_us = step_us;
+    if (step != before) {
+        pd_windows_on_step(n->win, k);
+    }
+}
+
 /* Where a rank stands, as its roster lists it: a rank heard of only now
  * (the node joined, or the coordinator restarted) would otherwise stand at
  * no step until the node's next summary, and a window planned "next" in
@@ -259,15 +274,9 @@ static bool knows_roles(const pd_rank_t *k, const pp_node_rank_t *r)
  * rank forward; the summaries keep it current. */
 static void roster_step(pd_node_t *n, pd_rank_t *k, const pp_node_rank_t *r)
 {
-    if (r->step == PP_NONE || (k->step != PP_NONE && r->step <= k->step)) {
-        return;
+    if (r->step != PP_NONE && (k->step == PP_NONE || r->step > k->step)) {
+        stand_at(n, k, r->step, r->age_us, r->step_us > 0 ? r->step_us : k->step_us, pd_now_us());
     }
-    k->step = r->step;
-    k->step_began_us = pd_now_us() - (r->age_us > 0 ? r->age_us : 0);
-    if (r->step_us > 0) {
-        k->step_us = r->step_us;
-    }
-    pd_windows_on_step(n->win, k);
 }
 
 /* Make the registry's remote ranks of a node match its roster. */
@@ -461,15 +470,9 @@ static void apply_summary(pd_node_t *n, const peer_node_t *p, const pp_role_summ
         if (k == NULL || strcmp(k->job, r->job) != 0 || strcmp(k->role, r->role) != 0) {
             continue;
         }
-        int64_t before = k->step;
-        k->step = r->step;
-        k->step_began_us = now_us - (r->age_us > 0 ? r->age_us : 0);
-        k->step_us = r->step_us;
         k->in_step = r->in_step;
         k->last_seen_ms = p->last_seen_ms;
-        if (k->step != before) {
-            pd_windows_on_step(n->win, k);
-        }
+        stand_at(n, k, r->step, r->age_us, r->step_us, now_us);
     }
 }
 

@@ -30,6 +30,12 @@ static void pump(pd_link_t *l);
 
 /* ---- roster and summaries ---- */
 
+/* How long ago rank r began its step, on our clock (0: none begun). */
+static int64_t step_age_us(const pd_rank_t *r, int64_t now_us)
+{
+    return r->step != PP_NONE && now_us > r->step_began_us ? now_us - r->step_began_us : 0;
+}
+
 static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
 {
     int64_t now_us = pd_now_us();
@@ -53,7 +59,7 @@ static pp_node_rank_t *roster(const pd_node_t *n, size_t *count)
         x->pid = r->pid;
         x->lost = r->state == PD_RANK_LOST;
         x->step = r->step; /* where it stands, before the next summary */
-        x->age_us = r->step != PP_NONE && now_us > r->step_began_us ? now_us - r->step_began_us : 0;
+        x->age_us = step_age_us(r, now_us);
         x->step_us = r->step_us;
         if (r->nroles > 1 && (x->roles = calloc(r->nroles - 1, sizeof(*x->roles))) != NULL) {
             for (size_t i = 1; i < r->nroles; i++) { /* roles[0] is the primary role */
@@ -297,7 +303,7 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
         }
         if (r->step != PP_NONE && (v[i].step == PP_NONE || r->step > v[i].step)) {
             v[i].step = r->step;
-            v[i].age_us = now_us - r->step_began_us;
+            v[i].age_us = step_age_us(r, now_us);
             v[i].in_step = r->in_step;
         }
         if (r->step_us > 0 && ntimes[i] < 32) {
@@ -313,9 +319,6 @@ static void send_summary(pd_link_t *l, int64_t now_ms)
             }
         }
         v[i].step_us = ntimes[i] ? times[i][ntimes[i] / 2] : 0;
-        if (v[i].age_us < 0) {
-            v[i].age_us = 0;
-        }
     }
     pp_msg_t m;
     char *names[64];

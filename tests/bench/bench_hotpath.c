@@ -4,9 +4,10 @@
  * The client hot path: ns per profd_step_begin + profd_step_end pair with no
  * capture due, with a capture running and with no daemon, next to two
  * baselines measured in the same run (an empty function pair called the
- * same way, in turns with profd's pair with no capture due, and one nng_send of a 24-byte message
- * on a buffered ipc:// push socket, 100 us apart: what a worker sending an event per step would pay
- * on its training thread); and the system
+ * same way, in turns with profd's pair with no capture due, and one
+ * nng_send of a 24-byte message on a buffered ipc:// push socket, 100 us
+ * apart: what a worker sending an event per step would pay on its training
+ * thread); and the system
  * calls the training thread makes on that path, counted by the kernel for
  * this thread only (perf_event_open on the raw_syscalls:sys_enter
  * tracepoint; the background thread is not counted).

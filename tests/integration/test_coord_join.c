@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h" /* pd_now_us: the monotonic clock the node stamps with */
 #include "daemon_fixture.h"
 #include "pd_skip.h"
 
@@ -155,13 +155,6 @@ static void fake_error(nng_socket c, int code, const char *text)
     free(out);
 }
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void test_join_hello_again_carries_the_step(void **state)
 {
     (void)state;
@@ -198,7 +191,7 @@ static void test_join_hello_again_carries_the_step(void **state)
     assert_int_equal(rep.type, PP_T_welcome);
     int64_t client = rep.u.welcome.client;
     pp_msg_free(&rep);
-    int64_t t0 = mono_us() - 100000;
+    int64_t t0 = pd_now_us() - 100000;
     char q[256];
     fx_path_of(q, sizeof(q),
                "{\"v\":1,\"type\":\"events\",\"client\":%lld,\"ev\":[1,324,%lld,1,325,%lld]}",
@@ -217,7 +210,7 @@ static void test_join_hello_again_carries_the_step(void **state)
             continue;
         }
         again = true;
-        int64_t now = mono_us();
+        int64_t now = pd_now_us();
         assert_int_equal(m.u.node_hello.ranks_n, 1);
         const pp_node_rank_t *k = &m.u.node_hello.ranks[0];
         assert_int_equal(k->client, client);
